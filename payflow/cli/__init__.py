@@ -1,0 +1,4 @@
+"""The `payflow` command line."""
+
+def main() -> None:
+    raise SystemExit("payflow: not built yet")

@@ -1,0 +1,89 @@
+"""Plain data shared by every layer: the instruction to pay one row, and how it is fingerprinted.
+
+Nothing here talks to the network, the ledger or Prefect, so every layer may import it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+
+class PaymentType(StrEnum):
+    SBP = "SBP"
+    SIM = "SIM"
+    BANK_ACCOUNT = "BANK_ACCOUNT"
+    EMAIL = "EMAIL"
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutInstruction:
+    """One validated batch row, ready to become a POST /v1/payouts request."""
+
+    row_number: int  # spreadsheet row the operator sees (header is row 1)
+    external_id: str
+    amount: Decimal
+    currency: str
+    payment_type: str
+    requisites: str
+    name: str
+    user_id: str
+    service_id: int | None = None
+    bank_name: str | None = None  # for SBP: the bank id from the banks list, after resolution
+    note: str | None = None
+    user_email: str | None = None
+    user_phone: str | None = None
+    user_ip: str | None = None
+    callback_url: str | None = None
+
+    def content_hash(self) -> str:
+        """Fingerprint of what is paid to whom; equal hashes mean "the same payout" (invariant 2)."""
+        return content_hash(
+            amount=self.amount,
+            currency=self.currency,
+            payment_type=self.payment_type,
+            requisites=self.requisites,
+            bank_name=self.bank_name,
+            service_id=self.service_id,
+            name=self.name,
+            user_id=self.user_id,
+        )
+
+
+def canonical_amount(amount: Decimal) -> str:
+    """Text of an amount that does not depend on how it was written (10, 10.0 and 10.00 agree)."""
+    if amount == amount.to_integral_value():
+        return str(amount.quantize(Decimal(1)))
+    return format(amount.normalize(), "f")
+
+
+def content_hash(
+    *,
+    amount: Decimal,
+    currency: str,
+    payment_type: str,
+    requisites: str,
+    bank_name: str | None,
+    service_id: int | None,
+    name: str,
+    user_id: str,
+) -> str:
+    """SHA-256 over the fields that decide where money goes and how much."""
+    canonical = json.dumps(
+        [
+            canonical_amount(amount),
+            currency.upper(),
+            payment_type.upper(),
+            requisites,
+            bank_name or "",
+            service_id if service_id is not None else "",
+            name,
+            user_id,
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

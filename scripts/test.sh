@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up (first time) and run lint, format check, types and the whole test suite.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/bootstrap.sh
+bash scripts/ensure-postgres.sh
+export PATH="$root/.venv/bin:$PATH"
+ruff check .
+ruff format --check .
+mypy payflow flows tasks schemas
+pytest "$@"
