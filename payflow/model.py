@@ -40,7 +40,7 @@ class PayoutInstruction:
     callback_url: str | None = None
 
     def content_hash(self) -> str:
-        """Fingerprint of what is paid to whom; equal hashes mean "the same payout" (invariant 2)."""
+        """Fingerprint of what is paid to whom: equal hashes are the same payout (invariant 2)."""
         return content_hash(
             amount=self.amount,
             currency=self.currency,

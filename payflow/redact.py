@@ -1,4 +1,4 @@
-"""Masking of personal data before it reaches a log, a report or a Prefect artifact (invariant 6)."""
+"""Masking of personal data before it reaches a log, a report or an artifact (invariant 6)."""
 
 from __future__ import annotations
 

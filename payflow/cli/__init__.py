@@ -1,4 +1,33 @@
-"""The `payflow` command line."""
+"""The `payflow` command line: `main` wraps the typer app so no traceback reaches an operator."""
 
-def main() -> None:
-    raise SystemExit("payflow: not built yet")
+from __future__ import annotations
+
+import importlib
+import sys
+
+from payflow.cli.app import CommandError, app
+
+# Each module registers its commands on `app` when imported.
+COMMAND_MODULES = ("validate", "run", "status", "sandbox", "webhooks")
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            importlib.import_module(f"payflow.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"payflow.cli.{name}":
+                raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `payflow` console script."""
+    _register_commands()
+    try:
+        app(args=argv, standalone_mode=True)
+    except CommandError as exc:
+        print(f"payflow: {exc}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        print("payflow: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

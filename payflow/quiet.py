@@ -1,0 +1,55 @@
+"""Keep Prefect's machinery out of the operator's sight, before Prefect is imported.
+
+The settings are the ones measured in ../shared/prefect-notes.md: without them the temporary
+server prints 'database is locked', loses task-run history and shows shutdown tracebacks.
+Every value is a default: an operator's own PREFECT_* environment wins.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from importlib import resources
+from pathlib import Path
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def prefect_environment(home: Path) -> dict[str, str]:
+    """The PREFECT_* defaults payflow runs with, for `home` (PAYFLOW_HOME)."""
+    logging_yml = resources.files("payflow").joinpath("prefect_logging.yml")
+    return {
+        "PREFECT_HOME": str((home / "prefect").resolve()),
+        "PREFECT_LOGGING_SETTINGS_PATH": str(logging_yml),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+        "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "200",
+        "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_READ_BATCH_SIZE": "100",
+        "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL": "1",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+        "PREFECT_TASKS_RUNNER_THREAD_POOL_MAX_WORKERS": "8",
+        "PREFECT_UI_ENABLED": "false",
+    }
+
+
+def quiet_prefect(home: Path) -> None:
+    """Set payflow's Prefect defaults in this process (and so in the temporary server it starts)."""
+    home.mkdir(parents=True, exist_ok=True)
+    for key, value in prefect_environment(home).items():
+        os.environ.setdefault(key, value)
+
+
+def log_to_file(home: Path) -> Path:
+    """Send every log record (payflow's and the libraries') to a file under `home/logs`."""
+    log_dir = home / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = log_dir / "payflow.log"
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    logging.getLogger("payflow").setLevel(logging.INFO)
+    # httpx logs every request URL at INFO; URLs carry externalIds but never the token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    return path

@@ -1,0 +1,47 @@
+"""Where the payments API is for this run: the configured service, or the embedded sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from payflow.settings import Settings
+
+NO_REAL_MONEY = (
+    "sandbox: no PAYFLOW_API_URL is set, so the embedded sandbox served; no real money moved"
+)
+
+
+class ConfigurationError(Exception):
+    """The settings cannot work together; the message says which one to fix."""
+
+
+@dataclass(frozen=True)
+class ApiEndpoint:
+    """The base URL and token to talk to, and whether it is the sandbox."""
+
+    base_url: str
+    token: SecretStr
+    is_sandbox: bool
+
+    def __repr__(self) -> str:
+        return f"ApiEndpoint(base_url={self.base_url!r}, is_sandbox={self.is_sandbox})"
+
+
+@contextmanager
+def api_endpoint(settings: Settings) -> Iterator[ApiEndpoint]:
+    """Yield the configured API, or start the embedded sandbox for the block's duration."""
+    if settings.api_url is not None:
+        if settings.api_token is None or not settings.api_token.get_secret_value():
+            raise ConfigurationError("PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not")
+        yield ApiEndpoint(settings.api_url.rstrip("/"), settings.api_token, is_sandbox=False)
+        return
+    # Imported here: a run against the real service never loads the emulator.
+    from payflow.sandbox import SandboxConfig, SandboxServer
+
+    config = SandboxConfig.from_env()
+    with SandboxServer(config) as server:
+        yield ApiEndpoint(server.url, SecretStr(server.token), is_sandbox=True)
