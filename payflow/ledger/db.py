@@ -1,0 +1,95 @@
+"""Engines for the ledger and the migrations run when it opens.
+
+SQLite: WAL, a busy timeout and `BEGIN IMMEDIATE` for every transaction, so two processes on one
+file take turns instead of failing half-way through a claim. PostgreSQL: an advisory lock around
+the Alembic upgrade, so two workers starting at once migrate once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import ConnectionPoolEntry
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Any fixed 64-bit number works; this one spells "payflowL" so it is easy to spot in pg_locks.
+MIGRATION_LOCK_KEY = 0x7061_7966_6C6F_774C
+# A second key serialises registrations, which decide NEW / ALREADY_KNOWN / CONFLICT by reading.
+REGISTER_LOCK_KEY = MIGRATION_LOCK_KEY + 1
+READ_ONLY_OPTION = "payflow_ledger_read_only"
+
+
+class LedgerUrlError(ValueError):
+    """The ledger URL names a backend the ledger does not support."""
+
+
+def create_ledger_engine(url: str) -> Engine:
+    """An engine for a SQLite file or PostgreSQL URL, configured for several processes."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        database = parsed.database or ""
+        if database in ("", ":memory:") or database.startswith("file:"):
+            raise LedgerUrlError("the ledger needs a SQLite file path, not an in-memory database")
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        _configure_sqlite(engine)
+        return engine
+    if backend == "postgresql":
+        return create_engine(parsed, pool_pre_ping=True)
+    raise LedgerUrlError(f"unsupported ledger backend {backend!r}: use sqlite or postgresql")
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # Take transaction control away from the sqlite3 module so "begin" below decides.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        # FULL: a SUBMITTING mark must survive a power cut, or the row could be paid twice.
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        # IMMEDIATE takes the write lock up front: a deferred transaction that reads, then
+        # writes, can fail with SQLITE_BUSY instead of waiting when another process wrote.
+        # Readers (see `reader`) need no lock: WAL gives them a snapshot.
+        read_only = connection.get_execution_options().get(READ_ONLY_OPTION, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def reader(engine: Engine) -> Engine:
+    """The same engine for queries that never write (on SQLite they take no write lock)."""
+    return engine.execution_options(**{READ_ONLY_OPTION: True})
+
+
+def alembic_config(connection: Connection) -> Config:
+    """An Alembic config pointing at the packaged migrations, bound to `connection`."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
+
+
+def take_lock(connection: Connection, key: int) -> None:
+    """On PostgreSQL, hold an advisory lock until the current transaction ends."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+def upgrade_to_head(engine: Engine) -> None:
+    """Run the migrations to head in one locked transaction; a no-op when already there."""
+    with engine.begin() as connection:
+        # On SQLite, BEGIN IMMEDIATE is the lock: a second process waits, then finds head.
+        take_lock(connection, MIGRATION_LOCK_KEY)
+        command.upgrade(alembic_config(connection), "head")

@@ -1,0 +1,256 @@
+"""The `Ledger`: the one object the rest of payflow uses to read and move rows.
+
+It is thin on purpose: each method delegates to the module that owns the job (register, claims,
+moves, reading) and passes the clock, so tests can set time without sleeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+
+from sqlalchemy import Engine
+
+from payflow.ledger import claims, moves, reading, register
+from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
+from payflow.ledger.records import (
+    ClaimedPayout,
+    PayoutRef,
+    RegisterOutcome,
+    RejectedRow,
+    RowView,
+    StatusEventView,
+)
+from payflow.ledger.states import EventSource, RowState
+from payflow.model import PayoutInstruction
+
+Clock = Callable[[], datetime]
+DEFAULT_LEASE_SECONDS = 300.0
+
+
+def utc_now() -> datetime:
+    """The current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+class Ledger:
+    """The source of truth for every row: register, claim, record outcomes, report."""
+
+    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
+        """Wrap an engine whose schema is already at head; prefer `Ledger.open`."""
+        self._engine = engine
+        self._reader = reader(engine)
+        self._clock = clock
+
+    @classmethod
+    def open(cls, url: str, *, clock: Clock = utc_now) -> Ledger:
+        """Connect to a SQLite file or PostgreSQL URL and migrate it to head (safe to race)."""
+        engine = create_ledger_engine(url)
+        try:
+            upgrade_to_head(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, clock=clock)
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def dialect(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return self._engine.dialect.name
+
+    # -- registering -------------------------------------------------------------------------
+
+    def register_batch(
+        self,
+        batch_id: str,
+        source_name: str,
+        valid: Sequence[PayoutInstruction],
+        rejected: Sequence[RejectedRow],
+    ) -> RegisterOutcome:
+        """Record every row of a batch once: NEW payouts, ALREADY_KNOWN, CONFLICT or REJECTED."""
+        return register.register_batch(
+            self._engine, batch_id, source_name, valid, rejected, self._clock()
+        )
+
+    # -- claiming ----------------------------------------------------------------------------
+
+    def claim_for_submit(
+        self,
+        batch_id: str,
+        worker_id: str,
+        limit: int,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> list[ClaimedPayout]:
+        """Lease up to `limit` rows: crashed SUBMITTING rows first (needs_resolution=True: look
+        each up by externalId before any POST); only when none are left, new VALIDATED rows."""
+        return claims.claim(
+            self._engine,
+            batch_id,
+            worker_id,
+            limit,
+            lease_seconds,
+            self._clock(),
+            resolution_only=False,
+        )
+
+    def claim_for_resolution(
+        self,
+        batch_id: str,
+        worker_id: str,
+        limit: int,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> list[ClaimedPayout]:
+        """Lease only SUBMITTING rows whose lease expired; never claims new rows."""
+        return claims.claim(
+            self._engine,
+            batch_id,
+            worker_id,
+            limit,
+            lease_seconds,
+            self._clock(),
+            resolution_only=True,
+        )
+
+    def release_stale_leases(self, batch_id: str, worker_id: str | None = None) -> int:
+        """Expire the leases of the batch's SUBMITTING rows, so the next claim resolves them.
+
+        Call it when a run starts again: with this run's `worker_id` after a crash of the same
+        worker, or with None when this is the only worker. Returns the rows released."""
+        return claims.release_leases(self._engine, batch_id, worker_id, self._clock())
+
+    # -- outcomes of a submission --------------------------------------------------------------
+
+    def mark_created(
+        self,
+        external_id: str,
+        payout_id: str,
+        status: str,
+        status_message: str | None = None,
+        *,
+        source: EventSource = EventSource.SUBMIT,
+    ) -> bool:
+        """Record the payout the service created (or a lookup found: source=RESOLVE).
+
+        Recorded even if the lease passed to another worker, since the payout exists; raises
+        LeaseLost if the row was already released for retry. False when nothing moved."""
+        return moves.mark_created(
+            self._engine,
+            external_id,
+            payout_id,
+            status,
+            message=status_message,
+            source=source,
+            now=self._clock(),
+        )
+
+    def mark_submit_rejected(
+        self, external_id: str, message: str, *, worker_id: str | None = None
+    ) -> bool:
+        """The service refused the POST (4xx): SUBMITTING -> SUBMIT_REJECTED."""
+        return self._finish_submit(
+            external_id, RowState.SUBMIT_REJECTED, message, worker_id, EventSource.SUBMIT
+        )
+
+    def mark_conflict(
+        self, external_id: str, message: str, *, worker_id: str | None = None
+    ) -> bool:
+        """The service holds other content under this externalId: SUBMITTING -> CONFLICT."""
+        return self._finish_submit(
+            external_id, RowState.CONFLICT, message, worker_id, EventSource.RESOLVE
+        )
+
+    def release_for_retry(self, external_id: str, *, worker_id: str | None = None) -> bool:
+        """A lookup by externalId said 404, so sending again is safe: SUBMITTING -> VALIDATED."""
+        return self._finish_submit(
+            external_id, RowState.VALIDATED, "not found by lookup", worker_id, EventSource.RESOLVE
+        )
+
+    def _finish_submit(
+        self,
+        external_id: str,
+        new: RowState,
+        message: str | None,
+        worker_id: str | None,
+        source: EventSource,
+    ) -> bool:
+        return moves.mark_submit_outcome(
+            self._engine,
+            external_id,
+            new,
+            message=message,
+            worker_id=worker_id,
+            source=source,
+            now=self._clock(),
+        )
+
+    # -- tracking ----------------------------------------------------------------------------
+
+    def record_status(
+        self,
+        *,
+        external_id: str | None = None,
+        payout_id: str | None = None,
+        status: str,
+        status_message: str | None,
+        source: EventSource | str,
+        at: datetime | None = None,
+    ) -> bool:
+        """Record a service status forward only: True if the row moved; False for a duplicate,
+        a late (stale) or an unknown status (kept as the message). Raises IllegalTransition
+        or UnknownPayout."""
+        return moves.record_status(
+            self._engine,
+            external_id=external_id,
+            payout_id=payout_id,
+            status=status,
+            message=status_message,
+            source=EventSource(source),
+            now=self._clock(),
+            at=at,
+        )
+
+    def payouts_to_poll(self, batch_id: str, now: datetime, limit: int) -> list[PayoutRef]:
+        """CREATED/PROCESSING payouts of the batch whose next poll is due at `now`."""
+        return reading.payouts_to_poll(self._reader, batch_id, now, limit)
+
+    def schedule_poll(self, external_id: str, next_poll_at: datetime) -> None:
+        """Set the next poll of a non-final payout."""
+        moves.schedule_poll(self._engine, external_id, next_poll_at)
+
+    def unfinished(self, batch_id: str) -> list[PayoutRef]:
+        """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""
+        return reading.unfinished(self._reader, batch_id)
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def batch_summary(self, batch_id: str) -> dict[str, int]:
+        """Source rows of the batch per state (REJECTED and CONFLICT rows count as such)."""
+        return reading.batch_summary(self._reader, batch_id)
+
+    def batch_rows(self, batch_id: str) -> Iterator[RowView]:
+        """Every source row of the batch in order, requisites unmasked (the caller masks)."""
+        return reading.batch_rows(self._reader, batch_id)
+
+    def batch_exists(self, batch_id: str) -> bool:
+        """True when the batch was registered."""
+        return reading.batch_exists(self._reader, batch_id)
+
+    def status_events(self, external_id: str) -> list[StatusEventView]:
+        """Every recorded state change of the payout, oldest first."""
+        return reading.status_events(self._reader, external_id)

@@ -1,0 +1,231 @@
+"""Every state change after a claim: submit outcomes, webhooks and polls, forward only.
+
+Each move loads the row under a lock (PostgreSQL `FOR UPDATE`; SQLite's transaction is
+IMMEDIATE), asks `states.check_move`, writes the row and appends one `status_events` line.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Row, insert, select, update
+
+from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
+from payflow.ledger.states import (
+    CORRECTIONS,
+    POLLABLE_STATES,
+    EventSource,
+    IllegalTransition,
+    Move,
+    RowState,
+    check_move,
+    parse_api_status,
+)
+from payflow.ledger.tables import Payout, StatusEvent
+
+_ROW = (
+    Payout.id,
+    Payout.external_id,
+    Payout.state,
+    Payout.payout_id,
+    Payout.claimed_by,
+    Payout.next_poll_at,
+)
+
+
+def load_for_update(
+    connection: Connection, *, external_id: str | None = None, payout_id: str | None = None
+) -> Row[Any]:
+    """The payout row by externalId (preferred) or payout id, locked; UnknownPayout if none."""
+    query = select(*_ROW).with_for_update()
+    if external_id is not None:
+        query = query.where(Payout.external_id == external_id)
+    elif payout_id is not None:
+        query = query.where(Payout.payout_id == payout_id)
+    else:
+        raise ValueError("give an external_id or a payout_id")
+    row = connection.execute(query).first()
+    if row is None:
+        raise UnknownPayout(f"no payout for externalId={external_id!r} payoutId={payout_id!r}")
+    if payout_id is not None and row.payout_id not in (None, payout_id):
+        # Two service payouts for one externalId would be a duplicate payment: stop loudly.
+        raise LedgerError(
+            f"externalId {row.external_id!r} has payout {row.payout_id}, not {payout_id}"
+        )
+    return row
+
+
+def apply_move(
+    connection: Connection,
+    row: Row[Any],
+    new: RowState,
+    *,
+    source: EventSource,
+    message: str | None,
+    now: datetime,
+    at: datetime | None = None,
+    payout_id: str | None = None,
+) -> None:
+    """Write an allowed move of `row` to `new`, with its event; the caller checked the move."""
+    current = RowState(row.state)
+    values: dict[str, Any] = {"state": new.value, "status_message": message, "updated_at": now}
+    if current == RowState.SUBMITTING:
+        values.update(claimed_by=None, lease_until=None)
+    if new in POLLABLE_STATES:
+        values["next_poll_at"] = row.next_poll_at or now
+    else:
+        values["next_poll_at"] = None
+    if source in (EventSource.WEBHOOK, EventSource.POLL) or payout_id is not None:
+        values["last_status_at"] = at or now
+    if payout_id is not None and row.payout_id is None:
+        values["payout_id"] = payout_id
+    if (current, new) in CORRECTIONS:
+        values["corrected"] = True
+    connection.execute(
+        update(Payout).where(Payout.id == row.id, Payout.state == current.value).values(**values)
+    )
+    connection.execute(
+        insert(StatusEvent).values(
+            external_id=row.external_id,
+            from_state=current.value,
+            to_state=new.value,
+            source=source.value,
+            at=at or now,
+            status_message=message,
+        )
+    )
+
+
+def _was_ever(connection: Connection, external_id: str, state: RowState) -> bool:
+    found = connection.scalar(
+        select(StatusEvent.id)
+        .where(StatusEvent.external_id == external_id, StatusEvent.to_state == state.value)
+        .limit(1)
+    )
+    return found is not None
+
+
+def _set_payout_id(connection: Connection, row: Row[Any], payout_id: str, now: datetime) -> None:
+    if row.payout_id is None:
+        connection.execute(
+            update(Payout).where(Payout.id == row.id).values(payout_id=payout_id, updated_at=now)
+        )
+
+
+def mark_submit_outcome(
+    engine: Engine,
+    external_id: str,
+    new: RowState,
+    *,
+    message: str | None,
+    worker_id: str | None,
+    source: EventSource,
+    now: datetime,
+) -> bool:
+    """Move a SUBMITTING row held by `worker_id` to VALIDATED / SUBMIT_REJECTED / CONFLICT."""
+    with engine.begin() as connection:
+        row = load_for_update(connection, external_id=external_id)
+        current = RowState(row.state)
+        if check_move(external_id, current, new) is Move.STALE:
+            return False
+        if worker_id is not None and row.claimed_by != worker_id:
+            raise LeaseLost(f"{external_id!r} is leased to {row.claimed_by}, not {worker_id}")
+        apply_move(connection, row, new, source=source, message=message, now=now)
+        return True
+
+
+def mark_created(
+    engine: Engine,
+    external_id: str,
+    payout_id: str,
+    status: str,
+    *,
+    message: str | None,
+    source: EventSource,
+    now: datetime,
+) -> bool:
+    """Record that the service holds payout `payout_id` for the row; see Ledger.mark_created."""
+    state = parse_api_status(status)
+    if state is None:
+        # The payout exists whatever its status says; CREATED keeps it tracked.
+        message = f"unrecognised status {status!r}" + (f": {message}" if message else "")
+        state = RowState.CREATED
+    with engine.begin() as connection:
+        row = load_for_update(connection, external_id=external_id, payout_id=None)
+        if row.payout_id not in (None, payout_id):
+            raise LedgerError(
+                f"externalId {external_id!r} has payout {row.payout_id}, not {payout_id}"
+            )
+        current = RowState(row.state)
+        if current == RowState.VALIDATED:
+            raise LeaseLost(
+                f"{external_id!r} was released for retry, yet payout {payout_id} exists"
+            )
+        _set_payout_id(connection, row, payout_id, now)
+        if check_move(external_id, current, state) is Move.STALE:
+            return False
+        apply_move(
+            connection, row, state, source=source, message=message, now=now, payout_id=payout_id
+        )
+        return True
+
+
+def record_status(
+    engine: Engine,
+    *,
+    external_id: str | None,
+    payout_id: str | None,
+    status: str,
+    message: str | None,
+    source: EventSource,
+    now: datetime,
+    at: datetime | None,
+) -> bool:
+    """Record a status from a webhook or a poll, forward only; see Ledger.record_status."""
+    with engine.begin() as connection:
+        row = load_for_update(connection, external_id=external_id, payout_id=payout_id)
+        if payout_id is not None:
+            _set_payout_id(connection, row, payout_id, now)
+        state = parse_api_status(status)
+        if state is None:
+            note = f"unrecognised status {status!r}" + (f": {message}" if message else "")
+            connection.execute(
+                update(Payout)
+                .where(Payout.id == row.id)
+                .values(status_message=note, updated_at=now, last_status_at=at or now)
+            )
+            return False
+        current = RowState(row.state)
+        try:
+            move = check_move(row.external_id, current, state)
+        except IllegalTransition:
+            # A redelivered webhook for a status the payout already passed through (before a
+            # correction moved it on) is old news, not a surprise.
+            if _was_ever(connection, row.external_id, state):
+                return False
+            raise
+        if move is Move.STALE:
+            return False
+        apply_move(
+            connection,
+            row,
+            state,
+            source=source,
+            message=message,
+            now=now,
+            at=at,
+            payout_id=payout_id,
+        )
+        return True
+
+
+def schedule_poll(engine: Engine, external_id: str, next_poll_at: datetime) -> None:
+    """Set when a non-final payout is next polled (final ones are never polled)."""
+    pollable = [state.value for state in POLLABLE_STATES]
+    with engine.begin() as connection:
+        connection.execute(
+            update(Payout)
+            .where(Payout.external_id == external_id, Payout.state.in_(pollable))
+            .values(next_poll_at=next_poll_at)
+        )

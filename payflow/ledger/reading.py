@@ -1,0 +1,169 @@
+"""Read-only queries: what to poll, what is unfinished, and the per-row view for reports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Engine, Row, case, func, select
+
+from payflow.ledger.claims import in_batch
+from payflow.ledger.records import Disposition, PayoutRef, RowView, StatusEventView
+from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, RowState
+from payflow.ledger.tables import Batch, BatchRow, Payout, StatusEvent
+
+PAGE_ROWS = 2_000
+_REF = (
+    Payout.external_id,
+    Payout.payout_id,
+    Payout.state,
+    Payout.last_status_at,
+    Payout.next_poll_at,
+)
+
+
+def _ref(row: Row[Any]) -> PayoutRef:
+    return PayoutRef(
+        row.external_id, row.payout_id, RowState(row.state), row.last_status_at, row.next_poll_at
+    )
+
+
+def payouts_to_poll(engine: Engine, batch_id: str, now: datetime, limit: int) -> list[PayoutRef]:
+    """Non-final payouts of the batch with a payout id whose next poll is due."""
+    query = (
+        select(*_REF)
+        .where(
+            in_batch(batch_id),
+            Payout.state.in_([s.value for s in POLLABLE_STATES]),
+            Payout.payout_id.is_not(None),
+            Payout.next_poll_at <= now,
+        )
+        .order_by(Payout.next_poll_at)
+        .limit(limit)
+    )
+    with engine.connect() as connection:
+        return [_ref(row) for row in connection.execute(query)]
+
+
+def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:
+    """Payouts of the batch not yet final: VALIDATED, SUBMITTING, CREATED or PROCESSING."""
+    query = select(*_REF).where(
+        in_batch(batch_id), Payout.state.in_([s.value for s in UNFINISHED_STATES])
+    )
+    with engine.connect() as connection:
+        return [_ref(row) for row in connection.execute(query)]
+
+
+def _row_state() -> ColumnElement[Any]:
+    return case(
+        (BatchRow.disposition == Disposition.REJECTED.value, RowState.REJECTED.value),
+        (BatchRow.disposition == Disposition.CONFLICT.value, RowState.CONFLICT.value),
+        else_=Payout.state,
+    )
+
+
+def batch_summary(engine: Engine, batch_id: str) -> dict[str, int]:
+    """Rows of the batch per state; REJECTED and CONFLICT rows count as such."""
+    state = _row_state()
+    query = (
+        select(state, func.count())
+        .select_from(BatchRow)
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .where(BatchRow.batch_id == batch_id)
+        .group_by(state)
+    )
+    with engine.connect() as connection:
+        return {str(name): int(count) for name, count in connection.execute(query)}
+
+
+def _view(row: Row[Any]) -> RowView:
+    disposition = Disposition(row.disposition)
+    paid = disposition in (Disposition.NEW, Disposition.ALREADY_KNOWN)
+    if disposition is Disposition.REJECTED:
+        state = RowState.REJECTED
+    elif disposition is Disposition.CONFLICT:
+        state = RowState.CONFLICT
+    else:
+        state = RowState(row.state)
+    return RowView(
+        row_number=row.row_number,
+        external_id=row.external_id,
+        disposition=disposition,
+        state=state,
+        first_batch_id=row.first_batch_id,
+        payout_id=row.payout_id if paid else None,
+        status_message=row.status_message if paid else None,
+        amount=row.amount if paid else None,
+        currency=row.currency if paid else None,
+        payment_type=row.payment_type if paid else None,
+        requisites=row.requisites if paid else None,
+        corrected=bool(row.corrected) if paid else False,
+        attempts=row.attempts if paid else 0,
+        reasons=json.loads(row.reasons) if row.reasons else [],
+    )
+
+
+def batch_rows(engine: Engine, batch_id: str) -> Iterator[RowView]:
+    """Every source row of the batch in row order, a page per short read (safe to stop early)."""
+    base = (
+        select(
+            BatchRow.row_number,
+            BatchRow.external_id,
+            BatchRow.disposition,
+            BatchRow.reasons,
+            Payout.batch_id.label("first_batch_id"),
+            Payout.state,
+            Payout.payout_id,
+            Payout.status_message,
+            Payout.amount,
+            Payout.currency,
+            Payout.payment_type,
+            Payout.requisites,
+            Payout.corrected,
+            Payout.attempts,
+        )
+        .select_from(BatchRow)
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .where(BatchRow.batch_id == batch_id)
+        .order_by(BatchRow.row_number)
+        .limit(PAGE_ROWS)
+    )
+    after: int | None = None
+    while True:
+        query = base if after is None else base.where(BatchRow.row_number > after)
+        with engine.connect() as connection:
+            page = [_view(row) for row in connection.execute(query)]
+        yield from page
+        if len(page) < PAGE_ROWS:
+            return
+        after = page[-1].row_number
+
+
+def batch_exists(engine: Engine, batch_id: str) -> bool:
+    """True when the batch was registered (even if only in part)."""
+    with engine.connect() as connection:
+        found = connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id))
+    return found is not None
+
+
+def status_events(engine: Engine, external_id: str) -> list[StatusEventView]:
+    """The payout's history, oldest first."""
+    query = (
+        select(*StatusEvent.__table__.c)
+        .where(StatusEvent.external_id == external_id)
+        .order_by(StatusEvent.id)
+    )
+    with engine.connect() as connection:
+        return [
+            StatusEventView(
+                external_id=row.external_id,
+                from_state=RowState(row.from_state) if row.from_state else None,
+                to_state=RowState(row.to_state),
+                source=row.source,
+                at=row.at,
+                status_message=row.status_message,
+            )
+            for row in connection.execute(query)
+        ]

@@ -1,0 +1,131 @@
+"""Plain values the ledger takes and returns; no database types leak past the Ledger class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from payflow.ledger.states import RowState
+from payflow.model import PayoutInstruction
+
+
+class Disposition(StrEnum):
+    """What registering decided for one source row of a batch."""
+
+    NEW = "NEW"  # first time this externalId was seen: a payout row was created
+    ALREADY_KNOWN = "ALREADY_KNOWN"  # same externalId, same content: nothing is paid again
+    CONFLICT = "CONFLICT"  # same externalId, other content: never paid
+    REJECTED = "REJECTED"  # broke a rule in the file
+
+
+class LedgerError(Exception):
+    """Root of the ledger's own errors (IllegalTransition stands apart in states.py)."""
+
+
+class UnknownPayout(LedgerError):
+    """No payout row matches the externalId or payout id (e.g. a webhook ahead of mark_created)."""
+
+
+class LeaseLost(LedgerError):
+    """The row is no longer claimed by this worker: another one took it over, so do not write."""
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedRow:
+    """A source row validation refused, with the reasons the operator will read."""
+
+    row_number: int
+    external_id: str | None
+    reasons: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class KnownRow:
+    """A row whose externalId and content the ledger already had: it pays nothing again."""
+
+    row_number: int
+    external_id: str
+    state: RowState
+    first_batch_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictRow:
+    """A row reusing a known externalId with other content: recorded, never paid."""
+
+    row_number: int
+    external_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterOutcome:
+    """What `register_batch` did; rows an earlier call registered are only counted."""
+
+    batch_id: str
+    new: int = 0
+    rejected: int = 0
+    already_registered: int = 0
+    already_known: list[KnownRow] = field(default_factory=list)
+    conflicts: list[ConflictRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedPayout:
+    """A row leased to one worker for submission; with `needs_resolution`, look it up first."""
+
+    instruction: PayoutInstruction
+    batch_id: str
+    attempts: int
+    lease_until: datetime
+    needs_resolution: bool
+
+    @property
+    def external_id(self) -> str:
+        """The key of the payout, sent as externalId on every attempt."""
+        return self.instruction.external_id
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutRef:
+    """A payout's keys and where it stands, for tracking."""
+
+    external_id: str
+    payout_id: str | None
+    state: RowState
+    last_status_at: datetime | None
+    next_poll_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class RowView:
+    """One source row of a batch for the report; `requisites` is NOT masked here."""
+
+    row_number: int
+    external_id: str | None
+    disposition: Disposition
+    state: RowState
+    first_batch_id: str | None
+    payout_id: str | None
+    status_message: str | None
+    amount: Decimal | None
+    currency: str | None
+    payment_type: str | None
+    requisites: str | None
+    corrected: bool
+    attempts: int
+    reasons: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class StatusEventView:
+    """One line of a payout's history."""
+
+    external_id: str
+    from_state: RowState | None
+    to_state: RowState
+    source: str
+    at: datetime
+    status_message: str | None

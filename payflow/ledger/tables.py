@@ -1,0 +1,157 @@
+"""The ledger's tables as typed SQLAlchemy models; the Alembic migrations must match them.
+
+A test compares these models with the migrated schema, so a change here without a migration
+fails CI.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+EXTERNAL_ID_LENGTH = 255
+BATCH_ID_LENGTH = 128
+STATE_LENGTH = 24
+AMOUNT_LENGTH = 64
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes on every backend (SQLite keeps no zone, so naive means UTC there)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("the ledger stores aware datetimes only")
+        value = value.astimezone(UTC)
+        # SQLite compares the stored text, so every value must be written the same way.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class DecimalText(TypeDecorator[Decimal]):
+    """A Decimal kept as its exact text: SQLite's NUMERIC would round large amounts to a float."""
+
+    impl = String(AMOUNT_LENGTH)
+    cache_ok = True
+
+    def process_bind_param(self, value: Decimal | None, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, Decimal) or not value.is_finite():
+            raise ValueError("amounts must be finite decimal.Decimal values")
+        return format(value, "f")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
+        return None if value is None else Decimal(value)
+
+
+class Base(DeclarativeBase):
+    """Declarative base whose metadata Alembic migrates."""
+
+
+class Batch(Base):
+    """One uploaded file, registered once."""
+
+    __tablename__ = "batches"
+
+    batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH), primary_key=True)
+    source_name: Mapped[str] = mapped_column(Text)
+    total_rows: Mapped[int] = mapped_column(Integer)
+    valid_rows: Mapped[int] = mapped_column(Integer)
+    rejected_rows: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Payout(Base):
+    """One payout per externalId, ever: what to send, and where it stands."""
+
+    __tablename__ = "payouts"
+    __table_args__ = (
+        Index("ix_payouts_batch_state", "batch_id", "state", "id"),
+        Index("ix_payouts_batch_next_poll", "batch_id", "next_poll_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_LENGTH), unique=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"))
+    row_number: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    amount: Mapped[Decimal] = mapped_column(DecimalText())
+    currency: Mapped[str] = mapped_column(String(8))
+    payment_type: Mapped[str] = mapped_column(String(32))
+    requisites: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(255))
+    user_id: Mapped[str] = mapped_column(String(255))
+    service_id: Mapped[int | None] = mapped_column(Integer)
+    bank_name: Mapped[str | None] = mapped_column(String(255))
+    note: Mapped[str | None] = mapped_column(Text)
+    user_email: Mapped[str | None] = mapped_column(String(255))
+    user_phone: Mapped[str | None] = mapped_column(String(64))
+    user_ip: Mapped[str | None] = mapped_column(String(64))
+    callback_url: Mapped[str | None] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(STATE_LENGTH))
+    payout_id: Mapped[str | None] = mapped_column(String(64), unique=True)
+    status_message: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(128))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    corrected: Mapped[bool] = mapped_column(Boolean, default=False)
+    reruns_external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_status_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    next_poll_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class BatchRow(Base):
+    """One source row of a batch and what registering it decided."""
+
+    __tablename__ = "batch_rows"
+    __table_args__ = (
+        UniqueConstraint("batch_id", "row_number", name="uq_batch_rows_batch_row"),
+        Index("ix_batch_rows_batch_disposition", "batch_id", "disposition"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"))
+    row_number: Mapped[int] = mapped_column(Integer)
+    external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    disposition: Mapped[str] = mapped_column(String(16))
+    reasons: Mapped[str | None] = mapped_column(Text)  # JSON list of problems
+
+
+class StatusEvent(Base):
+    """Append-only history of every state change: the proof that statuses only move forward."""
+
+    __tablename__ = "status_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    external_id: Mapped[str] = mapped_column(ForeignKey("payouts.external_id"), index=True)
+    from_state: Mapped[str | None] = mapped_column(String(STATE_LENGTH))
+    to_state: Mapped[str] = mapped_column(String(STATE_LENGTH))
+    source: Mapped[str] = mapped_column(String(16))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    status_message: Mapped[str | None] = mapped_column(Text)

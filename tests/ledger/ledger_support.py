@@ -1,0 +1,81 @@
+"""Helpers shared by the ledger tests: instructions, a settable clock, throwaway databases."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import psycopg
+
+from payflow.model import PayoutInstruction
+
+PG_ADMIN_URL = os.environ.get(
+    "PAYFLOW_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def instruction(
+    external_id: str, row_number: int = 2, amount: str = "100.00", **changes: object
+) -> PayoutInstruction:
+    """A valid SIM payout to a mobile wallet; override any field by keyword."""
+    base = PayoutInstruction(
+        row_number=row_number,
+        external_id=external_id,
+        amount=Decimal(amount),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"22507{row_number:08d}",
+        name="Awa Kone",
+        user_id=f"user-{row_number}",
+        service_id=7,
+        user_email="awa@example.org",
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def instructions(prefix: str, count: int, first_row: int = 2) -> list[PayoutInstruction]:
+    """`count` distinct instructions with externalIds `prefix-<row>`."""
+    return [
+        instruction(f"{prefix}-{row}", row, amount=f"{row * 5}")
+        for row in range(first_row, first_row + count)
+    ]
+
+
+def unique(prefix: str = "t") -> str:
+    """A prefix no other test (or earlier session on the same PostgreSQL) uses."""
+    return f"{prefix}{secrets.token_hex(4)}"
+
+
+class FakeClock:
+    """A clock tests move by hand, so leases expire without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """Create an empty PostgreSQL database, yield its SQLAlchemy URL, drop it afterwards.
+
+    Raises (no skip) when the server is unreachable: the multi-worker tests must run in CI."""
+    name = f"payflow_test_{secrets.token_hex(6)}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(PG_ADMIN_URL)
+        host, port = info.get("host", "127.0.0.1"), info.get("port", 5432)
+        yield f"postgresql+psycopg://{info.get('user', 'postgres')}@{host}:{port}/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

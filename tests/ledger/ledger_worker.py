@@ -1,0 +1,45 @@
+"""A separate process for the concurrency tests: open a ledger, wait for the go file, then act.
+
+Usage: ledger_worker.py open URL GO_FILE
+       ledger_worker.py claim URL GO_FILE BATCH_ID WORKER_ID LIMIT
+Prints "ready" once set up, then one JSON line with what it did.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from payflow.ledger import Ledger
+
+
+def _wait_for(go_file: Path) -> None:
+    deadline = time.monotonic() + 60
+    while not go_file.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("go file never appeared")
+        time.sleep(0.005)
+
+
+def main(argv: list[str]) -> None:
+    mode, url, go_file = argv[0], argv[1], Path(argv[2])
+    print("ready", flush=True)
+    _wait_for(go_file)
+    if mode == "open":
+        with Ledger.open(url) as ledger:
+            print(json.dumps({"opened": ledger.dialect}), flush=True)
+        return
+    batch_id, worker_id, limit = argv[3], argv[4], int(argv[5])
+    claimed: list[str] = []
+    claims = 0
+    with Ledger.open(url) as ledger:
+        while batch := ledger.claim_for_submit(batch_id, worker_id, limit):
+            claims += 1
+            claimed.extend(c.external_id for c in batch)
+    print(json.dumps({"worker": worker_id, "claims": claims, "claimed": claimed}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

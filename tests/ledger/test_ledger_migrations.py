@@ -1,0 +1,81 @@
+"""Opening the ledger migrates it, twice is harmless, several processes may race to do it, and
+the models and the migrations describe the same schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from ledger_support import fresh_postgres_database
+from ledger_worker_runner import run_workers
+from sqlalchemy import create_engine, inspect, text
+
+from payflow.ledger import Ledger
+from payflow.ledger.db import MIGRATIONS_DIR, LedgerUrlError
+from payflow.ledger.tables import Base
+
+EXPECTED_TABLES = {"alembic_version", "batches", "batch_rows", "payouts", "status_events"}
+
+
+def _head() -> str | None:
+    return ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+
+
+def test_open_migrates_to_head_and_again_is_a_no_op(ledger_url: str) -> None:
+    Ledger.open(ledger_url).close()
+    with Ledger.open(ledger_url):  # second open: nothing to do, nothing breaks
+        pass
+    engine = create_engine(ledger_url)
+    try:
+        assert set(inspect(engine).get_table_names()) >= EXPECTED_TABLES
+        with engine.connect() as connection:
+            versions = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+        assert [v for (v,) in versions] == [_head()]
+    finally:
+        engine.dispose()
+
+
+def test_models_and_migrations_agree(ledger_url: str) -> None:
+    Ledger.open(ledger_url).close()
+    engine = create_engine(ledger_url)
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, Base.metadata) == []
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_ledger_runs_in_wal_mode(sqlite_url: str) -> None:
+    with Ledger.open(sqlite_url):
+        pass
+    engine = create_engine(sqlite_url)
+    try:
+        with engine.connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "mysql://u@h/db"])
+def test_unsupported_urls_are_refused_clearly(url: str) -> None:
+    with pytest.raises(LedgerUrlError):
+        Ledger.open(url)
+
+
+def test_three_processes_opening_a_new_sqlite_file_migrate_it_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'raced.sqlite3'}"
+    results = run_workers(tmp_path, [["open", url]] * 3)
+    assert [r["opened"] for r in results] == ["sqlite"] * 3
+    test_open_migrates_to_head_and_again_is_a_no_op(url)
+
+
+@pytest.mark.postgres
+def test_three_processes_opening_a_new_postgres_database_migrate_it_once(tmp_path: Path) -> None:
+    with fresh_postgres_database() as url:
+        results = run_workers(tmp_path, [["open", url]] * 3)
+        assert [r["opened"] for r in results] == ["postgresql"] * 3
+        test_open_migrates_to_head_and_again_is_a_no_op(url)
