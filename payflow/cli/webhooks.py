@@ -1,0 +1,64 @@
+"""`payflow webhooks --port N`: serve the signed-webhook receiver until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from types import FrameType
+
+import typer
+import uvicorn
+
+from payflow.cli.app import app, fail
+from payflow.ledger import Ledger
+from payflow.settings import Settings
+from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
+
+
+def webhook_token(settings: Settings) -> str:
+    """The key webhooks are signed with: the API token, or the sandbox's when no API URL is set."""
+    if settings.api_url is None:
+        return settings.sandbox_token.get_secret_value()
+    if settings.api_token is None or not settings.api_token.get_secret_value():
+        fail("PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not: cannot verify webhooks")
+    return settings.api_token.get_secret_value()
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """Nothing left to do: the server has already drained and closed."""
+
+
+@app.command("webhooks")
+def webhooks(
+    port: int = typer.Option(8081, "--port", min=1, max=65535, help="Port to listen on."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+) -> None:
+    """Receive signed payout webhooks and record their statuses in the ledger."""
+    settings = Settings()
+    token = webhook_token(settings)
+    try:
+        ledger = Ledger.open(settings.ledger_url_or_default())
+    except Exception as exc:  # an operator sees one line, never a traceback
+        fail(f"cannot open the ledger: {type(exc).__name__}: {str(exc)[:200]}")
+    logging.getLogger("payflow").setLevel(logging.INFO)
+    typer.echo(f"payflow webhooks: listening on http://{host}:{port}{WEBHOOK_PATH}", err=True)
+    config = uvicorn.Config(
+        create_receiver_app(ledger, token),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    # uvicorn drains on SIGTERM/SIGINT, then re-raises the signal to the handler it found;
+    # a quiet handler makes that a clean exit 0 instead of a kill or a KeyboardInterrupt.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _stopped)
+    try:
+        server.run()
+    except (OSError, SystemExit):
+        # uvicorn logs the bind error and exits; the operator gets our one line and exit 2.
+        fail(f"cannot listen on {host}:{port}")
+    finally:
+        ledger.close()
+    typer.echo("payflow webhooks: stopped", err=True)

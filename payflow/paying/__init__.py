@@ -1,0 +1,40 @@
+"""Paying a batch exactly once (invariant 1) and following it to final statuses.
+
+`submit_batch` / `submit_chunk` / `submit_claimed` run the submit protocol over the ledger's
+claims; `check_balance` stops a batch that would overdraw a currency; `track_batch` polls what
+webhooks did not settle; `reconcile_finals` finds the platform's manual corrections.
+"""
+
+from payflow.paying.balance import (
+    BalanceCheck,
+    InsufficientBalanceError,
+    Shortfall,
+    check_balance,
+    compare_balance,
+)
+from payflow.paying.batch import ChunkResult, submit_batch, submit_chunk
+from payflow.paying.outcomes import Outcome, SubmitStats
+from payflow.paying.reconcile import Correction, reconcile_finals
+from payflow.paying.requests import build_payout_request, payout_differences
+from payflow.paying.submit import submit_claimed
+from payflow.paying.track import TrackResult, track_batch
+
+__all__ = [
+    "BalanceCheck",
+    "ChunkResult",
+    "Correction",
+    "InsufficientBalanceError",
+    "Outcome",
+    "Shortfall",
+    "SubmitStats",
+    "TrackResult",
+    "build_payout_request",
+    "check_balance",
+    "compare_balance",
+    "payout_differences",
+    "reconcile_finals",
+    "submit_batch",
+    "submit_chunk",
+    "submit_claimed",
+    "track_batch",
+]

@@ -1,0 +1,70 @@
+"""From a ledger row to a payout request, and back: does a found payout match the row?
+
+Both directions live here so that what is sent and what is compared cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from payflow.api.models import Payout, PayoutAccount, PayoutRequest
+from payflow.model import PaymentType, PayoutInstruction
+
+
+def build_payout_request(
+    instruction: PayoutInstruction, *, callback_url: str | None
+) -> PayoutRequest:
+    """The POST /v1/payouts body for one row; `callback_url` wins over the row's own."""
+    return PayoutRequest(
+        amount=instruction.amount,
+        currency=instruction.currency,
+        payment_type=instruction.payment_type,
+        external_id=instruction.external_id,
+        service_id=instruction.service_id,
+        note=instruction.note,
+        callback_url=callback_url or instruction.callback_url,
+        account=PayoutAccount(
+            name=instruction.name,
+            requisites=instruction.requisites,
+            user_id=instruction.user_id,
+            bank_name=instruction.bank_name,
+            user_email=instruction.user_email,
+            user_phone=instruction.user_phone,
+            user_ip=instruction.user_ip,
+        ),
+    )
+
+
+def payout_differences(instruction: PayoutInstruction, payout: Payout) -> list[str]:
+    """Names of the fields where the found payout differs from the row (empty: same payout).
+
+    Only field names are returned, never values, so the list is safe in logs and reports.
+    A field the service did not echo back cannot be compared and is not counted as a difference.
+    """
+    differences: list[str] = []
+    if not _same_amount(instruction.amount, payout.amount):
+        differences.append("amount")
+    currency = getattr(payout, "currency", None)
+    if currency and currency.upper() != instruction.currency.upper():
+        differences.append("currency")
+    payment_type = getattr(payout, "type", None)
+    if payment_type and payment_type.upper() != instruction.payment_type.upper():
+        differences.append("paymentType")
+    account = payout.account
+    if account is not None:
+        if account.requisites is not None and account.requisites != instruction.requisites:
+            differences.append("requisites")
+        if (
+            instruction.payment_type.upper() == PaymentType.SBP
+            and account.bank_name is not None
+            and account.bank_name != instruction.bank_name
+        ):
+            differences.append("bankName")
+    return differences
+
+
+def _same_amount(expected: Decimal, found: object) -> bool:
+    try:
+        return expected == Decimal(str(found))
+    except (InvalidOperation, ValueError):
+        return False

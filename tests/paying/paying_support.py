@@ -1,0 +1,97 @@
+"""Helpers for the paying and webhook tests: rows to pay, a throwaway PostgreSQL database."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import psycopg
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
+from payflow.sandbox import SandboxServer
+
+PG_ADMIN_URL = os.environ.get(
+    "PAYFLOW_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def make_client(server: SandboxServer, **options: Any) -> AsyncPayoutsClient:
+    """An async client bound to `server`, with short timeouts for tests."""
+    options.setdefault("max_in_flight", 32)
+    options.setdefault("timeout", 5.0)
+    return AsyncPayoutsClient(server.token, base_url=server.url, **options)
+
+
+def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes: object):
+    """A valid XOF mobile-money payout whose requisites end in `last4` (the sandbox's outcome)."""
+    base = PayoutInstruction(
+        row_number=row_number,
+        external_id=external_id,
+        amount=Decimal(5 * (row_number % 200 + 1)),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"22507{row_number % 10000:04d}{last4}",
+        name="Awa Kone",
+        user_id=f"user-{row_number}",
+        user_email="awa@example.org",
+    )
+    return replace(base, **changes)
+
+
+def rows(prefix: str, count: int, *, last4: str = "0001") -> list[PayoutInstruction]:
+    """`count` distinct rows with externalIds `prefix-<n>`."""
+    return [row(f"{prefix}-{n}", n, last4=last4) for n in range(2, count + 2)]
+
+
+def unique(prefix: str = "b") -> str:
+    """An id no other test uses, even on a shared database."""
+    return f"{prefix}{secrets.token_hex(4)}"
+
+
+def register(ledger: Ledger, instructions: list[PayoutInstruction], batch_id: str | None = None):
+    """Register `instructions` as one batch; returns its id."""
+    batch_id = batch_id or unique("batch-")
+    ledger.register_batch(batch_id, "test.csv", instructions, [])
+    return batch_id
+
+
+def sandbox_stats(base_url: str) -> dict:
+    """The sandbox's inspection route: payouts and POST counts per externalId."""
+    response = httpx.get(f"{base_url}/_sandbox/stats", timeout=10)
+    response.raise_for_status()
+    return response.json()
+
+
+def set_faults(base_url: str, **faults: object) -> None:
+    """Change the sandbox's fault settings at run time."""
+    httpx.post(f"{base_url}/_sandbox/faults", json=faults, timeout=10).raise_for_status()
+
+
+def states(ledger: Ledger, batch_id: str) -> dict[str, str]:
+    """externalId -> state of every row of the batch."""
+    return {
+        view.external_id: view.state.value
+        for view in ledger.batch_rows(batch_id)
+        if view.external_id is not None
+    }
+
+
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """Create an empty PostgreSQL database, yield its URL, drop it afterwards (never skips)."""
+    name = f"payflow_paying_{secrets.token_hex(6)}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

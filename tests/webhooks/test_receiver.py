@@ -1,0 +1,125 @@
+"""Must show: forged or tampered webhooks are refused; duplicates and late ones change nothing;
+with the receiver down, polling alone finishes the batch."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+
+import httpx
+from paying_support import register, rows, states, unique
+
+from payflow.ledger import RowState
+from payflow.paying import submit_batch, track_batch
+from payflow.webhooks import WebhookReceiver
+
+FAST_TRACK = {"deadline": 30, "poll_interval": 0.05, "quiet_period": 0.05}
+
+
+def _signature(body: bytes, key: str) -> str:
+    # Written from the spec (HMAC-SHA512, lowercase hex, key = API token), not from our code.
+    return hmac.new(key.encode(), body, hashlib.sha512).hexdigest()
+
+
+async def _paid_row(client, ledger, sandbox):
+    """One row paid and polled to COMPLETED; returns (batch_id, external_id, payout json)."""
+    [one] = rows(unique("wh"), 1)
+    batch_id = register(ledger, [one])
+    await submit_batch(client, ledger, batch_id, worker_id="w", chunk_size=10, callback_url=None)
+    await track_batch(client, ledger, batch_id, **FAST_TRACK)
+    payout = httpx.get(
+        f"{sandbox.url}/v1/payouts/external/{one.external_id}",
+        headers={"X-Api-Token": sandbox.token},
+    ).json()
+    assert payout["status"] == RowState.COMPLETED.value
+    return batch_id, one.external_id, payout
+
+
+def _event(payout: dict, external_id: str, status: str) -> bytes:
+    return json.dumps({**payout, "externalId": external_id, "status": status}).encode()
+
+
+def _post(receiver, body: bytes, signature: str | None, kind: str = "PAYOUT_UPDATE"):
+    headers = {"Content-Type": "application/json", "X-Type": kind}
+    if signature is not None:
+        headers["X-Signature"] = signature
+    return httpx.post(receiver.url, content=body, headers=headers, timeout=5)
+
+
+async def test_forged_tampered_or_unsigned_webhooks_are_refused(
+    sandbox, client, ledger, ledger_url
+):
+    batch_id, external_id, payout = await _paid_row(client, ledger, sandbox)
+    before = ledger.status_events(external_id)
+    failed = _event(payout, external_id, "FAILED")
+    with WebhookReceiver(ledger_url, sandbox.token) as receiver:
+        forged = _post(receiver, failed, _signature(failed, "someone-else's-token"))
+        genuine = _event(payout, external_id, "COMPLETED")
+        tampered = _post(receiver, failed, _signature(genuine, sandbox.token))
+        unsigned = _post(receiver, failed, None)
+    assert [forged.status_code, tampered.status_code, unsigned.status_code] == [401] * 3
+    assert sandbox.token not in forged.text
+    assert states(ledger, batch_id)[external_id] == RowState.COMPLETED.value
+    assert ledger.status_events(external_id) == before
+
+
+async def test_duplicate_and_late_webhooks_change_nothing(sandbox, client, ledger, ledger_url):
+    batch_id, external_id, payout = await _paid_row(client, ledger, sandbox)
+    before = ledger.status_events(external_id)
+    with WebhookReceiver(ledger_url, sandbox.token) as receiver:
+        answers = [
+            _post(receiver, body, _signature(body, sandbox.token))
+            for body in (
+                _event(payout, external_id, "COMPLETED"),  # duplicate
+                _event(payout, external_id, "COMPLETED"),
+                _event(payout, external_id, "PROCESSING"),  # late
+            )
+        ]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert states(ledger, batch_id)[external_id] == RowState.COMPLETED.value
+    assert ledger.status_events(external_id) == before
+
+
+async def test_signed_webhook_for_an_unknown_payout_is_accepted_and_ignored(
+    sandbox, client, ledger, ledger_url
+):
+    _, _, payout = await _paid_row(client, ledger, sandbox)
+    stranger = _event({**payout, "id": "00000000-0000-4000-8000-000000000000"}, "nobody", "FAILED")
+    other_kind = b'{"id": "x", "status": "REFUNDED"}'
+    with WebhookReceiver(ledger_url, sandbox.token) as receiver:
+        unknown = _post(receiver, stranger, _signature(stranger, sandbox.token))
+        refund = _post(receiver, other_kind, _signature(other_kind, sandbox.token), "REFUND_UPDATE")
+    assert unknown.status_code in (200, 202) and refund.status_code == 200
+    assert unknown.json()["recorded"] is False and refund.json()["recorded"] is False
+
+
+async def test_webhooks_from_the_sandbox_are_recorded(sandbox, client, ledger, ledger_url):
+    batch = rows(unique("live"), 10)
+    batch_id = register(ledger, batch)
+    with WebhookReceiver(ledger_url, sandbox.token) as receiver:
+        await submit_batch(
+            client, ledger, batch_id, worker_id="w", chunk_size=10, callback_url=receiver.url
+        )
+        # Polling waits far longer than the test: only webhooks can finish these rows.
+        result = await track_batch(
+            client, ledger, batch_id, deadline=20, poll_interval=0.05, quiet_period=600
+        )
+    assert result.all_final
+    sources = {e.source for r in batch for e in ledger.status_events(r.external_id)}
+    assert "webhook" in sources and "poll" not in sources
+
+
+async def test_with_the_receiver_down_polling_finishes_the_batch(sandbox, client, ledger):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead_url = f"http://127.0.0.1:{closed.getsockname()[1]}/webhooks"
+    batch = rows(unique("down"), 10)
+    batch_id = register(ledger, batch)
+    await submit_batch(
+        client, ledger, batch_id, worker_id="w", chunk_size=10, callback_url=dead_url
+    )
+    result = await track_batch(client, ledger, batch_id, **FAST_TRACK)
+    assert result.all_final and not result.timed_out
+    assert set(states(ledger, batch_id).values()) == {RowState.COMPLETED.value}
