@@ -89,7 +89,11 @@ class _RowSubmitter:
             try:
                 payout = await self._client.create_payout(request)
             except AuthError as exc:
-                # Nothing was accepted; the whole run must stop with "authentication refused".
+                if exc.status_code == 403:
+                    # A destination not enabled for this merchant: final for this row only.
+                    await self._writer.mark_submit_rejected(row.external_id, exc.message)
+                    return Outcome.REJECTED
+                # A refused token: nothing was accepted, and the whole run must stop.
                 self.auth_error = exc
                 break
             except RETRIABLE as exc:
