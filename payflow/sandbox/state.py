@@ -1,0 +1,112 @@
+"""Everything the sandbox remembers, owned by the app's event loop (never touched from threads).
+
+Handlers mutate state without awaiting between a check and its write, so one loop is the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.requests import Request
+
+from payflow.sandbox.balances import Balances
+from payflow.sandbox.config import FaultSettings, SandboxConfig
+from payflow.sandbox.webhooks import WebhookSender
+
+
+def now_iso() -> str:
+    """Current time as ISO 8601 UTC with a `Z`, milliseconds precision."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Timers:
+    """One scheduler for every delayed move: `loop.call_later` handles, cancelled on shutdown."""
+
+    def __init__(self) -> None:
+        self._handles: set[asyncio.TimerHandle] = set()
+
+    def later(self, delay: float, action: Callable[[], None]) -> None:
+        """Run `action` on the loop after `delay` seconds."""
+        loop = asyncio.get_running_loop()
+        handle: asyncio.TimerHandle | None = None
+
+        def run() -> None:
+            assert handle is not None
+            self._handles.discard(handle)
+            action()
+
+        handle = loop.call_later(max(delay, 0.0), run)
+        self._handles.add(handle)
+
+    def cancel_all(self) -> None:
+        """Forget every pending move (server shutdown)."""
+        for handle in self._handles:
+            handle.cancel()
+        self._handles.clear()
+
+    def __len__(self) -> int:
+        return len(self._handles)
+
+
+class SandboxState:
+    """Merchant data, payouts, orders, refunds, counters, faults and the background machinery."""
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self.config = config
+        self.faults: FaultSettings = config.faults
+        self.rng = random.Random(config.faults.seed)
+        self.balances = Balances(config.balances)
+        self.payouts: dict[str, dict[str, Any]] = {}
+        self.payout_ids_by_external: dict[str, str] = {}
+        self.payout_holds: dict[str, tuple[str, Any]] = {}  # id -> (currency, held amount)
+        self.create_attempts: Counter[str] = Counter()
+        self.orders: dict[str, dict[str, Any]] = {}
+        self.order_ids_by_external: dict[str, str] = {}
+        self.h2h: dict[str, dict[str, Any]] = {}
+        self.refunds: dict[str, dict[str, Any]] = {}
+        self.refund_ids_by_external: dict[str, str] = {}
+        self.timers = Timers()
+        self.webhooks = WebhookSender(config, lambda: self.faults, self.rng)
+
+    def set_faults(self, changes: dict[str, Any]) -> FaultSettings:
+        """Apply run-time fault changes; a new seed restarts the random sequence."""
+        self.faults = self.faults.updated(changes)
+        if "seed" in changes:
+            self.rng.seed(self.faults.seed)
+        return self.faults
+
+    def callback_url(self, *candidates: str | None) -> str | None:
+        """The first address given, else the merchant settings address (may be None)."""
+        for url in candidates:
+            if url:
+                return url
+        return self.config.merchant_callback_url
+
+    def stats(self) -> dict[str, Any]:
+        """The inspection view: GET /_sandbox/stats."""
+        by_external: Counter[str] = Counter(
+            p["externalId"] for p in self.payouts.values() if p.get("externalId") is not None
+        )
+        return {
+            "merchantId": self.config.merchant_id,
+            "payouts": list(self.payouts.values()),
+            "createAttempts": dict(self.create_attempts),
+            "payoutsByExternalId": dict(by_external),
+            "balances": self.balances.as_json(),
+            "orders": list(self.orders.values()),
+            "refunds": list(self.refunds.values()),
+            "webhooks": self.webhooks.stats(),
+            "pendingMoves": len(self.timers),
+            "faults": self.faults.as_json(),
+        }
+
+
+def state_of(request: Request) -> SandboxState:
+    """The sandbox state of the app serving `request`."""
+    state: SandboxState = request.app.state.sandbox
+    return state
