@@ -1,0 +1,63 @@
+"""The batch columns of a payout request and how spreadsheet headers map onto them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+REQUIRED_COLUMNS = ("amount", "currency", "paymentType", "requisites", "name", "userId")
+OPTIONAL_COLUMNS = (
+    "serviceId",
+    "bankName",
+    "externalId",
+    "note",
+    "userEmail",
+    "userPhone",
+    "userIp",
+    "callbackUrl",
+    "bik",
+)
+ALL_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+
+# Columns whose values are a recipient's personal data: masked in every report.
+PERSONAL_COLUMNS = frozenset({"requisites", "name", "userEmail", "userPhone", "userIp"})
+
+_SEPARATORS = re.compile(r"[\s_\-.]+")
+_BY_KEY = {column.lower(): column for column in ALL_COLUMNS}
+
+
+def header_key(header: str) -> str:
+    """`External ID`, `external_id` and `externalId` all give `externalid`."""
+    return _SEPARATORS.sub("", header.strip().lstrip("\ufeff")).lower()
+
+
+@dataclass(frozen=True)
+class HeaderMatch:
+    """Which source header feeds which batch column, and what was left over."""
+
+    renames: dict[str, str]  # source header -> canonical column
+    unknown: tuple[str, ...]
+    missing_required: tuple[str, ...]
+    duplicated: tuple[str, ...]  # canonical columns given by more than one header
+
+
+def match_headers(headers: Sequence[str]) -> HeaderMatch:
+    """Match headers case- and separator-insensitively against the batch columns."""
+    renames: dict[str, str] = {}
+    unknown: list[str] = []
+    seen: dict[str, str] = {}
+    duplicated: list[str] = []
+    for header in headers:
+        column = _BY_KEY.get(header_key(header))
+        if column is None:
+            if header.strip():
+                unknown.append(header.strip())
+            continue
+        if column in seen:
+            duplicated.append(column)
+            continue
+        seen[column] = header
+        renames[header] = column
+    missing = tuple(c for c in REQUIRED_COLUMNS if c not in seen)
+    return HeaderMatch(renames, tuple(unknown), missing, tuple(duplicated))

@@ -1,0 +1,97 @@
+"""What validation found: one Problem per row, column and rule, and the report of a whole batch."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from payflow.intake.columns import PERSONAL_COLUMNS
+from payflow.model import PayoutInstruction
+from payflow.redact import mask_requisites
+
+FILE_ROW = 1  # problems about the file as a whole (its header) are reported on row 1
+
+
+class BatchFileError(Exception):
+    """The file cannot be read as a batch; the message is one line for the operator (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One broken rule: spreadsheet row, column, rule name and a sentence a person understands."""
+
+    row: int
+    column: str
+    rule: str
+    message: str
+    external_id: str = ""
+    value: str = ""  # already masked when the column holds personal data
+
+    def as_json(self) -> dict[str, object]:
+        """The shape `payflow validate --json` prints."""
+        return {"row": self.row, "column": self.column, "rule": self.rule, "message": self.message}
+
+
+def shown_value(column: str, value: str) -> str:
+    """The value as a report may show it: personal data masked to its last four characters."""
+    return mask_requisites(value) if column in PERSONAL_COLUMNS else value
+
+
+@dataclass(frozen=True, slots=True)
+class BankResolution:
+    """An SBP bankName given as a name and the bank id it was resolved to."""
+
+    row: int
+    given: str
+    bank_id: str
+
+
+@dataclass
+class ValidationReport:
+    """Everything `payflow validate` shows and `payflow run` submits for one batch file."""
+
+    batch_id: str
+    source_name: str
+    rows: int
+    instructions: list[PayoutInstruction] = field(default_factory=list)
+    rejects: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    bank_resolutions: list[BankResolution] = field(default_factory=list)
+    not_checked: list[str] = field(default_factory=list)  # checks skipped for lack of a lookup
+    # SBP phones are sent exactly as given, so this stays empty; kept for the report's shape.
+    phone_reformattings: list[tuple[int, str, str]] = field(default_factory=list)
+
+    @property
+    def valid(self) -> int:
+        """Rows that may be paid."""
+        return len(self.instructions)
+
+    @property
+    def rejected(self) -> int:
+        """Rows with at least one reject."""
+        return len({p.row for p in self.rejects if p.row != FILE_ROW})
+
+    def rejected_rows(self) -> dict[int, list[str]]:
+        """Row number -> its reasons, `column: message (rule)`, for the ledger's REJECTED rows."""
+        reasons: dict[int, list[str]] = defaultdict(list)
+        for problem in self.rejects:
+            reasons[problem.row].append(f"{problem.column}: {problem.message} ({problem.rule})")
+        return dict(reasons)
+
+    def external_id_of(self, row: int) -> str:
+        """The externalId a rejected row carries (given or derived), empty when unknown."""
+        for problem in self.rejects:
+            if problem.row == row and problem.external_id:
+                return problem.external_id
+        return ""
+
+    def as_json(self) -> dict[str, object]:
+        """`{"batch_id", "rows", "valid", "rejected", "problems", "warnings"}` for `--json`."""
+        return {
+            "batch_id": self.batch_id,
+            "rows": self.rows,
+            "valid": self.valid,
+            "rejected": self.rejected,
+            "problems": [p.as_json() for p in self.rejects],
+            "warnings": [p.as_json() for p in self.warnings],
+        }

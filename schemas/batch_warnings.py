@@ -1,0 +1,67 @@
+"""Warnings that do not block a row: likely double payments and amounts far above the median."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pandas as pd
+
+from payflow.intake.problems import Problem, shown_value
+from schemas.column_rules import CENTS
+
+OUTLIER_FACTOR = 20
+
+
+def find_warnings(prepared: pd.DataFrame, valid_rows: pd.Index) -> list[Problem]:
+    """Warnings among the rows that passed every rule, ordered by row."""
+    frame = prepared.loc[valid_rows]
+    warnings = _double_payments(frame) + _outliers(frame)
+    warnings.sort(key=lambda p: (p.row, p.rule))
+    return warnings
+
+
+def _double_payments(frame: pd.DataFrame) -> list[Problem]:
+    keys = ["requisites", CENTS, "currency"]
+    shared = frame[frame.duplicated(keys, keep=False)]
+    problems: list[Problem] = []
+    for _, group in shared.groupby(keys, sort=False):
+        if group["externalId"].nunique() < 2:
+            continue
+        rows = group.index.tolist()
+        for row in rows:
+            others = ", ".join(str(r) for r in rows if r != row)
+            problems.append(
+                Problem(
+                    row,
+                    "requisites",
+                    "possible_double_payment",
+                    f"same recipient, amount and currency as row {others} with another "
+                    "externalId: a likely double payment",
+                    str(group.at[row, "externalId"]),
+                    shown_value("requisites", str(group.at[row, "requisites"])),
+                )
+            )
+    return problems
+
+
+def _outliers(frame: pd.DataFrame) -> list[Problem]:
+    # Twice the median of integer cents is an exact integer, so the comparison is exact too.
+    twice_median = (frame.groupby("currency")[CENTS].transform("median") * 2).round()
+    twice_median = twice_median.astype("int64")
+    flagged = frame[frame[CENTS] * 2 > twice_median * OUTLIER_FACTOR]
+    return [
+        Problem(
+            row,
+            "amount",
+            "amount_outlier",
+            f"amount is more than {OUTLIER_FACTOR} times the batch median for "
+            f"{flagged.at[row, 'currency']!s} (median {_amount(int(str(twice_median.at[row])))})",
+            str(flagged.at[row, "externalId"]),
+            str(flagged.at[row, "amount"]),
+        )
+        for row in flagged.index
+    ]
+
+
+def _amount(twice_cents: int) -> str:
+    return f"{(Decimal(int(twice_cents)) / 200).normalize():f}"

@@ -1,0 +1,198 @@
+"""Rules that depend on the row's destination (paymentType and currency), read from the table.
+
+Each check sees the prepared frame (with `_cents` and `_dest`) and returns True where the row
+passes or the rule does not apply; a rule applies only where the cells it builds on are well
+formed, so one mistake is reported once, under its own rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+
+from schemas.column_rules import CENTS, DEST
+from schemas.iso4217 import ISO_4217_CODES
+from schemas.requisites import REQUISITES_RULES, account_key_matches
+from schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
+from schemas.text_checks import blank
+
+FrameCheck = Callable[[pd.DataFrame], pd.Series]
+FrameRule = tuple[str, str, str, FrameCheck]  # rule name, column, message, check
+
+
+def destination_rules(table: RulesTable) -> list[FrameRule]:
+    """Every cross-column rule the table implies, in the order they are reported."""
+    rules: list[FrameRule] = [
+        ("currency_for_destination", "currency", _currency_message(table), _currency_check(table)),
+    ]
+    for name in sorted({d.requisites_rule for d in table.destinations}):
+        rule = REQUISITES_RULES[name]
+        rows = [i for i, d in enumerate(table.destinations) if d.requisites_rule == name]
+        rules.append(
+            (f"requisites_{name}", "requisites", rule.message, _pattern(rows, rule.pattern))
+        )
+    rules += [
+        ("wallet_country_code", "requisites", _prefix_message(table), _prefix_check(table)),
+        ("amount_step", "amount", _step_message(table), _step_check(table)),
+        (
+            "amount_minimum",
+            "amount",
+            "amount is below the minimum for this destination",
+            _limit_check(table.limits, low=True),
+        ),
+        (
+            "amount_maximum",
+            "amount",
+            "amount is above the maximum for this destination",
+            _limit_check(table.limits, low=False),
+        ),
+        (
+            "bank_name_required",
+            "bankName",
+            "bankName is required for SBP payouts: a bank id or "
+            "a bank name from the banks list for this phone",
+            _bank_check(table),
+        ),
+        (
+            "account_check_key",
+            "requisites",
+            "account number does not fit the bik "
+            "(its check key is wrong): a digit is mistyped in the account or in the bik",
+            _account_key_check(table),
+        ),
+    ]
+    return rules
+
+
+def _dest_where(table: RulesTable, predicate: Callable[..., bool]) -> list[int]:
+    return [i for i, d in enumerate(table.destinations) if predicate(d)]
+
+
+def _currency_check(table: RulesTable) -> FrameCheck:
+    types = table.payment_types
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        # An unknown paymentType or a non-ISO currency is its own rule: reported once, there.
+        applies = frame["currency"].isin(ISO_4217_CODES) & frame["paymentType"].isin(types)
+        return ~applies | (frame[DEST] >= 0)
+
+    return check
+
+
+def _pattern(rows: list[int], pattern: str) -> FrameCheck:
+    def check(frame: pd.DataFrame) -> pd.Series:
+        applies = frame[DEST].isin(rows) & ~blank(frame["requisites"])
+        ok = frame["requisites"].str.fullmatch(pattern).fillna(False).astype(bool)
+        return ~applies | ok
+
+    return check
+
+
+def _prefix_check(table: RulesTable) -> FrameCheck:
+    prefixes = {i: d.phone_prefixes for i, d in enumerate(table.destinations) if d.phone_prefixes}
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        result = pd.Series(True, index=frame.index)
+        for index, starts in prefixes.items():
+            # Only for well-formed digits: a malformed phone is reported by its pattern rule.
+            rows = (frame[DEST] == index) & frame["requisites"].str.fullmatch("[0-9]+").fillna(
+                False
+            ).astype(bool)
+            result[rows] = frame.loc[rows, "requisites"].str.startswith(starts)
+        return result
+
+    return check
+
+
+def _step_check(table: RulesTable) -> FrameCheck:
+    steps = np.array([d.amount_step_cents for d in table.destinations] + [1], dtype=np.int64)
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        step = steps[frame[DEST].to_numpy()]  # -1 picks the trailing 1: no constraint
+        cents = frame[CENTS].to_numpy()
+        return pd.Series((cents < 0) | (cents % step == 0), index=frame.index)
+
+    return check
+
+
+def _limit_check(limits: tuple[AmountLimit, ...], *, low: bool) -> FrameCheck:
+    def check(frame: pd.DataFrame) -> pd.Series:
+        result = pd.Series(True, index=frame.index)
+        cents = frame[CENTS]
+        for limit in limits:
+            bound = limit.min_cents if low else limit.max_cents
+            if bound is None:
+                continue
+            rows = (frame["paymentType"] == limit.payment_type) & (cents >= 0)
+            if limit.currency != ANY_CURRENCY:
+                rows &= frame["currency"] == limit.currency
+            if limit.service_id is not None:
+                service = frame.get("serviceId", pd.Series("", index=frame.index))
+                rows &= service == str(limit.service_id)
+            result &= ~rows | ((cents >= bound) if low else (cents <= bound))
+        return result
+
+    return check
+
+
+def _bank_check(table: RulesTable) -> FrameCheck:
+    rows = _dest_where(table, lambda d: d.bank_id_required)
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        bank = frame.get("bankName", pd.Series("", index=frame.index))
+        return ~frame[DEST].isin(rows) | ~blank(bank)
+
+    return check
+
+
+def _account_key_check(table: RulesTable) -> FrameCheck:
+    rows = _dest_where(table, lambda d: d.requisites_rule == "ru_individual_account")
+    pattern = REQUISITES_RULES["ru_individual_account"].pattern
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        result = pd.Series(True, index=frame.index)
+        if "bik" not in frame:
+            return result
+        applies = (
+            frame[DEST].isin(rows)
+            & frame["requisites"].str.fullmatch(pattern).fillna(False).astype(bool)
+            & frame["bik"].str.fullmatch("04[0-9]{7}").fillna(False).astype(bool)
+        )
+        subset = frame[applies]
+        result[applies] = account_key_matches(subset["requisites"], subset["bik"])
+        return result
+
+    return check
+
+
+def _currency_message(table: RulesTable) -> str:
+    by_type: dict[str, list[str]] = {}
+    for d in table.destinations:
+        by_type.setdefault(d.payment_type, []).append(
+            "any currency" if d.currency == ANY_CURRENCY else d.currency
+        )
+    allowed = "; ".join(f"{t}: {', '.join(c)}" for t, c in sorted(by_type.items()))
+    return f"currency is not enabled for this paymentType ({allowed})"
+
+
+def _prefix_message(table: RulesTable) -> str:
+    codes = "; ".join(
+        f"{d.currency}: {' '.join(d.phone_prefixes)}"
+        for d in table.destinations
+        if d.phone_prefixes
+    )
+    return f"wallet phone does not start with a country code of the currency ({codes})"
+
+
+def _step_message(table: RulesTable) -> str:
+    parts = []
+    for d in table.destinations:
+        if d.amount_step_cents == 100:
+            parts.append(f"{d.currency} whole")
+        elif d.amount_step_cents > 1:
+            step = Decimal(d.amount_step_cents) / 100
+            parts.append(f"{d.currency} a whole multiple of {step.normalize():f}")
+    return f"amount does not fit the currency's step ({', '.join(parts)})"

@@ -1,0 +1,118 @@
+"""Rules that need the service's lists: SBP bank names resolved by phone, serviceId membership.
+
+Validation takes the lists as inputs, so it runs without HTTP in tests; `tasks.resolve_banks`
+fetches them for real. Only rows that passed every other rule are looked up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from payflow.intake.problems import BankResolution, Problem, shown_value
+
+
+@dataclass(frozen=True, slots=True)
+class BankInfo:
+    """One record of GET /v1/payouts/banks: the id sent as bankName and the display name."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceInfo:
+    """What validation needs of a payout service; None where the services list does not say."""
+
+    id: int
+    payment_type: str | None = None
+    currency: str | None = None
+
+
+BanksForPhones = Callable[[Sequence[str]], Mapping[str, Sequence[BankInfo]]]
+SBP = "SBP"
+
+
+def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:
+    value = str(frame.at[row, column]) if column in frame else ""
+    return Problem(
+        row, column, rule, message, str(frame.at[row, "externalId"]), shown_value(column, value)
+    )
+
+
+def resolve_sbp_banks(
+    frame: pd.DataFrame, rows: Sequence[int], banks_for_phones: BanksForPhones | None
+) -> tuple[dict[int, str], list[BankResolution], list[Problem]]:
+    """Bank id per SBP row (an id kept, a name resolved), the resolutions, and the rejects."""
+    sbp = [r for r in rows if frame.at[r, "paymentType"] == SBP]
+    if not sbp:
+        return {}, [], []
+    if banks_for_phones is None:
+        message = "the banks list is not available, so bankName cannot be checked"
+        return {}, [], [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp]
+    phones = sorted({str(frame.at[r, "requisites"]) for r in sbp})
+    banks = banks_for_phones(phones)
+    ids: dict[int, str] = {}
+    resolutions: list[BankResolution] = []
+    problems: list[Problem] = []
+    for row in sbp:
+        given = str(frame.at[row, "bankName"])
+        listed = banks.get(str(frame.at[row, "requisites"]), ())
+        if not listed:
+            message = "no bank offers SBP payouts to this phone number"
+            problems.append(_problem(frame, row, "requisites", "sbp_no_bank_for_phone", message))
+            continue
+        if any(bank.id == given for bank in listed):
+            ids[row] = given
+            continue
+        named = [bank for bank in listed if bank.name.casefold() == given.strip().casefold()]
+        if len(named) == 1:
+            ids[row] = named[0].id
+            resolutions.append(BankResolution(row, given, named[0].id))
+            continue
+        rule, message = (
+            (
+                "sbp_bank_ambiguous",
+                f"{len(named)} banks for this phone are named {given!r}; give the bank id",
+            )
+            if named
+            else ("sbp_bank_not_found", f"no bank for this phone has the id or name {given!r}")
+        )
+        problems.append(_problem(frame, row, "bankName", rule, message))
+    return ids, resolutions, problems
+
+
+def check_services(
+    frame: pd.DataFrame, rows: Sequence[int], services: Sequence[ServiceInfo] | None
+) -> tuple[list[Problem], list[str]]:
+    """Rejects for a serviceId not in the list or not for the row's type and currency."""
+    if "serviceId" not in frame:
+        return [], []
+    given = [r for r in rows if frame.at[r, "serviceId"] != ""]
+    if not given:
+        return [], []
+    if services is None:
+        return [], [
+            f"serviceId of {len(given)} row(s) not checked: the services list is unavailable"
+        ]
+    by_id = {service.id: service for service in services}
+    problems: list[Problem] = []
+    for row in given:
+        service = by_id.get(int(str(frame.at[row, "serviceId"])))
+        if service is None:
+            message = "serviceId is not among the payout services enabled for this account"
+            problems.append(_problem(frame, row, "serviceId", "service_unknown", message))
+            continue
+        payment_type, currency = str(frame.at[row, "paymentType"]), str(frame.at[row, "currency"])
+        if service.payment_type not in (None, payment_type) or service.currency not in (
+            None,
+            currency,
+        ):
+            message = (
+                f"serviceId {service.id} is a {service.payment_type or '?'} service in "
+                f"{service.currency or '?'}, not {payment_type} in {currency}"
+            )
+            problems.append(_problem(frame, row, "serviceId", "service_mismatch", message))
+    return problems, []

@@ -1,0 +1,62 @@
+"""Vectorised checks over text columns; each returns a boolean Series, True where the cell is fine.
+
+Empty cells pass every check here: whether a cell is required is its own rule.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import numpy as np
+import pandas as pd
+
+AMOUNT_PATTERN = r"[0-9]{1,13}(?:\.[0-9]{1,2})?"
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+CONTROL_PATTERN = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
+URL_PATTERN = r"https?://[^\s/?#]+(?:[/?#]\S*)?"
+INVALID_CENTS = -1
+
+
+def blank(series: pd.Series) -> pd.Series:
+    """True where the cell is empty or only whitespace."""
+    return series.str.strip() == ""
+
+
+def matches(series: pd.Series, pattern: str) -> pd.Series:
+    """True where the whole cell matches `pattern`, or the cell is empty."""
+    return (series == "") | series.str.fullmatch(pattern).fillna(False).astype(bool)
+
+
+def no_control_characters(series: pd.Series) -> pd.Series:
+    """True where the cell has no line break, tab or other control character."""
+    return ~series.str.contains(CONTROL_PATTERN, regex=True).fillna(False).astype(bool)
+
+
+def amount_cents(series: pd.Series) -> pd.Series:
+    """Exact integer cents of amounts written like `1500` or `1500.5`; INVALID_CENTS otherwise."""
+    ok = series.str.fullmatch(AMOUNT_PATTERN).fillna(False).astype(bool)
+    cents = pd.Series(INVALID_CENTS, index=series.index, dtype=np.int64)
+    text = series[ok]
+    if text.empty:
+        return cents
+    dot = text.str.find(".")
+    decimals = np.where(dot >= 0, text.str.len() - dot - 1, 0)
+    digits = text.str.replace(".", "", regex=False).astype(np.int64)
+    cents[ok] = digits.to_numpy() * (10 ** (2 - decimals))
+    return cents
+
+
+def ip_addresses(series: pd.Series) -> pd.Series:
+    """True where the cell is an IPv4 or IPv6 address (or empty)."""
+    result = pd.Series(True, index=series.index)
+    given = series[series != ""]
+    result[given.index] = pd.Series([_is_ip(v) for v in given.tolist()], index=given.index)
+    return result
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True

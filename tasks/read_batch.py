@@ -1,0 +1,15 @@
+"""Reading a batch file as a Prefect task (the work is in `payflow.intake`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+
+from payflow.intake import RawBatch, read_batch_file
+
+
+@task(name="read-batch")
+def read_batch(path: str | Path, sheet: str | None = None) -> RawBatch:
+    """Read a CSV or XLSX batch into text cells; raises BatchFileError when it cannot be read."""
+    return read_batch_file(path, sheet)

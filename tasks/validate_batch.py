@@ -1,0 +1,177 @@
+"""Validating a read batch: the pandera rules, the lookups, the warnings, and the instructions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+import pandas as pd
+from prefect import task
+
+from payflow.intake import Problem, RawBatch, ValidationReport
+from payflow.intake.problems import FILE_ROW
+from payflow.model import PayoutInstruction
+from schemas.batch_schema import find_problems
+from schemas.batch_warnings import find_warnings
+from schemas.lookups import BanksForPhones, ServiceInfo, check_services, resolve_sbp_banks
+from schemas.rules import RulesTable, load_rules
+
+DERIVED_ID_HEX = 12
+
+
+def derived_external_id(batch_id: str, row: int) -> str:
+    """`pf-<12 hex of the batch id>-<row>`: a re-upload of the same file maps to the same ids."""
+    return f"pf-{batch_id[:DERIVED_ID_HEX]}-{row}"
+
+
+def validate_rows(
+    raw: RawBatch,
+    *,
+    services: Sequence[ServiceInfo] | None,
+    banks_for_phones: BanksForPhones | None,
+    strict: bool = False,
+    table: RulesTable | None = None,
+) -> ValidationReport:
+    """Every reject and warning of the batch, and an instruction for each row that may be paid."""
+    table = table or load_rules()
+    frame, notices = _with_external_ids(raw)
+    prepared, rejects = find_problems(frame, table)
+    ids = frame["externalId"]
+    rejects += [_with_id(p, ids) for p in raw.read_problems]
+    passed = [r for r in frame.index.tolist() if r not in {p.row for p in rejects}]
+    service_rejects, not_checked = check_services(frame, passed, services)
+    rejects += service_rejects
+    passed = [r for r in passed if r not in {p.row for p in service_rejects}]
+    bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, passed, banks_for_phones)
+    rejects += bank_rejects
+    rejected = {p.row for p in rejects}
+    valid_rows = pd.Index([r for r in passed if r not in rejected])
+    warnings = find_warnings(prepared, valid_rows)
+    if strict and warnings:
+        rejects += warnings
+        flagged = {p.row for p in warnings}
+        valid_rows = valid_rows[~valid_rows.isin(list(flagged))]
+        warnings = []
+    rejects.sort(key=lambda p: p.row)
+    return ValidationReport(
+        batch_id=raw.batch_id,
+        source_name=raw.source_name,
+        rows=len(frame),
+        instructions=_instructions(frame.loc[valid_rows], bank_ids),
+        rejects=rejects,
+        warnings=[*notices, *_unknown_columns(raw), *warnings],
+        bank_resolutions=resolutions,
+        not_checked=not_checked,
+    )
+
+
+def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
+    frame = raw.frame
+    derived = pd.Series(
+        [derived_external_id(raw.batch_id, r) for r in frame.index.tolist()], index=frame.index
+    )
+    if "externalId" not in frame:
+        notice = Problem(
+            FILE_ROW,
+            "externalId",
+            "external_id_derived",
+            "no externalId column: ids are derived from the file's content, so an edited file "
+            "gets new ids; add an externalId column to make a corrected re-upload safe",
+        )
+        return frame.assign(externalId=derived), [notice]
+    return frame.assign(
+        externalId=frame["externalId"].where(frame["externalId"] != "", derived)
+    ), []
+
+
+def _with_id(problem: Problem, ids: pd.Series) -> Problem:
+    external_id = str(ids.get(problem.row, ""))
+    return Problem(
+        problem.row, problem.column, problem.rule, problem.message, external_id, problem.value
+    )
+
+
+def _unknown_columns(raw: RawBatch) -> list[Problem]:
+    return [
+        Problem(
+            FILE_ROW, name, "unknown_column", "this column is not a payout field and is not sent"
+        )
+        for name in raw.unknown_columns
+    ]
+
+
+def _optional(frame: pd.DataFrame, column: str) -> list[str | None]:
+    if column not in frame:
+        return [None] * len(frame)
+    return [value or None for value in frame[column].tolist()]
+
+
+def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutInstruction]:
+    rows = frame.index.tolist()
+    services = [int(s) if s else None for s in _optional(frame, "serviceId")]
+    given_banks = _optional(frame, "bankName")
+    return [
+        PayoutInstruction(
+            row_number=row,
+            external_id=external_id,
+            amount=Decimal(amount),
+            currency=currency,
+            payment_type=payment_type,
+            requisites=requisites,
+            name=name,
+            user_id=user_id,
+            service_id=service_id,
+            bank_name=bank_ids.get(row, given_bank),
+            note=note,
+            user_email=email,
+            user_phone=phone,
+            user_ip=ip,
+            callback_url=callback,
+        )
+        for (
+            row,
+            external_id,
+            amount,
+            currency,
+            payment_type,
+            requisites,
+            name,
+            user_id,
+            service_id,
+            given_bank,
+            note,
+            email,
+            phone,
+            ip,
+            callback,
+        ) in zip(
+            rows,
+            frame["externalId"].tolist(),
+            frame["amount"].tolist(),
+            frame["currency"].tolist(),
+            frame["paymentType"].tolist(),
+            frame["requisites"].tolist(),
+            frame["name"].tolist(),
+            frame["userId"].tolist(),
+            services,
+            given_banks,
+            _optional(frame, "note"),
+            _optional(frame, "userEmail"),
+            _optional(frame, "userPhone"),
+            _optional(frame, "userIp"),
+            _optional(frame, "callbackUrl"),
+            strict=True,
+        )
+    ]
+
+
+@task(name="validate-batch")
+def validate_batch(
+    raw: RawBatch,
+    *,
+    services: Sequence[ServiceInfo] | None,
+    banks_for_phones: BanksForPhones | None,
+    strict: bool = False,
+) -> ValidationReport:
+    """Prefect task over `validate_rows`."""
+    return validate_rows(raw, services=services, banks_for_phones=banks_for_phones, strict=strict)
