@@ -70,6 +70,11 @@ class Ledger:
         self.close()
 
     @property
+    def url(self) -> str:
+        """The database URL, password hidden."""
+        return self._engine.url.render_as_string(hide_password=True)
+
+    @property
     def dialect(self) -> str:
         """ "sqlite" or "postgresql"."""
         return self._engine.dialect.name

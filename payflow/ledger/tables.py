@@ -51,6 +51,13 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def decimal_text(value: Decimal) -> str:
+    """The stored text of an amount: exact, scale kept (0.10 stays 0.10), never a float."""
+    if not isinstance(value, Decimal) or not value.is_finite():
+        raise ValueError("amounts must be finite decimal.Decimal values")
+    return format(value, "f")
+
+
 class DecimalText(TypeDecorator[Decimal]):
     """A Decimal kept as its exact text: SQLite's NUMERIC would round large amounts to a float."""
 
@@ -58,11 +65,7 @@ class DecimalText(TypeDecorator[Decimal]):
     cache_ok = True
 
     def process_bind_param(self, value: Decimal | None, dialect: Dialect) -> str | None:
-        if value is None:
-            return None
-        if not isinstance(value, Decimal) or not value.is_finite():
-            raise ValueError("amounts must be finite decimal.Decimal values")
-        return format(value, "f")
+        return None if value is None else decimal_text(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         return None if value is None else Decimal(value)

@@ -25,9 +25,9 @@ def _wait_for(go_file: Path) -> None:
 
 def main(argv: list[str]) -> None:
     mode, url, go_file = argv[0], argv[1], Path(argv[2])
-    print("ready", flush=True)
-    _wait_for(go_file)
     if mode == "open":
+        print("ready", flush=True)
+        _wait_for(go_file)
         with Ledger.open(url) as ledger:
             print(json.dumps({"opened": ledger.dialect}), flush=True)
         return
@@ -35,9 +35,12 @@ def main(argv: list[str]) -> None:
     claimed: list[str] = []
     claims = 0
     with Ledger.open(url) as ledger:
+        print("ready", flush=True)
+        _wait_for(go_file)
         while batch := ledger.claim_for_submit(batch_id, worker_id, limit):
             claims += 1
             claimed.extend(c.external_id for c in batch)
+            time.sleep(0.002)  # a real worker POSTs between claims; let the others in
     print(json.dumps({"worker": worker_id, "claims": claims, "claimed": claimed}), flush=True)
 
 

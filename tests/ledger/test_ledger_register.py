@@ -6,9 +6,11 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
-from ledger_support import instruction, instructions, unique
+from ledger_support import FakeClock, instruction, instructions, unique
+from sqlalchemy import create_engine, select
 
 from payflow.ledger import Disposition, Ledger, RejectedRow, RowState
+from payflow.ledger.tables import Payout
 
 
 def test_new_rows_become_validated_payouts_and_rejects_are_kept(ledger: Ledger) -> None:
@@ -142,3 +144,25 @@ def test_several_chunks_register_every_row(sqlite_url: str) -> None:
         outcome = ledger.register_batch("big", "big.csv", valid + repeat, [])
         assert outcome.new == len(valid) and len(outcome.already_known) == 1
         assert ledger.batch_summary("big") == {"VALIDATED": len(valid) + 1}
+
+
+def test_bulk_written_times_compare_like_any_other(ledger: Ledger, clock: FakeClock) -> None:
+    # Rows are inserted past SQLAlchemy's type handling; their times must still be stored the
+    # way a query binds them, or time comparisons on SQLite silently go wrong.
+    batch, p = unique("b"), unique()
+    ledger.register_batch(batch, "a.csv", instructions(p, 2), [])
+    engine = create_engine(ledger.url)
+    try:
+        with engine.connect() as connection:
+            found = connection.scalars(
+                select(Payout.external_id).where(
+                    Payout.batch_id == batch, Payout.created_at == clock.now
+                )
+            ).all()
+            stored = connection.scalars(
+                select(Payout.created_at).where(Payout.batch_id == batch)
+            ).all()
+    finally:
+        engine.dispose()
+    assert sorted(found) == [f"{p}-2", f"{p}-3"]
+    assert stored == [clock.now, clock.now]

@@ -1,0 +1,101 @@
+"""Claiming rows, leases, taking over a crashed worker's rows, and the lease guard."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from ledger_support import FakeClock, instructions, unique
+
+from payflow.ledger import LeaseLost, Ledger, RowState
+
+
+def _batch(ledger: Ledger, rows: int = 5) -> tuple[str, str]:
+    batch, p = unique("b"), unique()
+    ledger.register_batch(batch, "a.csv", instructions(p, rows), [])
+    return batch, p
+
+
+def test_claim_moves_validated_rows_to_submitting_once(ledger: Ledger, clock: FakeClock) -> None:
+    batch, p = _batch(ledger, 5)
+    first = ledger.claim_for_submit(batch, "w1", 3, lease_seconds=60)
+    assert [c.external_id for c in first] == [f"{p}-2", f"{p}-3", f"{p}-4"]
+    assert all(c.attempts == 1 and not c.needs_resolution and c.batch_id == batch for c in first)
+    assert first[0].lease_until == clock.now + timedelta(seconds=60)
+    second = ledger.claim_for_submit(batch, "w2", 3)
+    assert [c.external_id for c in second] == [f"{p}-5", f"{p}-6"]
+    assert ledger.claim_for_submit(batch, "w3", 3) == []
+    assert ledger.batch_summary(batch) == {"SUBMITTING": 5}
+    [event] = ledger.status_events(f"{p}-2")
+    assert (event.from_state, event.to_state, event.source) == (
+        RowState.VALIDATED,
+        RowState.SUBMITTING,
+        "submit",
+    )
+
+
+def test_an_expired_lease_is_taken_over_and_needs_resolution(
+    ledger: Ledger, clock: FakeClock
+) -> None:
+    batch, p = _batch(ledger, 4)
+    crashed = ledger.claim_for_submit(batch, "w1", 2, lease_seconds=30)
+    clock.advance(29)
+    assert ledger.claim_for_resolution(batch, "w2", 10) == []
+    clock.advance(1)
+    taken = ledger.claim_for_submit(batch, "w2", 10)
+    # Only the crashed rows: nothing new is sent until they are resolved.
+    assert [c.external_id for c in taken] == [c.external_id for c in crashed]
+    assert all(c.needs_resolution and c.attempts == 1 for c in taken)
+    events = ledger.status_events(f"{p}-2")
+    assert events[-1].source == "resolve" and "w1" in (events[-1].status_message or "")
+    # The old worker lost its lease: its verdicts are refused, the new holder's accepted.
+    with pytest.raises(LeaseLost):
+        ledger.mark_submit_rejected(f"{p}-2", "400 bad request", worker_id="w1")
+    with pytest.raises(LeaseLost):
+        ledger.release_for_retry(f"{p}-2", worker_id="w1")
+    assert ledger.release_for_retry(f"{p}-2", worker_id="w2")
+    fresh = ledger.claim_for_submit(batch, "w2", 10)
+    assert sorted(c.external_id for c in fresh) == [f"{p}-2", f"{p}-4", f"{p}-5"]
+    assert {c.external_id: c.attempts for c in fresh}[f"{p}-2"] == 2
+    assert not any(c.needs_resolution for c in fresh)
+
+
+def test_release_stale_leases_of_one_worker_or_all(ledger: Ledger) -> None:
+    batch, _ = _batch(ledger, 4)
+    ledger.claim_for_submit(batch, "w1", 2)
+    ledger.claim_for_submit(batch, "w2", 2)
+    assert ledger.claim_for_resolution(batch, "w1", 10) == []  # leases still running
+    assert ledger.release_stale_leases(batch, "w1") == 2
+    mine = ledger.claim_for_resolution(batch, "w1", 10)
+    assert len(mine) == 2 and all(c.needs_resolution for c in mine)
+    assert ledger.release_stale_leases(batch) == 4
+    assert len(ledger.claim_for_submit(batch, "solo", 10)) == 4
+    assert ledger.release_stale_leases(unique("b")) == 0
+
+
+def test_claim_limit_must_be_positive(ledger: Ledger) -> None:
+    with pytest.raises(ValueError, match="limit"):
+        ledger.claim_for_submit(unique("b"), "w", 0)
+
+
+def test_polling_schedule_and_unfinished(ledger: Ledger, clock: FakeClock) -> None:
+    batch, p = _batch(ledger, 4)
+    ledger.claim_for_submit(batch, "w", 3)
+    ledger.mark_created(f"{p}-2", unique("pay"), "CREATED")
+    ledger.mark_created(f"{p}-3", unique("pay"), "PROCESSING")
+    ledger.mark_created(f"{p}-4", unique("pay"), "COMPLETED")
+    due = ledger.payouts_to_poll(batch, clock.now, 10)
+    assert sorted(r.external_id for r in due) == [f"{p}-2", f"{p}-3"]
+    assert all(r.payout_id and r.last_status_at == clock.now for r in due)
+    ledger.schedule_poll(f"{p}-2", clock.now + timedelta(seconds=5))
+    ledger.schedule_poll(f"{p}-4", clock.now)  # final: never polled again
+    assert [r.external_id for r in ledger.payouts_to_poll(batch, clock.now, 10)] == [f"{p}-3"]
+    later = ledger.payouts_to_poll(batch, clock.now + timedelta(seconds=5), 10)
+    assert sorted(r.external_id for r in later) == [f"{p}-2", f"{p}-3"]
+    assert len(ledger.payouts_to_poll(batch, clock.now + timedelta(seconds=5), 1)) == 1
+    states = {r.external_id: r.state for r in ledger.unfinished(batch)}
+    assert states == {
+        f"{p}-2": RowState.CREATED,
+        f"{p}-3": RowState.PROCESSING,
+        f"{p}-5": RowState.VALIDATED,
+    }
