@@ -9,6 +9,7 @@ ALREADY_KNOWN that nobody has sent yet.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,27 +27,10 @@ from sqlalchemy import (
 
 from payflow.ledger.records import ClaimedPayout, Disposition
 from payflow.ledger.states import EventSource, RowState, is_allowed
-from payflow.ledger.tables import BatchRow, Payout, StatusEvent
+from payflow.ledger.tables import INSTRUCTION_FIELDS, BatchRow, Payout, StatusEvent
 from payflow.model import PayoutInstruction
 
-_INSTRUCTION_FIELDS = (
-    "row_number",
-    "external_id",
-    "amount",
-    "currency",
-    "payment_type",
-    "requisites",
-    "name",
-    "user_id",
-    "service_id",
-    "bank_name",
-    "note",
-    "user_email",
-    "user_phone",
-    "user_ip",
-    "callback_url",
-)
-_COLUMNS = [getattr(Payout, name) for name in _INSTRUCTION_FIELDS] + [
+_COLUMNS = [getattr(Payout, name) for name in INSTRUCTION_FIELDS] + [
     Payout.id,
     Payout.batch_id,
     Payout.attempts,
@@ -104,66 +88,57 @@ def _lock_rows(
 def _claimed(
     row: Row[Any], attempts: int, lease_until: datetime, needs_resolution: bool
 ) -> ClaimedPayout:
-    instruction = PayoutInstruction(**{name: getattr(row, name) for name in _INSTRUCTION_FIELDS})
+    instruction = PayoutInstruction(**{name: getattr(row, name) for name in INSTRUCTION_FIELDS})
     return ClaimedPayout(instruction, row.batch_id, attempts, lease_until, needs_resolution)
 
 
-def _events(
+@dataclass(frozen=True, slots=True)
+class _Lease:
+    worker_id: str
+    now: datetime
+    until: datetime
+
+
+def _record(
+    connection: Connection,
     rows: Sequence[Row[Any]],
-    state: RowState,
-    source: EventSource,
-    message: str | None,
-    now: datetime,
     from_state: RowState,
-) -> list[dict[str, Any]]:
-    return [
+    source: EventSource,
+    messages: Sequence[str | None],
+    now: datetime,
+) -> None:
+    events = [
         {
             "external_id": row.external_id,
             "from_state": from_state.value,
-            "to_state": state.value,
+            "to_state": RowState.SUBMITTING.value,
             "source": source.value,
             "at": now,
             "status_message": message,
         }
-        for row in rows
+        for row, message in zip(rows, messages, strict=True)
     ]
+    connection.execute(insert(StatusEvent), events)
 
 
 def _take_over_expired(
-    connection: Connection,
-    batch_id: str,
-    worker_id: str,
-    limit: int,
-    now: datetime,
-    lease_until: datetime,
+    connection: Connection, batch_id: str, limit: int, lease: _Lease
 ) -> list[ClaimedPayout]:
-    rows = _lock_rows(connection, batch_id, _expired(now), limit)
+    rows = _lock_rows(connection, batch_id, _expired(lease.now), limit)
     if not rows:
         return []
     connection.execute(
         update(Payout)
         .where(Payout.id.in_([row.id for row in rows]))
-        .values(claimed_by=worker_id, lease_until=lease_until, updated_at=now)
+        .values(claimed_by=lease.worker_id, lease_until=lease.until, updated_at=lease.now)
     )
-    events = [
-        {**event, "status_message": f"lease of {row.claimed_by} expired; taken by {worker_id}"}
-        for row, event in zip(
-            rows,
-            _events(rows, RowState.SUBMITTING, EventSource.RESOLVE, None, now, RowState.SUBMITTING),
-            strict=True,
-        )
-    ]
-    connection.execute(insert(StatusEvent), events)
-    return [_claimed(row, row.attempts, lease_until, True) for row in rows]
+    messages = [f"lease of {r.claimed_by} expired; taken by {lease.worker_id}" for r in rows]
+    _record(connection, rows, RowState.SUBMITTING, EventSource.RESOLVE, messages, lease.now)
+    return [_claimed(row, row.attempts, lease.until, True) for row in rows]
 
 
 def _claim_validated(
-    connection: Connection,
-    batch_id: str,
-    worker_id: str,
-    limit: int,
-    now: datetime,
-    lease_until: datetime,
+    connection: Connection, batch_id: str, limit: int, lease: _Lease
 ) -> list[ClaimedPayout]:
     assert is_allowed(RowState.VALIDATED, RowState.SUBMITTING)
     rows = _lock_rows(connection, batch_id, Payout.state == RowState.VALIDATED.value, limit)
@@ -174,17 +149,14 @@ def _claim_validated(
         .where(Payout.id.in_([row.id for row in rows]), Payout.state == RowState.VALIDATED.value)
         .values(
             state=RowState.SUBMITTING.value,
-            claimed_by=worker_id,
-            lease_until=lease_until,
+            claimed_by=lease.worker_id,
+            lease_until=lease.until,
             attempts=Payout.attempts + 1,
-            updated_at=now,
+            updated_at=lease.now,
         )
     )
-    connection.execute(
-        insert(StatusEvent),
-        _events(rows, RowState.SUBMITTING, EventSource.SUBMIT, None, now, RowState.VALIDATED),
-    )
-    return [_claimed(row, row.attempts + 1, lease_until, False) for row in rows]
+    _record(connection, rows, RowState.VALIDATED, EventSource.SUBMIT, [None] * len(rows), lease.now)
+    return [_claimed(row, row.attempts + 1, lease.until, False) for row in rows]
 
 
 def claim(
@@ -200,13 +172,13 @@ def claim(
     """Lease rows to `worker_id`: expired SUBMITTING rows first, new VALIDATED rows only if none."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    lease_until = now + timedelta(seconds=lease_seconds)
+    lease = _Lease(worker_id, now, now + timedelta(seconds=lease_seconds))
     with engine.begin() as connection:
-        taken = _take_over_expired(connection, batch_id, worker_id, limit, now, lease_until)
+        taken = _take_over_expired(connection, batch_id, limit, lease)
         # A crashed run's rows are resolved before anything new is sent (invariant 1).
         if taken or resolution_only:
             return taken
-        return _claim_validated(connection, batch_id, worker_id, limit, now, lease_until)
+        return _claim_validated(connection, batch_id, limit, lease)
 
 
 def release_leases(engine: Engine, batch_id: str, worker_id: str | None, now: datetime) -> int:

@@ -26,7 +26,7 @@ from payflow.ledger.records import (
     RejectedRow,
 )
 from payflow.ledger.states import RowState
-from payflow.ledger.tables import Batch, BatchRow, Payout, decimal_text
+from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout, decimal_text
 from payflow.model import PayoutInstruction
 
 CHUNK_ROWS = 20_000
@@ -73,24 +73,10 @@ def _conflict_reason(known: _Known, instruction: PayoutInstruction) -> str:
     )
 
 
-_INSTRUCTION_COLUMNS = (
-    "external_id",
-    "row_number",
-    "currency",
-    "payment_type",
-    "requisites",
-    "name",
-    "user_id",
-    "service_id",
-    "bank_name",
-    "note",
-    "user_email",
-    "user_phone",
-    "user_ip",
-    "callback_url",
-)
+# Amount goes last among the instruction's fields: it alone needs converting (to exact text).
+_PLAIN_COLUMNS = tuple(name for name in INSTRUCTION_FIELDS if name != "amount")
 PAYOUT_COLUMNS = (
-    *_INSTRUCTION_COLUMNS,
+    *_PLAIN_COLUMNS,
     "amount",
     "content_hash",
     "batch_id",
@@ -107,7 +93,7 @@ def _payout_values(
     instruction: PayoutInstruction, digest: str, tail: tuple[Any, ...]
 ) -> tuple[Any, ...]:
     """One payouts row in PAYOUT_COLUMNS order; `tail` holds the values every row shares."""
-    own = tuple(getattr(instruction, name) for name in _INSTRUCTION_COLUMNS)
+    own = tuple(getattr(instruction, name) for name in _PLAIN_COLUMNS)
     return (*own, decimal_text(instruction.amount), digest, *tail)
 
 

@@ -6,6 +6,7 @@ fails CI.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -23,6 +24,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
+
+from payflow.model import PayoutInstruction
+
+INSTRUCTION_FIELDS = tuple(f.name for f in fields(PayoutInstruction))
+"""Payout columns that rebuild a PayoutInstruction (the POST), named as the dataclass fields."""
 
 EXTERNAL_ID_LENGTH = 255
 BATCH_ID_LENGTH = 128
