@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, Engine, insert, select
 
@@ -182,9 +182,31 @@ def _db_value(connection: Connection, column: ColumnElement[Any], value: Any) ->
     return value if process is None else process(value)
 
 
+class _Numbered(Protocol):
+    @property
+    def row_number(self) -> int: ...
+
+
+N = TypeVar("N", bound=_Numbered)
+
+
+def _not_registered(connection: Connection, batch_id: str, rows: Sequence[N]) -> list[N]:
+    """The rows of a chunk this batch does not hold yet (checked under the register lock, so
+    two runs registering one batch at once each add only what the other did not)."""
+    present = set(
+        connection.scalars(
+            select(BatchRow.row_number).where(
+                BatchRow.batch_id == batch_id,
+                BatchRow.row_number.in_([row.row_number for row in rows]),
+            )
+        )
+    )
+    return [row for row in rows if row.row_number not in present]
+
+
 def _ensure_batch(
     engine: Engine, batch_id: str, source_name: str, valid: int, rejected: int, now: datetime
-) -> set[int]:
+) -> None:
     with engine.begin() as connection:
         take_lock(connection, REGISTER_LOCK_KEY)
         exists = connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id))
@@ -199,10 +221,11 @@ def _ensure_batch(
                     created_at=now,
                 )
             )
-            return set()
-        return set(
-            connection.scalars(select(BatchRow.row_number).where(BatchRow.batch_id == batch_id))
-        )
+
+
+def _rejected_values(batch_id: str, row: RejectedRow) -> tuple[Any, ...]:
+    reasons = json.dumps(list(row.reasons), ensure_ascii=False)
+    return (batch_id, row.row_number, row.external_id, Disposition.REJECTED.value, reasons)
 
 
 def register_batch(
@@ -217,33 +240,30 @@ def register_batch(
     numbers = [i.row_number for i in valid] + [r.row_number for r in rejected]
     if len(set(numbers)) != len(numbers):
         raise ValueError(f"batch {batch_id}: a row number appears more than once")
-    done = _ensure_batch(engine, batch_id, source_name, len(valid), len(rejected), now)
-    todo_valid = [i for i in valid if i.row_number not in done]
-    todo_rejected = [r for r in rejected if r.row_number not in done]
-    outcome = RegisterOutcome(batch_id=batch_id, already_registered=len(done))
-    new = 0
-    for chunk in _chunks(todo_valid, CHUNK_ROWS):
+    _ensure_batch(engine, batch_id, source_name, len(valid), len(rejected), now)
+    outcome = RegisterOutcome(batch_id=batch_id)
+    new = added_rejects = 0
+    for chunk in _chunks(valid, CHUNK_ROWS):
         with engine.begin() as connection:
             take_lock(connection, REGISTER_LOCK_KEY)
-            new += _register_chunk(connection, batch_id, chunk, now, outcome)
-    for rejects in _chunks(todo_rejected, CHUNK_ROWS):
+            todo = _not_registered(connection, batch_id, chunk)
+            if todo:
+                new += _register_chunk(connection, batch_id, todo, now, outcome)
+    for rejects in _chunks(rejected, CHUNK_ROWS):
         with engine.begin() as connection:
+            take_lock(connection, REGISTER_LOCK_KEY)
             rows = [
-                (
-                    batch_id,
-                    r.row_number,
-                    r.external_id,
-                    Disposition.REJECTED.value,
-                    json.dumps(list(r.reasons), ensure_ascii=False),
-                )
-                for r in rejects
+                _rejected_values(batch_id, r)
+                for r in _not_registered(connection, batch_id, rejects)
             ]
             bulk_insert(connection, "batch_rows", BATCH_ROW_COLUMNS, rows)
+            added_rejects += len(rows)
+    added = new + len(outcome.already_known) + len(outcome.conflicts) + added_rejects
     return RegisterOutcome(
         batch_id=batch_id,
         new=new,
-        rejected=len(todo_rejected),
-        already_registered=len(done),
+        rejected=added_rejects,
+        already_registered=len(numbers) - added,
         already_known=outcome.already_known,
         conflicts=outcome.conflicts,
     )

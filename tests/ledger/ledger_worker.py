@@ -2,6 +2,7 @@
 
 Usage: ledger_worker.py open URL GO_FILE
        ledger_worker.py claim URL GO_FILE BATCH_ID WORKER_ID LIMIT
+       ledger_worker.py register URL GO_FILE BATCH_ID PREFIX COUNT
 Prints "ready" once set up, then one JSON line with what it did.
 """
 
@@ -12,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from payflow.ledger import Ledger
+from ledger_support import instructions
+
+from payflow.ledger import Ledger, register
 
 
 def _wait_for(go_file: Path) -> None:
@@ -23,6 +26,16 @@ def _wait_for(go_file: Path) -> None:
         time.sleep(0.005)
 
 
+def _register(url: str, go_file: Path, batch_id: str, prefix: str, count: int) -> None:
+    register.CHUNK_ROWS = 250  # many small chunks, so two registrations interleave
+    rows = instructions(prefix, count)
+    with Ledger.open(url) as ledger:
+        print("ready", flush=True)
+        _wait_for(go_file)
+        outcome = ledger.register_batch(batch_id, "same.csv", rows, [])
+    print(json.dumps({"new": outcome.new, "already": outcome.already_registered}), flush=True)
+
+
 def main(argv: list[str]) -> None:
     mode, url, go_file = argv[0], argv[1], Path(argv[2])
     if mode == "open":
@@ -30,6 +43,9 @@ def main(argv: list[str]) -> None:
         _wait_for(go_file)
         with Ledger.open(url) as ledger:
             print(json.dumps({"opened": ledger.dialect}), flush=True)
+        return
+    if mode == "register":
+        _register(url, go_file, argv[3], argv[4], int(argv[5]))
         return
     batch_id, worker_id, limit = argv[3], argv[4], int(argv[5])
     claimed: list[str] = []

@@ -64,3 +64,24 @@ def test_processes_claim_every_row_exactly_once_on_sqlite(tmp_path: Path) -> Non
 def test_processes_claim_every_row_exactly_once_on_postgres(tmp_path: Path) -> None:
     with fresh_postgres_database() as url:
         _claim_concurrently(url, tmp_path)
+
+
+def _register_concurrently(url: str, tmp_path: Path) -> None:
+    batch, p = unique("b"), unique()
+    results = run_workers(tmp_path, [["register", url, batch, p, "2000"]] * 2)
+    assert sum(r["new"] for r in results) == 2000
+    assert all(r["new"] + r["already"] == 2000 for r in results)
+    with Ledger.open(url) as ledger:
+        assert ledger.batch_summary(batch) == {"VALIDATED": 2000}
+        assert [r.row_number for r in ledger.batch_rows(batch)] == list(range(2, 2002))
+
+
+def test_two_runs_registering_one_batch_at_once_on_sqlite(tmp_path: Path) -> None:
+    _register_concurrently(f"sqlite:///{tmp_path / 'shared.sqlite3'}", tmp_path)
+
+
+@pytest.mark.postgres
+def test_two_runs_registering_one_batch_at_once_on_postgres(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    _register_concurrently(postgres_url, tmp_path)
