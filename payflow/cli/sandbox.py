@@ -79,6 +79,7 @@ def sandbox(
     except OSError as exc:
         listener.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+    listener.listen(2048)  # connections made as soon as the URL is printed wait in the backlog
     bound_port = listener.getsockname()[1]
     server = _SignalStoppedServer(uvicorn_config(config, host, bound_port))
     quiet_lost_response_log()

@@ -1,0 +1,58 @@
+"""Fixtures shared by every test folder: a real sandbox server on 127.0.0.1.
+
+Use `sandbox_server` for a started sandbox with fast delays, or `make_sandbox(**overrides)` to
+start one (or several) with other settings. Overrides are `SandboxConfig` fields or fault
+settings by name, e.g. `make_sandbox(error_rate=0.3, seed=7)` or
+`make_sandbox(final_delay=0.5, merchant_callback_url=receiver_url)`. `sandbox_server` also takes
+overrides through indirect parametrisation:
+
+    @pytest.mark.parametrize("sandbox_server", [{"lost_response_rate": 1.0}], indirect=True)
+    def test_lost(sandbox_server): ...
+
+Every server is stopped when the test ends. `sandbox_server.url` is the base URL,
+`.token` the accepted token (the default sandbox token), `.merchant_id` the merchant.
+Inspection: GET `{url}/_sandbox/stats`; run-time faults: POST `{url}/_sandbox/faults`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from payflow.sandbox import SandboxConfig, SandboxServer
+
+# Fast enough for tests, slow enough that CREATED and PROCESSING can be observed by polling.
+FAST_SANDBOX: dict[str, Any] = {
+    "processing_delay": 0.05,
+    "final_delay": 0.1,
+    "correction_delay": 0.4,
+    "webhook_backoff": 0.05,
+    "webhook_timeout": 2.0,
+}
+
+MakeSandbox = Callable[..., SandboxServer]
+
+
+@pytest.fixture
+def make_sandbox() -> Iterator[MakeSandbox]:
+    """Factory: `make_sandbox(**overrides)` starts a sandbox with fast delays plus overrides."""
+    servers: list[SandboxServer] = []
+
+    def start(**overrides: Any) -> SandboxServer:
+        config = SandboxConfig().with_overrides(**{**FAST_SANDBOX, **overrides})
+        server = SandboxServer(config).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def sandbox_server(request: pytest.FixtureRequest, make_sandbox: MakeSandbox) -> SandboxServer:
+    """A started sandbox with fast delays; indirect param: a dict of config overrides."""
+    overrides: dict[str, Any] = getattr(request, "param", None) or {}
+    return make_sandbox(**overrides)
