@@ -79,3 +79,20 @@ def test_three_processes_opening_a_new_postgres_database_migrate_it_once(tmp_pat
         results = run_workers(tmp_path, [["open", url]] * 3)
         assert [r["opened"] for r in results] == ["postgresql"] * 3
         test_open_migrates_to_head_and_again_is_a_no_op(url)
+
+
+def test_sqlite_readers_do_not_wait_for_a_writer(sqlite_url: str) -> None:
+    import time
+
+    with Ledger.open(sqlite_url) as ledger:
+        writer = create_engine(sqlite_url, connect_args={"timeout": 30})
+        try:
+            with writer.connect() as connection:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")  # another process mid-claim
+                started = time.monotonic()
+                assert ledger.batch_summary("nothing") == {}
+                assert not ledger.batch_exists("nothing")
+                assert time.monotonic() - started < 5
+                connection.exec_driver_sql("ROLLBACK")
+        finally:
+            writer.dispose()
