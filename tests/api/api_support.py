@@ -21,7 +21,10 @@ FAST_RETRY = PinnedRetry(max_retries=3, base_delay=0.001, max_delay=0.01, max_re
 
 
 def payout_request(
-    external_id: str = "ext-1", amount: str = "100.50", requisites: str = "79001234567"
+    external_id: str = "ext-1",
+    amount: str = "100.50",
+    requisites: str = "79001234567",
+    bank_name: str = "bank-a",
 ) -> PayoutRequest:
     """An SBP payout request with a bank id."""
     return PayoutRequest(
@@ -30,7 +33,7 @@ def payout_request(
         payment_type="SBP",
         external_id=external_id,
         account=PayoutAccount(
-            name="Ivan Petrov", requisites=requisites, user_id="user-1", bank_name="bank-a"
+            name="Ivan Petrov", requisites=requisites, user_id="user-1", bank_name=bank_name
         ),
     )
 
