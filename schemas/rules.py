@@ -2,7 +2,8 @@
 
 One row per destination and currency says which requisites rule applies, which country codes a
 wallet phone may start with, the amount step, optional limits, and whether a bank id is needed.
-A row with a `service_id` carries only the amount limits of that payout service. Enabling a new
+A row with a `service_id`, or with no requisites rule, carries only amount limits: of that payout
+service, or of the destination and currency (`*`: any currency). Enabling a new
 destination is a new row here (plus its requisites rule in `schemas.requisites` if it is new).
 """
 
@@ -106,7 +107,7 @@ def load_rules(path: Path = DEFAULT_RULES_PATH) -> RulesTable:
         for line, row in enumerate(csv.DictReader(handle), start=2):
             where = f"rules table line {line}"
             service = row["service_id"].strip()
-            if not service:
+            if not service and row["requisites_rule"].strip():
                 parsed = _parse_row(row, line)
                 if parsed is not None:
                     destinations.append(parsed)

@@ -98,6 +98,7 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
             io.BytesIO(data),
             sep=_delimiter(first_line),
             encoding=encoding,
+            header=None,  # taken from the first row below: pandas would rename duplicates
             dtype=str,
             na_filter=False,
             keep_default_na=False,
@@ -107,8 +108,11 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise BatchFileError(f"{name} is not a readable CSV file: {message}") from None
-    frame.columns = [str(c) for c in frame.columns]
-    return frame.fillna("")
+    frame = frame.fillna("")
+    header = [str(c) for c in frame.iloc[0].tolist()]
+    frame = frame.iloc[1:].reset_index(drop=True)
+    frame.columns = header
+    return frame
 
 
 def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:

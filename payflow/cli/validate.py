@@ -1,0 +1,76 @@
+"""`payflow validate FILE`: read and check a batch, write the rejects report, pay nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payflow.api.errors import PaymentsApiError
+from payflow.cli.app import app, fail
+from payflow.intake import BatchFileError, ValidationReport, read_batch_file
+from payflow.intake.report_files import summary_lines, write_rejects_report
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.settings import Settings
+from tasks.resolve_banks import banks_fetcher, services_list
+from tasks.validate_batch import validate_rows
+
+EXIT_VALID, EXIT_REJECTS = 0, 1
+
+
+def validate_file(
+    path: Path, *, settings: Settings, sheet: str | None = None, strict: bool = False
+) -> tuple[ValidationReport, bool]:
+    """Validate a batch file against the configured API (or the sandbox); report and is_sandbox."""
+    raw = read_batch_file(path, sheet)
+    with api_endpoint(settings) as endpoint:
+        services = services_list(
+            endpoint.base_url, endpoint.token, timeout=settings.request_timeout
+        )
+        banks = banks_fetcher(
+            endpoint.base_url,
+            endpoint.token,
+            concurrency=min(settings.max_in_flight, 16),
+            timeout=settings.request_timeout,
+        )
+        report = validate_rows(raw, services=services, banks_for_phones=banks, strict=strict)
+        return report, endpoint.is_sandbox
+
+
+@app.command("validate")
+def validate_command(
+    file: Annotated[Path, typer.Argument(help="The batch: CSV (comma or semicolon) or XLSX.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for the rejects report.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+    sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Treat warnings as rejects.")] = False,
+) -> None:
+    """Check every row of a batch; exit 0 all valid, 1 some rejected, 2 unreadable."""
+    settings = Settings()
+    try:
+        report, sandbox = validate_file(file, settings=settings, sheet=sheet, strict=strict)
+    except BatchFileError as exc:
+        fail(str(exc))
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except PaymentsApiError as exc:
+        fail(f"the payments API could not give the banks or services list: {exc}")
+    out_dir = out if out is not None else settings.reports_dir()
+    try:
+        csv_path, xlsx_path = write_rejects_report(report, out_dir)
+    except OSError as exc:
+        fail(f"cannot write the report to {out_dir}: {exc.strerror or exc}")
+    if sandbox:
+        print(NO_REAL_MONEY, file=sys.stderr)
+    if as_json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        for line in summary_lines(report):
+            print(line)
+        print(f"report: {csv_path} and {xlsx_path.name}")
+    raise typer.Exit(EXIT_REJECTS if report.rejects else EXIT_VALID)

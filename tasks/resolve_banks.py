@@ -1,0 +1,107 @@
+"""Fetching the lists validation needs: SBP banks per phone (once each, bounded) and services."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from prefect import task
+from pydantic import SecretStr
+
+from payflow.api import AsyncPayoutsClient
+from payflow.api.errors import NotFoundError
+from payflow.api.models import Bank, PayoutService
+from schemas.lookups import BankInfo, BanksForPhones, ServiceInfo
+from tasks.connections import RunTarget, open_client
+
+DEFAULT_CONCURRENCY = 8
+
+
+class ListsClient(Protocol):
+    """The part of `AsyncPayoutsClient` these lookups use."""
+
+    async def list_banks(self, phone: str) -> list[Bank]: ...
+
+    async def list_services(self) -> list[PayoutService]: ...
+
+
+async def fetch_banks(
+    client: ListsClient, phones: Sequence[str], *, concurrency: int = DEFAULT_CONCURRENCY
+) -> dict[str, list[BankInfo]]:
+    """The banks list of each distinct phone, with at most `concurrency` requests in flight."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(phone: str) -> tuple[str, list[BankInfo]]:
+        async with gate:
+            try:
+                banks = await client.list_banks(phone)
+            except NotFoundError:
+                banks = []  # the service knows no bank for this phone: a reject, not a failure
+        return phone, [BankInfo(b.id, b.name or "") for b in banks]
+
+    results = await asyncio.gather(*(one(phone) for phone in dict.fromkeys(phones)))
+    return dict(results)
+
+
+async def fetch_services(client: ListsClient) -> list[ServiceInfo]:
+    """The payout services list, reduced to what validation checks."""
+    services = []
+    for service in await client.list_services():
+        if service.id is None or not str(service.id).isdigit():
+            continue  # a record without a usable id cannot match any serviceId cell
+        services.append(ServiceInfo(int(service.id), service.payment_type, service.currency))
+    return services
+
+
+def banks_fetcher(
+    base_url: str,
+    token: SecretStr,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    timeout: float = 30.0,
+) -> BanksForPhones:
+    """A `banks_for_phones` for `validate_rows` that asks the API (one event loop per call)."""
+
+    def fetch(phones: Sequence[str]) -> Mapping[str, Sequence[BankInfo]]:
+        async def run() -> dict[str, list[BankInfo]]:
+            async with AsyncPayoutsClient(token, base_url=base_url, timeout=timeout) as client:
+                return await fetch_banks(client, phones, concurrency=concurrency)
+
+        return asyncio.run(run())
+
+    return fetch
+
+
+def services_list(base_url: str, token: SecretStr, *, timeout: float = 30.0) -> list[ServiceInfo]:
+    """The services list from the API, for `validate_rows`."""
+
+    async def run() -> list[ServiceInfo]:
+        async with AsyncPayoutsClient(token, base_url=base_url, timeout=timeout) as client:
+            return await fetch_services(client)
+
+    return asyncio.run(run())
+
+
+@task(name="resolve-banks")
+def resolve_banks(
+    target: RunTarget, phones: Sequence[str], concurrency: int = DEFAULT_CONCURRENCY
+) -> dict[str, list[BankInfo]]:
+    """Prefect task: the banks list of each distinct phone (the token comes from Settings)."""
+
+    async def run() -> dict[str, list[BankInfo]]:
+        async with open_client(target) as client:
+            return await fetch_banks(client, phones, concurrency=concurrency)
+
+    return asyncio.run(run())
+
+
+@task(name="load-services")
+def load_services(target: RunTarget) -> list[ServiceInfo]:
+    """Prefect task: the payout services list, for validation."""
+
+    async def run() -> list[ServiceInfo]:
+        async with open_client(target) as client:
+            return await fetch_services(client)
+
+    return asyncio.run(run())

@@ -1,0 +1,104 @@
+"""Reading CSV batches: delimiters, encodings, headers, blank rows, unreadable files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from intake_files import HEADER, ROW, write_csv
+
+from payflow.intake import BatchFileError, read_batch_file
+
+
+def test_comma_file_reads_every_cell_as_text(tmp_path: Path) -> None:
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, ROW, ["007", *ROW[1:6], "x-2"]]))
+    assert raw.frame.loc[2].tolist() == ROW
+    assert raw.frame.at[3, "amount"] == "007"  # not parsed, not stripped of zeros
+    assert raw.frame.index.tolist() == [2, 3]
+
+
+def test_semicolon_file_keeps_commas_inside_cells(tmp_path: Path) -> None:
+    row = ["1500,50", *ROW[1:4], "Doe, John", *ROW[5:]]
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, row], sep=";"))
+    assert raw.frame.at[2, "amount"] == "1500,50"
+    assert raw.frame.at[2, "name"] == "Doe, John"
+
+
+def test_utf8_with_bom(tmp_path: Path) -> None:
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, ROW], encoding="utf-8-sig"))
+    assert list(raw.frame.columns) == HEADER
+
+
+def test_cp1251_from_russian_excel(tmp_path: Path) -> None:
+    row = [*ROW[:4], "Пётр Сидоров", *ROW[5:]]
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, row], sep=";", encoding="cp1251"))
+    assert raw.frame.at[2, "name"] == "Пётр Сидоров"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        ["Amount", "CURRENCY", "payment_type", "Requisites", "NAME", "user_id", "External ID"],
+        ["amount", "currency", "PaymentType", "requisites", "name", "userID", "external-id"],
+    ],
+)
+def test_headers_in_other_cases_and_forms(tmp_path: Path, headers: list[str]) -> None:
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [headers, ROW]))
+    assert list(raw.frame.columns) == HEADER
+
+
+def test_unknown_columns_are_reported(tmp_path: Path) -> None:
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [[*HEADER, "Comment"], [*ROW, "hi"]]))
+    assert raw.unknown_columns == ("Comment",)
+    assert "Comment" not in raw.frame
+
+
+def test_blank_rows_are_ignored_and_row_numbers_kept(tmp_path: Path) -> None:
+    blank = [""] * len(HEADER)
+    path = write_csv(tmp_path / "b.csv", [HEADER, ROW, blank, [*ROW[:6], "x-2"], blank, blank])
+    raw = read_batch_file(path)
+    assert raw.frame.index.tolist() == [2, 4]
+
+
+def test_a_multi_line_cell_is_one_spreadsheet_row(tmp_path: Path) -> None:
+    rows = [HEADER, [*ROW[:4], "two\nlines", *ROW[5:]], [*ROW[:6], "x-2"]]
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", rows))
+    assert raw.frame.index.tolist() == [2, 3]
+    assert raw.frame.at[2, "name"] == "two\nlines"
+
+
+def test_batch_id_depends_on_content_only(tmp_path: Path) -> None:
+    first = read_batch_file(write_csv(tmp_path / "a.csv", [HEADER, ROW]))
+    same = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, ROW]))
+    other = read_batch_file(write_csv(tmp_path / "c.csv", [HEADER, [*ROW[:6], "x-9"]]))
+    assert first.batch_id == same.batch_id != other.batch_id
+    assert len(first.batch_id) == 20
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b"\n\n", "is empty"),
+        (
+            b"amount,currency\n1,XOF\n",
+            "required column missing: paymentType, requisites, name, userId",
+        ),
+        (",".join(HEADER).encode() + b"\n", "no data rows"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "neither CSV nor XLSX"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64, "password-protected"),
+        (b"PK\x03\x04 broken zip", "corrupt"),
+        ((",".join(HEADER) + ",externalId\n").encode(), "given more than once"),
+    ],
+)
+def test_unreadable_files_fail_with_one_line(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    with pytest.raises(BatchFileError, match=message) as caught:
+        read_batch_file(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(BatchFileError, match="cannot read"):
+        read_batch_file(tmp_path / "nope.csv")

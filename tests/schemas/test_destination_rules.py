@@ -1,0 +1,112 @@
+"""Rules that depend on the destination, all read from the rules table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from schema_rows import ACCOUNT, BIK, row, rules_of, validate
+
+from schemas.requisites import account_with_key
+from schemas.rules import RulesTableError, load_rules
+
+
+@pytest.mark.parametrize(
+    ("payment_type", "cells", "rule"),
+    [
+        ("SIM", {"currency": "RUB"}, "currency_for_destination"),
+        ("SBP", {"currency": "XOF", "amount": "1500"}, "currency_for_destination"),
+        ("BANK_ACCOUNT", {"currency": "USD"}, "currency_for_destination"),
+        ("SIM", {"requisites": "+2250700001234"}, "requisites_intl_wallet_phone"),
+        ("SIM", {"requisites": "225 0700 001234"}, "requisites_intl_wallet_phone"),
+        ("SIM", {"requisites": "22507"}, "requisites_intl_wallet_phone"),
+        ("SIM", {"requisites": "2250700001234567"}, "requisites_intl_wallet_phone"),
+        ("SIM", {"currency": "KES", "requisites": "2250700001234"}, "wallet_country_code"),
+        ("SIM", {"amount": "1502"}, "amount_step"),
+        ("SIM", {"amount": "1500.50"}, "amount_step"),
+        ("SIM", {"currency": "KES", "requisites": "254712345678", "amount": "99.5"}, "amount_step"),
+        ("SIM", {"currency": "TZS", "requisites": "255712345678", "amount": "0.01"}, "amount_step"),
+        ("SBP", {"requisites": "+79161234567"}, "requisites_ru_mobile_phone"),
+        ("SBP", {"requisites": "8 916 123 45 67"}, "requisites_ru_mobile_phone"),
+        ("SBP", {"requisites": "74951234567"}, "requisites_ru_mobile_phone"),
+        ("SBP", {"bankName": ""}, "bank_name_required"),
+        (
+            "BANK_ACCOUNT",
+            {"requisites": "40702810099910004312"},
+            "requisites_ru_individual_account",
+        ),
+        ("BANK_ACCOUNT", {"requisites": ACCOUNT[:-1]}, "requisites_ru_individual_account"),
+        ("BANK_ACCOUNT", {"requisites": ACCOUNT[:8] + "9" + ACCOUNT[9:]}, "account_check_key"),
+        ("BANK_ACCOUNT", {"bik": "044525226"}, "account_check_key"),
+        ("BANK_ACCOUNT", {"bik": "44525225"}, "bik_format"),
+        ("EMAIL", {"requisites": "who@"}, "requisites_email_address"),
+    ],
+)
+def test_destination_rule(payment_type: str, cells: dict[str, str], rule: str) -> None:
+    report = validate(row(payment_type, **cells))
+    assert rules_of(report) == {rule}
+    assert report.instructions == []
+
+
+@pytest.mark.parametrize(
+    ("payment_type", "cells"),
+    [
+        ("SIM", {"currency": "KES", "requisites": "254712345678", "amount": "100"}),
+        ("SIM", {"currency": "NGN", "requisites": "2348012345678", "amount": "100.50"}),
+        ("SIM", {"currency": "BDT", "requisites": "8801712345678", "amount": "0.01"}),
+        ("SIM", {"amount": "5"}),
+        ("SBP", {"requisites": "9161234567"}),
+        ("SBP", {"requisites": "89161234567"}),
+        ("BANK_ACCOUNT", {"bik": ""}),
+        ("BANK_ACCOUNT", {"requisites": account_with_key(BIK, "40820810000000000001")}),
+        ("EMAIL", {"currency": "EUR"}),
+    ],
+)
+def test_destination_accepts(payment_type: str, cells: dict[str, str]) -> None:
+    report = validate(row(payment_type, **cells))
+    assert report.rejects == []
+    assert report.instructions[0].requisites == row(payment_type, **cells)["requisites"]
+
+
+def _table(tmp_path: Path, extra: str) -> Path:
+    source = Path(__file__).resolve().parents[2] / "data" / "destination_rules.csv"
+    path = tmp_path / "rules.csv"
+    path.write_text(source.read_text("utf-8") + extra, "utf-8")
+    return path
+
+
+def test_limits_per_destination_currency_and_service(tmp_path: Path) -> None:
+    table = load_rules(
+        _table(
+            tmp_path,
+            "SIM,XOF,,,,,100,,,,XOF floor\nSIM,XOF,201,,,,,10000,,,service 201 ceiling\n"
+            "EMAIL,*,,,,,,50,,,any currency\n",
+        )
+    )
+    report = validate(
+        row("SIM", amount="95"),
+        row("SIM", amount="20000", serviceId="201"),
+        row("SIM", amount="20000"),
+        row("EMAIL", amount="50.01"),
+        row("EMAIL", amount="50"),
+        table=table,
+    )
+    assert [(p.row, p.rule) for p in report.rejects] == [
+        (2, "amount_minimum"),
+        (3, "amount_maximum"),
+        (5, "amount_maximum"),
+    ]
+
+
+def test_a_new_destination_is_a_row_of_the_table(tmp_path: Path) -> None:
+    table = load_rules(_table(tmp_path, "EMAIL_BRL,BRL,,email_address,,0.01,,,no,yes,new\n"))
+    good = row("EMAIL", paymentType="EMAIL_BRL", currency="BRL")
+    bad = row("EMAIL", paymentType="EMAIL_BRL", currency="USD")
+    report = validate(good, bad, table=table)
+    assert [(p.row, p.rule) for p in report.rejects] == [(3, "currency_for_destination")]
+    assert rules_of(validate(good)) == {"payment_type_known"}
+
+
+def test_a_table_naming_an_unknown_requisites_rule_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RulesTableError, match="unknown requisites rule 'pix_key'"):
+        load_rules(_table(tmp_path, "PIX,BRL,,pix_key,,0.01,,,no,yes,\n"))
