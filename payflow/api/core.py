@@ -22,13 +22,41 @@ from payflow.api.errors import (
 )
 from payflow.api.jsonbody import dumps, loads
 from payflow.api.retry import RetryPolicy
+from payflow.redact import mask_requisites
 
 logger = logging.getLogger("payflow.api")
+MASKED_QUERY_PARAMS = ("account",)  # the banks list takes the recipient phone in the query
 
 T = TypeVar("T")
 
 # No connection was made, so nothing reached the service.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)
+
+
+class MaskRecipientInHttpxLog(logging.Filter):
+    """httpx logs every URL at INFO; mask the phone of `?account=` to its last four characters."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_masked(arg) for arg in record.args)
+        return True
+
+
+def _masked(arg: object) -> object:
+    if not isinstance(arg, httpx.URL):
+        return arg
+    params = arg.params
+    for name in MASKED_QUERY_PARAMS:
+        if name in params:
+            params = params.set(name, mask_requisites(params[name]))
+    return arg.copy_with(params=params)
+
+
+def install_log_masking() -> None:
+    """Add the mask to the httpx logger once (idempotent; logging filters are process-wide)."""
+    httpx_logger = logging.getLogger("httpx")
+    if not any(isinstance(f, MaskRecipientInHttpxLog) for f in httpx_logger.filters):
+        httpx_logger.addFilter(MaskRecipientInHttpxLog())
 
 
 class ClientCore:
@@ -51,6 +79,7 @@ class ClientCore:
         if not timeout > 0:
             raise ValueError("timeout must be positive")
         self._token = secret
+        install_log_masking()
         self.base_url = base_url.rstrip("/")
         self.timeout = httpx.Timeout(timeout)
         self.retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)

@@ -170,9 +170,12 @@ async def test_token_absent_from_real_http_logs(sandbox_server, connect, caplog)
         caplog.set_level(logging.DEBUG, logger=name)
     api = connect(sandbox_server)
     await api.get_balance()
+    await api.list_banks("79001239876")
     set_faults(sandbox_server, error_rate=1.0)
     with pytest.raises(ServerError) as caught:
         await api.get_balance()
     assert any(r.name.startswith("httpcore") for r in caplog.records)  # DEBUG really captured
     texts = [r.getMessage() for r in caplog.records] + [repr(caught.value), repr(api.client)]
     assert all(sandbox_server.token not in text for text in texts)
+    assert all("7900123" not in text for text in texts)  # the recipient phone, masked
+    assert any("account=%2A%2A%2A%2A%2A%2A%2A9876" in text for text in texts)
