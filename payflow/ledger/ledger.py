@@ -242,6 +242,10 @@ class Ledger:
         """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""
         return reading.unfinished(self._reader, batch_id)
 
+    def lease_holders(self, batch_id: str) -> set[str]:
+        """Worker ids holding SUBMITTING rows of the batch (to find a dead worker's leases)."""
+        return reading.lease_holders(self._reader, batch_id)
+
     # -- reporting ---------------------------------------------------------------------------
 
     def batch_summary(self, batch_id: str) -> dict[str, int]:

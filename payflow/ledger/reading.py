@@ -56,6 +56,21 @@ def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:
         return [_ref(row) for row in connection.execute(query)]
 
 
+def lease_holders(engine: Engine, batch_id: str) -> set[str]:
+    """Worker ids holding SUBMITTING rows of the batch, expired leases included."""
+    query = (
+        select(Payout.claimed_by)
+        .where(
+            in_batch(batch_id),
+            Payout.state == RowState.SUBMITTING.value,
+            Payout.claimed_by.is_not(None),
+        )
+        .distinct()
+    )
+    with engine.connect() as connection:
+        return {str(holder) for holder in connection.scalars(query)}
+
+
 def _row_state() -> ColumnElement[Any]:
     return case(
         (BatchRow.disposition == Disposition.REJECTED.value, RowState.REJECTED.value),

@@ -99,3 +99,18 @@ def test_polling_schedule_and_unfinished(ledger: Ledger, clock: FakeClock) -> No
         f"{p}-3": RowState.PROCESSING,
         f"{p}-5": RowState.VALIDATED,
     }
+
+
+def test_lease_holders_names_the_workers_with_submitting_rows(tmp_path):
+    with Ledger.open(f"sqlite:///{tmp_path / 'l.db'}") as ledger:
+        ledger.register_batch("b1", "f.csv", instructions("lh", 6), [])
+        assert ledger.lease_holders("b1") == set()
+        ledger.claim_for_submit("b1", "w1", 2)
+        ledger.claim_for_submit("b1", "w2", 3)
+        assert ledger.lease_holders("b1") == {"w1", "w2"}
+        assert ledger.release_stale_leases("b1", "w1") == 2
+        # Released leases still name their holder until another worker claims the rows.
+        claimed = ledger.claim_for_submit("b1", "w3", 10)
+        assert {c.external_id for c in claimed if c.needs_resolution} and "w1" not in (
+            ledger.lease_holders("b1")
+        )
