@@ -1,0 +1,22 @@
+"""What every command does first: settings, quiet Prefect, logs to a file."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from payflow.cli.app import fail
+from payflow.quiet import log_to_file, quiet_prefect
+from payflow.settings import Settings
+
+
+def prepare() -> Settings:
+    """Load settings (a bad one is a one-line error) and route all logging to the log file."""
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "PAYFLOW_" + "_".join(str(p) for p in first["loc"]).upper()
+        fail(f"bad setting {name}: {first['msg']}")
+    quiet_prefect(settings.home)
+    log_to_file(settings.home)
+    return settings

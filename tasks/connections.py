@@ -1,0 +1,99 @@
+"""How a task reaches the API and the ledger: from a RunTarget, never from secrets in parameters.
+
+A RunTarget travels as a task parameter and so may be recorded by Prefect; it carries no token.
+The token is read from Settings inside the task that needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.settings import Settings
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Where one run pays: API base URL, ledger URL, callback URL, and whether it is the sandbox."""
+
+    api_url: str
+    ledger_url: str
+    sandbox: bool
+    callback_url: str | None = None
+
+
+def api_token(settings: Settings, *, sandbox: bool) -> SecretStr:
+    """The token for the target: the merchant token, or the embedded sandbox's."""
+    if sandbox:
+        from payflow.sandbox import SandboxConfig
+
+        return SecretStr(SandboxConfig.from_env().token)
+    if settings.api_token is None:
+        raise ValueError("PAYFLOW_API_TOKEN is not set")
+    return settings.api_token
+
+
+def open_client(target: RunTarget, settings: Settings | None = None) -> AsyncPayoutsClient:
+    """An async client bound to the target with the configured bounds on concurrency and rate."""
+    settings = settings or Settings()
+    return AsyncPayoutsClient(
+        api_token(settings, sandbox=target.sandbox),
+        base_url=target.api_url,
+        timeout=settings.request_timeout,
+        max_in_flight=settings.max_in_flight,
+        max_requests_per_second=settings.max_requests_per_second,
+    )
+
+
+_ledgers: dict[str, Ledger] = {}
+_ledgers_lock = threading.Lock()
+
+
+def open_ledger(url: str) -> Ledger:
+    """The process's one Ledger for `url` (migrated once, shared by every task thread)."""
+    with _ledgers_lock:
+        ledger = _ledgers.get(url)
+        if ledger is None:
+            ledger = _ledgers[url] = Ledger.open(url)
+        return ledger
+
+
+def close_ledgers() -> None:
+    """Dispose of every ledger this process opened."""
+    with _ledgers_lock:
+        for ledger in _ledgers.values():
+            ledger.close()
+        _ledgers.clear()
+
+
+def worker_is_dead(worker_id: str) -> bool:
+    """True for a worker id of this host whose process no longer exists.
+
+    Leases of workers on other hosts cannot be checked from here; they expire with their lease.
+    """
+    host, _, rest = worker_id.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def new_worker_id() -> str:
+    """host:pid:nonce, so a restarted run on the same host can tell a dead worker's leases."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
