@@ -63,4 +63,4 @@ class Settings(BaseSettings):
 
     def reports_dir(self) -> Path:
         """Where run reports go unless `--out` says otherwise."""
-        return self.home / "reports"
+        return (self.home / "reports").resolve()

@@ -5,7 +5,11 @@ from __future__ import annotations
 import importlib
 import sys
 
+from pydantic import ValidationError
+
 from payflow.cli.app import CommandError, app
+from payflow.quiet import quiet_prefect
+from payflow.settings import Settings
 
 # Each module registers its commands on `app` when imported.
 COMMAND_MODULES = ("validate", "run", "status", "sandbox", "webhooks")
@@ -22,6 +26,12 @@ def _register_commands() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `payflow` console script."""
+    try:
+        home = Settings().home
+    except ValidationError:
+        home = Settings.model_fields["home"].default  # the command reports the bad setting
+    # Before any command module imports Prefect: its logging is configured once, at import.
+    quiet_prefect(home)
     _register_commands()
     try:
         app(args=argv, standalone_mode=True)

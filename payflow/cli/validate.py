@@ -11,9 +11,9 @@ import typer
 
 from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
-from payflow.intake import BatchFileError, ValidationReport, read_batch_file
+from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
 from payflow.intake.report_files import summary_lines, write_rejects_report
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
 from payflow.settings import Settings
 from tasks.resolve_banks import banks_fetcher, services_list
 from tasks.validate_batch import validate_rows
@@ -21,22 +21,27 @@ from tasks.validate_batch import validate_rows
 EXIT_VALID, EXIT_REJECTS = 0, 1
 
 
+def validate_with(
+    endpoint: ApiEndpoint, raw: RawBatch, *, settings: Settings, strict: bool = False
+) -> ValidationReport:
+    """Validate a read batch with the banks and services lists of `endpoint`."""
+    services = services_list(endpoint.base_url, endpoint.token, timeout=settings.request_timeout)
+    banks = banks_fetcher(
+        endpoint.base_url,
+        endpoint.token,
+        concurrency=min(settings.max_in_flight, 16),
+        timeout=settings.request_timeout,
+    )
+    return validate_rows(raw, services=services, banks_for_phones=banks, strict=strict)
+
+
 def validate_file(
     path: Path, *, settings: Settings, sheet: str | None = None, strict: bool = False
 ) -> tuple[ValidationReport, bool]:
     """Validate a batch file against the configured API (or the sandbox); report and is_sandbox."""
-    raw = read_batch_file(path, sheet)
+    raw = read_batch_file(path, sheet)  # an unreadable file fails before a sandbox starts
     with api_endpoint(settings) as endpoint:
-        services = services_list(
-            endpoint.base_url, endpoint.token, timeout=settings.request_timeout
-        )
-        banks = banks_fetcher(
-            endpoint.base_url,
-            endpoint.token,
-            concurrency=min(settings.max_in_flight, 16),
-            timeout=settings.request_timeout,
-        )
-        report = validate_rows(raw, services=services, banks_for_phones=banks, strict=strict)
+        report = validate_with(endpoint, raw, settings=settings, strict=strict)
         return report, endpoint.is_sandbox
 
 

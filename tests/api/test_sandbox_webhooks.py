@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from api_support import payout_request
-from sandbox_support import webhook_receiver
+from api_sandbox_support import webhook_receiver
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import SignatureInvalidError
