@@ -1,0 +1,75 @@
+"""Running the real `payflow` command in a subprocess, as an operator would."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+PAYFLOW = [sys.executable, "-m", "payflow"]
+NOISE = (
+    "Traceback",
+    "database is locked",
+    "CancelledError",
+    "Starting temporary server",
+    "prefect",
+    "Prefect",
+    "Task run",
+    "Flow run",
+)
+
+
+def payflow_env(home: Path, prefect_home: Path, **extra: str) -> dict[str, str]:
+    """The environment of one operator: own PAYFLOW_HOME, a shared Prefect home (fast start)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    env.update(
+        PAYFLOW_HOME=str(home),
+        PREFECT_HOME=str(prefect_home),
+        PAYFLOW_TRACK_DEADLINE="120",
+        PAYFLOW_POLL_INTERVAL="0.5",
+    )
+    env.update(extra)
+    return env
+
+
+def run_payflow(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """Run `payflow ARGS` to the end and capture what the operator would see."""
+    return subprocess.run(
+        [*PAYFLOW, *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def write_sim_batch(path: Path, rows: int, prefix: str) -> list[str]:
+    """A batch of XOF mobile-money rows that all complete; returns their externalIds."""
+    ids = [f"{prefix}-{i}" for i in range(1, rows + 1)]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["externalId", "amount", "currency", "paymentType", "requisites", "name", "userId"]
+        )
+        for i, external_id in enumerate(ids, start=1):
+            writer.writerow(
+                [external_id, "1000", "XOF", "SIM", f"22507{i:08d}", "Kouadio Yao", f"u-{i}"]
+            )
+    return ids
+
+
+def sandbox_stats(url: str) -> dict[str, object]:
+    """The sandbox's own record of every payout and create attempt."""
+    response = httpx.get(f"{url}/_sandbox/stats", timeout=10)
+    response.raise_for_status()
+    stats: dict[str, object] = response.json()
+    return stats

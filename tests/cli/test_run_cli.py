@@ -1,0 +1,128 @@
+"""`payflow run` end to end in a subprocess: quiet, exactly once across re-runs and a SIGKILL."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from cli_support import (
+    NOISE,
+    PAYFLOW,
+    payflow_env,
+    run_payflow,
+    sandbox_stats,
+    write_sim_batch,
+)
+
+from payflow.ledger import Ledger
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "batch_clean.csv"
+
+
+@pytest.fixture(scope="module")
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Prefect home for the module: its database is kept, so later starts are faster."""
+    return tmp_path_factory.mktemp("prefect-home")
+
+
+def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, prefect_home):
+    env = payflow_env(tmp_path / "home", prefect_home)
+    done = run_payflow(["run", str(SAMPLE), "--yes", "--json"], env, tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert set(summary) == {"batch_id", "rows", "rejected", "submitted", "statuses", "report"}
+    assert summary["statuses"] == {"COMPLETED": summary["rows"]}
+    assert Path(summary["report"]).is_file()
+    for noise in NOISE:
+        assert noise not in done.stderr, f"{noise!r} reached the operator:\n{done.stderr}"
+    assert "no real money moved" in done.stderr
+    # Prefect's own logs still exist, in the log file.
+    log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
+    assert "Finished in state Completed" in log
+
+
+def test_the_same_file_run_twice_creates_nothing_the_second_time(
+    tmp_path, prefect_home, make_sandbox
+):
+    sandbox = make_sandbox()
+    batch = tmp_path / "twice.csv"
+    ids = write_sim_batch(batch, 12, "twice")
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+
+    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert second.returncode == 0, second.stderr
+
+    assert json.loads(second.stdout)["statuses"] == {"COMPLETED": 12}
+    stats = sandbox_stats(sandbox.url)
+    assert stats["createAttempts"] == dict.fromkeys(ids, 1)
+    assert len(stats["payouts"]) == 12
+
+
+def _submitted_so_far(url: str) -> int:
+    return len(sandbox_stats(url)["payouts"])
+
+
+def test_a_run_killed_mid_submit_resumes_without_duplicates_or_lost_rows(
+    tmp_path, prefect_home, make_sandbox
+):
+    rows = 240
+    sandbox = make_sandbox(latency=0.03)
+    batch = tmp_path / "killed.csv"
+    ids = write_sim_batch(batch, rows, "kill")
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+        PAYFLOW_MAX_IN_FLIGHT="4",
+        PAYFLOW_CHUNK_SIZE="40",
+    )
+    process = subprocess.Popen(
+        [*PAYFLOW, "run", str(batch), "--yes", "--json"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while _submitted_so_far(sandbox.url) < 30:
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "the run never started submitting"
+            time.sleep(0.05)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    killed_at = _submitted_so_far(sandbox.url)
+    assert killed_at < rows, "the kill came too late to test a resume"
+
+    again = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["statuses"] == {"COMPLETED": rows}
+    stats = sandbox_stats(sandbox.url)
+    assert sorted(stats["payoutsByExternalId"].items()) == sorted(dict.fromkeys(ids, 1).items())
+    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8") as handle:
+        report = list(csv.DictReader(handle))
+    assert sorted(r["external_id"] for r in report) == sorted(ids)
+    assert {r["state"] for r in report} == {"COMPLETED"}
+    with Ledger.open(f"sqlite:///{tmp_path / 'home' / 'ledger.sqlite3'}") as ledger:
+        assert ledger.batch_summary(summary["batch_id"]) == {"COMPLETED": rows}
