@@ -38,15 +38,16 @@ def build_schema(table: RulesTable, columns: Collection[str]) -> BatchSchema:
     schema_columns: dict[str, pa.Column] = {}
     by_column = column_rules(table)
     for column in columns:
-        checks = [pa.Check(no_control_characters, name=CONTROL_RULE)]
+        # ignore_na=False: cells are never NA here, and pandera's dropna would copy each column.
+        checks = [pa.Check(no_control_characters, name=CONTROL_RULE, ignore_na=False)]
         for rule, message, fn in by_column.get(column, []):
-            checks.append(pa.Check(fn, name=rule))
+            checks.append(pa.Check(fn, name=rule, ignore_na=False))
             messages[rule] = message
         schema_columns[column] = pa.Column(None, checks=checks, nullable=True)
     frame_checks = []
     frame_rule_columns: dict[str, str] = {}
     for rule, column, message, frame_check in destination_rules(table):
-        frame_checks.append(pa.Check(frame_check, name=rule))
+        frame_checks.append(pa.Check(frame_check, name=rule, ignore_na=False))
         messages[rule] = message
         frame_rule_columns[rule] = column
     schema = pa.DataFrameSchema(schema_columns, checks=frame_checks, name="payout batch")

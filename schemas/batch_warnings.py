@@ -22,13 +22,17 @@ def find_warnings(prepared: pd.DataFrame, valid_rows: pd.Index) -> list[Problem]
 
 def _double_payments(frame: pd.DataFrame) -> list[Problem]:
     keys = ["requisites", CENTS, "currency"]
-    shared = frame[frame.duplicated(keys, keep=False)]
+    shared = frame.loc[frame.duplicated(keys, keep=False), [*keys, "externalId"]]
+    if shared.empty:
+        return []
+    distinct_ids = shared.groupby(keys, sort=False)["externalId"].transform("nunique")
+    shared = shared[distinct_ids > 1]
+    all_rows = shared.index.tolist()
+    ids, requisites = shared["externalId"].tolist(), shared["requisites"].tolist()
     problems: list[Problem] = []
-    for _, group in shared.groupby(keys, sort=False):
-        if group["externalId"].nunique() < 2:
-            continue
-        rows = group.index.tolist()
-        for row in rows:
+    for positions in shared.groupby(keys, sort=False).indices.values():
+        rows = [all_rows[p] for p in positions]
+        for position, row in zip(positions, rows, strict=True):
             others = ", ".join(str(r) for r in rows if r != row)
             problems.append(
                 Problem(
@@ -37,8 +41,8 @@ def _double_payments(frame: pd.DataFrame) -> list[Problem]:
                     "possible_double_payment",
                     f"same recipient, amount and currency as row {others} with another "
                     "externalId: a likely double payment",
-                    str(group.at[row, "externalId"]),
-                    shown_value("requisites", str(group.at[row, "requisites"])),
+                    ids[position],
+                    shown_value("requisites", requisites[position]),
                 )
             )
     return problems

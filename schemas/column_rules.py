@@ -16,7 +16,6 @@ from schemas.iso4217 import ISO_4217_CODES
 from schemas.requisites import EMAIL_PATTERN
 from schemas.rules import ANY_CURRENCY, RulesTable
 from schemas.text_checks import (
-    AMOUNT_PATTERN,
     URL_PATTERN,
     amount_cents,
     blank,
@@ -34,15 +33,36 @@ ColumnRule = tuple[str, str, SeriesCheck]  # rule name, message, check
 
 def prepare(frame: pd.DataFrame, table: RulesTable) -> pd.DataFrame:
     """The batch with the helper columns `_cents` and `_dest` added."""
-    keys = frame["paymentType"] + "\x1f" + frame["currency"]
-    index = {f"{d.payment_type}\x1f{d.currency}": i for i, d in enumerate(table.destinations)}
-    wildcard = {
-        d.payment_type: i for i, d in enumerate(table.destinations) if d.currency == ANY_CURRENCY
-    }
-    dest = keys.map(index)
-    fallback = frame["paymentType"].map(wildcard).where(frame["currency"].isin(ISO_4217_CODES))
-    dest = dest.fillna(fallback).fillna(-1).astype(np.int64)
-    return frame.assign(**{CENTS: amount_cents(frame["amount"]), DEST: dest})
+    type_codes, types = pd.factorize(frame["paymentType"])
+    currency_codes, currencies = pd.factorize(frame["currency"])
+    # Look up each distinct (paymentType, currency) pair once, not each row.
+    pair_codes, pairs = pd.factorize(type_codes.astype(np.int64) * len(currencies) + currency_codes)
+    dest_of_pair = np.array(
+        [
+            destination_index(
+                table, str(types[p // len(currencies)]), str(currencies[p % len(currencies)])
+            )
+            for p in pairs.tolist()
+        ],
+        dtype=np.int64,
+    )
+    prepared = frame.copy(deep=False)
+    prepared[CENTS] = amount_cents(frame["amount"])
+    prepared[DEST] = pd.Series(dest_of_pair[pair_codes], index=frame.index)
+    return prepared
+
+
+def destination_index(table: RulesTable, payment_type: str, currency: str) -> int:
+    """Index of the table's rule for a paymentType and currency (a `*` row for any ISO code)."""
+    fallback = -1
+    for index, rule in enumerate(table.destinations):
+        if rule.payment_type != payment_type:
+            continue
+        if rule.currency == currency:
+            return index
+        if rule.currency == ANY_CURRENCY and currency in ISO_4217_CODES:
+            fallback = index
+    return fallback
 
 
 def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
@@ -50,18 +70,8 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
     types = sorted(table.payment_types)
     return {
         "amount": [
-            ("amount_present", "amount is required", lambda s: ~blank(s)),
-            (
-                "amount_format",
-                "amount must be a number with a point and at most two decimals, "
-                "like 1500 or 1500.50 (no spaces, commas or exponents)",
-                lambda s: matches(s, AMOUNT_PATTERN),
-            ),
-            (
-                "amount_positive",
-                "amount must be greater than zero",
-                lambda s: (s == "") | (s.str.strip("0.") != ""),
-            ),
+            # Its format and sign are checked on the exact cents (schemas.destination_checks).
+            ("amount_present", "amount is required", lambda s: s != ""),
         ],
         "currency": [
             (

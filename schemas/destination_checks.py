@@ -17,8 +17,12 @@ from schemas.column_rules import CENTS, DEST
 from schemas.iso4217 import ISO_4217_CODES
 from schemas.requisites import REQUISITES_RULES, account_key_matches
 from schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
-from schemas.text_checks import blank
+from schemas.text_checks import blank, fullmatch
 
+AMOUNT_MESSAGE = (
+    "amount must be a number with a point and at most two decimals, "
+    "like 1500 or 1500.50 (no spaces, commas or exponents)"
+)
 FrameCheck = Callable[[pd.DataFrame], pd.Series]
 FrameRule = tuple[str, str, str, FrameCheck]  # rule name, column, message, check
 
@@ -26,6 +30,13 @@ FrameRule = tuple[str, str, str, FrameCheck]  # rule name, column, message, chec
 def destination_rules(table: RulesTable) -> list[FrameRule]:
     """Every cross-column rule the table implies, in the order they are reported."""
     rules: list[FrameRule] = [
+        (
+            "amount_format",
+            "amount",
+            AMOUNT_MESSAGE,
+            lambda f: (f["amount"] == "") | (f[CENTS] >= 0),
+        ),
+        ("amount_positive", "amount", "amount must be greater than zero", lambda f: f[CENTS] != 0),
         ("currency_for_destination", "currency", _currency_message(table), _currency_check(table)),
     ]
     for name in sorted({d.requisites_rule for d in table.destinations}):
@@ -84,9 +95,10 @@ def _currency_check(table: RulesTable) -> FrameCheck:
 
 def _pattern(rows: list[int], pattern: str) -> FrameCheck:
     def check(frame: pd.DataFrame) -> pd.Series:
-        applies = frame[DEST].isin(rows) & ~blank(frame["requisites"])
-        ok = frame["requisites"].str.fullmatch(pattern).fillna(False).astype(bool)
-        return ~applies | ok
+        result = pd.Series(True, index=frame.index)
+        applies = frame[DEST].isin(rows) & (frame["requisites"] != "")
+        result[applies] = fullmatch(frame.loc[applies, "requisites"], pattern)
+        return result
 
     return check
 
@@ -96,11 +108,12 @@ def _prefix_check(table: RulesTable) -> FrameCheck:
 
     def check(frame: pd.DataFrame) -> pd.Series:
         result = pd.Series(True, index=frame.index)
+        with_prefixes = frame[DEST].isin(list(prefixes))
+        # Only for well-formed digits: a malformed phone is reported by its pattern rule.
+        digits = pd.Series(False, index=frame.index)
+        digits[with_prefixes] = fullmatch(frame.loc[with_prefixes, "requisites"], "[0-9]+")
         for index, starts in prefixes.items():
-            # Only for well-formed digits: a malformed phone is reported by its pattern rule.
-            rows = (frame[DEST] == index) & frame["requisites"].str.fullmatch("[0-9]+").fillna(
-                False
-            ).astype(bool)
+            rows = digits & (frame[DEST] == index)
             result[rows] = frame.loc[rows, "requisites"].str.startswith(starts)
         return result
 
@@ -156,10 +169,10 @@ def _account_key_check(table: RulesTable) -> FrameCheck:
         result = pd.Series(True, index=frame.index)
         if "bik" not in frame:
             return result
-        applies = (
-            frame[DEST].isin(rows)
-            & frame["requisites"].str.fullmatch(pattern).fillna(False).astype(bool)
-            & frame["bik"].str.fullmatch("04[0-9]{7}").fillna(False).astype(bool)
+        candidates = frame[frame[DEST].isin(rows) & (frame["bik"] != "")]
+        applies = pd.Series(False, index=frame.index)
+        applies[candidates.index] = fullmatch(candidates["requisites"], pattern) & fullmatch(
+            candidates["bik"], "04[0-9]{7}"
         )
         subset = frame[applies]
         result[applies] = account_key_matches(subset["requisites"], subset["bik"])

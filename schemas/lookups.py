@@ -43,23 +43,26 @@ def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str
 
 
 def resolve_sbp_banks(
-    frame: pd.DataFrame, rows: Sequence[int], banks_for_phones: BanksForPhones | None
+    frame: pd.DataFrame, rows: pd.Index, banks_for_phones: BanksForPhones | None
 ) -> tuple[dict[int, str], list[BankResolution], list[Problem]]:
     """Bank id per SBP row (an id kept, a name resolved), the resolutions, and the rejects."""
-    sbp = [r for r in rows if frame.at[r, "paymentType"] == SBP]
-    if not sbp:
+    sbp = frame.loc[rows[frame.loc[rows, "paymentType"] == SBP]]
+    if sbp.empty:
         return {}, [], []
     if banks_for_phones is None:
         message = "the banks list is not available, so bankName cannot be checked"
-        return {}, [], [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp]
-    phones = sorted({str(frame.at[r, "requisites"]) for r in sbp})
-    banks = banks_for_phones(phones)
+        return (
+            {},
+            [],
+            [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp.index],
+        )
+    phones = sbp["requisites"].tolist()
+    banks = banks_for_phones(sorted(set(phones)))
     ids: dict[int, str] = {}
     resolutions: list[BankResolution] = []
     problems: list[Problem] = []
-    for row in sbp:
-        given = str(frame.at[row, "bankName"])
-        listed = banks.get(str(frame.at[row, "requisites"]), ())
+    for row, phone, given in zip(sbp.index.tolist(), phones, sbp["bankName"].tolist(), strict=True):
+        listed = banks.get(phone, ())
         if not listed:
             message = "no bank offers SBP payouts to this phone number"
             problems.append(_problem(frame, row, "requisites", "sbp_no_bank_for_phone", message))
@@ -85,13 +88,14 @@ def resolve_sbp_banks(
 
 
 def check_services(
-    frame: pd.DataFrame, rows: Sequence[int], services: Sequence[ServiceInfo] | None
+    frame: pd.DataFrame, rows: pd.Index, services: Sequence[ServiceInfo] | None
 ) -> tuple[list[Problem], list[str]]:
     """Rejects for a serviceId not in the list or not for the row's type and currency."""
     if "serviceId" not in frame:
         return [], []
-    given = [r for r in rows if frame.at[r, "serviceId"] != ""]
-    if not given:
+    candidates = frame.loc[rows, ["serviceId", "paymentType", "currency"]]
+    given = candidates[candidates["serviceId"] != ""]
+    if given.empty:
         return [], []
     if services is None:
         return [], [
@@ -99,13 +103,18 @@ def check_services(
         ]
     by_id = {service.id: service for service in services}
     problems: list[Problem] = []
-    for row in given:
-        service = by_id.get(int(str(frame.at[row, "serviceId"])))
+    for row, service_id, payment_type, currency in zip(
+        given.index.tolist(),
+        given["serviceId"].tolist(),
+        given["paymentType"].tolist(),
+        given["currency"].tolist(),
+        strict=True,
+    ):
+        service = by_id.get(int(service_id))
         if service is None:
             message = "serviceId is not among the payout services enabled for this account"
             problems.append(_problem(frame, row, "serviceId", "service_unknown", message))
             continue
-        payment_type, currency = str(frame.at[row, "paymentType"]), str(frame.at[row, "currency"])
         if service.payment_type not in (None, payment_type) or service.currency not in (
             None,
             currency,

@@ -108,7 +108,7 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise BatchFileError(f"{name} is not a readable CSV file: {message}") from None
-    frame = frame.fillna("")
+    # With na_filter off every cell is a string already, short rows included.
     header = [str(c) for c in frame.iloc[0].tolist()]
     frame = frame.iloc[1:].reset_index(drop=True)
     frame.columns = header
@@ -124,6 +124,16 @@ def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:
     return pd.DataFrame(body, columns=[str(h) for h in header], dtype=str)
 
 
+def _without_blank_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop rows with every cell empty (trailing ones above all): they carry no payout."""
+    maybe = (frame["amount"] == "") & (frame["requisites"] == "")
+    if not maybe.any():
+        return frame  # the usual case, decided on two columns
+    blank = pd.Series(False, index=frame.index)
+    blank[maybe] = (frame[maybe] == "").all(axis=1)
+    return frame[~blank]
+
+
 def _raw_batch(batch_id: str, name: str, frame: pd.DataFrame, problems: list[Problem]) -> RawBatch:
     match = match_headers(list(frame.columns))
     if match.duplicated:
@@ -133,8 +143,7 @@ def _raw_batch(batch_id: str, name: str, frame: pd.DataFrame, problems: list[Pro
         raise BatchFileError(f"{name}: required column missing: {missing}")
     frame = frame[list(match.renames)].rename(columns=match.renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
-    blank = (frame == "").all(axis=1)
-    frame = frame[~blank]  # blank rows (trailing ones above all) carry no payout
+    frame = _without_blank_rows(frame)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
     problems = [replace(p, column=match.renames.get(p.column, p.column)) for p in problems]

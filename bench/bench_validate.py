@@ -1,0 +1,102 @@
+"""Validate a 1,000,000-row CSV: rows per second, peak memory, ratio to a plain pandas.read_csv.
+
+Run: `.venv/bin/python bench/bench_validate.py [--rows N]`. Each phase runs in its own process,
+so each peak (ru_maxrss) is that phase's own. Targets: ratio <= 10, validation peak < 1.5 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "externalId,amount,currency,paymentType,requisites,bankName,name,userId,serviceId,bik\n"
+BIK = "044525225"
+
+
+def write_batch(path: Path, rows: int) -> None:
+    """A mixed batch: SIM XOF and KES, SBP by bank id, BANK_ACCOUNT with BIK, all valid."""
+    sys.path.insert(0, str(ROOT))
+    from schemas.requisites import account_with_key
+
+    accounts = [account_with_key(BIK, f"40817810{n:012d}") for n in range(1000)]
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(HEADER)
+        for n in range(rows):
+            kind = n % 4
+            if kind == 0:
+                phone = f"225070{n % 10**7:07d}"
+                line = f"x-{n},{1000 + 5 * (n % 500)},XOF,SIM,{phone},,Kouadio Yao,u{n},201,"
+            elif kind == 1:
+                line = f"x-{n},{100 + n % 900},KES,SIM,2547{n % 10**8:08d},,Wanjiru Kamau,u{n},,"
+            elif kind == 2:
+                line = f"x-{n},{n % 9000 + 1}.50,RUB,SBP,79{n % 10**9:09d},100000000111,Иван,u{n},,"
+            else:
+                account = accounts[n % 1000]
+                line = f"x-{n},{(n % 997) * 5 + 10}.25,RUB,BANK_ACCOUNT,{account},,Пётр,u{n},,{BIK}"
+            handle.write(line + "\n")
+
+
+def phase(name: str, path: Path) -> dict[str, float]:
+    """Run one phase in this process and return its seconds and peak memory."""
+    started = time.perf_counter()
+    if name == "read_csv":
+        import pandas as pd
+
+        rows = len(pd.read_csv(path, dtype=str))
+        valid = rows
+    else:
+        sys.path.insert(0, str(ROOT))
+        from payflow.intake import read_batch_file
+        from schemas.lookups import BankInfo, ServiceInfo
+        from tasks.validate_batch import validate_rows
+
+        bank = [BankInfo("100000000111", "Сбербанк")]
+        report = validate_rows(
+            read_batch_file(path),
+            services=[ServiceInfo(201, "SIM", "XOF")],
+            banks_for_phones=lambda phones: {p: bank for p in phones},
+        )
+        rows, valid = report.rows, report.valid
+    seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mb": peak_mb, "rows": rows, "valid": valid}
+
+
+def main() -> None:
+    """Write the batch, time both phases in child processes, print the comparison."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--phase", choices=["read_csv", "validate"])
+    parser.add_argument("--file", type=Path)
+    args = parser.parse_args()
+    if args.phase:
+        print(json.dumps(phase(args.phase, args.file)))
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "batch.csv"
+        write_batch(path, args.rows)
+        results = {}
+        for name in ("read_csv", "validate"):
+            command = [sys.executable, __file__, "--phase", name, "--file", str(path)]
+            output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            results[name] = json.loads(output.strip().splitlines()[-1])
+    base, run = results["read_csv"], results["validate"]
+    ratio = run["seconds"] / base["seconds"]
+    print(f"rows: {run['rows']:,} ({run['valid']:,} valid)")
+    print(f"pandas.read_csv: {base['seconds']:.2f} s, peak {base['peak_mb']:.0f} MB")
+    print(
+        f"validate: {run['seconds']:.2f} s, {run['rows'] / run['seconds']:,.0f} rows/s, "
+        f"peak {run['peak_mb']:.0f} MB"
+    )
+    print(f"ratio to read_csv: {ratio:.1f}x (target <= 10x); peak target < 1536 MB")
+
+
+if __name__ == "__main__":
+    main()
