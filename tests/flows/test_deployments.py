@@ -1,0 +1,42 @@
+"""prefect.yaml declares deployments whose entrypoints are real flows and carries no secret."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import yaml
+from prefect import Flow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _deployments() -> list[dict]:
+    config = yaml.safe_load((REPO / "prefect.yaml").read_text(encoding="utf-8"))
+    return config["deployments"]
+
+
+def test_every_entrypoint_is_a_flow_in_flows():
+    deployments = _deployments()
+    assert {d["name"] for d in deployments} >= {"daily", "one-batch"}
+    for deployment in deployments:
+        file, _, name = deployment["entrypoint"].partition(":")
+        assert file.startswith("flows/") and (REPO / file).is_file()
+        module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+        assert isinstance(getattr(module, name), Flow)
+
+
+def test_parameters_name_real_flow_parameters_and_hold_no_secret():
+    for deployment in _deployments():
+        file, _, name = deployment["entrypoint"].partition(":")
+        module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+        accepted = getattr(module, name).parameters.properties
+        for key, value in deployment.get("parameters", {}).items():
+            assert key in accepted
+            assert "token" not in key.lower() and "TOKEN" not in str(value)
+
+
+def test_the_daily_run_is_scheduled_and_never_overlaps():
+    daily = next(d for d in _deployments() if d["name"] == "daily")
+    assert daily["schedules"][0]["cron"]
+    assert daily["concurrency_limit"] == 1
