@@ -72,6 +72,18 @@ def test_the_same_file_run_twice_creates_nothing_the_second_time(
     assert stats["createAttempts"] == dict.fromkeys(ids, 1)
     assert len(stats["payouts"]) == 12
 
+    batch_id = json.loads(second.stdout)["batch_id"]
+    status = run_payflow(["status", batch_id, "--json"], env, tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout) == {
+        "batch_id": batch_id,
+        "statuses": {"COMPLETED": 12},
+        "pending": [],
+    }
+    unknown = run_payflow(["status", "no-such-batch"], env, tmp_path)
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().count("\n") == 0 and "no batch" in unknown.stderr
+
 
 def _submitted_so_far(url: str) -> int:
     return len(sandbox_stats(url)["payouts"])
