@@ -78,7 +78,7 @@ def _optional_cents(text: str, where: str) -> int | None:
     return to_cents(text, where=where) if text.strip() else None
 
 
-def _parse_row(row: dict[str, str], line: int) -> DestinationRule | None:
+def _parse_row(row: dict[str, str], line: int) -> DestinationRule:
     where = f"rules table line {line}"
     rule = row["requisites_rule"].strip()
     if rule not in REQUISITES_RULES:
@@ -108,9 +108,7 @@ def load_rules(path: Path = DEFAULT_RULES_PATH) -> RulesTable:
             where = f"rules table line {line}"
             service = row["service_id"].strip()
             if not service and row["requisites_rule"].strip():
-                parsed = _parse_row(row, line)
-                if parsed is not None:
-                    destinations.append(parsed)
+                destinations.append(_parse_row(row, line))
             low = _optional_cents(row["min_amount"], where)
             high = _optional_cents(row["max_amount"], where)
             if low is None and high is None:

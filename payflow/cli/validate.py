@@ -15,6 +15,7 @@ from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batc
 from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
 from payflow.settings import Settings
+from schemas.rules import RulesTableError
 from tasks.resolve_banks import banks_fetcher, services_list
 from tasks.validate_batch import validate_rows
 
@@ -61,7 +62,7 @@ def validate_command(
         report, sandbox = validate_file(file, settings=settings, sheet=sheet, strict=strict)
     except BatchFileError as exc:
         fail(str(exc))
-    except ConfigurationError as exc:
+    except (ConfigurationError, RulesTableError) as exc:
         fail(f"configuration: {exc}")
     except PaymentsApiError as exc:
         fail(f"the payments API could not give the banks or services list: {exc}")
