@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 
 from pydantic import ValidationError
 
 from payflow.cli.app import CommandError, app
-from payflow.quiet import quiet_prefect
+from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
 # Each module registers its commands on `app` when imported.
@@ -41,3 +42,12 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("payflow: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
+    except Exception as exc:
+        # A bug or a surprise: the operator gets one line, the log file gets the traceback.
+        log = log_to_file(home)
+        logging.getLogger("payflow").exception("unexpected error")
+        print(
+            f"payflow: unexpected error ({type(exc).__name__}); details in {log}",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None

@@ -9,14 +9,19 @@ from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
 
+def settings_error(exc: ValidationError) -> str:
+    """One line naming the first bad PAYFLOW_* setting."""
+    first = exc.errors()[0]
+    name = "PAYFLOW_" + "_".join(str(p) for p in first["loc"]).upper()
+    return f"bad setting {name}: {first['msg']}"
+
+
 def prepare() -> Settings:
     """Load settings (a bad one is a one-line error) and route all logging to the log file."""
     try:
         settings = Settings()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        name = "PAYFLOW_" + "_".join(str(p) for p in first["loc"]).upper()
-        fail(f"bad setting {name}: {first['msg']}")
+        fail(settings_error(exc))
     quiet_prefect(settings.home)
     log_to_file(settings.home)
     return settings

@@ -11,6 +11,7 @@ import typer
 
 from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
 from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
@@ -57,7 +58,7 @@ def validate_command(
     strict: Annotated[bool, typer.Option("--strict", help="Treat warnings as rejects.")] = False,
 ) -> None:
     """Check every row of a batch; exit 0 all valid, 1 some rejected, 2 unreadable."""
-    settings = Settings()
+    settings = prepare()
     try:
         report, sandbox = validate_file(file, settings=settings, sheet=sheet, strict=strict)
     except BatchFileError as exc:
