@@ -19,7 +19,7 @@ from payflow.cli.setup import prepare
 from payflow.cli.validate import validate_with
 from payflow.intake import BatchFileError, ValidationReport, read_batch_file
 from payflow.intake.report_files import summary_lines
-from payflow.model import canonical_amount
+from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
 from payflow.webhooks import WebhookReceiver
@@ -40,7 +40,7 @@ def totals_lines(report: ValidationReport) -> list[str]:
     lines = ["to pay:"]
     for (currency, payment_type), (count, amount) in sorted(totals.items()):
         lines.append(
-            f"  {currency:<4} {payment_type:<13} {count:>7} rows  {canonical_amount(amount):>18}"
+            f"  {currency:<4} {payment_type:<13} {count:>7} rows  {display_amount(amount):>18}"
         )
     return lines
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.model import canonical_amount
+from payflow.model import display_amount
 
 NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
 
@@ -48,10 +48,10 @@ class ReportPaths:
 HEADER = [f.name for f in fields(ReportRow)]
 
 
-def _cells(row: ReportRow) -> list[str]:
-    amount = "" if row.amount is None else canonical_amount(row.amount)
+def _cells(row: ReportRow) -> list[str | int]:
+    amount = "" if row.amount is None else display_amount(row.amount)
     return [
-        str(row.row),
+        row.row,
         row.external_id,
         row.state,
         amount,
@@ -110,7 +110,7 @@ def write_reconciliation(
     summary.append(["currency", "state", "rows", "amount"])
     for (currency, state), (count, amount) in _totals(materialised).items():
         # Amounts stay text so the workbook shows the exact decimal, not a binary float.
-        summary.append([currency, state, count, canonical_amount(amount)])
+        summary.append([currency, state, count, display_amount(amount)])
     sheet = workbook.create_sheet("Rows")
     sheet.append(HEADER)
     for row in materialised:
