@@ -5,6 +5,7 @@ live in `states.py`; see each module's docstring for how registering, claiming a
 statuses stay correct with several workers.
 """
 
+from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, Ledger, utc_now
 from payflow.ledger.records import (
     ClaimedPayout,
@@ -34,8 +35,10 @@ __all__ = [
     "FINAL_STATUSES",
     "TERMINAL_STATES",
     "TRANSITIONS",
+    "BulkOutcome",
     "ClaimedPayout",
     "ConflictRow",
+    "CreatedPayout",
     "Disposition",
     "EventSource",
     "IllegalTransition",

@@ -12,7 +12,8 @@ from types import TracebackType
 
 from sqlalchemy import Engine
 
-from payflow.ledger import claims, moves, reading, register
+from payflow.ledger import bulk, claims, moves, reading, register
+from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.records import (
     ClaimedPayout,
@@ -163,6 +164,13 @@ class Ledger:
             source=source,
             now=self._clock(),
         )
+
+    def mark_created_many(self, created: Sequence[CreatedPayout]) -> BulkOutcome:
+        """`mark_created` for many rows in one transaction (the submit engine's batched writes).
+
+        A row that fails a check is returned in `.errors` (never half-written) and does not
+        stop the others."""
+        return bulk.mark_created_many(self._engine, created, self._clock())
 
     def mark_submit_rejected(
         self, external_id: str, message: str, *, worker_id: str | None = None
