@@ -21,6 +21,7 @@ from cli_support import (
 )
 
 from payflow.ledger import Ledger
+from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "batch_clean.csv"
@@ -47,6 +48,12 @@ def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, pre
     # Prefect's own logs still exist, in the log file.
     log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
     assert "Finished in state Completed" in log
+    # Invariant 6: neither the token nor a full recipient number reaches a log or the report.
+    report_text = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8")
+    with SAMPLE.open(encoding="utf-8") as handle:
+        requisites = [row["requisites"] for row in csv.DictReader(handle)]
+    for secret in [SANDBOX_TOKEN_DEFAULT, *requisites]:
+        assert secret not in log and secret not in done.stderr and secret not in report_text
 
 
 def test_the_same_file_run_twice_creates_nothing_the_second_time(
