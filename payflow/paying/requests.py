@@ -5,8 +5,6 @@ Both directions live here so that what is sent and what is compared cannot drift
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
-
 from payflow.api.models import Payout, PayoutAccount, PayoutRequest
 from payflow.model import PaymentType, PayoutInstruction
 
@@ -42,18 +40,18 @@ def payout_differences(instruction: PayoutInstruction, payout: Payout) -> list[s
     A field the service did not echo back cannot be compared and is not counted as a difference.
     """
     differences: list[str] = []
-    if not _same_amount(instruction.amount, payout.amount):
+    if payout.amount is not None and payout.amount != instruction.amount:
         differences.append("amount")
-    currency = getattr(payout, "currency", None)
-    if currency and currency.upper() != instruction.currency.upper():
+    if payout.currency and payout.currency.upper() != instruction.currency.upper():
         differences.append("currency")
-    payment_type = getattr(payout, "type", None)
-    if payment_type and payment_type.upper() != instruction.payment_type.upper():
+    if payout.type and payout.type.upper() != instruction.payment_type.upper():
         differences.append("paymentType")
     account = payout.account
     if account is not None:
         if account.requisites is not None and account.requisites != instruction.requisites:
             differences.append("requisites")
+        if account.user_id is not None and account.user_id != instruction.user_id:
+            differences.append("userId")
         if (
             instruction.payment_type.upper() == PaymentType.SBP
             and account.bank_name is not None
@@ -61,10 +59,3 @@ def payout_differences(instruction: PayoutInstruction, payout: Payout) -> list[s
         ):
             differences.append("bankName")
     return differences
-
-
-def _same_amount(expected: Decimal, found: object) -> bool:
-    try:
-        return expected == Decimal(str(found))
-    except (InvalidOperation, ValueError):
-        return False

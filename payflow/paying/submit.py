@@ -45,7 +45,7 @@ def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
     """Seconds to wait before looking up after failed attempt `attempt` (1-based), with jitter."""
     if retry_after is not None and retry_after >= 0:
         return min(retry_after, BACKOFF_CAP * 6)
-    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * (2 ** (attempt - 1)))
+    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2.0 ** (attempt - 1))
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 

@@ -129,5 +129,6 @@ def _record_polls(
                 )
             except (IllegalTransition, LedgerError) as exc:
                 logger.error("poll of %s not recorded: %s", ref.external_id, exc)
-        # A final status ends polling (the ledger ignores the schedule of a final payout).
+            if payout.is_final:
+                continue  # a final status ends polling: no schedule to write
         ledger.schedule_poll(ref.external_id, now + backoff.next(ref.external_id))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
@@ -16,6 +16,7 @@ import psycopg
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
+from payflow.paying.transport import pooled_http_client
 from payflow.sandbox import SandboxServer
 
 PG_ADMIN_URL = os.environ.get(
@@ -23,11 +24,20 @@ PG_ADMIN_URL = os.environ.get(
 )
 
 
-def make_client(server: SandboxServer, **options: Any) -> AsyncPayoutsClient:
-    """An async client bound to `server`, with short timeouts for tests."""
+@asynccontextmanager
+async def make_client(
+    server: SandboxServer, token: str | None = None, **options: Any
+) -> AsyncIterator[AsyncPayoutsClient]:
+    """An async client bound to `server` over the engine's pooled transport, short timeouts."""
     options.setdefault("max_in_flight", 32)
     options.setdefault("timeout", 5.0)
-    return AsyncPayoutsClient(server.token, base_url=server.url, **options)
+    async with (
+        pooled_http_client(options["max_in_flight"]) as http,
+        AsyncPayoutsClient(
+            token or server.token, base_url=server.url, http_client=http, **options
+        ) as c,
+    ):
+        yield c
 
 
 def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes: object):
@@ -46,9 +56,11 @@ def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes
     return replace(base, **changes)
 
 
-def rows(prefix: str, count: int, *, last4: str = "0001") -> list[PayoutInstruction]:
-    """`count` distinct rows with externalIds `prefix-<n>`."""
-    return [row(f"{prefix}-{n}", n, last4=last4) for n in range(2, count + 2)]
+def rows(
+    prefix: str, count: int, *, last4: str = "0001", first_row: int = 2
+) -> list[PayoutInstruction]:
+    """`count` distinct rows with externalIds `prefix-<n>`, numbered from `first_row`."""
+    return [row(f"{prefix}-{n}", n, last4=last4) for n in range(first_row, first_row + count)]
 
 
 def unique(prefix: str = "b") -> str:

@@ -12,12 +12,18 @@ from dataclasses import asdict
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
 from payflow.paying import submit_batch
+from payflow.paying.transport import pooled_http_client
 
 
 async def main(ledger_url: str, api_url: str, batch_id: str, worker_id: str) -> None:
     token = os.environ["PAYFLOW_TEST_TOKEN"]
     with Ledger.open(ledger_url) as ledger:
-        async with AsyncPayoutsClient(token, base_url=api_url, max_in_flight=16) as client:
+        async with (
+            pooled_http_client(16) as http,
+            AsyncPayoutsClient(
+                token, base_url=api_url, max_in_flight=16, http_client=http
+            ) as client,
+        ):
             stats = await submit_batch(
                 client, ledger, batch_id, worker_id=worker_id, chunk_size=25, callback_url=None
             )

@@ -19,9 +19,18 @@ async def _submit(client, ledger, batch_id):
     )
 
 
+async def _reconcile_until_found(client, ledger, batch_id, *, timeout):
+    ends = asyncio.get_running_loop().time() + timeout
+    while True:
+        found = await reconcile_finals(client, ledger, batch_id)
+        if found or asyncio.get_running_loop().time() > ends:
+            return found
+        await asyncio.sleep(0.1)
+
+
 async def test_a_payout_that_never_finishes_is_reported_pending_at_the_deadline(client, ledger):
     never = rows(unique("never"), 2, last4="5555")
-    done = rows(unique("done"), 3)
+    done = rows(unique("done"), 3, first_row=10)
     batch_id = register(ledger, never + done)
     await _submit(client, ledger, batch_id)
     result = await track_batch(client, ledger, batch_id, deadline=1.5, **FAST_TRACK)
@@ -32,14 +41,15 @@ async def test_a_payout_that_never_finishes_is_reported_pending_at_the_deadline(
 
 async def test_reconciliation_finds_a_manual_correction_without_a_webhook(client, ledger):
     corrected = rows(unique("fix"), 1, last4="6666")
-    steady = rows(unique("steady"), 2)
+    steady = rows(unique("steady"), 2, first_row=10)
     batch_id = register(ledger, corrected + steady)
     await _submit(client, ledger, batch_id)
     result = await track_batch(client, ledger, batch_id, deadline=20, **FAST_TRACK)
     assert result.all_final
     assert states(ledger, batch_id)[corrected[0].external_id] == RowState.COMPLETED.value
-    await asyncio.sleep(1.0)  # the sandbox's correction_delay is 0.5 s in these tests
-    found = await reconcile_finals(client, ledger, batch_id)
+    # The platform corrects the payout after correction_delay (0.5 s here), without a webhook:
+    # reconcile until it shows, as the periodic reconcile deployment would.
+    found = await _reconcile_until_found(client, ledger, batch_id, timeout=10)
     assert [c.external_id for c in found] == [corrected[0].external_id]
     assert (found[0].previous, found[0].current) == ("COMPLETED", "FAILED")
     [view] = [v for v in ledger.batch_rows(batch_id) if v.external_id == found[0].external_id]
@@ -48,8 +58,8 @@ async def test_reconciliation_finds_a_manual_correction_without_a_webhook(client
 
 
 async def test_balance_shortfall_is_found_before_any_payout(start_sandbox, ledger):
-    sandbox = start_sandbox(balances={"XOF": Decimal("100"), "RUB": Decimal("10")})
-    batch = rows(unique("poor"), 3)
+    sandbox = start_sandbox(balances={"XOF": Decimal("50"), "RUB": Decimal("10")})
+    batch = rows(unique("poor"), 3)  # 15 + 20 + 25 XOF
     register(ledger, batch)
     totals = {"XOF": sum((r.amount for r in batch), Decimal(0)), "RUB": Decimal("5")}
     async with make_client(sandbox) as client:

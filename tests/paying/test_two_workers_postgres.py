@@ -44,10 +44,13 @@ def test_two_workers_never_submit_a_row_twice(start_sandbox, postgres_url):
     ids = [r.external_id for r in batch]
     assert {stats["createAttempts"].get(e) for e in ids} == {1}
     assert {stats["payoutsByExternalId"].get(e) for e in ids} == {1}
+    service_ids = {p["externalId"]: p["id"] for p in stats["payouts"]}
     with Ledger.open(postgres_url) as ledger:
         left = [
             s
             for s in states(ledger, batch_id).values()
             if s in (RowState.VALIDATED.value, RowState.SUBMITTING.value)
         ]
+        recorded = {v.external_id: v.payout_id for v in ledger.batch_rows(batch_id)}
     assert left == []
+    assert recorded == {e: service_ids[e] for e in ids}
