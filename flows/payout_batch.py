@@ -15,9 +15,9 @@ from prefect.input import RunInput
 
 from payflow.model import canonical_amount
 from payflow.paying import SubmitStats
-from payflow.runtime import api_endpoint
+from payflow.runtime import api_endpoint, api_token
 from payflow.settings import Settings
-from tasks.connections import RunTarget, api_token, new_worker_id
+from tasks.connections import RunTarget, new_worker_id
 from tasks.read_batch import read_batch
 from tasks.register_rows import register_rows
 from tasks.resolve_banks import banks_fetcher, load_services

@@ -31,13 +31,23 @@ class ApiEndpoint:
         return f"ApiEndpoint(base_url={self.base_url!r}, is_sandbox={self.is_sandbox})"
 
 
+def api_token(settings: Settings, *, sandbox: bool) -> SecretStr:
+    """The token for requests and webhook signatures: the merchant's, or the sandbox's."""
+    if sandbox:
+        from payflow.sandbox import SandboxConfig
+
+        return SecretStr(SandboxConfig.from_env().token)
+    if settings.api_token is None or not settings.api_token.get_secret_value():
+        raise ConfigurationError("PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not")
+    return settings.api_token
+
+
 @contextmanager
 def api_endpoint(settings: Settings) -> Iterator[ApiEndpoint]:
     """Yield the configured API, or start the embedded sandbox for the block's duration."""
     if settings.api_url is not None:
-        if settings.api_token is None or not settings.api_token.get_secret_value():
-            raise ConfigurationError("PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not")
-        yield ApiEndpoint(settings.api_url.rstrip("/"), settings.api_token, is_sandbox=False)
+        token = api_token(settings, sandbox=False)
+        yield ApiEndpoint(settings.api_url.rstrip("/"), token, is_sandbox=False)
         return
     # Imported here: a run against the real service never loads the emulator.
     from payflow.sandbox import SandboxConfig, SandboxServer

@@ -43,12 +43,6 @@ class Settings(BaseSettings):
     track_deadline: float = Field(
         default=900.0, gt=0, description="Seconds to wait for final statuses before giving up."
     )
-    approval_limit: str | None = Field(
-        default=None, description="Batches whose total per currency is under this need no prompt."
-    )
-    sandbox_token: SecretStr = Field(
-        default=SecretStr(SANDBOX_TOKEN_DEFAULT), description="Token the embedded sandbox accepts."
-    )
 
     @property
     def uses_sandbox(self) -> bool:

@@ -12,10 +12,9 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from pydantic import SecretStr
-
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
+from payflow.runtime import api_token
 from payflow.settings import Settings
 
 
@@ -27,17 +26,6 @@ class RunTarget:
     ledger_url: str
     sandbox: bool
     callback_url: str | None = None
-
-
-def api_token(settings: Settings, *, sandbox: bool) -> SecretStr:
-    """The token for the target: the merchant token, or the embedded sandbox's."""
-    if sandbox:
-        from payflow.sandbox import SandboxConfig
-
-        return SecretStr(SandboxConfig.from_env().token)
-    if settings.api_token is None:
-        raise ValueError("PAYFLOW_API_TOKEN is not set")
-    return settings.api_token
 
 
 def open_client(target: RunTarget, settings: Settings | None = None) -> AsyncPayoutsClient:

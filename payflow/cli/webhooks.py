@@ -11,17 +11,18 @@ import uvicorn
 
 from payflow.cli.app import app, fail
 from payflow.ledger import Ledger
+from payflow.runtime import ConfigurationError, api_token
 from payflow.settings import Settings
 from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
 
 
 def webhook_token(settings: Settings) -> str:
     """The key webhooks are signed with: the API token, or the sandbox's when no API URL is set."""
-    if settings.api_url is None:
-        return settings.sandbox_token.get_secret_value()
-    if settings.api_token is None or not settings.api_token.get_secret_value():
-        fail("PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not: cannot verify webhooks")
-    return settings.api_token.get_secret_value()
+    try:
+        token = api_token(settings, sandbox=settings.uses_sandbox)
+    except ConfigurationError as exc:
+        fail(f"{exc}: cannot verify webhooks")
+    return token.get_secret_value()
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
