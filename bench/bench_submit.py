@@ -27,10 +27,10 @@ from pathlib import Path
 import httpx
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.transport import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
 from payflow.paying import build_payout_request, submit_batch
-from payflow.paying.transport import pooled_http_client
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
 

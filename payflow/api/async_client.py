@@ -24,6 +24,7 @@ from payflow.api.orders import Card, H2HStatus, Order, OrderRequest
 from payflow.api.refunds import Refund, RefundRequest
 from payflow.api.retry import RetryPolicy
 from payflow.api.throttle import Throttle
+from payflow.api.transport import pooled_http_client
 
 T = TypeVar("T")
 
@@ -57,9 +58,9 @@ class AsyncPayoutsClient:
         self._throttle = throttle
         self._owns_http = http_client is None
         if http_client is None:
-            # Enough pooled connections that the semaphore, not the pool, is what waits.
-            limits = httpx.Limits(max_connections=max_in_flight or DEFAULT_MAX_CONNECTIONS)
-            http_client = httpx.AsyncClient(limits=limits)
+            # Enough connections that the semaphore, not the pool, is what waits; split over
+            # small pools because one large httpcore pool costs CPU per request (transport.py).
+            http_client = pooled_http_client(max_in_flight or DEFAULT_MAX_CONNECTIONS)
         self._http = http_client
 
     def __repr__(self) -> str:

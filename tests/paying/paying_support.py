@@ -14,9 +14,9 @@ import httpx
 import psycopg
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.transport import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
-from payflow.paying.transport import pooled_http_client
 from payflow.sandbox import SandboxServer
 
 PG_ADMIN_URL = os.environ.get(

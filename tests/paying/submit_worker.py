@@ -10,9 +10,9 @@ import sys
 from dataclasses import asdict
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.transport import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.paying import submit_batch
-from payflow.paying.transport import pooled_http_client
 
 
 async def main(ledger_url: str, api_url: str, batch_id: str, worker_id: str) -> None:

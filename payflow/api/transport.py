@@ -41,7 +41,7 @@ class ShardedTransport(httpx.AsyncBaseTransport):
 
 
 def pooled_http_client(max_in_flight: int) -> httpx.AsyncClient:
-    """An `httpx.AsyncClient` for `AsyncPayoutsClient(http_client=...)` at `max_in_flight`.
+    """An `httpx.AsyncClient` for `max_in_flight` requests at once, over small pools.
 
-    The caller closes it (the payouts client only closes clients it created)."""
+    `AsyncPayoutsClient` builds one by default; whoever passes their own closes it."""
     return httpx.AsyncClient(transport=ShardedTransport(max_in_flight))
