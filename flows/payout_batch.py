@@ -7,14 +7,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import cast
+from uuid import UUID
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    update_progress_artifact,
+)
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 
 from payflow.model import canonical_amount
-from payflow.paying import SubmitStats
+from payflow.paying import ChunkLoop, SubmitStats
 from payflow.runtime import api_endpoint, api_token
 from payflow.settings import Settings
 from tasks.connections import RunTarget, new_worker_id
@@ -138,9 +144,9 @@ def payout_batch(
                 write_report(target.ledger_url, batch_id, reports, target.sandbox)
                 raise BatchStopped(balance.message)
         release_dead_leases(target, batch_id)
-        stats = _submit_all(target, batch_id)
-        progress = create_progress_artifact(0.0, description="rows with a final state")
-        tracked = track_payouts(target, batch_id, str(progress) if progress else None)
+        stats = _submit_all(target, batch_id, report.valid)
+        progress = cast(UUID, create_progress_artifact(0.0, description="rows final"))
+        tracked = track_payouts(target, batch_id, str(progress))
         corrections = find_corrections(target, batch_id)
         paths = write_report(target.ledger_url, batch_id, reports, target.sandbox)
     statuses = dict(tracked.counts)
@@ -166,23 +172,16 @@ def payout_batch(
 _NOT_SUBMITTED = frozenset({"VALIDATED", "SUBMITTING", "REJECTED", "CONFLICT", "SUBMIT_REJECTED"})
 
 
-def _submit_all(target: RunTarget, batch_id: str) -> SubmitStats:
-    """Claim-and-submit chunks until none is left, or until a chunk settles nothing."""
+def _submit_all(target: RunTarget, batch_id: str, rows: int) -> SubmitStats:
+    """Claim-and-submit chunks, one task each, until the ledger has none left to give."""
     worker_id = new_worker_id()
-    total = SubmitStats()
-    handed_back: set[str] = set()
-    while True:
-        chunk = submit_payout_chunk(target, batch_id, worker_id)
-        if chunk.claimed == 0:
-            return total
-        total.merge(chunk.stats)
-        left = set(chunk.stats.left_for_next_run)
-        settled = chunk.stats.total - len(left)
-        # Settling nothing, or handing a row back twice, means the service fails those rows now:
-        # stop; the rows stay in the ledger for the next run.
-        if settled == 0 or handed_back & left:
-            return total
-        handed_back |= left
+    loop = ChunkLoop()
+    # Called from a sync flow, so the synchronous variant runs and returns the artifact id.
+    progress = cast(UUID, create_progress_artifact(0.0, description="rows submitted"))
+    while loop.goes_on_after(submit_payout_chunk(target, batch_id, worker_id)):
+        if rows:
+            update_progress_artifact(progress, min(100.0, 100.0 * loop.total.total / rows))
+    return loop.total
 
 
 def _summary_markdown(result: BatchResult) -> str:

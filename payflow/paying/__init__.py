@@ -12,7 +12,7 @@ from payflow.paying.balance import (
     check_balance,
     compare_balance,
 )
-from payflow.paying.batch import ChunkResult, submit_batch, submit_chunk
+from payflow.paying.batch import ChunkLoop, ChunkResult, submit_batch, submit_chunk
 from payflow.paying.outcomes import Outcome, SubmitStats
 from payflow.paying.reconcile import Correction, reconcile_finals
 from payflow.paying.requests import build_payout_request, payout_differences
@@ -21,6 +21,7 @@ from payflow.paying.track import TrackResult, track_batch
 
 __all__ = [
     "BalanceCheck",
+    "ChunkLoop",
     "ChunkResult",
     "Correction",
     "InsufficientBalanceError",

@@ -55,6 +55,29 @@ async def submit_chunk(
     return ChunkResult(len(claimed), stats)
 
 
+class ChunkLoop:
+    """Adds up chunk results and says when a claim-and-submit loop must stop.
+
+    It stops when a claim finds nothing, or when a chunk settles nothing or hands a row back
+    twice: the service is failing those rows now, so the next run (or Prefect's retry) tries.
+    """
+
+    def __init__(self) -> None:
+        self.total = SubmitStats()
+        self._handed_back: set[str] = set()
+
+    def goes_on_after(self, result: ChunkResult) -> bool:
+        """Count `result`; False when the loop should stop."""
+        if result.claimed == 0:
+            return False
+        self.total.merge(result.stats)
+        left = set(result.stats.left_for_next_run)
+        settled = result.stats.total - len(left)
+        again = bool(self._handed_back & left)
+        self._handed_back |= left
+        return settled > 0 and not again
+
+
 async def submit_batch(
     client: AsyncPayoutsClient,
     ledger: Ledger,
@@ -67,8 +90,7 @@ async def submit_batch(
     lease_seconds: float = DEFAULT_LEASE_SECONDS,
 ) -> SubmitStats:
     """Submit every claimable row of the batch; rows handed back are left for the next run."""
-    total = SubmitStats()
-    handed_back: set[str] = set()
+    loop = ChunkLoop()
     while True:
         result = await submit_chunk(
             client,
@@ -80,13 +102,5 @@ async def submit_batch(
             max_attempts=max_attempts,
             lease_seconds=lease_seconds,
         )
-        if result.claimed == 0:
-            return total
-        total.merge(result.stats)
-        settled = result.stats.total - len(result.stats.left_for_next_run)
-        again = handed_back.intersection(result.stats.left_for_next_run)
-        handed_back.update(result.stats.left_for_next_run)
-        # A chunk that settled nothing, or handed back a row twice, means the service is failing
-        # those rows now: stop and let the next run (or Prefect's retry) try again.
-        if settled == 0 or again:
-            return total
+        if not loop.goes_on_after(result):
+            return loop.total
