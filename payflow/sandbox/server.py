@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from types import TracebackType
 
 import uvicorn
@@ -11,9 +9,7 @@ import uvicorn
 from payflow.sandbox.app import create_app
 from payflow.sandbox.config import SandboxConfig
 from payflow.sandbox.gate import quiet_lost_response_log
-
-STARTUP_TIMEOUT = 10.0
-SHUTDOWN_TIMEOUT = 10.0
+from payflow.serving import ThreadedServer
 
 
 def uvicorn_config(config: SandboxConfig, host: str, port: int) -> uvicorn.Config:
@@ -37,8 +33,7 @@ class SandboxServer:
         self.config = config or SandboxConfig()
         self._host = host
         self._port = port
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
 
     def __repr__(self) -> str:
         return f"SandboxServer(host={self._host!r}, port={self._port})"
@@ -60,30 +55,17 @@ class SandboxServer:
 
     def start(self) -> SandboxServer:
         """Serve; returns once the socket accepts connections."""
-        self._server = uvicorn.Server(uvicorn_config(self.config, self._host, self._port))
         quiet_lost_response_log()
-        self._thread = threading.Thread(
-            target=self._server.run, name="payflow-sandbox", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"sandbox did not start on {self._host}:{self._port}")
-            time.sleep(0.01)
-        sockets = [s for srv in self._server.servers for s in srv.sockets]
-        self._port = int(sockets[0].getsockname()[1])
+        config = uvicorn_config(self.config, self._host, self._port)
+        self._runner = ThreadedServer(config, name="payflow-sandbox")
+        self._port = self._runner.start()
         return self
 
     def stop(self) -> None:
         """Stop serving (pending moves and webhooks are dropped); safe to call twice."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=SHUTDOWN_TIMEOUT)
-            self._thread = None
-        self._server = None
+        if self._runner is not None:
+            self._runner.stop()
+            self._runner = None
 
     def __enter__(self) -> SandboxServer:
         return self.start()

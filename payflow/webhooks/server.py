@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from types import TracebackType
 
 import uvicorn
 from pydantic import SecretStr
 
 from payflow.ledger import Ledger
+from payflow.serving import ThreadedServer
 from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
-
-STARTUP_TIMEOUT = 10.0
 
 
 class WebhookReceiver:
@@ -29,8 +26,7 @@ class WebhookReceiver:
         self._token = token if isinstance(token, SecretStr) else SecretStr(token)
         self._host = host
         self._port = port
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self._ledger: Ledger | None = None
 
     def __repr__(self) -> str:
@@ -43,12 +39,7 @@ class WebhookReceiver:
 
     @property
     def port(self) -> int:
-        """The bound port (the real one when 0 was asked for)."""
-        server = self._server
-        if server is None or not server.started:
-            return self._port
-        for sock in (s for srv in server.servers for s in srv.sockets):
-            return int(sock.getsockname()[1])
+        """The bound port (the real one once started, when 0 was asked for)."""
         return self._port
 
     def start(self) -> WebhookReceiver:
@@ -58,28 +49,19 @@ class WebhookReceiver:
         config = uvicorn.Config(
             app, host=self._host, port=self._port, log_level="warning", access_log=False
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, name="payflow-webhooks", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"webhook receiver did not start on {self._host}:{self._port}")
-            time.sleep(0.01)
-        self._port = self.port
+        self._runner = ThreadedServer(config, name="payflow-webhooks")
+        try:
+            self._port = self._runner.start()
+        except RuntimeError:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:
         """Stop serving and close the ledger; safe to call twice."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=STARTUP_TIMEOUT)
-            self._thread = None
-        self._server = None
+        if self._runner is not None:
+            self._runner.stop()
+            self._runner = None
         if self._ledger is not None:
             self._ledger.close()
             self._ledger = None
