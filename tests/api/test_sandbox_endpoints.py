@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import httpx
 import pytest
-from api_support import FAST_RETRY, payout_request
 from api_sandbox_support import EitherClient
+from api_support import FAST_RETRY, payout_request
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
 from payflow.api.errors import ConflictError

@@ -7,8 +7,8 @@ import uuid
 
 import httpx
 import pytest
-from api_support import PinnedRetry, payout_request
 from api_sandbox_support import EitherClient
+from api_support import PinnedRetry, payout_request
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
 from payflow.api.errors import (

@@ -7,8 +7,8 @@ import time
 import uuid
 
 import pytest
-from api_support import payout_request
 from api_sandbox_support import webhook_receiver
+from api_support import payout_request
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import SignatureInvalidError
