@@ -9,4 +9,5 @@ export PATH="$root/.venv/bin:$PATH"
 ruff check .
 ruff format --check .
 mypy payflow flows tasks schemas
-pytest "$@"
+# Two workers: most tests wait on real servers and subprocesses, not on the CPU.
+pytest -n 2 --dist loadfile "$@"
