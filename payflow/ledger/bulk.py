@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, select, update
 
-from payflow.ledger.moves import apply_move
+from payflow.ledger.moves import PlannedMove, plan_move, write_moves
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
 from payflow.ledger.states import (
     EventSource,
@@ -64,21 +64,27 @@ def mark_created_many(
     with engine.begin() as connection:
         rows = _load_for_update(connection, sorted({item.external_id for item in created}))
         written: set[str] = set()
+        pending: list[PlannedMove] = []
         for item in created:
             if item.external_id in written:
                 # A second item for one externalId must see the row as the first one left it.
+                write_moves(connection, pending)
+                pending = []
                 rows.update(_load_for_update(connection, [item.external_id]))
             row = rows.get(item.external_id)
             try:
                 if row is None:
                     raise UnknownPayout(f"no payout for externalId={item.external_id!r}")
-                changed = _mark_one(connection, row, item, now)
+                planned = _plan_one(connection, row, item, now)
             except (LedgerError, IllegalTransition) as exc:
                 errors[item.external_id] = exc
                 continue
             written.add(item.external_id)
-            moved += int(changed)
-            unchanged += int(not changed)
+            if planned is not None:
+                pending.append(planned)
+            moved += int(planned is not None)
+            unchanged += int(planned is None)
+        write_moves(connection, pending)
     return BulkOutcome(moved=moved, unchanged=unchanged, errors=errors)
 
 
@@ -103,7 +109,9 @@ def _load_for_update(connection: Connection, external_ids: Sequence[str]) -> dic
     return found
 
 
-def _mark_one(connection: Connection, row: Row[Any], item: CreatedPayout, now: datetime) -> bool:
+def _plan_one(
+    connection: Connection, row: Row[Any], item: CreatedPayout, now: datetime
+) -> PlannedMove | None:
     # The same decisions as moves.mark_created, in the same order.
     state = parse_api_status(item.status)
     message = item.status_message
@@ -126,14 +134,7 @@ def _mark_one(connection: Connection, row: Row[Any], item: CreatedPayout, now: d
                 .where(Payout.id == row.id)
                 .values(payout_id=item.payout_id, updated_at=now)
             )
-        return False
-    apply_move(
-        connection,
-        row,
-        state,
-        source=item.source,
-        message=message,
-        now=now,
-        payout_id=item.payout_id,
+        return None
+    return plan_move(
+        row, state, source=item.source, message=message, now=now, payout_id=item.payout_id
     )
-    return True

@@ -6,10 +6,13 @@ IMMEDIATE), asks `states.check_move`, writes the row and appends one `status_eve
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, insert, select, update
+from sqlalchemy import Connection, Engine, Row, bindparam, insert, select, update
 
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
 from payflow.ledger.states import (
@@ -56,8 +59,17 @@ def load_for_update(
     return row
 
 
-def apply_move(
-    connection: Connection,
+@dataclass(frozen=True, slots=True)
+class PlannedMove:
+    """The writes of one allowed move: the payouts row's new values and its status event."""
+
+    row_id: int
+    from_state: str
+    values: dict[str, Any]
+    event: dict[str, Any]
+
+
+def plan_move(
     row: Row[Any],
     new: RowState,
     *,
@@ -66,8 +78,8 @@ def apply_move(
     now: datetime,
     at: datetime | None = None,
     payout_id: str | None = None,
-) -> None:
-    """Write an allowed move of `row` to `new`, with its event; the caller checked the move."""
+) -> PlannedMove:
+    """What an allowed move of `row` to `new` writes; the caller checked the move."""
     current = RowState(row.state)
     values: dict[str, Any] = {"state": new.value, "status_message": message, "updated_at": now}
     if current == RowState.SUBMITTING:
@@ -82,19 +94,54 @@ def apply_move(
         values["payout_id"] = payout_id
     if (current, new) in CORRECTIONS:
         values["corrected"] = True
-    connection.execute(
-        update(Payout).where(Payout.id == row.id, Payout.state == current.value).values(**values)
+    event = {
+        "external_id": row.external_id,
+        "from_state": current.value,
+        "to_state": new.value,
+        "source": source.value,
+        "at": at or now,
+        "status_message": message,
+    }
+    return PlannedMove(row.id, current.value, values, event)
+
+
+def write_moves(connection: Connection, moves: Sequence[PlannedMove]) -> None:
+    """Write planned moves with one statement per shape of update and one for all events."""
+    shapes: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    for move in moves:
+        params = {"_row_id": move.row_id, "_from_state": move.from_state, **move.values}
+        shapes[tuple(sorted(move.values))].append(params)
+    guarded = update(Payout).where(
+        Payout.id == bindparam("_row_id"), Payout.state == bindparam("_from_state")
+    )
+    for batch in shapes.values():
+        # executemany: the SET clause comes from the parameter names.
+        connection.execute(guarded, batch)
+    if moves:
+        connection.execute(insert(StatusEvent), [move.event for move in moves])
+
+
+def apply_move(
+    connection: Connection,
+    row: Row[Any],
+    new: RowState,
+    *,
+    source: EventSource,
+    message: str | None,
+    now: datetime,
+    at: datetime | None = None,
+    payout_id: str | None = None,
+) -> None:
+    """Write an allowed move of `row` to `new`, with its event; the caller checked the move."""
+    planned = plan_move(
+        row, new, source=source, message=message, now=now, at=at, payout_id=payout_id
     )
     connection.execute(
-        insert(StatusEvent).values(
-            external_id=row.external_id,
-            from_state=current.value,
-            to_state=new.value,
-            source=source.value,
-            at=at or now,
-            status_message=message,
-        )
+        update(Payout)
+        .where(Payout.id == row.id, Payout.state == planned.from_state)
+        .values(**planned.values)
     )
+    connection.execute(insert(StatusEvent).values(**planned.event))
 
 
 def _was_ever(connection: Connection, external_id: str, state: RowState) -> bool:
