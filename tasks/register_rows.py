@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import ValidationReport
 from payflow.ledger import RegisterOutcome, RejectedRow
@@ -19,7 +20,7 @@ def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
     ]
 
 
-@task(name="register-rows")
+@task(name="register-rows", cache_policy=NO_CACHE)
 def register_rows(report: ValidationReport, ledger_url: str) -> RegisterOutcome:
     """VALIDATED or REJECTED per row, keyed by externalId; a re-upload registers nothing new."""
     ledger = open_ledger(ledger_url)

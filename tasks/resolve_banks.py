@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 from pydantic import SecretStr
 
 from payflow.api import AsyncPayoutsClient
@@ -83,7 +84,7 @@ def services_list(base_url: str, token: SecretStr, *, timeout: float = 30.0) -> 
     return asyncio.run(run())
 
 
-@task(name="resolve-banks")
+@task(name="resolve-banks", cache_policy=NO_CACHE)
 def resolve_banks(
     target: RunTarget, phones: Sequence[str], concurrency: int = DEFAULT_CONCURRENCY
 ) -> dict[str, list[BankInfo]]:
@@ -96,7 +97,7 @@ def resolve_banks(
     return asyncio.run(run())
 
 
-@task(name="load-services")
+@task(name="load-services", cache_policy=NO_CACHE)
 def load_services(target: RunTarget) -> list[ServiceInfo]:
     """Prefect task: the payout services list, for validation."""
 

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from decimal import Decimal
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from payflow.paying import BalanceCheck, ChunkResult, check_balance, submit_chunk
 from payflow.settings import Settings
 from tasks.connections import RunTarget, open_client, open_ledger, worker_is_dead
 
 
-@task(name="check-balance")
+@task(name="check-balance", cache_policy=NO_CACHE)
 def check_merchant_balance(target: RunTarget, totals: Mapping[str, Decimal]) -> BalanceCheck:
     """Compare what the batch still has to pay with the merchant balance, per currency."""
 
@@ -24,7 +25,7 @@ def check_merchant_balance(target: RunTarget, totals: Mapping[str, Decimal]) -> 
     return asyncio.run(run())
 
 
-@task(name="release-dead-leases")
+@task(name="release-dead-leases", cache_policy=NO_CACHE)
 def release_dead_leases(target: RunTarget, batch_id: str) -> int:
     """Hand back the leases of this host's workers that no longer run (a killed earlier run)."""
     ledger = open_ledger(target.ledger_url)
@@ -35,7 +36,7 @@ def release_dead_leases(target: RunTarget, batch_id: str) -> int:
     )
 
 
-@task(name="submit-chunk")
+@task(name="submit-chunk", cache_policy=NO_CACHE)
 def submit_payout_chunk(target: RunTarget, batch_id: str, worker_id: str) -> ChunkResult:
     """Claim up to a chunk of rows and pay each exactly once (invariant 1)."""
     settings = Settings()

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from prefect import task
 from prefect.artifacts import update_progress_artifact
+from prefect.cache_policies import NO_CACHE
 
 from payflow.paying import Correction, TrackResult, reconcile_finals, track_batch
 from payflow.settings import Settings
@@ -23,7 +24,7 @@ def percent_final(counts: Mapping[str, int]) -> float:
     return 100.0 * done / total if total else 100.0
 
 
-@task(name="track-payouts")
+@task(name="track-payouts", cache_policy=NO_CACHE)
 def track_payouts(
     target: RunTarget, batch_id: str, progress_artifact_id: str | None = None
 ) -> TrackResult:
@@ -56,7 +57,7 @@ def track_payouts(
     return asyncio.run(run())
 
 
-@task(name="reconcile-finals")
+@task(name="reconcile-finals", cache_policy=NO_CACHE)
 def find_corrections(target: RunTarget, batch_id: str) -> list[Correction]:
     """Fetch COMPLETED payouts again: the platform may have corrected one with no webhook."""
     ledger = open_ledger(target.ledger_url)

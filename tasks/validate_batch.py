@@ -10,6 +10,7 @@ from itertools import repeat
 
 import pandas as pd
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import Problem, RawBatch, ValidationReport
 from payflow.intake.problems import FILE_ROW
@@ -161,7 +162,7 @@ def _build(
     )
 
 
-@task(name="validate-batch")
+@task(name="validate-batch", cache_policy=NO_CACHE)
 def validate_batch(
     raw: RawBatch,
     *,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from payflow.ledger import Disposition, RowView
 from payflow.redact import mask_requisites
@@ -34,7 +35,7 @@ def report_row(view: RowView, batch_id: str) -> ReportRow:
     )
 
 
-@task(name="write-report")
+@task(name="write-report", cache_policy=NO_CACHE)
 def write_report(ledger_url: str, batch_id: str, out_dir: str, sandbox: bool) -> ReportPaths:
     """Write the batch's reconciliation report as CSV and XLSX into `out_dir`."""
     ledger = open_ledger(ledger_url)
