@@ -17,10 +17,11 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 from prefect.flow_runs import pause_flow_run
+from prefect.futures import PrefectFuture, as_completed
 from prefect.input import RunInput
 
 from payflow.model import canonical_amount
-from payflow.paying import ChunkLoop, SubmitStats
+from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.runtime import api_endpoint, api_token
 from payflow.settings import Settings
 from tasks.connections import RunTarget, new_worker_id
@@ -38,6 +39,7 @@ from tasks.validate_batch import validate_batch
 from tasks.write_report import write_report
 
 APPROVAL_TIMEOUT_SECONDS = 24 * 3600
+SUBMIT_LANES = 2
 
 
 class BatchApproval(RunInput):
@@ -173,15 +175,31 @@ _NOT_SUBMITTED = frozenset({"VALIDATED", "SUBMITTING", "REJECTED", "CONFLICT", "
 
 
 def _submit_all(target: RunTarget, batch_id: str, rows: int) -> SubmitStats:
-    """Claim-and-submit chunks, one task each, until the ledger has none left to give."""
+    """Claim-and-submit chunks, one task each, in two lanes until the ledger has none left.
+
+    Two chunk tasks run at a time, each with half the requests in flight, so one chunk's tail
+    (its last requests, then the next claim) overlaps the other's full flight.
+    """
     worker_id = new_worker_id()
-    loop = ChunkLoop()
     # Called from a sync flow, so the synchronous variant runs and returns the artifact id.
     progress = cast(UUID, create_progress_artifact(0.0, description="rows submitted"))
-    while loop.goes_on_after(submit_payout_chunk(target, batch_id, worker_id)):
+    running: dict[PrefectFuture[ChunkResult], ChunkLoop] = {}
+    loops = [ChunkLoop() for _ in range(SUBMIT_LANES)]
+    for loop in loops:
+        running[submit_payout_chunk.submit(target, batch_id, worker_id, SUBMIT_LANES)] = loop
+    while running:
+        done = next(as_completed(list(running)))
+        loop = running.pop(done)
+        if loop.goes_on_after(done.result()):
+            future = submit_payout_chunk.submit(target, batch_id, worker_id, SUBMIT_LANES)
+            running[future] = loop
         if rows:
-            update_progress_artifact(progress, min(100.0, 100.0 * loop.total.total / rows))
-    return loop.total
+            sent = sum(lane.total.total for lane in loops)
+            update_progress_artifact(progress, min(100.0, 100.0 * sent / rows))
+    total = SubmitStats()
+    for loop in loops:
+        total.merge(loop.total)
+    return total
 
 
 def _summary_markdown(result: BatchResult) -> str:

@@ -28,15 +28,19 @@ class RunTarget:
     callback_url: str | None = None
 
 
-def open_client(target: RunTarget, settings: Settings | None = None) -> AsyncPayoutsClient:
-    """An async client bound to the target with the configured bounds on concurrency and rate."""
+def open_client(
+    target: RunTarget, settings: Settings | None = None, *, lanes: int = 1
+) -> AsyncPayoutsClient:
+    """An async client bound to the target with its share (of `lanes`) of the configured bounds
+    on requests in flight and per second."""
     settings = settings or Settings()
+    per_second = settings.max_requests_per_second
     return AsyncPayoutsClient(
         api_token(settings, sandbox=target.sandbox),
         base_url=target.api_url,
         timeout=settings.request_timeout,
-        max_in_flight=settings.max_in_flight,
-        max_requests_per_second=settings.max_requests_per_second,
+        max_in_flight=max(1, settings.max_in_flight // lanes),
+        max_requests_per_second=per_second / lanes if per_second else None,
     )
 
 

@@ -37,13 +37,17 @@ def release_dead_leases(target: RunTarget, batch_id: str) -> int:
 
 
 @task(name="submit-chunk", cache_policy=NO_CACHE)
-def submit_payout_chunk(target: RunTarget, batch_id: str, worker_id: str) -> ChunkResult:
-    """Claim up to a chunk of rows and pay each exactly once (invariant 1)."""
+def submit_payout_chunk(
+    target: RunTarget, batch_id: str, worker_id: str, lanes: int = 1
+) -> ChunkResult:
+    """Claim up to a chunk of rows and pay each exactly once (invariant 1).
+
+    With `lanes` chunk tasks running at once, each gets its share of the requests in flight."""
     settings = Settings()
     ledger = open_ledger(target.ledger_url)
 
     async def run() -> ChunkResult:
-        async with open_client(target, settings) as client:
+        async with open_client(target, settings, lanes=lanes) as client:
             return await submit_chunk(
                 client,
                 ledger,
