@@ -155,15 +155,11 @@ class Ledger:
 
         Recorded even if the lease passed to another worker, since the payout exists; raises
         LeaseLost if the row was already released for retry. False when nothing moved."""
-        return moves.mark_created(
-            self._engine,
-            external_id,
-            payout_id,
-            status,
-            message=status_message,
-            source=source,
-            now=self._clock(),
-        )
+        item = CreatedPayout(external_id, payout_id, status, status_message, source)
+        outcome = bulk.mark_created_many(self._engine, [item], self._clock())
+        if external_id in outcome.errors:
+            raise outcome.errors[external_id]
+        return outcome.moved == 1
 
     def mark_created_many(self, created: Sequence[CreatedPayout]) -> BulkOutcome:
         """`mark_created` for many rows in one transaction (the submit engine's batched writes).

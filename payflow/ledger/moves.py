@@ -182,42 +182,6 @@ def mark_submit_outcome(
         return True
 
 
-def mark_created(
-    engine: Engine,
-    external_id: str,
-    payout_id: str,
-    status: str,
-    *,
-    message: str | None,
-    source: EventSource,
-    now: datetime,
-) -> bool:
-    """Record that the service holds payout `payout_id` for the row; see Ledger.mark_created."""
-    state = parse_api_status(status)
-    if state is None:
-        # The payout exists whatever its status says; CREATED keeps it tracked.
-        message = f"unrecognised status {status!r}" + (f": {message}" if message else "")
-        state = RowState.CREATED
-    with engine.begin() as connection:
-        row = load_for_update(connection, external_id=external_id, payout_id=None)
-        if row.payout_id not in (None, payout_id):
-            raise LedgerError(
-                f"externalId {external_id!r} has payout {row.payout_id}, not {payout_id}"
-            )
-        current = RowState(row.state)
-        if current == RowState.VALIDATED:
-            raise LeaseLost(
-                f"{external_id!r} was released for retry, yet payout {payout_id} exists"
-            )
-        _set_payout_id(connection, row, payout_id, now)
-        if check_move(external_id, current, state) is Move.STALE:
-            return False
-        apply_move(
-            connection, row, state, source=source, message=message, now=now, payout_id=payout_id
-        )
-        return True
-
-
 def record_status(
     engine: Engine,
     *,

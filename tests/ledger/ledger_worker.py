@@ -56,7 +56,9 @@ def main(argv: list[str]) -> None:
         while batch := ledger.claim_for_submit(batch_id, worker_id, limit):
             claims += 1
             claimed.extend(c.external_id for c in batch)
-            time.sleep(0.002)  # a real worker POSTs between claims; let the others in
+            # A real worker POSTs between claims; long enough that the others overlap even on a
+            # loaded machine (the test asserts they did).
+            time.sleep(0.01)
     print(json.dumps({"worker": worker_id, "claims": claims, "claimed": claimed}), flush=True)
 
 
