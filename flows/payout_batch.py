@@ -22,12 +22,12 @@ from prefect.input import RunInput
 
 from payflow.model import canonical_amount
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
-from payflow.runtime import api_endpoint, api_token
+from payflow.runtime import api_endpoint
 from payflow.settings import Settings
 from tasks.connections import RunTarget, new_worker_id
 from tasks.read_batch import read_batch
 from tasks.register_rows import register_rows
-from tasks.resolve_banks import banks_fetcher, load_services
+from tasks.resolve_banks import load_services, prefetched, resolve_banks, sbp_phones
 from tasks.submit_payouts import (
     check_merchant_balance,
     release_dead_leases,
@@ -126,14 +126,9 @@ def payout_batch(
     with run_target(settings, api_url, sandbox, callback_url) as target:
         raw = read_batch(path, sheet)
         services = load_services(target)
-        banks_for_phones = banks_fetcher(
-            target.api_url,
-            api_token(settings, sandbox=target.sandbox),
-            concurrency=settings.max_in_flight,
-            timeout=settings.request_timeout,
-        )
+        banks = resolve_banks(target, sbp_phones(raw), concurrency=settings.max_in_flight)
         report = validate_batch(
-            raw, services=services, banks_for_phones=banks_for_phones, strict=strict
+            raw, services=services, banks_for_phones=prefetched(banks), strict=strict
         )
         registered = register_rows(report, target.ledger_url)
         batch_id = report.batch_id

@@ -11,9 +11,10 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import SecretStr
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.errors import NotFoundError
+from payflow.api.errors import AuthError, RejectedError
 from payflow.api.models import Bank, PayoutService
-from schemas.lookups import BankInfo, BanksForPhones, ServiceInfo
+from payflow.intake import RawBatch
+from schemas.lookups import SBP, BankInfo, BanksForPhones, ServiceInfo
 from tasks.connections import RunTarget, open_client
 
 DEFAULT_CONCURRENCY = 8
@@ -37,8 +38,12 @@ async def fetch_banks(
         async with gate:
             try:
                 banks = await client.list_banks(phone)
-            except NotFoundError:
-                banks = []  # the service knows no bank for this phone: a reject, not a failure
+            except AuthError:
+                raise
+            except RejectedError:
+                # 404, or a phone the service will not look up (4xx): no bank list, so the
+                # row is rejected with its own message; the rest of the batch goes on.
+                banks = []
         return phone, [BankInfo(b.id, b.name or "") for b in banks]
 
     results = await asyncio.gather(*(one(phone) for phone in dict.fromkeys(phones)))
@@ -82,6 +87,27 @@ def services_list(base_url: str, token: SecretStr, *, timeout: float = 30.0) -> 
             return await fetch_services(client)
 
     return asyncio.run(run())
+
+
+def sbp_phones(raw: RawBatch) -> list[str]:
+    """The distinct recipient phones of the batch's SBP rows, in file order."""
+    frame = raw.frame
+    if "paymentType" not in frame or "requisites" not in frame:
+        return []
+    phones = frame.loc[frame["paymentType"] == SBP, "requisites"]
+    return list(dict.fromkeys(str(phone) for phone in phones.tolist() if phone))
+
+
+def prefetched(banks: Mapping[str, Sequence[BankInfo]]) -> BanksForPhones:
+    """A `banks_for_phones` answering from lists fetched beforehand by `resolve_banks`."""
+
+    def lookup(phones: Sequence[str]) -> Mapping[str, Sequence[BankInfo]]:
+        missing = [phone for phone in phones if phone not in banks]
+        if missing:
+            raise LookupError(f"{len(missing)} SBP phones were not looked up beforehand")
+        return {phone: banks[phone] for phone in phones}
+
+    return lookup
 
 
 @task(name="resolve-banks", cache_policy=NO_CACHE)

@@ -9,9 +9,19 @@ import pytest
 from pydantic import SecretStr
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.errors import AuthError, RejectedError
 from payflow.api.models import Bank, PayoutService
+from payflow.intake.reading import batch_from_rows
 from payflow.sandbox import SandboxServer
-from tasks.resolve_banks import banks_fetcher, fetch_banks, fetch_services, services_list
+from schemas.lookups import BankInfo
+from tasks.resolve_banks import (
+    banks_fetcher,
+    fetch_banks,
+    fetch_services,
+    prefetched,
+    sbp_phones,
+    services_list,
+)
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +78,42 @@ async def test_concurrency_is_bounded_and_each_phone_asked_once() -> None:
     assert len(banks) == 20
     assert sorted(client.asked) == sorted(set(phones))
     assert client.most == 3
+
+
+class RefusingClient(CountingClient):
+    """Refuses to look up one phone with a 400, and the token itself with a 401 on demand."""
+
+    def __init__(self, refused: str, status: int) -> None:
+        super().__init__()
+        self.refused = refused
+        self.status = status
+
+    async def list_banks(self, phone: str) -> list[Bank]:
+        if phone == self.refused:
+            error = AuthError if self.status == 401 else RejectedError
+            raise error("refused", status_code=self.status)
+        return await super().list_banks(phone)
+
+
+async def test_a_phone_the_service_refuses_has_no_banks_but_a_refused_token_stops() -> None:
+    banks = await fetch_banks(RefusingClient("7abc", 400), ["7abc", "79161234567"])
+    assert banks["7abc"] == [] and banks["79161234567"]
+    with pytest.raises(AuthError):
+        await fetch_banks(RefusingClient("7abc", 401), ["7abc", "79161234567"])
+
+
+def test_the_flow_looks_up_each_sbp_phone_once_before_validating() -> None:
+    raw = batch_from_rows(
+        [
+            ["externalId", "amount", "currency", "paymentType", "requisites", "name", "userId"],
+            ["a", "10", "RUB", "SBP", "79161234567", "A", "u1"],
+            ["b", "15", "XOF", "SIM", "2250700001234", "B", "u2"],
+            ["c", "20", "RUB", "SBP", "79161234567", "C", "u3"],
+            ["d", "25", "RUB", "SBP", "79031112233", "D", "u4"],
+        ]
+    )
+    assert sbp_phones(raw) == ["79161234567", "79031112233"]
+    lookup = prefetched({"79161234567": [BankInfo("1", "Bank")]})
+    assert lookup(["79161234567"]) == {"79161234567": [BankInfo("1", "Bank")]}
+    with pytest.raises(LookupError):
+        lookup(["79031112233"])
