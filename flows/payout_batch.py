@@ -17,7 +17,7 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 from prefect.flow_runs import pause_flow_run
-from prefect.futures import PrefectFuture, as_completed
+from prefect.futures import PrefectFuture, as_completed, wait
 from prefect.input import RunInput
 
 from payflow.model import canonical_amount
@@ -185,7 +185,13 @@ def _submit_all(target: RunTarget, batch_id: str, rows: int) -> SubmitStats:
     while running:
         done = next(as_completed(list(running)))
         loop = running.pop(done)
-        if loop.goes_on_after(done.result()):
+        try:
+            result = done.result()
+        except Exception:
+            # Let the other lane finish its chunk: it settles or releases the rows it holds.
+            wait(list(running))
+            raise
+        if loop.goes_on_after(result):
             future = submit_payout_chunk.submit(target, batch_id, worker_id, SUBMIT_LANES)
             running[future] = loop
         if rows:

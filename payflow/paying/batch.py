@@ -95,36 +95,40 @@ async def submit_batch(
 
     `lanes` claim-and-submit loops run side by side and share the client's bound on requests
     in flight, so one lane's tail (its last requests, then its next claim) overlaps the other
-    lanes' full flight instead of leaving the bound half used at every chunk boundary.
+    lanes' full flight instead of leaving the bound half used at every chunk boundary. When a
+    lane fails, the others stop after their current chunk and the first error is raised.
     """
     if lanes < 1:
         raise ValueError("lanes must be at least 1")
     loops = [ChunkLoop() for _ in range(lanes)]
+    failed = asyncio.Event()
 
     async def lane(loop: ChunkLoop) -> None:
-        while True:
-            result = await submit_chunk(
-                client,
-                ledger,
-                batch_id,
-                worker_id=worker_id,
-                chunk_size=chunk_size,
-                callback_url=callback_url,
-                max_attempts=max_attempts,
-                lease_seconds=lease_seconds,
-            )
-            if not loop.goes_on_after(result):
-                return
+        try:
+            while not failed.is_set():
+                result = await submit_chunk(
+                    client,
+                    ledger,
+                    batch_id,
+                    worker_id=worker_id,
+                    chunk_size=chunk_size,
+                    callback_url=callback_url,
+                    max_attempts=max_attempts,
+                    lease_seconds=lease_seconds,
+                )
+                if not loop.goes_on_after(result):
+                    return
+        except Exception:
+            failed.set()
+            raise
 
-    # A TaskGroup cancels the other lanes when one fails (a refused token): rows they leave
-    # SUBMITTING are resolved by lookup on the next run.
-    try:
-        async with asyncio.TaskGroup() as group:
-            for loop in loops:
-                group.create_task(lane(loop))
-    except ExceptionGroup as failed:
-        # Callers handle the lane's own error (AuthError, a ledger failure), not a group.
-        raise failed.exceptions[0] from None
+    # The other lanes are never cancelled when one fails (a refused token): a cancelled lane
+    # could leave a claim committing in its thread after the fact. They stop at their next
+    # chunk boundary instead, each having settled or released the rows it held.
+    outcomes = await asyncio.gather(*(lane(loop) for loop in loops), return_exceptions=True)
+    errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    if errors:
+        raise errors[0]
     total = SubmitStats()
     for loop in loops:
         total.merge(loop.total)
