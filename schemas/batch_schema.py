@@ -15,9 +15,12 @@ from pandera.errors import SchemaErrors
 
 from payflow.intake.problems import Problem, shown_value
 from schemas.column_rules import column_rules, prepare
-from schemas.destination_checks import destination_rules
+from schemas.destination_checks import destination_rules, row_message
 from schemas.rules import RulesTable
 from schemas.text_checks import no_control_characters
+
+# Rules whose message names the row's own destination instead of every destination's rule.
+ROW_SPECIFIC_RULES = frozenset({"amount_step", "wallet_country_code"})
 
 CONTROL_RULE = "no_control_characters"
 CONTROL_MESSAGE = "contains a line break, tab or other control character"
@@ -61,11 +64,13 @@ def find_problems(frame: pd.DataFrame, table: RulesTable) -> tuple[pd.DataFrame,
     try:
         batch_schema.schema.validate(prepared, lazy=True, inplace=True)
     except SchemaErrors as errors:
-        return prepared, _problems(errors.failure_cases, frame, batch_schema)
+        return prepared, _problems(errors.failure_cases, frame, batch_schema, table)
     return prepared, []
 
 
-def _problems(cases: pd.DataFrame, frame: pd.DataFrame, schema: BatchSchema) -> list[Problem]:
+def _problems(
+    cases: pd.DataFrame, frame: pd.DataFrame, schema: BatchSchema, table: RulesTable
+) -> list[Problem]:
     external_ids = frame.get("externalId")
     seen: set[tuple[int, str, str]] = set()
     problems: list[Problem] = []
@@ -86,7 +91,7 @@ def _problems(cases: pd.DataFrame, frame: pd.DataFrame, schema: BatchSchema) -> 
                 row=row,
                 column=str(column),
                 rule=str(rule),
-                message=schema.messages.get(rule, str(rule)),
+                message=_message(str(rule), row, frame, schema, table),
                 external_id=str(external_ids.at[row]) if external_ids is not None else "",
                 value=shown_value(str(column), value),
             )
@@ -94,3 +99,15 @@ def _problems(cases: pd.DataFrame, frame: pd.DataFrame, schema: BatchSchema) -> 
     order = {c: i for i, c in enumerate(frame.columns)}
     problems.sort(key=lambda p: (p.row, order.get(p.column, len(order))))
     return problems
+
+
+def _message(
+    rule: str, row: int, frame: pd.DataFrame, schema: BatchSchema, table: RulesTable
+) -> str:
+    if rule in ROW_SPECIFIC_RULES and {"paymentType", "currency"} <= set(frame.columns):
+        own = row_message(
+            rule, table, str(frame.at[row, "paymentType"]), str(frame.at[row, "currency"])
+        )
+        if own is not None:
+            return own
+    return schema.messages.get(rule, rule)

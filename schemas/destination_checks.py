@@ -200,6 +200,26 @@ def _prefix_message(table: RulesTable) -> str:
     return f"wallet phone does not start with a country code of the currency ({codes})"
 
 
+def row_message(rule: str, table: RulesTable, payment_type: str, currency: str) -> str | None:
+    """The message of a destination rule for one row's destination, when it has its own:
+    "XOF amounts must be a whole multiple of 5" rather than every currency's step."""
+    found = [
+        d for d in table.destinations if (d.payment_type, d.currency) == (payment_type, currency)
+    ]
+    if not found:
+        return None
+    destination = found[0]
+    if rule == "amount_step" and destination.amount_step_cents > 1:
+        if destination.amount_step_cents == 100:
+            return f"{currency} amounts must be whole numbers"
+        step = (Decimal(destination.amount_step_cents) / 100).normalize()
+        return f"{currency} amounts must be a whole multiple of {step:f}"
+    if rule == "wallet_country_code" and destination.phone_prefixes:
+        codes = " ".join(destination.phone_prefixes)
+        return f"a {currency} wallet number must start with one of its country codes: {codes}"
+    return None
+
+
 def _step_message(table: RulesTable) -> str:
     parts = []
     for d in table.destinations:

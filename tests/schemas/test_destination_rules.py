@@ -110,3 +110,22 @@ def test_a_new_destination_is_a_row_of_the_table(tmp_path: Path) -> None:
 def test_a_table_naming_an_unknown_requisites_rule_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RulesTableError, match="unknown requisites rule 'pix_key'"):
         load_rules(_table(tmp_path, "PIX,BRL,,pix_key,,0.01,,,no,yes,\n"))
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ({"amount": "1502"}, "XOF amounts must be a whole multiple of 5"),
+        (
+            {"currency": "KES", "requisites": "254712345678", "amount": "99.5"},
+            "KES amounts must be whole numbers",
+        ),
+        (
+            {"currency": "KES", "requisites": "2250700001234"},
+            "a KES wallet number must start with one of its country codes: 254",
+        ),
+    ],
+)
+def test_destination_messages_name_the_rows_own_rule(cells: dict[str, str], message: str) -> None:
+    report = validate(row("SIM", **cells))
+    assert [p.message for p in report.rejects] == [message]
