@@ -145,3 +145,21 @@ def test_a_run_killed_mid_submit_resumes_without_duplicates_or_lost_rows(
     assert {r["state"] for r in report} == {"COMPLETED"}
     with Ledger.open(f"sqlite:///{tmp_path / 'home' / 'ledger.sqlite3'}") as ledger:
         assert ledger.batch_summary(summary["batch_id"]) == {"COMPLETED": rows}
+
+
+def test_without_yes_and_without_a_terminal_nothing_is_paid(tmp_path, prefect_home, make_sandbox):
+    sandbox = make_sandbox()
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+    done = run_payflow(["run", str(SAMPLE)], env, tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "payflow: confirmation needed: run again with --yes to pay without a prompt"
+    )
+    assert "Traceback" not in done.stderr
+    assert sandbox_stats(sandbox.url)["createAttempts"] == {}
