@@ -57,14 +57,6 @@ def open_ledger(url: str) -> Ledger:
         return ledger
 
 
-def close_ledgers() -> None:
-    """Dispose of every ledger this process opened."""
-    with _ledgers_lock:
-        for ledger in _ledgers.values():
-            ledger.close()
-        _ledgers.clear()
-
-
 def worker_is_dead(worker_id: str) -> bool:
     """True for a worker id of this host whose process no longer exists.
 

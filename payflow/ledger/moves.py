@@ -133,15 +133,10 @@ def apply_move(
     payout_id: str | None = None,
 ) -> None:
     """Write an allowed move of `row` to `new`, with its event; the caller checked the move."""
-    planned = plan_move(
-        row, new, source=source, message=message, now=now, at=at, payout_id=payout_id
+    write_moves(
+        connection,
+        [plan_move(row, new, source=source, message=message, now=now, at=at, payout_id=payout_id)],
     )
-    connection.execute(
-        update(Payout)
-        .where(Payout.id == row.id, Payout.state == planned.from_state)
-        .values(**planned.values)
-    )
-    connection.execute(insert(StatusEvent).values(**planned.event))
 
 
 def _was_ever(connection: Connection, external_id: str, state: RowState) -> bool:
