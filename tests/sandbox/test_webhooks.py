@@ -106,8 +106,9 @@ def test_duplicated_webhooks_arrive_twice(make_sandbox, receiver):
 
     received = receiver.wait(4)
 
-    assert _statuses(received) == ["PROCESSING", "PROCESSING", "COMPLETED", "COMPLETED"]
-    assert received[0].body == received[1].body
+    # Deliveries run concurrently, so under load they may land in any order: compare as a multiset.
+    assert sorted(_statuses(received)) == ["COMPLETED", "COMPLETED", "PROCESSING", "PROCESSING"]
+    assert len({hook.body for hook in received}) == 2
 
 
 def test_reordered_webhooks_deliver_final_before_processing(make_sandbox, receiver):
