@@ -133,8 +133,11 @@ async def reconcile_batch(
         for line in page:
             if line.external_id and line.external_id in chains and line.disposition == "NEW":
                 in_chains.append((line.row_number, line.external_id))
+        # The service's word wins: a payout it calls COMPLETED paid, whatever the ledger says.
         states_now.update(
-            (c.line.external_id, c.ledger_state) for c in checks if c.line.external_id
+            (c.line.external_id, c.fetched.payout.status if c.fetched.payout else c.ledger_state)
+            for c in checks
+            if c.line.external_id
         )
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
