@@ -132,7 +132,7 @@ def roll_forward(ledger: Ledger, batch_id: str) -> list[RollForward]:
         totals = moved.setdefault(movement.currency, [Decimal(0), Decimal(0)])
         totals[0] += d_available * movement.amount
         totals[1] += d_held * movement.amount
-    currencies = sorted(set(moved) | {c for c in start if c in end})
+    currencies = sorted(moved)  # the currencies this batch moved since paying started
     result = []
     for currency in currencies:
         first, last = start.get(currency), end.get(currency)
