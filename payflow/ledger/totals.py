@@ -246,20 +246,19 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
     """Every source row of the batch in row order, streamed a page at a time."""
     dialect = engine.dialect.name
     finals = [S.COMPLETED.value, S.FAILED.value, S.CANCELED.value, S.EXPIRED.value]
-    times = (
-        select(
-            StatusEvent.external_id.label("external_id"),
-            func.min(case((StatusEvent.from_state == S.SUBMITTING.value, StatusEvent.at))).label(
-                "submitted_at"
-            ),
-            func.max(case((StatusEvent.to_state.in_(finals), StatusEvent.at))).label(
-                "completed_at"
-            ),
+    # Correlated lookups on the status_events index: a page costs its own rows, not the batch's.
+    submitted_at = (
+        select(func.min(StatusEvent.at))
+        .where(
+            StatusEvent.external_id == BatchRow.external_id,
+            StatusEvent.from_state == S.SUBMITTING.value,
         )
-        .join(Payout, Payout.external_id == StatusEvent.external_id)
-        .where(Payout.batch_id == batch_id)
-        .group_by(StatusEvent.external_id)
-        .subquery()
+        .scalar_subquery()
+    )
+    completed_at = (
+        select(func.max(StatusEvent.at))
+        .where(StatusEvent.external_id == BatchRow.external_id, StatusEvent.to_state.in_(finals))
+        .scalar_subquery()
     )
     rerun = aliased(Payout)
     reruns = (
@@ -300,8 +299,8 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
             ServiceCheck.status.label("service_status"),
             ServiceCheck.found.label("service_found"),
             ServiceCheck.checked_at,
-            times.c.submitted_at,
-            times.c.completed_at,
+            submitted_at.label("submitted_at"),
+            completed_at.label("completed_at"),
             reruns.c.reruns,
             open_findings.c.findings,
             outcome_expr().label("outcome"),
@@ -309,7 +308,6 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         .select_from(BatchRow)
         .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
         .outerjoin(ServiceCheck, ServiceCheck.external_id == BatchRow.external_id)
-        .outerjoin(times, times.c.external_id == BatchRow.external_id)
         .outerjoin(reruns, reruns.c.external_id == BatchRow.external_id)
         .outerjoin(open_findings, open_findings.c.row_number == BatchRow.row_number)
         .where(BatchRow.batch_id == batch_id)

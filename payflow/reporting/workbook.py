@@ -232,11 +232,15 @@ class _SummarySheet:
         self.sheet = sheet
         self.summary = summary
         self.line = 0
-        for index, width in enumerate((16, 14, 34, 12, 12, 12, 14, 12, 14, 12), start=1):
+        for index in range(1, len(CURRENCY_HEADER) + 1):
+            width = 30 if index == 3 else 21 if index >= 15 else 17
             sheet.column_dimensions[get_column_letter(index)].width = width
-        for index in range(11, len(CURRENCY_HEADER) + 1):
-            sheet.column_dimensions[get_column_letter(index)].width = 14
         sheet.freeze_panes = "A2"
+        # Printed (or converted to PDF) on one page wide, so the picture shows every column.
+        sheet.page_setup.orientation = "landscape"
+        sheet.sheet_properties.pageSetUpPr.fitToPage = True
+        sheet.page_setup.fitToWidth = 1
+        sheet.page_setup.fitToHeight = 0
 
     def append(self, cells: Sequence[Any]) -> None:
         self.sheet.append(list(cells))
@@ -351,4 +355,4 @@ class _SummarySheet:
         chart.add_data(data, titles_from_data=True)
         chart.set_categories(labels)
         chart.width, chart.height = 18, 9
-        self.sheet.add_chart(chart, f"D{first}")
+        self.sheet.add_chart(chart, f"A{last + 2}")

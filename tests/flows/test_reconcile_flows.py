@@ -1,0 +1,105 @@
+"""The keep-checking flows: reconcile-recent finds a correction made after the run ended, and
+reconcile-pending follows a payout that was still open and refreshes its report."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.reconcile import reconcile_pending, reconcile_recent
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
+from payflow.paying import submit_batch, track_batch
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+def _row(last4: str) -> PayoutInstruction:
+    return PayoutInstruction(
+        row_number=2,
+        external_id=f"flow-{secrets.token_hex(3)}",
+        amount=Decimal(50),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"22507000{last4}",
+        name="Awa Kone",
+        user_id="u-2",
+    )
+
+
+def _paid_batch(ledger_url: str, sandbox, last4: str) -> tuple[str, str]:
+    batch_id = f"batch-{secrets.token_hex(3)}"
+
+    async def pay() -> None:
+        with Ledger.open(ledger_url) as ledger:
+            ledger.register_batch(batch_id, "flow.csv", [_row(last4)], [])
+            async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
+                await submit_batch(
+                    client, ledger, batch_id, worker_id="w", chunk_size=10, callback_url=None
+                )
+                await track_batch(
+                    client, ledger, batch_id, deadline=2.0, poll_interval=0.05, quiet_period=0
+                )
+
+    asyncio.run(pay())
+    with Ledger.open(ledger_url) as ledger:
+        payout_id = next(ledger.batch_rows(batch_id)).payout_id
+    assert payout_id is not None
+    return batch_id, payout_id
+
+
+@pytest.fixture
+def home(tmp_path: Path, make_sandbox, monkeypatch):
+    sandbox = make_sandbox()
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
+    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    return sandbox, ledger_url, tmp_path / "reports"
+
+
+def test_reconcile_recent_finds_a_correction_after_the_run(prefect_api, home) -> None:
+    sandbox, ledger_url, reports = home
+    batch_id, payout_id = _paid_batch(ledger_url, sandbox, "0001")
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
+    httpx.post(
+        f"{sandbox.url}/_sandbox/payouts/{payout_id}/status",
+        json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
+    ).raise_for_status()
+
+    outcomes = reconcile_recent(out_dir=str(reports))
+
+    assert [o.batch_id for o in outcomes] == [batch_id]
+    with Ledger.open(ledger_url) as ledger:
+        kinds = {f.kind for f in ledger.findings(batch_id) if f.state == "open"}
+        assert kinds == {"corrected_after_completion"}
+        assert next(ledger.batch_rows(batch_id)).corrected
+    assert Path(outcomes[0].report_xlsx).is_file()
+
+
+def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
+    sandbox, ledger_url, reports = home
+    batch_id, payout_id = _paid_batch(ledger_url, sandbox, "5555")  # stays PROCESSING
+    httpx.post(
+        f"{sandbox.url}/_sandbox/payouts/{payout_id}/status", json={"status": "COMPLETED"}
+    ).raise_for_status()
+
+    outcomes = reconcile_pending(out_dir=str(reports))
+
+    assert [o.batch_id for o in outcomes] == [batch_id]
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
+    assert Path(outcomes[0].report_csv).read_text(encoding="utf-8").count("\n") == 2
