@@ -33,9 +33,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
     rows = parser.parse_args().rows
-    with tempfile.TemporaryDirectory() as folder, Ledger.open(
-        f"sqlite:///{folder}/ledger.sqlite3"
-    ) as ledger:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Ledger.open(f"sqlite:///{folder}/ledger.sqlite3") as ledger,
+    ):
         ledger.register_batch(
             "bench",
             "bench.csv",
