@@ -6,6 +6,7 @@ import asyncio
 import getpass
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +16,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
-from payflow.ledger import Ledger, UnknownFinding
+from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
 from payflow.reporting import summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
@@ -95,11 +96,8 @@ def reconcile_command(
     raise typer.Exit(1 if open_findings or unanswered else 0)
 
 
-def _by_kind(findings: list) -> dict[str, int]:  # type: ignore[type-arg]
-    counts: dict[str, int] = {}
-    for finding in findings:
-        counts[finding.kind] = counts.get(finding.kind, 0) + 1
-    return counts
+def _by_kind(findings: list[FindingView]) -> dict[str, int]:
+    return dict(Counter(finding.kind for finding in findings))
 
 
 @app.command("findings")

@@ -4,19 +4,16 @@ reconcile-pending follows a payout that was still open and refreshes its report.
 from __future__ import annotations
 
 import asyncio
-import secrets
-from decimal import Decimal
 from pathlib import Path
 
 import httpx
 import pytest
 from prefect.testing.utilities import prefect_test_harness
+from reconcile_support import instruction, new_id, pay, payout_id, register
 
 from flows.reconcile import reconcile_pending, reconcile_recent
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
-from payflow.model import PayoutInstruction
-from payflow.paying import submit_batch, track_batch
 
 
 @pytest.fixture(scope="module")
@@ -25,38 +22,17 @@ def prefect_api():
         yield
 
 
-def _row(last4: str) -> PayoutInstruction:
-    return PayoutInstruction(
-        row_number=2,
-        external_id=f"flow-{secrets.token_hex(3)}",
-        amount=Decimal(50),
-        currency="XOF",
-        payment_type="SIM",
-        requisites=f"22507000{last4}",
-        name="Awa Kone",
-        user_id="u-2",
-    )
-
-
 def _paid_batch(ledger_url: str, sandbox, last4: str) -> tuple[str, str]:
-    batch_id = f"batch-{secrets.token_hex(3)}"
-
-    async def pay() -> None:
+    async def run() -> str:
         with Ledger.open(ledger_url) as ledger:
-            ledger.register_batch(batch_id, "flow.csv", [_row(last4)], [])
+            batch_id = register(ledger, [instruction(new_id("flow"), 2, last4)])
             async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
-                await submit_batch(
-                    client, ledger, batch_id, worker_id="w", chunk_size=10, callback_url=None
-                )
-                await track_batch(
-                    client, ledger, batch_id, deadline=2.0, poll_interval=0.05, quiet_period=0
-                )
+                await pay(client, ledger, batch_id)
+            return batch_id
 
-    asyncio.run(pay())
+    batch_id = asyncio.run(run())
     with Ledger.open(ledger_url) as ledger:
-        payout_id = next(ledger.batch_rows(batch_id)).payout_id
-    assert payout_id is not None
-    return batch_id, payout_id
+        return batch_id, payout_id(ledger, batch_id, 2)
 
 
 @pytest.fixture
