@@ -89,3 +89,15 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         len(summary.open_findings()),
         unanswered,
     )
+
+
+@task(name="write-batch-report", cache_policy=NO_CACHE)
+def write_batch_report_only(ledger_url: str, batch_id: str, out_dir: str, sandbox: bool) -> str:
+    """The report from the ledger alone (no service calls), e.g. when a batch stops before
+    paying; returns the XLSX path."""
+    settings = Settings()
+    classes = FailureClasses.load(settings.failure_classes_path)
+    report = write_batch_report(
+        open_ledger(ledger_url), batch_id, Path(out_dir), sandbox=sandbox, classes=classes
+    )
+    return str(report.xlsx)
