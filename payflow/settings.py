@@ -44,6 +44,20 @@ class Settings(BaseSettings):
         default=900.0, gt=0, description="Seconds to wait for final statuses before giving up."
     )
 
+    stuck_after_minutes: dict[str, float] = Field(
+        default_factory=lambda: {"SBP": 60.0, "SIM": 240.0, "EMAIL": 1440.0, "*": 4320.0},
+        description="Minutes a payout may stay CREATED/PROCESSING per paymentType ('*': others).",
+    )
+    failure_classes_path: Path | None = Field(
+        default=None, description="CSV of failure classes; unset: data/failure_classes.csv."
+    )
+    reconcile_concurrency: int = Field(
+        default=8, ge=1, le=256, description="Payouts re-fetched at once by reconciliation."
+    )
+    reconcile_recent_days: int = Field(
+        default=30, ge=1, description="Days back that reconcile-recent re-fetches COMPLETED."
+    )
+
     @property
     def uses_sandbox(self) -> bool:
         """True when no real API is configured: no real money can move."""

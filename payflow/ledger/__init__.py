@@ -6,6 +6,17 @@ statuses stay correct with several workers.
 """
 
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
+from payflow.ledger.findings import (
+    BalanceLine,
+    Detected,
+    FindingEventView,
+    FindingKind,
+    FindingsSync,
+    FindingState,
+    FindingView,
+    ServiceView,
+    UnknownFinding,
+)
 from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, Ledger, utc_now
 from payflow.ledger.records import (
     ClaimedPayout,
@@ -29,29 +40,44 @@ from payflow.ledger.states import (
     IllegalTransition,
     RowState,
 )
+from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine, RowOutcome
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "FINAL_STATUSES",
     "TERMINAL_STATES",
     "TRANSITIONS",
+    "BalanceLine",
     "BulkOutcome",
     "ClaimedPayout",
     "ConflictRow",
     "CreatedPayout",
+    "Detected",
     "Disposition",
     "EventSource",
+    "FindingEventView",
+    "FindingKind",
+    "FindingState",
+    "FindingView",
+    "FindingsSync",
     "IllegalTransition",
     "KnownRow",
     "LeaseLost",
     "Ledger",
     "LedgerError",
+    "MessageTotal",
+    "Movement",
+    "OutcomeTotal",
     "PayoutRef",
     "RegisterOutcome",
     "RejectedRow",
+    "ReportLine",
+    "RowOutcome",
     "RowState",
     "RowView",
+    "ServiceView",
     "StatusEventView",
+    "UnknownFinding",
     "UnknownPayout",
     "utc_now",
 ]

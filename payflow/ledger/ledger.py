@@ -12,9 +12,17 @@ from types import TracebackType
 
 from sqlalchemy import Engine
 
-from payflow.ledger import bulk, claims, moves, reading, register
+from payflow.ledger import bulk, claims, findings, moves, reading, register, totals
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
+from payflow.ledger.findings import (
+    BalanceLine,
+    Detected,
+    FindingEventView,
+    FindingsSync,
+    FindingView,
+    ServiceView,
+)
 from payflow.ledger.records import (
     ClaimedPayout,
     PayoutRef,
@@ -24,6 +32,7 @@ from payflow.ledger.records import (
     StatusEventView,
 )
 from payflow.ledger.states import EventSource, RowState
+from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
 from payflow.model import PayoutInstruction
 
 Clock = Callable[[], datetime]
@@ -267,3 +276,76 @@ class Ledger:
     def status_events(self, external_id: str) -> list[StatusEventView]:
         """Every recorded state change of the payout, oldest first."""
         return reading.status_events(self._reader, external_id)
+
+    # -- reconciliation ----------------------------------------------------------------------
+    def outcome_totals(self, batch_id: str) -> list[OutcomeTotal]:
+        """Rows and amounts per (currency, outcome), computed by the database."""
+        return totals.outcome_totals(self._reader, batch_id)
+
+    def failure_totals(self, batch_id: str) -> list[MessageTotal]:
+        """Unpaid rows grouped by currency, state and statusMessage."""
+        return totals.failure_totals(self._reader, batch_id)
+
+    def movements_since(self, batch_id: str, since: datetime) -> list[Movement]:
+        """The batch's state changes after `since`, amounts summed per currency and move."""
+        return totals.movements_since(self._reader, batch_id, since)
+
+    def open_finding_counts(self, batch_id: str) -> dict[tuple[str, str], int]:
+        """Open or acknowledged findings per (currency, kind)."""
+        return totals.open_finding_counts(self._reader, batch_id)
+
+    def report_lines(self, batch_id: str) -> Iterator[ReportLine]:
+        """Every source row with ledger and service views, streamed in row order."""
+        return totals.report_lines(self._reader, batch_id)
+
+    def batches_with(self, states: list[str], since: datetime | None = None) -> list[str]:
+        """Batches owning payouts in `states` (with news since `since`)."""
+        return totals.batches_with(self._reader, states, since)
+
+    def rerun_links(self) -> list[tuple[str, str, str]]:
+        """(externalId, externalId it reruns, state) of every rerun payout."""
+        return totals.rerun_links(self._reader)
+
+    def payout_states(self, external_ids: list[str]) -> dict[str, str]:
+        """Ledger state of each named payout."""
+        return totals.payout_states(self._reader, external_ids)
+
+    def save_service_views(self, batch_id: str, views: Sequence[ServiceView]) -> None:
+        """Store what the service said about these payouts now."""
+        findings.save_service_views(self._engine, batch_id, views, self._clock())
+
+    def sync_findings(
+        self, batch_id: str, detected: Sequence[Detected], *, unchecked_rows: set[int]
+    ) -> FindingsSync:
+        """Open, reopen and resolve the batch's findings from one reconciliation's view."""
+        return findings.sync_findings(
+            self._engine, batch_id, detected, unchecked_rows=unchecked_rows, now=self._clock()
+        )
+
+    def acknowledge_finding(
+        self, batch_id: str, finding_id: int, *, actor: str, note: str
+    ) -> FindingView:
+        """An operator read the finding; their note joins its history."""
+        return findings.acknowledge(
+            self._engine, batch_id, finding_id, actor=actor, note=note, now=self._clock()
+        )
+
+    def findings(self, batch_id: str) -> list[FindingView]:
+        """The batch's findings, by row then kind."""
+        return findings.list_findings(self._reader, batch_id)
+
+    def finding_events(self, finding_id: int) -> list[FindingEventView]:
+        """A finding's history, oldest first."""
+        return findings.finding_events(self._reader, finding_id)
+
+    def save_balance(self, batch_id: str, phase: str, lines: Sequence[BalanceLine]) -> None:
+        """Store a snapshot of the merchant balance for the batch."""
+        findings.save_balance(self._engine, batch_id, phase, lines)
+
+    def balance_snapshot(self, batch_id: str, phase: str, *, first: bool) -> list[BalanceLine]:
+        """The first or last snapshot of `phase`; empty when none was taken."""
+        return findings.balance_snapshot(self._reader, batch_id, phase, first=first)
+
+    def now(self) -> datetime:
+        """The ledger's clock."""
+        return self._clock()

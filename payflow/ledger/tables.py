@@ -164,3 +164,67 @@ class StatusEvent(Base):
     source: Mapped[str] = mapped_column(String(16))
     at: Mapped[datetime] = mapped_column(UTCDateTime())
     status_message: Mapped[str | None] = mapped_column(Text)
+
+
+class ServiceCheck(Base):
+    """What the service said about a payout at the last reconciliation (one row per externalId)."""
+
+    __tablename__ = "service_checks"
+
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_LENGTH), primary_key=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"), index=True)
+    found: Mapped[bool] = mapped_column(Boolean)
+    payout_id: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str | None] = mapped_column(String(STATE_LENGTH))
+    status_message: Mapped[str | None] = mapped_column(Text)
+    amount: Mapped[Decimal | None] = mapped_column(DecimalText())
+    currency: Mapped[str | None] = mapped_column(String(8))
+    checked_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Finding(Base):
+    """One discrepancy of one source row: open, acknowledged or resolved (see finding_events)."""
+
+    __tablename__ = "findings"
+    __table_args__ = (
+        UniqueConstraint("batch_id", "row_number", "kind", name="uq_findings_row_kind"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"))
+    row_number: Mapped[int] = mapped_column(Integer)
+    external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    kind: Mapped[str] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(16))
+    detail: Mapped[str] = mapped_column(Text)
+    opened_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class FindingEvent(Base):
+    """Append-only history of a finding: every open, acknowledge, resolve and reopen."""
+
+    __tablename__ = "finding_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    finding_id: Mapped[int] = mapped_column(ForeignKey("findings.id"), index=True)
+    from_state: Mapped[str | None] = mapped_column(String(16))
+    to_state: Mapped[str] = mapped_column(String(16))
+    actor: Mapped[str] = mapped_column(String(128))
+    detail: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class BalanceSnapshot(Base):
+    """The merchant balance of one currency, read when a batch starts paying or is reconciled."""
+
+    __tablename__ = "balance_snapshots"
+    __table_args__ = (Index("ix_balance_snapshots_batch", "batch_id", "phase", "taken_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"))
+    phase: Mapped[str] = mapped_column(String(16))
+    currency: Mapped[str] = mapped_column(String(8))
+    available: Mapped[Decimal | None] = mapped_column(DecimalText())
+    held: Mapped[Decimal | None] = mapped_column(DecimalText())
+    taken_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -17,13 +17,14 @@ from payflow.paying.outcomes import Outcome, SubmitStats
 from payflow.paying.reconcile import Correction, reconcile_finals
 from payflow.paying.requests import build_payout_request, payout_differences
 from payflow.paying.submit import submit_claimed
-from payflow.paying.track import TrackResult, track_batch
+from payflow.paying.track import Fetched, TrackResult, fetch_payout, track_batch
 
 __all__ = [
     "BalanceCheck",
     "ChunkLoop",
     "ChunkResult",
     "Correction",
+    "Fetched",
     "InsufficientBalanceError",
     "Outcome",
     "Shortfall",
@@ -32,6 +33,7 @@ __all__ = [
     "build_payout_request",
     "check_balance",
     "compare_balance",
+    "fetch_payout",
     "payout_differences",
     "reconcile_finals",
     "submit_batch",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.errors import PaymentsApiError
+from payflow.api.errors import NotFoundError, PaymentsApiError
 from payflow.api.models import Payout
 from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, PayoutRef
 from payflow.ledger.states import UNFINISHED_STATES
@@ -44,14 +44,37 @@ class TrackResult:
 ProgressCallback = Callable[[dict[str, int]], None]
 
 
-async def _poll_one(client: AsyncPayoutsClient, ref: PayoutRef) -> tuple[PayoutRef, Payout | None]:
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """The service's answer about one payout: the payout, 404 (`missing`), or no answer."""
+
+    payout: Payout | None
+    missing: bool = False
+
+    @property
+    def answered(self) -> bool:
+        """True when the service said something definite (found or not found)."""
+        return self.payout is not None or self.missing
+
+
+async def fetch_payout(
+    client: AsyncPayoutsClient, external_id: str, payout_id: str | None
+) -> Fetched:
+    """GET the payout by id, or by externalId without one; the client retries transient errors."""
     try:
-        if ref.payout_id is not None:
-            return ref, await client.get_payout(ref.payout_id)
-        return ref, await client.find_payout_by_external_id(ref.external_id)
+        if payout_id is not None:
+            return Fetched(await client.get_payout(payout_id))
+        found = await client.find_payout_by_external_id(external_id)
+    except NotFoundError:
+        return Fetched(None, missing=True)
     except PaymentsApiError as exc:
-        logger.warning("poll of %s failed: %s", ref.external_id, type(exc).__name__)
-        return ref, None
+        logger.warning("fetch of %s failed: %s", external_id, type(exc).__name__)
+        return Fetched(None)
+    return Fetched(found, missing=found is None)
+
+
+async def _poll_one(client: AsyncPayoutsClient, ref: PayoutRef) -> tuple[PayoutRef, Payout | None]:
+    return ref, (await fetch_payout(client, ref.external_id, ref.payout_id)).payout
 
 
 async def track_batch(

@@ -1,5 +1,23 @@
-"""Reconciliation reports: what happened to every row of a batch, as CSV and XLSX."""
+"""Reconciliation reports: the batch's rows, summary, findings and balance as XLSX and CSV."""
 
-from payflow.reporting.reconciliation import ReportPaths, ReportRow, write_reconciliation
+from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS
+from payflow.reporting.legacy import ReportPaths, ReportRow, write_reconciliation
+from payflow.reporting.markdown import failures_table, findings_table, summary_markdown
+from payflow.reporting.reconciliation import BatchReport, report_paths, write_batch_report
+from payflow.reporting.summary import Summary, build_summary
 
-__all__ = ["ReportPaths", "ReportRow", "write_reconciliation"]
+__all__ = [
+    "LAYOUT_VERSION",
+    "ROW_COLUMNS",
+    "BatchReport",
+    "ReportPaths",
+    "ReportRow",
+    "Summary",
+    "build_summary",
+    "failures_table",
+    "findings_table",
+    "report_paths",
+    "summary_markdown",
+    "write_batch_report",
+    "write_reconciliation",
+]

@@ -1,119 +1,60 @@
-"""Write the reconciliation report of a batch: one line per source row, plus totals.
-
-Requisites arrive here already masked (invariant 6); the writer never sees a full number.
-"""
+"""Write a batch's reconciliation report from the ledger: `<batch_id>-reconciliation.xlsx`
+and `.csv` (the rows sheet's layout), rows streamed once into both files."""
 
 from __future__ import annotations
 
 import csv
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
-from datetime import UTC, datetime
-from decimal import Decimal
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
-from openpyxl import Workbook
-
-from payflow.model import display_amount
-
-NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
-
-
-@dataclass(frozen=True, slots=True)
-class ReportRow:
-    """One source row of the batch and what became of it."""
-
-    row: int
-    external_id: str
-    state: str
-    amount: Decimal | None
-    currency: str
-    payment_type: str
-    requisites_masked: str
-    payout_id: str
-    status_message: str
-    corrected: bool
-    detail: str  # rejects' reasons, conflicts' differences, "already paid by batch X" and so on
+from payflow.ledger import Ledger, RowOutcome
+from payflow.reconcile import FailureClasses
+from payflow.reporting.layout import ROW_COLUMNS, csv_text, row_cells
+from payflow.reporting.summary import Summary, build_summary
+from payflow.reporting.workbook import WorkbookWriter
 
 
 @dataclass(frozen=True, slots=True)
-class ReportPaths:
-    """Where the two renderings of one report were written."""
+class BatchReport:
+    """Where the report was written, and the summary it shows."""
 
     csv: Path
     xlsx: Path
+    summary: Summary
 
 
-HEADER = [f.name for f in fields(ReportRow)]
+def report_paths(out_dir: Path, batch_id: str) -> tuple[Path, Path]:
+    """(csv, xlsx) paths of the batch's report in `out_dir`."""
+    stem = f"{batch_id}-reconciliation"
+    return out_dir / f"{stem}.csv", out_dir / f"{stem}.xlsx"
 
 
-def _cells(row: ReportRow) -> list[str | int]:
-    amount = "" if row.amount is None else display_amount(row.amount)
-    return [
-        row.row,
-        row.external_id,
-        row.state,
-        amount,
-        row.currency,
-        row.payment_type,
-        row.requisites_masked,
-        row.payout_id,
-        row.status_message,
-        "yes" if row.corrected else "",
-        row.detail,
-    ]
-
-
-def _totals(rows: list[ReportRow]) -> dict[tuple[str, str], tuple[int, Decimal]]:
-    totals: dict[tuple[str, str], tuple[int, Decimal]] = defaultdict(lambda: (0, Decimal(0)))
-    for row in rows:
-        if row.amount is None:
-            continue
-        count, amount = totals[(row.currency, row.state)]
-        totals[(row.currency, row.state)] = (count + 1, amount + row.amount)
-    return dict(sorted(totals.items()))
-
-
-def write_reconciliation(
-    out_dir: Path,
+def write_batch_report(
+    ledger: Ledger,
     batch_id: str,
-    rows: Iterable[ReportRow],
-    counts: Mapping[str, int],
+    out_dir: Path,
     *,
     sandbox: bool,
-) -> ReportPaths:
-    """Write `<batch_id>-reconciliation.csv` and `.xlsx` into `out_dir` and return their paths."""
+    classes: FailureClasses | None = None,
+) -> BatchReport:
+    """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL."""
+    classes = classes or FailureClasses.load()
     out_dir.mkdir(parents=True, exist_ok=True)
-    materialised = sorted(rows, key=lambda r: r.row)
-    generated = datetime.now(UTC).isoformat(timespec="seconds")
-    paths = ReportPaths(
-        csv=out_dir / f"{batch_id}-reconciliation.csv",
-        xlsx=out_dir / f"{batch_id}-reconciliation.xlsx",
-    )
-    with paths.csv.open("w", newline="", encoding="utf-8") as handle:
+    csv_path, xlsx_path = report_paths(out_dir, batch_id)
+    workbook = WorkbookWriter(batch_id, sandbox=sandbox)
+    with csv_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(HEADER)
-        writer.writerows(_cells(row) for row in materialised)
-
-    workbook = Workbook(write_only=True)
-    summary = workbook.create_sheet("Summary")
-    summary.append(["batch_id", batch_id])
-    summary.append(["generated_at_utc", generated])
-    if sandbox:
-        summary.append(["note", NO_REAL_MONEY_NOTE])
-    summary.append([])
-    summary.append(["state", "rows"])
-    for state, count in sorted(counts.items()):
-        summary.append([state, count])
-    summary.append([])
-    summary.append(["currency", "state", "rows", "amount"])
-    for (currency, state), (count, amount) in _totals(materialised).items():
-        # Amounts stay text so the workbook shows the exact decimal, not a binary float.
-        summary.append([currency, state, count, display_amount(amount)])
-    sheet = workbook.create_sheet("Rows")
-    sheet.append(HEADER)
-    for row in materialised:
-        sheet.append(_cells(row))
-    workbook.save(paths.xlsx)
-    return paths
+        writer.writerow([column.name for column in ROW_COLUMNS])
+        for line in ledger.report_lines(batch_id):
+            cells = row_cells(line, classes)
+            writer.writerow([csv_text(cell) for cell in cells])
+            reasons = (
+                json.loads(line.reasons)
+                if line.outcome is RowOutcome.REJECTED and line.reasons
+                else ([] if line.outcome is RowOutcome.REJECTED else None)
+            )
+            workbook.add_row(cells, reasons)
+    summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
+    workbook.finish(summary, xlsx_path)
+    return BatchReport(csv_path, xlsx_path, summary)

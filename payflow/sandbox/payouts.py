@@ -117,3 +117,32 @@ def _move(
         payout["completedAt"] = stamp
     url = state.callback_url(payout["callbackUrl"])
     state.webhooks.send(PAYOUT_UPDATE, url, dict(payout), key=payout_id, more=more)
+
+
+def force_status(state: SandboxState, payout_id: str, status: str, message: str | None) -> None:
+    """Test-only: move a payout to any status later, the balance following; no webhook is sent
+    (as with the platform's manual corrections)."""
+    payout = state.payouts[payout_id]
+    before = payout["status"]
+    held = state.payout_holds.pop(payout_id, None)
+    currency, amount = payout["currency"], Decimal(payout["amount"])
+    if held is not None:  # still pending: settle the hold first
+        if status == "COMPLETED":
+            state.balances.debit(currency, amount)
+        elif status in RELEASING:
+            state.balances.release(currency, amount)
+        else:
+            state.payout_holds[payout_id] = held
+    elif before == "COMPLETED" and status in RELEASING:
+        state.balances.credit(currency, amount)
+    elif before in RELEASING and status == "COMPLETED":
+        state.balances.credit(currency, -amount)
+    stamp = now_iso()
+    payout.update(status=status, statusMessage=message, updatedAt=stamp)
+    if status in FINAL:
+        payout["completedAt"] = stamp
+
+
+def force_amount(state: SandboxState, payout_id: str, amount: Decimal, currency: str) -> None:
+    """Test-only: change what the service reports as the payout's amount (balances untouched)."""
+    state.payouts[payout_id].update(amount=format_amount(amount), currency=currency)

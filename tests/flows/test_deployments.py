@@ -40,3 +40,10 @@ def test_the_daily_run_is_scheduled_and_never_overlaps():
     daily = next(d for d in _deployments() if d["name"] == "daily")
     assert daily["schedules"][0]["cron"]
     assert daily["concurrency_limit"] == 1
+
+
+def test_reconciliation_keeps_checking_every_30_minutes_and_daily():
+    by_name = {d["name"]: d for d in _deployments()}
+    assert by_name["reconcile-pending"]["schedules"][0]["interval"] == 1800
+    assert by_name["reconcile-recent"]["schedules"][0]["cron"]
+    assert by_name["reconcile-recent"]["parameters"]["days"] == 30

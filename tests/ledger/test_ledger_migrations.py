@@ -17,7 +17,17 @@ from payflow.ledger import Ledger
 from payflow.ledger.db import MIGRATIONS_DIR, LedgerUrlError
 from payflow.ledger.tables import Base
 
-EXPECTED_TABLES = {"alembic_version", "batches", "batch_rows", "payouts", "status_events"}
+EXPECTED_TABLES = {
+    "alembic_version",
+    "batches",
+    "batch_rows",
+    "payouts",
+    "status_events",
+    "service_checks",
+    "findings",
+    "finding_events",
+    "balance_snapshots",
+}
 
 
 def _head() -> str | None:

@@ -1,0 +1,145 @@
+"""`payflow reconcile BATCH_ID` and `payflow findings BATCH_ID [--ack ID --note TEXT]`."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payflow.api import AsyncPayoutsClient
+from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
+from payflow.ledger import FindingView, Ledger, UnknownFinding
+from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
+from payflow.reporting import summary_markdown, write_batch_report
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.settings import Settings
+
+
+def _open(settings: Settings, batch_id: str) -> Ledger:
+    ledger = Ledger.open(settings.ledger_url_or_default())
+    if not ledger.batch_exists(batch_id):
+        ledger.close()
+        fail(f"no batch {batch_id!r} in the ledger at {settings.home}")
+    return ledger
+
+
+@app.command("reconcile")
+def reconcile_command(
+    batch_id: Annotated[str, typer.Argument(help="Batch id printed by `payflow run`.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+) -> None:
+    """Re-fetch every payout of a batch, record findings, write the reconciliation report."""
+    settings = prepare()
+    try:
+        classes = FailureClasses.load(settings.failure_classes_path)
+    except FailureTableError as exc:
+        fail(f"failure classes: {exc}")
+    ledger = _open(settings, batch_id)
+    try:
+        with api_endpoint(settings) as endpoint:
+            if endpoint.is_sandbox:
+                print(NO_REAL_MONEY, file=sys.stderr)
+
+            async def run() -> int:
+                async with AsyncPayoutsClient(
+                    endpoint.token,
+                    base_url=endpoint.base_url,
+                    timeout=settings.request_timeout,
+                    max_in_flight=settings.max_in_flight,
+                ) as client:
+                    result = await reconcile_batch(client, ledger, batch_id, options_from(settings))
+                return result.unanswered
+
+            unanswered = asyncio.run(run())
+        out_dir = out or settings.reports_dir()
+        report = write_batch_report(
+            ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
+        )
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
+    except PaymentsApiError as exc:
+        fail(f"the payments API failed: {exc}; run again later")
+    finally:
+        ledger.close()
+    summary = report.summary
+    open_findings = summary.open_findings()
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "batch_id": batch_id,
+                    "open_findings": len(open_findings),
+                    "findings_by_kind": _by_kind(open_findings),
+                    "unanswered": unanswered,
+                    "report": str(report.xlsx),
+                    "csv": str(report.csv),
+                }
+            )
+        )
+    else:
+        print(summary_markdown(summary))
+        if unanswered:
+            print(f"{unanswered} payouts got no answer from the service; run again later")
+        print(f"report: {report.xlsx}")
+        print(f"        {report.csv}")
+    raise typer.Exit(1 if open_findings or unanswered else 0)
+
+
+def _by_kind(findings: list[FindingView]) -> dict[str, int]:
+    return dict(Counter(finding.kind for finding in findings))
+
+
+@app.command("findings")
+def findings_command(
+    batch_id: Annotated[str, typer.Argument(help="Batch id.")],
+    ack: Annotated[int | None, typer.Option("--ack", help="Acknowledge this finding id.")] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Why (needed with --ack).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = False,
+) -> None:
+    """List a batch's findings, or acknowledge one with a note (kept in its history)."""
+    settings = prepare()
+    ledger = _open(settings, batch_id)
+    try:
+        if ack is not None:
+            if not note or not note.strip():
+                fail("--ack needs --note TEXT saying why")
+            try:
+                ledger.acknowledge_finding(batch_id, ack, actor=getpass.getuser(), note=note)
+            except UnknownFinding as exc:
+                fail(str(exc))
+        findings = ledger.findings(batch_id)
+    finally:
+        ledger.close()
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": f.id,
+                        "row": f.row_number,
+                        "externalId": f.external_id,
+                        "kind": f.kind,
+                        "state": f.state,
+                        "detail": f.detail,
+                    }
+                    for f in findings
+                ]
+            )
+        )
+    else:
+        if not findings:
+            print(f"batch {batch_id}: no findings")
+        for f in findings:
+            print(f"  #{f.id:<5} row {f.row_number:>6}  {f.kind:<28} {f.state:<13} {f.detail}")
+    raise typer.Exit(1 if any(f.state == "open" for f in findings) else 0)

@@ -1,0 +1,407 @@
+"""Reconciliation figures computed by the database: outcomes, totals and the report's rows.
+
+Totals are GROUP BY queries, never a Python loop over rows, so a batch of a million rows costs
+one scan. Amounts are stored as exact text; SQLite has no exact decimal type, so there a sum
+adds integer units of 10^-4 (exact for amounts with up to four decimals below 9 * 10^11),
+and PostgreSQL sums NUMERIC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    Float,
+    Integer,
+    Numeric,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    or_,
+    select,
+)
+from sqlalchemy.orm import aliased
+
+from payflow.ledger.records import Disposition
+from payflow.ledger.states import RowState
+from payflow.ledger.tables import BatchRow, Finding, Payout, ServiceCheck, StatusEvent
+
+SCALE = 10_000
+STREAM_ROWS = 2_000
+S = RowState
+
+
+class RowOutcome(StrEnum):
+    """What became of one source row, as the report and its colours show it."""
+
+    PAID = "paid"
+    FAILED = "failed"
+    CORRECTED = "corrected"
+    CANCELED = "canceled"
+    EXPIRED = "expired"
+    PENDING = "pending"
+    NOT_SENT = "not_sent"
+    REFUSED = "refused"  # SUBMIT_REJECTED or CONFLICT: blocked before a payout existed
+    REJECTED = "rejected"  # broke a rule in the file
+    DUPLICATE = "duplicate"  # the externalId was registered before: not paid again
+
+
+SENT_OUTCOMES = frozenset(
+    {
+        RowOutcome.PAID,
+        RowOutcome.FAILED,
+        RowOutcome.CORRECTED,
+        RowOutcome.CANCELED,
+        RowOutcome.EXPIRED,
+        RowOutcome.PENDING,
+    }
+)
+FAILED_AFTER_SENDING = frozenset(
+    {RowOutcome.FAILED, RowOutcome.CORRECTED, RowOutcome.CANCELED, RowOutcome.EXPIRED}
+)
+BLOCKED_BEFORE_SENDING = frozenset({RowOutcome.REJECTED, RowOutcome.REFUSED})
+
+
+def outcome_expr() -> ColumnElement[str]:
+    """The row's RowOutcome as a SQL CASE over batch_rows joined to payouts."""
+    return case(
+        (BatchRow.disposition == Disposition.REJECTED.value, RowOutcome.REJECTED.value),
+        (BatchRow.disposition == Disposition.CONFLICT.value, RowOutcome.REFUSED.value),
+        (BatchRow.disposition == Disposition.ALREADY_KNOWN.value, RowOutcome.DUPLICATE.value),
+        (Payout.state == S.COMPLETED.value, RowOutcome.PAID.value),
+        (and_(Payout.state == S.FAILED.value, Payout.corrected), RowOutcome.CORRECTED.value),
+        (Payout.state == S.FAILED.value, RowOutcome.FAILED.value),
+        (Payout.state == S.CANCELED.value, RowOutcome.CANCELED.value),
+        (Payout.state == S.EXPIRED.value, RowOutcome.EXPIRED.value),
+        (Payout.state == S.VALIDATED.value, RowOutcome.NOT_SENT.value),
+        (
+            Payout.state.in_([S.SUBMIT_REJECTED.value, S.CONFLICT.value]),
+            RowOutcome.REFUSED.value,
+        ),
+        else_=RowOutcome.PENDING.value,
+    )
+
+
+def exact_sum(column: Any, dialect: str) -> ColumnElement[Any]:
+    """SUM of a DecimalText column without floats; read it back with `sum_value`."""
+    if dialect == "postgresql":
+        return func.coalesce(func.sum(cast(column, Numeric)), 0)
+    units = cast(func.round(cast(column, Float) * SCALE), Integer)
+    return func.coalesce(func.sum(units), 0)
+
+
+def sum_value(value: Any, dialect: str) -> Decimal:
+    """The Decimal of an `exact_sum` result."""
+    if dialect == "postgresql":
+        return Decimal(value)
+    return Decimal(int(value)) / SCALE
+
+
+def _joined(batch_id: str) -> Any:
+    return (
+        select()
+        .select_from(BatchRow)
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .where(BatchRow.batch_id == batch_id)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeTotal:
+    """Rows and amount of one outcome in one currency ("" when the row has none)."""
+
+    currency: str
+    outcome: RowOutcome
+    rows: int
+    amount: Decimal
+
+
+def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
+    """Rows and amounts per (currency, outcome), by one GROUP BY."""
+    dialect = engine.dialect.name
+    outcome = outcome_expr()
+    currency = func.coalesce(Payout.currency, "")
+    query = (
+        _joined(batch_id)
+        .add_columns(currency, outcome, func.count(), exact_sum(Payout.amount, dialect))
+        .group_by(currency, outcome)
+        .order_by(currency, outcome)
+    )
+    with engine.connect() as connection:
+        return [
+            OutcomeTotal(str(cur), RowOutcome(out), int(n), sum_value(total, dialect))
+            for cur, out, n, total in connection.execute(query)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageTotal:
+    """Failed (or refused) rows that share a status and a statusMessage, in one currency."""
+
+    currency: str
+    state: str
+    status_message: str
+    rows: int
+    amount: Decimal
+
+
+def failure_totals(engine: Engine, batch_id: str) -> list[MessageTotal]:
+    """Rows that did not pay, grouped by currency, state and statusMessage (most rows first)."""
+    dialect = engine.dialect.name
+    message = func.coalesce(Payout.status_message, "")
+    count = func.count()
+    unpaid = [S.FAILED.value, S.CANCELED.value, S.EXPIRED.value, S.SUBMIT_REJECTED.value]
+    query = (
+        _joined(batch_id)
+        .add_columns(
+            Payout.currency, Payout.state, message, count, exact_sum(Payout.amount, dialect)
+        )
+        .where(BatchRow.disposition == Disposition.NEW.value, Payout.state.in_(unpaid))
+        .group_by(Payout.currency, Payout.state, message)
+        .order_by(count.desc(), Payout.currency, Payout.state, message)
+    )
+    with engine.connect() as connection:
+        return [
+            MessageTotal(str(cur), str(state), str(msg), int(n), sum_value(total, dialect))
+            for cur, state, msg, n, total in connection.execute(query)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Movement:
+    """Sum of the batch's amounts per currency for one kind of state change after a time."""
+
+    currency: str
+    from_state: str | None
+    to_state: str
+    amount: Decimal
+
+
+def movements_since(engine: Engine, batch_id: str, since: datetime) -> list[Movement]:
+    """State changes of the batch's own payouts recorded after `since`, summed per move."""
+    dialect = engine.dialect.name
+    query = (
+        select(
+            Payout.currency,
+            StatusEvent.from_state,
+            StatusEvent.to_state,
+            exact_sum(Payout.amount, dialect),
+        )
+        .select_from(StatusEvent)
+        .join(Payout, Payout.external_id == StatusEvent.external_id)
+        .where(Payout.batch_id == batch_id, StatusEvent.at >= since)
+        .group_by(Payout.currency, StatusEvent.from_state, StatusEvent.to_state)
+    )
+    with engine.connect() as connection:
+        return [
+            Movement(str(cur), before, str(after), sum_value(total, dialect))
+            for cur, before, after, total in connection.execute(query)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportLine:
+    """One source row with the ledger's and the service's view of it; requisites NOT masked."""
+
+    row_number: int
+    external_id: str | None
+    disposition: str
+    first_batch_id: str | None
+    payout_id: str | None
+    payment_type: str | None
+    currency: str | None
+    amount: Decimal | None
+    service_amount: Decimal | None
+    requisites: str | None
+    name: str | None
+    bank_name: str | None
+    state: str
+    service_status: str | None
+    outcome: RowOutcome
+    status_message: str | None
+    reasons: str | None  # JSON list for rejected rows
+    submitted_at: datetime | None
+    completed_at: datetime | None
+    checked_at: datetime | None
+    reruns: str | None  # externalIds of payouts that rerun this one
+    findings: str | None  # open or acknowledged finding kinds
+
+
+def _aggregate_text(column: Any, dialect: str) -> ColumnElement[Any]:
+    if dialect == "postgresql":
+        return func.string_agg(column, literal(" "))
+    return func.group_concat(column, literal(" "))
+
+
+def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
+    """Every source row of the batch in row order, streamed a page at a time."""
+    dialect = engine.dialect.name
+    finals = [S.COMPLETED.value, S.FAILED.value, S.CANCELED.value, S.EXPIRED.value]
+    # Correlated lookups on the status_events index: a page costs its own rows, not the batch's.
+    submitted_at = (
+        select(func.min(StatusEvent.at))
+        .where(
+            StatusEvent.external_id == BatchRow.external_id,
+            StatusEvent.from_state == S.SUBMITTING.value,
+        )
+        .scalar_subquery()
+    )
+    completed_at = (
+        select(func.max(StatusEvent.at))
+        .where(StatusEvent.external_id == BatchRow.external_id, StatusEvent.to_state.in_(finals))
+        .scalar_subquery()
+    )
+    rerun = aliased(Payout)
+    reruns = (
+        select(
+            rerun.reruns_external_id.label("external_id"),
+            _aggregate_text(rerun.external_id, dialect).label("reruns"),
+        )
+        .where(rerun.reruns_external_id.is_not(None))
+        .group_by(rerun.reruns_external_id)
+        .subquery()
+    )
+    open_findings = (
+        select(
+            Finding.row_number.label("row_number"),
+            _aggregate_text(Finding.kind, dialect).label("findings"),
+        )
+        .where(Finding.batch_id == batch_id, Finding.state != "resolved")
+        .group_by(Finding.row_number)
+        .subquery()
+    )
+    base = (
+        select(
+            BatchRow.row_number,
+            BatchRow.external_id,
+            BatchRow.disposition,
+            BatchRow.reasons,
+            Payout.batch_id.label("first_batch_id"),
+            Payout.payout_id,
+            Payout.payment_type,
+            Payout.currency,
+            Payout.amount,
+            Payout.requisites,
+            Payout.name,
+            Payout.bank_name,
+            Payout.state,
+            Payout.status_message,
+            ServiceCheck.amount.label("service_amount"),
+            ServiceCheck.status.label("service_status"),
+            ServiceCheck.found.label("service_found"),
+            ServiceCheck.checked_at,
+            submitted_at.label("submitted_at"),
+            completed_at.label("completed_at"),
+            reruns.c.reruns,
+            open_findings.c.findings,
+            outcome_expr().label("outcome"),
+        )
+        .select_from(BatchRow)
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .outerjoin(ServiceCheck, ServiceCheck.external_id == BatchRow.external_id)
+        .outerjoin(reruns, reruns.c.external_id == BatchRow.external_id)
+        .outerjoin(open_findings, open_findings.c.row_number == BatchRow.row_number)
+        .where(BatchRow.batch_id == batch_id)
+        .order_by(BatchRow.row_number)
+        .limit(STREAM_ROWS)
+    )
+    after: int | None = None
+    while True:
+        query = base if after is None else base.where(BatchRow.row_number > after)
+        with engine.connect() as connection:
+            page = [_line(row) for row in connection.execute(query)]
+        yield from page
+        if len(page) < STREAM_ROWS:
+            return
+        after = page[-1].row_number
+
+
+def _line(row: Any) -> ReportLine:
+    disposition = str(row.disposition)
+    own = disposition in (Disposition.NEW.value, Disposition.ALREADY_KNOWN.value)
+    if disposition in (Disposition.REJECTED.value, Disposition.CONFLICT.value):
+        state = disposition
+    else:
+        state = str(row.state)
+    service_status = row.service_status
+    if row.service_found is not None and not row.service_found:
+        service_status = "NOT_FOUND"
+    return ReportLine(
+        row_number=int(row.row_number),
+        external_id=row.external_id,
+        disposition=disposition,
+        first_batch_id=row.first_batch_id,
+        payout_id=row.payout_id if own else None,
+        payment_type=row.payment_type if own else None,
+        currency=row.currency if own else None,
+        amount=row.amount if own else None,
+        service_amount=row.service_amount if own else None,
+        requisites=row.requisites if own else None,
+        name=row.name if own else None,
+        bank_name=row.bank_name if own else None,
+        state=state,
+        service_status=service_status,
+        outcome=RowOutcome(row.outcome),
+        status_message=row.status_message if own else None,
+        reasons=row.reasons,
+        submitted_at=row.submitted_at if own else None,
+        completed_at=row.completed_at if own else None,
+        checked_at=row.checked_at,
+        reruns=row.reruns,
+        findings=row.findings,
+    )
+
+
+def batches_with(engine: Engine, states: list[str], since: datetime | None = None) -> list[str]:
+    """Batch ids owning a payout in one of `states` (last news at or after `since`)."""
+    condition: ColumnElement[bool] = Payout.state.in_(states)
+    if since is not None:
+        condition = and_(condition, or_(Payout.last_status_at >= since, Payout.updated_at >= since))
+    query = select(Payout.batch_id).where(condition).distinct().order_by(Payout.batch_id)
+    with engine.connect() as connection:
+        return [str(b) for b in connection.scalars(query)]
+
+
+def rerun_links(engine: Engine) -> list[tuple[str, str, str]]:
+    """(externalId, the externalId it reruns, its state) for every rerun payout."""
+    query = select(Payout.external_id, Payout.reruns_external_id, Payout.state).where(
+        Payout.reruns_external_id.is_not(None)
+    )
+    with engine.connect() as connection:
+        return [(str(a), str(b), str(s)) for a, b, s in connection.execute(query)]
+
+
+def payout_states(engine: Engine, external_ids: list[str]) -> dict[str, str]:
+    """The ledger state of each named payout that exists."""
+    if not external_ids:
+        return {}
+    query = select(Payout.external_id, Payout.state).where(Payout.external_id.in_(external_ids))
+    with engine.connect() as connection:
+        return {str(a): str(s) for a, s in connection.execute(query)}
+
+
+def open_finding_counts(engine: Engine, batch_id: str) -> dict[tuple[str, str], int]:
+    """Open or acknowledged findings per (currency, kind)."""
+    currency = func.coalesce(Payout.currency, "")
+    query = (
+        select(currency, Finding.kind, func.count())
+        .select_from(Finding)
+        .join(
+            BatchRow,
+            and_(BatchRow.batch_id == Finding.batch_id, BatchRow.row_number == Finding.row_number),
+        )
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .where(Finding.batch_id == batch_id, Finding.state != "resolved")
+        .group_by(currency, Finding.kind)
+    )
+    with engine.connect() as connection:
+        return {(str(cur), str(kind)): int(n) for cur, kind, n in connection.execute(query)}

@@ -1,0 +1,236 @@
+"""The report's column layout, version LAYOUT_VERSION: one definition for CSV, XLSX and readme.
+
+Change a column's meaning or order only with a new version; adding a column at the end is a
+minor version. The readme sheet is generated from these definitions, so it cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from payflow.ledger import ReportLine, RowOutcome
+from payflow.reconcile import Classification, FailureClasses
+from payflow.redact import mask_requisites
+from payflow.reporting.inert import inert_text
+from payflow.reporting.money import quantized
+
+LAYOUT_VERSION = "1.0"
+
+
+class Kind(StrEnum):
+    """How a column's values are written."""
+
+    TEXT = "text"  # input-derived text: always through inert_text
+    NUMBER = "number"
+    AMOUNT = "amount"  # a number with the row currency's decimals
+    TIME = "time"  # UTC, written without a zone
+
+
+Cell = str | int | Decimal | datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a sheet: its header, its meaning, and how to read its value."""
+
+    name: str
+    meaning: str
+    kind: Kind
+    width: float
+    value: Callable[[ReportLine, Classification | None], Cell]
+
+
+def _amount(value: Decimal | None, currency: str | None) -> Decimal | None:
+    return None if value is None else quantized(value, currency)
+
+
+def _time(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=None)
+
+
+def _detail(line: ReportLine) -> str:
+    parts: list[str] = []
+    if line.reasons:
+        parts.extend(str(reason) for reason in json.loads(line.reasons))
+    if line.outcome is RowOutcome.DUPLICATE:
+        parts.insert(0, f"already registered by batch {line.first_batch_id}: not paid again")
+    return "; ".join(parts)
+
+
+ROW_COLUMNS: tuple[Column, ...] = (
+    Column(
+        "source_row",
+        "Row number in the uploaded file (header is row 1).",
+        Kind.NUMBER,
+        10,
+        lambda r, c: r.row_number,
+    ),
+    Column(
+        "external_id",
+        "The payout's externalId (its idempotency key).",
+        Kind.TEXT,
+        24,
+        lambda r, c: r.external_id,
+    ),
+    Column("payout_id", "The service's payout id.", Kind.TEXT, 38, lambda r, c: r.payout_id),
+    Column(
+        "payment_type",
+        "SBP, SIM, BANK_ACCOUNT or EMAIL.",
+        Kind.TEXT,
+        13,
+        lambda r, c: r.payment_type,
+    ),
+    Column("currency", "ISO 4217 code of the payout.", Kind.TEXT, 9, lambda r, c: r.currency),
+    Column(
+        "amount_asked",
+        "Amount in the file, with the currency's decimals.",
+        Kind.AMOUNT,
+        15,
+        lambda r, c: _amount(r.amount, r.currency),
+    ),
+    Column(
+        "amount_reported",
+        "Amount the service reported at the last check.",
+        Kind.AMOUNT,
+        15,
+        lambda r, c: _amount(r.service_amount, r.currency),
+    ),
+    Column(
+        "requisites_masked",
+        "Recipient requisites, all but the last 4 characters masked.",
+        Kind.TEXT,
+        18,
+        lambda r, c: mask_requisites(r.requisites),
+    ),
+    Column("recipient_name", "Recipient name as in the file.", Kind.TEXT, 24, lambda r, c: r.name),
+    Column(
+        "bank_id",
+        "SBP bank id sent as bankName (bank names are not kept in the ledger).",
+        Kind.TEXT,
+        16,
+        lambda r, c: r.bank_name,
+    ),
+    Column("ledger_state", "State of the row in the ledger.", Kind.TEXT, 16, lambda r, c: r.state),
+    Column(
+        "service_status",
+        "Status the service reported at the last check (NOT_FOUND: 404).",
+        Kind.TEXT,
+        15,
+        lambda r, c: r.service_status,
+    ),
+    Column(
+        "outcome",
+        "paid, failed, corrected, canceled, expired, pending, not_sent, refused, "
+        "rejected or duplicate.",
+        Kind.TEXT,
+        11,
+        lambda r, c: r.outcome.value,
+    ),
+    Column(
+        "status_message",
+        "The service's statusMessage (or the refusal message).",
+        Kind.TEXT,
+        34,
+        lambda r, c: r.status_message,
+    ),
+    Column(
+        "failure_class",
+        "retryable, fix_details, do_not_retry or unknown (failed rows only).",
+        Kind.TEXT,
+        13,
+        lambda r, c: c.failure_class.value if c else None,
+    ),
+    Column(
+        "next_step",
+        "What to do about a failed row, from the failure classes table.",
+        Kind.TEXT,
+        48,
+        lambda r, c: c.next_step if c else None,
+    ),
+    Column(
+        "submitted_at_utc",
+        "When the service first acknowledged the payout (UTC).",
+        Kind.TIME,
+        20,
+        lambda r, c: _time(r.submitted_at),
+    ),
+    Column(
+        "completed_at_utc",
+        "When the payout reached a final status (UTC).",
+        Kind.TIME,
+        20,
+        lambda r, c: _time(r.completed_at),
+    ),
+    Column(
+        "last_checked_at_utc",
+        "When reconciliation last asked the service (UTC).",
+        Kind.TIME,
+        20,
+        lambda r, c: _time(r.checked_at),
+    ),
+    Column(
+        "rerun_external_ids",
+        "externalIds of later attempts that rerun this row.",
+        Kind.TEXT,
+        22,
+        lambda r, c: r.reruns,
+    ),
+    Column(
+        "findings",
+        "Open or acknowledged findings of the row (see the findings sheet).",
+        Kind.TEXT,
+        26,
+        lambda r, c: r.findings,
+    ),
+    Column(
+        "detail",
+        "Rejection reasons, or why the row was not paid again.",
+        Kind.TEXT,
+        40,
+        lambda r, c: _detail(r),
+    ),
+)
+
+UNPAID_OUTCOMES = frozenset(
+    {
+        RowOutcome.FAILED,
+        RowOutcome.CORRECTED,
+        RowOutcome.CANCELED,
+        RowOutcome.EXPIRED,
+        RowOutcome.REFUSED,
+        RowOutcome.REJECTED,
+    }
+)
+
+
+def classification(line: ReportLine, classes: FailureClasses) -> Classification | None:
+    """The failure class of a row that did not pay; None for the others."""
+    if line.outcome not in UNPAID_OUTCOMES:
+        return None
+    return classes.classify(line.state, line.status_message)
+
+
+def row_cells(line: ReportLine, classes: FailureClasses) -> list[Cell]:
+    """The row's values in layout order; text cells already inert."""
+    found = classification(line, classes)
+    cells: list[Cell] = []
+    for column in ROW_COLUMNS:
+        value = column.value(line, found)
+        cells.append(inert_text(value) if column.kind is Kind.TEXT else value)
+    return cells
+
+
+def csv_text(cell: Cell) -> str:
+    """A cell as CSV text: amounts exact, times ISO 8601 with Z, text already inert."""
+    if cell is None:
+        return ""
+    if isinstance(cell, datetime):
+        return cell.isoformat(timespec="seconds") + "Z"
+    if isinstance(cell, Decimal):
+        return format(cell, "f")
+    return str(cell)

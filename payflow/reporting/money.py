@@ -1,0 +1,34 @@
+"""Amounts as a spreadsheet shows them: a number with the currency's decimals (XOF 0, RUB 2)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+# ISO 4217 minor units that are not 2; every other currency has 2.
+_ZERO = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
+_THREE = "BHD IQD JOD KWD LYD OMR TND"
+_DECIMALS = {
+    **dict.fromkeys(_ZERO.split(), 0),
+    **dict.fromkeys(_THREE.split(), 3),
+    **dict.fromkeys(("CLF", "UYW"), 4),
+}
+
+
+def currency_decimals(currency: str | None) -> int:
+    """Minor units of the currency (2 when unknown)."""
+    return _DECIMALS.get((currency or "").upper(), 2)
+
+
+def quantized(amount: Decimal, currency: str | None) -> Decimal:
+    """The amount with exactly the currency's decimals; never rounds away a real fraction."""
+    places = currency_decimals(currency)
+    exponent = Decimal(1).scaleb(-places)
+    if amount == amount.quantize(exponent):
+        return amount.quantize(exponent)
+    return amount  # more decimals than the currency has: shown as they are, never rounded
+
+
+def number_format(currency: str | None) -> str:
+    """The Excel number format for amounts of the currency."""
+    places = currency_decimals(currency)
+    return "#,##0" if places == 0 else "#,##0." + "0" * places

@@ -1,0 +1,117 @@
+"""The batch summary: per-currency counts and amounts, rates, roll-forward, failures, findings.
+
+Every figure comes from a GROUP BY in the ledger (`payflow.ledger.totals`); nothing here walks
+the rows. The same object feeds the XLSX summary sheet and the Prefect artifacts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from payflow.ledger import FindingKind, FindingView, Ledger, MessageTotal, RowOutcome
+from payflow.ledger.totals import BLOCKED_BEFORE_SENDING, FAILED_AFTER_SENDING, SENT_OUTCOMES
+from payflow.reconcile import Classification, FailureClasses, RollForward, roll_forward
+
+NO_CURRENCY = "(none)"
+
+
+@dataclass(slots=True)
+class CurrencySummary:
+    """One currency's rows and amounts by outcome, and the three rates."""
+
+    currency: str
+    rows: Counter[RowOutcome] = field(default_factory=Counter)
+    amounts: dict[RowOutcome, Decimal] = field(default_factory=dict)
+    stuck: int = 0
+
+    def count(self, *outcomes: RowOutcome) -> int:
+        """Rows with any of these outcomes."""
+        return sum(self.rows[o] for o in outcomes)
+
+    def amount(self, *outcomes: RowOutcome) -> Decimal:
+        """Amount of the rows with any of these outcomes."""
+        return sum((self.amounts.get(o, Decimal(0)) for o in outcomes), Decimal(0))
+
+    @property
+    def in_file(self) -> int:
+        """Every source row of this currency."""
+        return sum(self.rows.values())
+
+    @property
+    def sent(self) -> int:
+        """Rows with a payout at the service."""
+        return self.count(*SENT_OUTCOMES)
+
+    @property
+    def blocked_rate(self) -> Decimal:
+        """Share of the file's rows blocked before sending (rejected or refused)."""
+        return _rate(self.count(*BLOCKED_BEFORE_SENDING), self.in_file)
+
+    @property
+    def failed_rate(self) -> Decimal:
+        """Share of the sent rows that failed, were canceled, expired or were corrected."""
+        return _rate(self.count(*FAILED_AFTER_SENDING), self.sent)
+
+    @property
+    def stalled_rate(self) -> Decimal:
+        """Share of the sent rows still pending."""
+        return _rate(self.count(RowOutcome.PENDING), self.sent)
+
+
+def _rate(part: int, whole: int) -> Decimal:
+    return (Decimal(part) / Decimal(whole)).quantize(Decimal("0.0001")) if whole else Decimal(0)
+
+
+@dataclass(frozen=True, slots=True)
+class FailureGroup:
+    """Failed rows sharing a status and statusMessage, with what to do about them."""
+
+    total: MessageTotal
+    classification: Classification
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Everything the summary sheet and the artifacts show."""
+
+    batch_id: str
+    sandbox: bool
+    currencies: list[CurrencySummary]
+    balance: list[RollForward]
+    failures: list[FailureGroup]
+    findings: list[FindingView]
+
+    def open_findings(self) -> list[FindingView]:
+        """Findings not resolved yet."""
+        return [f for f in self.findings if f.state != "resolved"]
+
+
+def build_summary(
+    ledger: Ledger, batch_id: str, classes: FailureClasses, *, sandbox: bool
+) -> Summary:
+    """Read the batch's figures from the ledger."""
+    by_currency: dict[str, CurrencySummary] = {}
+    for total in ledger.outcome_totals(batch_id):
+        name = total.currency or NO_CURRENCY
+        summary = by_currency.setdefault(name, CurrencySummary(name))
+        summary.rows[total.outcome] += total.rows
+        summary.amounts[total.outcome] = summary.amount(total.outcome) + total.amount
+    findings = ledger.findings(batch_id)
+    for (currency, kind), count in ledger.open_finding_counts(batch_id).items():
+        if kind == FindingKind.STUCK:
+            name = currency or NO_CURRENCY
+            by_currency.setdefault(name, CurrencySummary(name)).stuck += count
+    failures = [
+        FailureGroup(total, classes.classify(total.state, total.status_message))
+        for total in ledger.failure_totals(batch_id)
+    ]
+    return Summary(
+        batch_id,
+        sandbox,
+        [by_currency[c] for c in sorted(by_currency)],
+        roll_forward(ledger, batch_id),
+        failures,
+        findings,
+    )

@@ -1,0 +1,358 @@
+"""The reconciliation workbook: readme, summary (with a chart), rows, rejects and findings.
+
+Written in openpyxl's write-only mode, so rows stream to disk and a batch of any size costs
+flat memory. Column widths and frozen panes are set before the first row (write-only requires
+it); the filter range is set once the row count is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.chart import BarChart, Reference
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
+
+from payflow.ledger import RowOutcome
+from payflow.reconcile import DRIFT_CAVEAT
+from payflow.reporting.inert import inert_text
+from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
+from payflow.reporting.money import number_format
+from payflow.reporting.summary import NO_CURRENCY, Summary
+
+NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
+TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
+RATE_FORMAT = "0.00%"
+BOLD = Font(bold=True)
+# openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
+Sheet = Any
+OUTCOME_COLOURS: dict[RowOutcome, str] = {
+    RowOutcome.PAID: "C6EFCE",
+    RowOutcome.FAILED: "FFC7CE",
+    RowOutcome.CORRECTED: "F4B084",
+    RowOutcome.CANCELED: "FFE699",
+    RowOutcome.EXPIRED: "FFE699",
+    RowOutcome.PENDING: "BDD7EE",
+    RowOutcome.NOT_SENT: "D9D9D9",
+    RowOutcome.REFUSED: "E4DFEC",
+    RowOutcome.REJECTED: "E4DFEC",
+    RowOutcome.DUPLICATE: "EDEDED",
+}
+FILLS = {o: PatternFill("solid", start_color=c, end_color=c) for o, c in OUTCOME_COLOURS.items()}
+CHART_OUTCOMES = (
+    RowOutcome.PAID,
+    RowOutcome.FAILED,
+    RowOutcome.CORRECTED,
+    RowOutcome.CANCELED,
+    RowOutcome.EXPIRED,
+    RowOutcome.PENDING,
+)
+OUTCOME_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "outcome"))
+CURRENCY_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "currency"))
+REJECT_HEADER = ("source_row", "external_id", "reasons")
+FINDING_HEADER = (
+    "finding_id",
+    "source_row",
+    "external_id",
+    "kind",
+    "state",
+    "detail",
+    "opened_at_utc",
+    "updated_at_utc",
+)
+
+
+def _header(sheet: Sheet, names: Sequence[str], widths: Sequence[float]) -> None:
+    for index, width in enumerate(widths, start=1):
+        sheet.column_dimensions[get_column_letter(index)].width = width
+    sheet.freeze_panes = "A2"
+    cells = []
+    for name in names:
+        cell = WriteOnlyCell(sheet, value=name)
+        cell.font = BOLD
+        cells.append(cell)
+    sheet.append(cells)
+
+
+def _filter(sheet: Sheet, columns: int, rows: int) -> None:
+    sheet.auto_filter.ref = f"A1:{get_column_letter(columns)}{max(rows, 1) + 1}"
+
+
+def _styled(sheet: Sheet, value: Any, number: str | None = None) -> Any:
+    cell = WriteOnlyCell(sheet, value=value)
+    if number is not None:
+        cell.number_format = number
+    return cell
+
+
+class WorkbookWriter:
+    """Open the sheets in order, take rows as they stream, then finish with the findings."""
+
+    def __init__(self, batch_id: str, *, sandbox: bool) -> None:
+        self.workbook = Workbook(write_only=True)
+        self.batch_id = batch_id
+        self.sandbox = sandbox
+        self._readme = self.workbook.create_sheet("readme")
+        self._summary = self.workbook.create_sheet("summary")
+        self.rows = self.workbook.create_sheet("rows")
+        self.rejects = self.workbook.create_sheet("rejects")
+        self.findings = self.workbook.create_sheet("findings")
+        self._row_count = 0
+        self._reject_count = 0
+        self._formats: dict[str, str] = {}
+        _header(self.rows, [c.name for c in ROW_COLUMNS], [c.width for c in ROW_COLUMNS])
+        _header(self.rejects, REJECT_HEADER, (10, 24, 80))
+        _header(self.findings, FINDING_HEADER, (10, 10, 24, 26, 13, 70, 20, 20))
+
+    def add_row(self, cells: Sequence[Cell], reasons: Iterable[str] | None) -> None:
+        """One source row (already inert) on the rows sheet; rejected rows also on rejects."""
+        currency = cells[CURRENCY_INDEX]
+        amount_format = self._formats.get(str(currency))
+        if amount_format is None:
+            amount_format = self._formats[str(currency)] = number_format(str(currency))
+        out: list[Any] = []
+        for column, value in zip(ROW_COLUMNS, cells, strict=True):
+            if column.kind is Kind.AMOUNT and value is not None:
+                out.append(_styled(self.rows, value, amount_format))
+            elif column.kind is Kind.TIME and value is not None:
+                out.append(_styled(self.rows, value, TIME_FORMAT))
+            else:
+                out.append(value)
+        outcome = RowOutcome(str(cells[OUTCOME_INDEX]))
+        fill = _styled(self.rows, out[OUTCOME_INDEX])
+        fill.fill = FILLS[outcome]
+        out[OUTCOME_INDEX] = fill
+        self.rows.append(out)
+        self._row_count += 1
+        if reasons is not None:
+            self.rejects.append(
+                [cells[0], cells[1], inert_text("; ".join(str(r) for r in reasons))]
+            )
+            self._reject_count += 1
+
+    def finish(self, summary: Summary, path: Path) -> None:
+        """Write readme, summary and findings, set the filters, save."""
+        _filter(self.rows, len(ROW_COLUMNS), self._row_count)
+        _filter(self.rejects, len(REJECT_HEADER), self._reject_count)
+        for finding in summary.findings:
+            self.findings.append(
+                [
+                    finding.id,
+                    finding.row_number,
+                    inert_text(finding.external_id),
+                    finding.kind,
+                    finding.state,
+                    inert_text(finding.detail),
+                    _styled(self.findings, finding.opened_at.replace(tzinfo=None), TIME_FORMAT),
+                    _styled(self.findings, finding.updated_at.replace(tzinfo=None), TIME_FORMAT),
+                ]
+            )
+        _filter(self.findings, len(FINDING_HEADER), len(summary.findings))
+        self._write_readme()
+        _SummarySheet(self._summary, summary).write()
+        self.workbook.save(path)
+
+    def _write_readme(self) -> None:
+        sheet = self._readme
+        sheet.column_dimensions["A"].width = 24
+        sheet.column_dimensions["B"].width = 12
+        sheet.column_dimensions["C"].width = 90
+        generated = datetime.now(UTC).isoformat(timespec="seconds")
+        sheet.append([_bold(sheet, "payflow reconciliation report")])
+        sheet.append(["batch_id", inert_text(self.batch_id)])
+        sheet.append(["layout_version", LAYOUT_VERSION])
+        sheet.append(["generated_at_utc", generated])
+        if self.sandbox:
+            sheet.append(["note", NO_REAL_MONEY_NOTE])
+        sheet.append(["amounts", "Numbers with the currency's decimals (XOF 0, RUB 2, KWD 3)."])
+        sheet.append(["times", "UTC, without a zone."])
+        sheet.append([])
+        sheet.append([_bold(sheet, "column"), _bold(sheet, "kind"), _bold(sheet, "meaning")])
+        for column in ROW_COLUMNS:
+            sheet.append([column.name, column.kind.value, column.meaning])
+        sheet.append([])
+        sheet.append([_bold(sheet, "outcome"), _bold(sheet, "colour")])
+        for outcome in RowOutcome:
+            cell = WriteOnlyCell(sheet, value=outcome.value)
+            cell.fill = FILLS[outcome]
+            sheet.append([cell, OUTCOME_COLOURS[outcome]])
+
+
+def _bold(sheet: Sheet, text: str) -> Any:
+    cell = WriteOnlyCell(sheet, value=text)
+    cell.font = BOLD
+    return cell
+
+
+CURRENCY_HEADER = (
+    "currency",
+    "rows_in_file",
+    "rejected_in_file",
+    "refused",
+    "sent",
+    "paid_rows",
+    "paid_amount",
+    "failed_rows",
+    "failed_amount",
+    "canceled_rows",
+    "expired_rows",
+    "corrected_rows",
+    "pending_rows",
+    "stuck_rows",
+    "blocked_before_sending",
+    "failed_after_sending",
+    "stalled",
+)
+BALANCE_HEADER = (
+    "currency",
+    "start_available",
+    "start_held",
+    "batch_moved_available",
+    "batch_moved_held",
+    "expected_available",
+    "expected_held",
+    "actual_available",
+    "actual_held",
+    "drift_available",
+    "drift_held",
+)
+FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
+
+
+class _SummarySheet:
+    """The summary sheet, block by block; it tracks the row number for the chart's references."""
+
+    def __init__(self, sheet: Sheet, summary: Summary) -> None:
+        self.sheet = sheet
+        self.summary = summary
+        self.line = 0
+        for index in range(1, len(CURRENCY_HEADER) + 1):
+            width = 30 if index == 3 else 21 if index >= 15 else 17
+            sheet.column_dimensions[get_column_letter(index)].width = width
+        sheet.freeze_panes = "A2"
+        # Printed (or converted to PDF) on one page wide, so the picture shows every column.
+        sheet.page_setup.orientation = "landscape"
+        sheet.sheet_properties.pageSetUpPr.fitToPage = True
+        sheet.page_setup.fitToWidth = 1
+        sheet.page_setup.fitToHeight = 0
+
+    def append(self, cells: Sequence[Any]) -> None:
+        self.sheet.append(list(cells))
+        self.line += 1
+
+    def money(self, amount: Decimal | None, currency: str) -> Any | None:
+        if amount is None:
+            return None
+        code = None if currency == NO_CURRENCY else currency
+        return _styled(self.sheet, amount, number_format(code))
+
+    def write(self) -> None:
+        summary, sheet = self.summary, self.sheet
+        self.append([_bold(sheet, f"Batch {summary.batch_id}")])
+        if summary.sandbox:
+            self.append([NO_REAL_MONEY_NOTE])
+        self.append([])
+        self.append([_bold(sheet, name) for name in CURRENCY_HEADER])
+        for c in summary.currencies:
+            rate = RATE_FORMAT
+            self.append(
+                [
+                    inert_text(c.currency),
+                    c.in_file,
+                    c.count(RowOutcome.REJECTED),
+                    c.count(RowOutcome.REFUSED),
+                    c.sent,
+                    c.count(RowOutcome.PAID),
+                    self.money(c.amount(RowOutcome.PAID), c.currency),
+                    c.count(RowOutcome.FAILED),
+                    self.money(c.amount(RowOutcome.FAILED), c.currency),
+                    c.count(RowOutcome.CANCELED),
+                    c.count(RowOutcome.EXPIRED),
+                    c.count(RowOutcome.CORRECTED),
+                    c.count(RowOutcome.PENDING),
+                    c.stuck,
+                    _styled(sheet, c.blocked_rate, rate),
+                    _styled(sheet, c.failed_rate, rate),
+                    _styled(sheet, c.stalled_rate, rate),
+                ]
+            )
+        self.append([])
+        self._balance()
+        self.append([])
+        self._failures()
+        self.append([])
+        self._chart()
+
+    def _balance(self) -> None:
+        self.append([_bold(self.sheet, "Balance roll-forward")])
+        self.append([DRIFT_CAVEAT])
+        if not self.summary.balance:
+            self.append(["No balance was read when the batch started paying."])
+            return
+        self.append([_bold(self.sheet, name) for name in BALANCE_HEADER])
+        for r in self.summary.balance:
+            values = (
+                r.start_available,
+                r.start_held,
+                r.moved_available,
+                r.moved_held,
+                r.expected_available,
+                r.expected_held,
+                r.end_available,
+                r.end_held,
+                r.drift_available,
+                r.drift_held,
+            )
+            self.append([inert_text(r.currency), *(self.money(v, r.currency) for v in values)])
+
+    def _failures(self) -> None:
+        self.append([_bold(self.sheet, "Failed rows by statusMessage")])
+        self.append([_bold(self.sheet, name) for name in FAILURE_HEADER])
+        for group in self.summary.failures:
+            t = group.total
+            self.append(
+                [
+                    inert_text(t.currency),
+                    inert_text(t.state),
+                    inert_text(t.status_message or "(no message)"),
+                    t.rows,
+                    self.money(t.amount, t.currency),
+                    group.classification.failure_class.value,
+                    inert_text(group.classification.next_step),
+                ]
+            )
+
+    def _chart(self) -> None:
+        currencies = [c for c in self.summary.currencies if c.currency != NO_CURRENCY]
+        self.append([_bold(self.sheet, "Amounts by outcome")])
+        first = self.line + 1
+        self.append(["outcome", *(inert_text(c.currency) for c in currencies)])
+        for outcome in CHART_OUTCOMES:
+            self.append(
+                [
+                    outcome.value,
+                    *(self.money(c.amount(outcome), c.currency) for c in currencies),
+                ]
+            )
+        if not currencies:
+            return
+        last = self.line
+        chart = BarChart()
+        chart.type = "col"
+        chart.title = "Amounts by outcome"
+        chart.y_axis.title = "amount"
+        chart.x_axis.title = "outcome"
+        data = Reference(
+            self.sheet, min_col=2, max_col=1 + len(currencies), min_row=first, max_row=last
+        )
+        labels = Reference(self.sheet, min_col=1, min_row=first + 1, max_row=last)
+        chart.add_data(data, titles_from_data=True)
+        chart.set_categories(labels)
+        chart.width, chart.height = 18, 9
+        self.sheet.add_chart(chart, f"A{last + 2}")

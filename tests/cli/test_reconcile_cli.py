@@ -1,0 +1,79 @@
+"""`payflow reconcile` and `payflow findings` as an operator runs them, against a sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from decimal import Decimal
+
+import httpx
+from cli_support import payflow_env, run_payflow
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
+from payflow.paying import submit_batch, track_batch
+
+
+def _pay_one(ledger_url: str, sandbox) -> tuple[str, str]:
+    batch_id = f"cli-{secrets.token_hex(3)}"
+    row = PayoutInstruction(2, f"{batch_id}-1", Decimal(10), "XOF", "SIM", "2250700001", "A", "u")
+
+    async def pay() -> None:
+        with Ledger.open(ledger_url) as ledger:
+            ledger.register_batch(batch_id, "cli.csv", [row], [])
+            async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
+                await submit_batch(
+                    client, ledger, batch_id, worker_id="w", chunk_size=5, callback_url=None
+                )
+                await track_batch(
+                    client, ledger, batch_id, deadline=2, poll_interval=0.05, quiet_period=0
+                )
+
+    asyncio.run(pay())
+    with Ledger.open(ledger_url) as ledger:
+        payout_id = next(ledger.batch_rows(batch_id)).payout_id
+    assert payout_id
+    return batch_id, payout_id
+
+
+def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
+    tmp_path, sandbox_server
+) -> None:
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    batch_id, payout_id = _pay_one(ledger_url, sandbox_server)
+    env = payflow_env(
+        home,
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox_server.url,
+        PAYFLOW_API_TOKEN=sandbox_server.token,
+    )
+    clean = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert json.loads(clean.stdout)["open_findings"] == 0
+
+    httpx.post(
+        f"{sandbox_server.url}/_sandbox/payouts/{payout_id}/status",
+        json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
+    ).raise_for_status()
+    found = run_payflow(["reconcile", batch_id, "--out", str(tmp_path / "out")], env, tmp_path)
+    assert found.returncode == 1, found.stderr
+    assert "Open findings: 1" in found.stdout
+    assert (tmp_path / "out" / f"{batch_id}-reconciliation.xlsx").is_file()
+
+    listed = json.loads(run_payflow(["findings", batch_id, "--json"], env, tmp_path).stdout)
+    assert [(f["kind"], f["state"]) for f in listed] == [("corrected_after_completion", "open")]
+    no_note = run_payflow(["findings", batch_id, "--ack", str(listed[0]["id"])], env, tmp_path)
+    assert no_note.returncode == 2 and "--note" in no_note.stderr
+    assert "Traceback" not in no_note.stderr
+    acked = run_payflow(
+        ["findings", batch_id, "--ack", str(listed[0]["id"]), "--note", "asked the manager"],
+        env,
+        tmp_path,
+    )
+    assert acked.returncode == 0 and "acknowledged" in acked.stdout
+
+    unknown = run_payflow(["reconcile", "no-such-batch"], env, tmp_path)
+    assert unknown.returncode == 2 and "no batch" in unknown.stderr

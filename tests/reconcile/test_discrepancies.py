@@ -1,0 +1,150 @@
+"""Each discrepancy kind appears when the sandbox produces it and is resolved when it goes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+from reconcile_support import (
+    QUIET,
+    instruction,
+    move,
+    new_id,
+    pay,
+    payout_id,
+    reconcile,
+    register,
+)
+from sqlalchemy import update
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.ledger.tables import Payout
+from payflow.reconcile import ReconcileOptions
+
+
+async def test_a_quiet_batch_has_no_findings(client, ledger: Ledger) -> None:
+    batch = register(
+        ledger,
+        [
+            instruction(new_id("q"), n, last4)
+            for n, last4 in [(2, "0001"), (3, "1111"), (4, "3333"), (5, "4444")]
+        ],
+    )
+    await pay(client, ledger, batch)
+    assert await reconcile(client, ledger, batch) == set()
+
+
+async def test_status_amount_and_stuck_appear_and_resolve(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    rows = [
+        instruction(new_id("s"), 2, "1111"),  # FAILED: moved to COMPLETED behind our back
+        instruction(new_id("s"), 3, "0001"),  # COMPLETED: its amount changes at the service
+        instruction(new_id("s"), 4, "5555"),  # stays PROCESSING: stuck
+    ]
+    batch = register(ledger, rows)
+    await pay(client, ledger, batch)
+    strict = ReconcileOptions(stuck_after={"*": timedelta(0)}, concurrency=4)
+    assert await reconcile(client, ledger, batch, strict) == {(4, "stuck")}
+
+    move(sandbox_server, payout_id(ledger, batch, 2), status="COMPLETED")
+    move(sandbox_server, payout_id(ledger, batch, 3), amount="11")
+    found = await reconcile(client, ledger, batch, strict)
+    assert found == {(2, "status_differs"), (3, "amount_differs"), (4, "stuck")}
+
+    move(
+        sandbox_server,
+        payout_id(ledger, batch, 2),
+        status="FAILED",
+        statusMessage="Recipient account is blocked",
+    )
+    move(sandbox_server, payout_id(ledger, batch, 3), amount="15")
+    move(sandbox_server, payout_id(ledger, batch, 4), status="COMPLETED")
+    assert await reconcile(client, ledger, batch, strict) == set()
+    history = ledger.finding_events(next(f.id for f in ledger.findings(batch) if f.row_number == 2))
+    assert [e.to_state for e in history] == ["open", "resolved"]
+
+
+async def test_missing_at_the_service_appears_and_resolves(
+    client, ledger: Ledger, make_sandbox
+) -> None:
+    batch = register(ledger, [instruction(new_id("m"), 2, "0001")])
+    await pay(client, ledger, batch)
+    other = make_sandbox()  # a service that never saw the payout
+    async with AsyncPayoutsClient(other.token, base_url=other.url, timeout=5.0) as elsewhere:
+        assert await reconcile(elsewhere, ledger, batch) == {(2, "missing_at_service")}
+    assert await reconcile(client, ledger, batch) == set()
+
+
+async def test_unexpected_at_the_service_appears_then_resolves_once_adopted(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    row = instruction(new_id("u"), 2, "0001")
+    batch = register(ledger, [row])
+    body = {
+        "amount": "10",
+        "currency": "XOF",
+        "paymentType": "SIM",
+        "externalId": row.external_id,
+        "account": {"name": row.name, "requisites": row.requisites, "userId": row.user_id},
+    }
+    headers = {"X-Api-Token": sandbox_server.token}
+    httpx.post(f"{sandbox_server.url}/v1/payouts", json=body, headers=headers).raise_for_status()
+    assert await reconcile(client, ledger, batch) == {(2, "unexpected_at_service")}
+    await pay(client, ledger, batch)  # the submit protocol finds it by externalId and adopts it
+    assert await reconcile(client, ledger, batch) == set()
+
+
+async def test_correction_and_paid_twice_across_a_rerun(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    original = instruction(new_id("c"), 2, "0001")
+    batch = register(ledger, [original])
+    await pay(client, ledger, batch)
+    move(
+        sandbox_server,
+        payout_id(ledger, batch, 2),
+        status="FAILED",
+        statusMessage="Corrected by the platform after a bank-side error",
+    )
+    assert await reconcile(client, ledger, batch) == {(2, "corrected_after_completion")}
+
+    rerun = instruction(new_id("r"), 2, "0001", amount=original.amount)
+    rerun_batch = register(ledger, [rerun])
+    with ledger._engine.begin() as connection:
+        connection.execute(
+            update(Payout)
+            .where(Payout.external_id == rerun.external_id)
+            .values(reruns_external_id=original.external_id)
+        )
+    await pay(client, ledger, rerun_batch)
+    assert await reconcile(client, ledger, batch) == set()  # the rerun paid the recipient
+
+    # The platform undoes its correction: now two payouts paid one source row.
+    move(sandbox_server, payout_id(ledger, batch, 2), status="COMPLETED")
+    found = await reconcile(client, ledger, batch)
+    assert found == {(2, "paid_twice"), (2, "status_differs")}
+    move(sandbox_server, payout_id(ledger, rerun_batch, 2), status="FAILED", statusMessage="x")
+    await reconcile(client, ledger, rerun_batch)  # records the rerun's correction
+    assert (2, "paid_twice") not in await reconcile(client, ledger, batch)
+
+
+async def test_an_operator_acknowledges_and_a_later_reconcile_keeps_it(
+    client, ledger: Ledger, make_sandbox
+) -> None:
+    batch = register(ledger, [instruction(new_id("a"), 2, "0001")])
+    await pay(client, ledger, batch)
+    other = make_sandbox()
+    async with AsyncPayoutsClient(other.token, base_url=other.url, timeout=5.0) as elsewhere:
+        await reconcile(elsewhere, ledger, batch)
+        finding = ledger.findings(batch)[0]
+        ledger.acknowledge_finding(batch, finding.id, actor="ops", note="asked the manager")
+        await reconcile(elsewhere, ledger, batch, QUIET)
+    assert ledger.findings(batch)[0].state == "acknowledged"
+    history = ledger.finding_events(finding.id)
+    assert [(e.to_state, e.actor, e.detail) for e in history][1] == (
+        "acknowledged",
+        "ops",
+        "asked the manager",
+    )

@@ -1,0 +1,81 @@
+"""The keep-checking flows: reconcile-recent finds a correction made after the run ended, and
+reconcile-pending follows a payout that was still open and refreshes its report."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+from reconcile_support import instruction, new_id, pay, payout_id, register
+
+from flows.reconcile import reconcile_pending, reconcile_recent
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+def _paid_batch(ledger_url: str, sandbox, last4: str) -> tuple[str, str]:
+    async def run() -> str:
+        with Ledger.open(ledger_url) as ledger:
+            batch_id = register(ledger, [instruction(new_id("flow"), 2, last4)])
+            async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
+                await pay(client, ledger, batch_id)
+            return batch_id
+
+    batch_id = asyncio.run(run())
+    with Ledger.open(ledger_url) as ledger:
+        return batch_id, payout_id(ledger, batch_id, 2)
+
+
+@pytest.fixture
+def home(tmp_path: Path, make_sandbox, monkeypatch):
+    sandbox = make_sandbox()
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
+    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    return sandbox, ledger_url, tmp_path / "reports"
+
+
+def test_reconcile_recent_finds_a_correction_after_the_run(prefect_api, home) -> None:
+    sandbox, ledger_url, reports = home
+    batch_id, payout_id = _paid_batch(ledger_url, sandbox, "0001")
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
+    httpx.post(
+        f"{sandbox.url}/_sandbox/payouts/{payout_id}/status",
+        json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
+    ).raise_for_status()
+
+    outcomes = reconcile_recent(out_dir=str(reports))
+
+    assert [o.batch_id for o in outcomes] == [batch_id]
+    with Ledger.open(ledger_url) as ledger:
+        kinds = {f.kind for f in ledger.findings(batch_id) if f.state == "open"}
+        assert kinds == {"corrected_after_completion"}
+        assert next(ledger.batch_rows(batch_id)).corrected
+    assert Path(outcomes[0].report_xlsx).is_file()
+
+
+def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
+    sandbox, ledger_url, reports = home
+    batch_id, payout_id = _paid_batch(ledger_url, sandbox, "5555")  # stays PROCESSING
+    httpx.post(
+        f"{sandbox.url}/_sandbox/payouts/{payout_id}/status", json={"status": "COMPLETED"}
+    ).raise_for_status()
+
+    outcomes = reconcile_pending(out_dir=str(reports))
+
+    assert [o.batch_id for o in outcomes] == [batch_id]
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
+    assert Path(outcomes[0].report_csv).read_text(encoding="utf-8").count("\n") == 2

@@ -1,0 +1,161 @@
+"""The reconciliation report: totals equal its rows, a readable workbook, inert cells, a picture."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import zipfile
+from collections import Counter, defaultdict
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from reconcile_support import instruction, new_id, pay, reconcile, register
+
+from payflow.ledger import Ledger, RejectedRow
+from payflow.reporting import LAYOUT_VERSION, ROW_COLUMNS, BatchReport, write_batch_report
+
+INJECTED_NAME = '=HYPERLINK("http://evil.example","x")'
+
+
+async def _report(client, ledger: Ledger, out: Path) -> BatchReport:
+    rows = [
+        instruction(new_id("r"), 2, "0001"),
+        instruction(new_id("r"), 3, "0001", name=INJECTED_NAME),
+        instruction(new_id("r"), 4, "1111"),
+        instruction(new_id("r"), 5, "2222"),
+        instruction(new_id("r"), 6, "3333"),
+        instruction(new_id("r"), 7, "4444"),
+    ]
+    rejected = [RejectedRow(8, "+cmd", ["@SUM(1,2) amount must be a number"])]
+    batch = register(ledger, rows, rejected)
+    await pay(client, ledger, batch)
+    # A RUB row registered after paying stays not_sent: it shows a two-decimal amount.
+    ledger.register_batch(
+        batch,
+        "test.csv",
+        [instruction(new_id("rub"), 9, "0001", currency="RUB", amount=Decimal("1234.5"))],
+        [],
+    )
+    await reconcile(client, ledger, batch)
+    return write_batch_report(ledger, batch, out, sandbox=True)
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, tmp_path) -> None:
+    report = await _report(client, ledger, tmp_path)
+    rows = _csv_rows(report.csv)
+    counts: Counter[tuple[str, str]] = Counter()
+    amounts: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+    for row in rows:
+        key = (row["currency"] or "(none)", row["outcome"])
+        counts[key] += 1
+        amounts[key] += Decimal(row["amount_asked"] or 0)
+    for currency in report.summary.currencies:
+        for outcome, n in currency.rows.items():
+            assert counts[(currency.currency, outcome.value)] == n
+            assert amounts[(currency.currency, outcome.value)] == currency.amount(outcome)
+    assert sum(c.in_file for c in report.summary.currencies) == len(rows) == 8
+    xof = next(c for c in report.summary.currencies if c.currency == "XOF")
+    assert {o.value: n for o, n in xof.rows.items()} == {
+        "paid": 2,
+        "failed": 2,
+        "canceled": 1,
+        "expired": 1,
+    }
+    assert xof.failed_rate == Decimal("0.6667")
+    groups = {
+        (g.total.status_message, g.classification.failure_class) for g in report.summary.failures
+    }
+    assert ("Recipient account is blocked", "do_not_retry") in groups
+    assert ("Recipient not found", "fix_details") in groups
+
+
+async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, tmp_path) -> None:
+    report = await _report(client, ledger, tmp_path)
+    book = load_workbook(report.xlsx)
+    assert book.sheetnames == ["readme", "summary", "rows", "rejects", "findings"]
+    sheet = book["rows"]
+    header = [cell.value for cell in sheet[1]]
+    assert header == [c.name for c in ROW_COLUMNS]
+    assert sheet.freeze_panes == "A2"
+    assert sheet.auto_filter.ref == f"A1:V{sheet.max_row}"
+    amount = header.index("amount_asked") + 1
+    by_currency = {
+        sheet.cell(r, header.index("currency") + 1).value: sheet.cell(r, amount)
+        for r in range(2, sheet.max_row + 1)
+    }
+    assert by_currency["XOF"].number_format == "#,##0"
+    assert by_currency["RUB"].number_format == "#,##0.00"
+    assert by_currency["RUB"].value == pytest.approx(1234.5)
+    outcome = sheet.cell(2, header.index("outcome") + 1)
+    assert outcome.value == "paid" and outcome.fill.start_color.rgb.endswith("C6EFCE")
+    assert sheet.column_dimensions["A"].width == 10
+    assert book["rejects"].freeze_panes == "A2"
+    readme = {row[0]: row[1] for row in book["readme"].iter_rows(values_only=True) if row}
+    assert readme["layout_version"] == LAYOUT_VERSION
+    with zipfile.ZipFile(report.xlsx) as archive:
+        charts = [name for name in archive.namelist() if name.startswith("xl/charts/chart")]
+        assert charts
+        chart = archive.read(charts[0]).decode()
+        assert "<barChart>" in chart and "'summary'!" in chart
+
+
+async def test_input_cells_are_inert_in_csv_and_xlsx(client, ledger: Ledger, tmp_path) -> None:
+    report = await _report(client, ledger, tmp_path)
+    rows = _csv_rows(report.csv)
+    assert any(row["recipient_name"] == "'" + INJECTED_NAME for row in rows)
+    rejected = next(row for row in rows if row["outcome"] == "rejected")
+    assert rejected["external_id"] == "'+cmd"
+    assert rejected["detail"].startswith("'@SUM")
+    book = load_workbook(report.xlsx)
+    values = [v for row in book["rows"].iter_rows(values_only=True) for v in row]
+    values += [v for row in book["rejects"].iter_rows(values_only=True) for v in row]
+    texts = [v for v in values if isinstance(v, str)]
+    assert "'" + INJECTED_NAME in texts and "'+cmd" in texts
+    assert not [t for t in texts if t[:1] in ("=", "+", "-", "@")]
+    assert all(isinstance(v, str) or v is None or not str(v).startswith("=") for v in values)
+
+
+async def test_a_picture_of_the_summary_sheet(client, ledger: Ledger, tmp_path) -> None:
+    soffice, pdftoppm = shutil.which("soffice"), shutil.which("pdftoppm")
+    if soffice is None or pdftoppm is None:
+        pytest.skip("LibreOffice (soffice) or poppler (pdftoppm) not installed: no summary image")
+    report = await _report(client, ledger, tmp_path)
+    book = load_workbook(report.xlsx)
+    for name in book.sheetnames:
+        book[name].sheet_state = "visible" if name == "summary" else "hidden"
+    book.active = book.sheetnames.index("summary")
+    only_summary = tmp_path / "summary.xlsx"
+    book.save(only_summary)
+    subprocess.run(
+        [
+            soffice,
+            "--headless",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(tmp_path),
+            str(only_summary),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    pdf = tmp_path / "summary.pdf"
+    subprocess.run(
+        [pdftoppm, "-png", "-r", "80", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "summary")],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    pictures = sorted(tmp_path.glob("summary*.png"))
+    assert pictures and pictures[0].stat().st_size > 1000
+    print(f"summary sheet image: {pictures[0]}")
