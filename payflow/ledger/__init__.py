@@ -21,6 +21,15 @@ from payflow.ledger.records import (
     StatusEventView,
     UnknownPayout,
 )
+from payflow.ledger.refund_book import (
+    ClaimedRefund,
+    CreatedRefund,
+    RefundBook,
+    RefundRef,
+    RefundRegisterOutcome,
+    RefundRowView,
+    UnknownRefund,
+)
 from payflow.ledger.states import (
     FINAL_STATUSES,
     TERMINAL_STATES,
@@ -37,8 +46,10 @@ __all__ = [
     "TRANSITIONS",
     "BulkOutcome",
     "ClaimedPayout",
+    "ClaimedRefund",
     "ConflictRow",
     "CreatedPayout",
+    "CreatedRefund",
     "Disposition",
     "EventSource",
     "IllegalTransition",
@@ -47,11 +58,16 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "PayoutRef",
+    "RefundBook",
+    "RefundRef",
+    "RefundRegisterOutcome",
+    "RefundRowView",
     "RegisterOutcome",
     "RejectedRow",
     "RowState",
     "RowView",
     "StatusEventView",
     "UnknownPayout",
+    "UnknownRefund",
     "utc_now",
 ]
