@@ -28,6 +28,7 @@ from payflow.ledger.refund_book import (
     RefundRef,
     RefundRegisterOutcome,
     RefundRowView,
+    RejectedRefund,
     UnknownRefund,
 )
 from payflow.ledger.states import (
@@ -63,6 +64,7 @@ __all__ = [
     "RefundRegisterOutcome",
     "RefundRowView",
     "RegisterOutcome",
+    "RejectedRefund",
     "RejectedRow",
     "RowState",
     "RowView",

@@ -23,7 +23,6 @@ from payflow.ledger.records import (
     KnownRow,
     LeaseLost,
     LedgerError,
-    RejectedRow,
 )
 from payflow.ledger.states import (
     REFUNDS,
@@ -119,6 +118,16 @@ class RefundRowView:
 
 
 @dataclass(frozen=True, slots=True)
+class RejectedRefund:
+    """A refund row the checks refused, with the order it named and the operator's reasons."""
+
+    row_number: int
+    external_id: str | None
+    order_id: str | None
+    reasons: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class RefundRegisterOutcome:
     """What registering a refund batch did; a batch registered before is only counted."""
 
@@ -144,7 +153,7 @@ class RefundBook:
         batch_id: str,
         source_name: str,
         valid: Sequence[RefundInstruction],
-        rejected: Sequence[RejectedRow],
+        rejected: Sequence[RejectedRefund],
     ) -> RefundRegisterOutcome:
         """Record every row once: NEW refunds, ALREADY_KNOWN (same order and amount under the
         same externalId), CONFLICT (other content under a known externalId) or REJECTED."""
@@ -204,7 +213,7 @@ class RefundBook:
                         batch_id,
                         reject.row_number,
                         reject.external_id,
-                        None,
+                        reject.order_id,
                         Disposition.REJECTED,
                         json.dumps(reject.reasons),
                     )

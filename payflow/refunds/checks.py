@@ -16,7 +16,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.api.orders import Order
 from payflow.intake.problems import Problem
-from payflow.ledger import RefundBook, RejectedRow
+from payflow.ledger import RefundBook, RejectedRefund
 from payflow.model import RefundInstruction, display_amount
 from payflow.refunds.intake import RefundFile
 from schemas.refund_schema import refund_problems
@@ -44,13 +44,18 @@ class RefundValidation:
         """Rows with at least one problem."""
         return len({p.row for p in self.rejects})
 
-    def rejected_rows(self, file: RefundFile) -> list[RejectedRow]:
+    def rejected_rows(self, file: RefundFile) -> list[RejectedRefund]:
         """The ledger's REJECTED rows, reasons as `column: message (rule)`."""
         reasons: dict[int, list[str]] = defaultdict(list)
         for p in self.rejects:
             reasons[p.row].append(f"{p.column}: {p.message} ({p.rule})")
         return [
-            RejectedRow(row, str(file.frame.at[row, "externalId"]), found)
+            RejectedRefund(
+                row,
+                str(file.frame.at[row, "externalId"]),
+                str(file.frame.at[row, "orderId"]),
+                found,
+            )
             for row, found in sorted(reasons.items())
         ]
 
