@@ -63,7 +63,7 @@ def refund_batch(
         batch_id=batch_id,
         rows=prepared.validation.rows,
         rejected=prepared.validation.rejected,
-        already_known=len(prepared.registered.already_known),
+        already_known=prepared.validation.known,
         statuses=dict(tracked.counts),
         report_csv=str(paths.csv),
         report_xlsx=str(paths.xlsx),
