@@ -15,7 +15,6 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
-from payflow.refunds.checks import OrderCheckError
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
 from payflow.webhooks import WebhookReceiver
 
@@ -45,8 +44,10 @@ def refund_command(
     """Refund every valid row of a file exactly once, follow each to its end, report."""
     settings = prepare()
     _confirm(yes, file)
+    # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
     from flows.payout_batch import BatchStopped
     from flows.refund_batch import refund_batch
+    from payflow.refunds.checks import OrderCheckError
 
     try:
         with ExitStack() as stack:
