@@ -21,10 +21,10 @@ from payflow.ledger.records import (
     StatusEventView,
     UnknownPayout,
 )
-from payflow.ledger.refund_book import (
+from payflow.ledger.refund_book import RefundBook
+from payflow.ledger.refund_records import (
     ClaimedRefund,
     CreatedRefund,
-    RefundBook,
     RefundRef,
     RefundRegisterOutcome,
     RefundRowView,

@@ -10,19 +10,31 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, insert, or_, select, update
 
-from payflow.ledger.records import (
-    ConflictRow,
-    Disposition,
-    KnownRow,
-    LeaseLost,
-    LedgerError,
+from payflow.ledger.records import ConflictRow, Disposition, KnownRow, LeaseLost, LedgerError
+from payflow.ledger.refund_records import (
+    ClaimedRefund,
+    CreatedRefund,
+    RefundRef,
+    RefundRegisterOutcome,
+    RefundRowView,
+    RejectedRefund,
+)
+from payflow.ledger.refund_rows import (
+    VIEW_COLUMNS,
+    apply_move,
+    event_values,
+    load_for_update,
+    refund_values,
+    row_view,
+    source_row,
+    was_ever,
+    write_values,
 )
 from payflow.ledger.states import (
     REFUNDS,
@@ -51,92 +63,6 @@ _INSTRUCTION = (
     Refund.reason,
     Refund.callback_url,
 )
-
-
-class UnknownRefund(LedgerError):
-    """No refund row matches the externalId or refund id (not ours, or ahead of mark_created)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimedRefund:
-    """A refund row leased to one worker; with `needs_resolution`, look it up before any POST."""
-
-    instruction: RefundInstruction
-    attempts: int
-    lease_until: datetime
-    needs_resolution: bool
-
-    @property
-    def external_id(self) -> str:
-        """The key sent as externalId on every attempt."""
-        return self.instruction.external_id
-
-
-@dataclass(frozen=True, slots=True)
-class CreatedRefund:
-    """What the service answered (or a lookup found) for one refund."""
-
-    refund_id: str
-    status: str
-    debit_amount: Decimal | None = None
-    debit_currency: str | None = None
-    debit_basis: str | None = None
-    status_message: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RefundRef:
-    """A refund's keys and where it stands, for tracking."""
-
-    external_id: str
-    refund_id: str | None
-    order_id: str
-    state: RowState
-    order_status: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RefundRowView:
-    """One source row of a refund batch for the report."""
-
-    row_number: int
-    external_id: str | None
-    order_id: str | None
-    disposition: Disposition
-    state: RowState
-    refund_id: str | None
-    amount: Decimal | None
-    currency: str | None
-    debit_amount: Decimal | None
-    debit_currency: str | None
-    debit_basis: str | None
-    status_message: str | None
-    order_status: str | None
-    corrected: bool
-    first_batch_id: str | None
-    reasons: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class RejectedRefund:
-    """A refund row the checks refused, with the order it named and the operator's reasons."""
-
-    row_number: int
-    external_id: str | None
-    order_id: str | None
-    reasons: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class RefundRegisterOutcome:
-    """What registering a refund batch did; a batch registered before is only counted."""
-
-    batch_id: str
-    new: int = 0
-    rejected: int = 0
-    already_registered: int = 0
-    already_known: list[KnownRow] = field(default_factory=list)
-    conflicts: list[ConflictRow] = field(default_factory=list)
 
 
 class RefundBook:
@@ -186,7 +112,7 @@ class RefundBook:
                 disposition = Disposition.NEW
                 reasons = None
                 if found is None:
-                    new_refunds.append(_refund_values(item, batch_id, now))
+                    new_refunds.append(refund_values(item, batch_id, now))
                 elif found.content_hash == item.content_hash():
                     disposition = Disposition.ALREADY_KNOWN
                     already.append(
@@ -198,7 +124,7 @@ class RefundBook:
                     reasons = json.dumps([reason])
                     conflicts.append(ConflictRow(item.row_number, item.external_id, reason))
                 rows.append(
-                    _row(
+                    source_row(
                         batch_id,
                         item.row_number,
                         item.external_id,
@@ -209,7 +135,7 @@ class RefundBook:
                 )
             for reject in rejected:
                 rows.append(
-                    _row(
+                    source_row(
                         batch_id,
                         reject.row_number,
                         reject.external_id,
@@ -223,7 +149,9 @@ class RefundBook:
                 connection.execute(
                     insert(RefundEvent),
                     [
-                        _event(r["external_id"], None, S.VALIDATED, EventSource.SUBMIT, now, None)
+                        event_values(
+                            r["external_id"], None, S.VALIDATED, EventSource.SUBMIT, now, None
+                        )
                         for r in new_refunds
                     ],
                 )
@@ -288,7 +216,10 @@ class RefundBook:
             source = EventSource.RESOLVE if needs_resolution else EventSource.SUBMIT
             connection.execute(
                 insert(RefundEvent),
-                [_event(r.external_id, from_state, S.SUBMITTING, source, now, None) for r in rows],
+                [
+                    event_values(r.external_id, from_state, S.SUBMITTING, source, now, None)
+                    for r in rows
+                ],
             )
         return [
             ClaimedRefund(
@@ -330,7 +261,7 @@ class RefundBook:
         Recorded even after the lease passed on, since the refund exists."""
         state = parse_api_status(created.status, REFUNDS)
         with self._engine.begin() as connection:
-            row = _load(connection, external_id=external_id)
+            row = load_for_update(connection, external_id=external_id)
             if row.refund_id not in (None, created.refund_id):
                 raise LedgerError(f"refund {external_id!r} already has another refund id")
             if S(row.state) == S.VALIDATED:
@@ -343,9 +274,9 @@ class RefundBook:
             }
             if state is None:
                 values["status_message"] = f"unrecognised status {created.status[:40]!r}"
-                _write(connection, row, S(row.state), self._clock(), values)
+                write_values(connection, row, S(row.state), self._clock(), values)
                 return False
-            return _move(
+            return apply_move(
                 connection, row, state, source, self._clock(), values, created.status_message
             )
 
@@ -356,12 +287,12 @@ class RefundBook:
         or VALIDATED (a lookup said 404: sending again is safe)."""
         source = EventSource.SUBMIT if new == S.SUBMIT_REJECTED else EventSource.RESOLVE
         with self._engine.begin() as connection:
-            row = _load(connection, external_id=external_id)
+            row = load_for_update(connection, external_id=external_id)
             if check_move(external_id, S(row.state), new, REFUNDS) is Move.STALE:
                 return False
             if worker_id is not None and row.claimed_by != worker_id:
                 raise LeaseLost(f"{external_id!r} is leased to {row.claimed_by}, not {worker_id}")
-            return _move(connection, row, new, source, self._clock(), {}, message)
+            return apply_move(connection, row, new, source, self._clock(), {}, message)
 
     def record_status(
         self,
@@ -379,7 +310,7 @@ class RefundBook:
         before mark_created (webhook first) is applied and the refund id recorded."""
         now = self._clock()
         with self._engine.begin() as connection:
-            row = _load(connection, external_id=external_id, refund_id=refund_id)
+            row = load_for_update(connection, external_id=external_id, refund_id=refund_id)
             state = parse_api_status(status, REFUNDS)
             values: dict[str, Any] = {"last_status_at": now}
             if refund_id is not None and row.refund_id is None:
@@ -393,12 +324,12 @@ class RefundBook:
                     values[key] = value
             if state is None:
                 values["status_message"] = f"unrecognised status {status[:40]!r}"
-                _write(connection, row, S(row.state), now, values)
+                write_values(connection, row, S(row.state), now, values)
                 return False
             try:
-                return _move(connection, row, state, source, now, values, status_message)
+                return apply_move(connection, row, state, source, now, values, status_message)
             except IllegalTransition:
-                if _was_ever(connection, row.external_id, state):
+                if was_ever(connection, row.external_id, state):
                     return False  # a redelivery of a status passed before a correction
                 raise
 
@@ -424,7 +355,7 @@ class RefundBook:
             connection.execute(
                 insert(RefundEvent),
                 [
-                    _event(
+                    event_values(
                         row.external_id,
                         S(row.state),
                         S(row.state),
@@ -473,7 +404,7 @@ class RefundBook:
                 RefundRow.order_id,
                 RefundRow.disposition,
                 RefundRow.reasons,
-                *_VIEW_COLUMNS,
+                *VIEW_COLUMNS,
             )
             .outerjoin(Refund, Refund.external_id == RefundRow.external_id)
             .where(RefundRow.batch_id == batch_id)
@@ -482,7 +413,7 @@ class RefundBook:
         with self._engine.connect() as connection:
             result = connection.execute(query).all()
         for row in result:
-            yield _view(row, batch_id)
+            yield row_view(row, batch_id)
 
     def batch_exists(self, batch_id: str) -> bool:
         """True when the refund batch was registered."""
@@ -535,187 +466,3 @@ def _known(connection: Connection, external_ids: Iterable[str]) -> dict[str, Row
         )
         found.update({row.external_id: row for row in connection.execute(query)})
     return found
-
-
-def _refund_values(item: RefundInstruction, batch_id: str, now: datetime) -> dict[str, Any]:
-    return {
-        "external_id": item.external_id,
-        "batch_id": batch_id,
-        "row_number": item.row_number,
-        "content_hash": item.content_hash(),
-        "order_id": item.order_id,
-        "amount": item.amount,
-        "currency": item.currency,
-        "amount_given": item.amount_given,
-        "reason": item.reason,
-        "callback_url": item.callback_url,
-        "state": S.VALIDATED.value,
-        "attempts": 0,
-        "corrected": False,
-        "created_at": now,
-        "updated_at": now,
-    }
-
-
-def _row(
-    batch_id: str,
-    row_number: int,
-    external_id: str | None,
-    order_id: str | None,
-    disposition: Disposition,
-    reasons: str | None,
-) -> dict[str, Any]:
-    return {
-        "batch_id": batch_id,
-        "row_number": row_number,
-        "external_id": external_id,
-        "order_id": order_id,
-        "disposition": disposition.value,
-        "reasons": reasons,
-    }
-
-
-def _event(
-    external_id: str,
-    from_state: RowState | None,
-    to_state: RowState,
-    source: EventSource,
-    at: datetime,
-    message: str | None,
-) -> dict[str, Any]:
-    return {
-        "external_id": external_id,
-        "from_state": None if from_state is None else from_state.value,
-        "to_state": to_state.value,
-        "source": source.value,
-        "at": at,
-        "status_message": message,
-    }
-
-
-def _load(
-    connection: Connection, *, external_id: str | None = None, refund_id: str | None = None
-) -> Row[Any]:
-    query = select(
-        Refund.id, Refund.external_id, Refund.state, Refund.refund_id, Refund.claimed_by
-    ).with_for_update()
-    if external_id is not None:
-        query = query.where(Refund.external_id == external_id)
-    elif refund_id is not None:
-        query = query.where(Refund.refund_id == refund_id)
-    else:
-        raise ValueError("give an external_id or a refund_id")
-    row = connection.execute(query).first()
-    if row is None:
-        raise UnknownRefund(f"no refund for externalId={external_id!r} refundId={refund_id!r}")
-    if refund_id is not None and row.refund_id not in (None, refund_id):
-        # Two service refunds for one externalId would be a double refund: stop loudly.
-        raise LedgerError(f"refund {row.external_id!r} has refund {row.refund_id}, not {refund_id}")
-    return row
-
-
-def _move(
-    connection: Connection,
-    row: Row[Any],
-    new: RowState,
-    source: EventSource,
-    now: datetime,
-    values: dict[str, Any],
-    message: str | None,
-) -> bool:
-    current = S(row.state)
-    if check_move(row.external_id, current, new, REFUNDS) is Move.STALE:
-        if values:
-            _write(connection, row, current, now, values)
-        return False
-    values = {**values, "state": new.value, "status_message": message}
-    if current == S.SUBMITTING:
-        values.update(claimed_by=None, lease_until=None)
-    if (current, new) in REFUNDS.corrections:
-        values["corrected"] = True
-    _write(connection, row, current, now, values)
-    connection.execute(
-        insert(RefundEvent), [_event(row.external_id, current, new, source, now, message)]
-    )
-    return True
-
-
-def _write(
-    connection: Connection,
-    row: Row[Any],
-    current: RowState,
-    now: datetime,
-    values: dict[str, Any],
-) -> None:
-    connection.execute(
-        update(Refund)
-        .where(Refund.id == row.id, Refund.state == current.value)
-        .values(**values, updated_at=now)
-    )
-
-
-def _was_ever(connection: Connection, external_id: str, state: RowState) -> bool:
-    query = select(RefundEvent.id).where(
-        RefundEvent.external_id == external_id, RefundEvent.to_state == state.value
-    )
-    return connection.scalar(query.limit(1)) is not None
-
-
-_VIEW_COLUMNS = (
-    Refund.state,
-    Refund.refund_id,
-    Refund.amount,
-    Refund.currency,
-    Refund.debit_amount,
-    Refund.debit_currency,
-    Refund.debit_basis,
-    Refund.status_message,
-    Refund.order_status,
-    Refund.corrected,
-    Refund.batch_id,
-)
-
-
-def _view(row: Row[Any], batch_id: str) -> RefundRowView:
-    disposition = Disposition(row.disposition)
-    reasons: list[str] = json.loads(row.reasons) if row.reasons else []
-    # A CONFLICT row's refund belongs to another row's content: show none of its figures.
-    own = disposition in (Disposition.NEW, Disposition.ALREADY_KNOWN) and row.state is not None
-    if not own:
-        state = S.REJECTED if disposition == Disposition.REJECTED else S.CONFLICT
-        return RefundRowView(
-            row.row_number,
-            row.external_id,
-            row.order_id,
-            disposition,
-            state,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            False,
-            None,
-            reasons,
-        )
-    return RefundRowView(
-        row_number=row.row_number,
-        external_id=row.external_id,
-        order_id=row.order_id,
-        disposition=disposition,
-        state=S(row.state),
-        refund_id=row.refund_id,
-        amount=row.amount,
-        currency=row.currency,
-        debit_amount=row.debit_amount,
-        debit_currency=row.debit_currency,
-        debit_basis=row.debit_basis,
-        status_message=row.status_message,
-        order_status=row.order_status,
-        corrected=bool(row.corrected),
-        first_batch_id=row.batch_id if row.batch_id != batch_id else None,
-        reasons=reasons,
-    )

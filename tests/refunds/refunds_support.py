@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+from paying_support import make_client, sandbox_stats
+from paying_support import set_faults as set_url_faults
 
-from payflow.api import AsyncPayoutsClient
-from payflow.api.transport import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.refunds.steps import PreparedRefunds, check_refund_balance, prepare_refunds
 from payflow.refunds.submit import submit_refunds
@@ -34,15 +33,13 @@ def paid_orders(
 
 def stats(server: SandboxServer) -> dict[str, Any]:
     """GET /_sandbox/stats."""
-    response = httpx.get(f"{server.url}/_sandbox/stats", timeout=30)
-    response.raise_for_status()
-    result: dict[str, Any] = response.json()
+    result: dict[str, Any] = sandbox_stats(server.url)
     return result
 
 
 def set_faults(server: SandboxServer, **faults: object) -> None:
     """Change the sandbox's faults at run time."""
-    httpx.post(f"{server.url}/_sandbox/faults", json=faults, timeout=10).raise_for_status()
+    set_url_faults(server.url, **faults)
 
 
 def write_refunds(
@@ -54,18 +51,6 @@ def write_refunds(
         writer.writerow(header)
         writer.writerows(rows)
     return path
-
-
-@asynccontextmanager
-async def make_client(server: SandboxServer, **options: Any) -> AsyncIterator[AsyncPayoutsClient]:
-    """An async client bound to `server`, short timeouts."""
-    options.setdefault("max_in_flight", 32)
-    options.setdefault("timeout", 5.0)
-    async with (
-        pooled_http_client(options["max_in_flight"]) as http,
-        AsyncPayoutsClient(server.token, base_url=server.url, http_client=http, **options) as c,
-    ):
-        yield c
 
 
 async def run_refunds(
