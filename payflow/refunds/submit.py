@@ -15,6 +15,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.api.refunds import Refund, RefundRequest
 from payflow.ledger import ClaimedRefund, CreatedRefund, EventSource, LeaseLost, Ledger, RowState
 from payflow.model import RefundInstruction
+from payflow.paying.batch import ChunkLoop, ChunkResult
 from payflow.paying.outcomes import Outcome, SubmitStats
 from payflow.paying.protocol import (
     Conflicting,
@@ -121,12 +122,11 @@ async def submit_refund_chunk(
     callback_url: str | None,
     chunk_size: int = DEFAULT_CHUNK,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-) -> tuple[int, SubmitStats]:
-    """Claim one chunk (crashed SUBMITTING rows first) and send it; (rows claimed, stats).
+) -> ChunkResult:
+    """Claim one chunk (crashed SUBMITTING rows first) and send each row exactly once.
 
     Raises the client's AuthError after the chunk when the token was refused."""
     claimed = ledger.refunds.claim(batch_id, worker_id, chunk_size)
-    stats = SubmitStats()
     stop = StopSignal()
     outcomes = await asyncio.gather(
         *(
@@ -142,11 +142,15 @@ async def submit_refund_chunk(
             for row in claimed
         )
     )
+    stats = SubmitStats()
     for row, outcome in zip(claimed, outcomes, strict=True):
         stats.add(outcome, row.external_id)
     if stop.auth_error is not None:
         raise stop.auth_error
-    return len(claimed), stats
+    if stats.unresolved:
+        # Rows left SUBMITTING are resolved by the next claim once their lease is released.
+        ledger.refunds.release_stale_leases(batch_id, worker_id)
+    return ChunkResult(len(claimed), stats)
 
 
 async def submit_refunds(
@@ -157,13 +161,12 @@ async def submit_refunds(
     worker_id: str,
     callback_url: str | None,
     chunk_size: int = DEFAULT_CHUNK,
-    max_rounds_without_progress: int = 3,
 ) -> SubmitStats:
-    """Send chunks until the ledger has nothing left to claim for the batch."""
-    total = SubmitStats()
-    idle = 0
-    while idle < max_rounds_without_progress:
-        claimed, stats = await submit_refund_chunk(
+    """Send chunks until the ledger has nothing left to claim; the payouts' ChunkLoop decides
+    when the service is failing rows now and the next run should try."""
+    loop = ChunkLoop()
+    while loop.goes_on_after(
+        await submit_refund_chunk(
             client,
             ledger,
             batch_id,
@@ -171,12 +174,6 @@ async def submit_refunds(
             callback_url=callback_url,
             chunk_size=chunk_size,
         )
-        if claimed == 0:
-            break
-        total.merge(stats)
-        settled = stats.total - stats.deferred - stats.unresolved
-        idle = 0 if settled else idle + 1
-        if stats.unresolved:
-            # Rows left SUBMITTING are resolved by the next claim once their lease is released.
-            ledger.refunds.release_stale_leases(batch_id, worker_id)
-    return total
+    ):
+        pass
+    return loop.total
