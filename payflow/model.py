@@ -96,3 +96,31 @@ def content_hash(
         separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# -- refunds (issue 11) ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RefundInstruction:
+    """One checked refund row, ready to become a POST /v1/refunds request.
+
+    `amount` and `currency` are the order's (checked against the service before registering);
+    `amount_given` says whether the file named the amount, so the request sends it only then."""
+
+    row_number: int
+    external_id: str
+    order_id: str
+    amount: Decimal
+    currency: str
+    amount_given: bool = False
+    reason: str | None = None
+    callback_url: str | None = None
+
+    def content_hash(self) -> str:
+        """Fingerprint of what is refunded: the order and its amount (invariant 2 for refunds)."""
+        canonical = json.dumps(
+            ["refund", self.order_id.lower(), canonical_amount(self.amount)],
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -13,6 +13,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import Problem, RawBatch, ValidationReport
+from payflow.intake.ids import derived_external_id
 from payflow.intake.problems import FILE_ROW
 from payflow.model import PayoutInstruction
 from schemas.batch_schema import find_problems
@@ -20,7 +21,6 @@ from schemas.batch_warnings import find_warnings
 from schemas.lookups import BanksForPhones, ServiceInfo, check_services, resolve_sbp_banks
 from schemas.rules import RulesTable, load_rules
 
-DERIVED_ID_HEX = 12
 # _instructions passes PayoutInstruction's fields by position, so their order is pinned here.
 _FIELD_ORDER = (
     "row_number", "external_id", "amount", "currency", "payment_type", "requisites", "name",
@@ -29,11 +29,6 @@ _FIELD_ORDER = (
 )  # fmt: skip
 if tuple(f.name for f in fields(PayoutInstruction)) != _FIELD_ORDER:
     raise RuntimeError("PayoutInstruction's fields changed: update tasks.validate_batch")
-
-
-def derived_external_id(batch_id: str, row: int) -> str:
-    """`pf-<12 hex of the batch id>-<row>`: a re-upload of the same file maps to the same ids."""
-    return f"pf-{batch_id[:DERIVED_ID_HEX]}-{row}"
 
 
 def validate_rows(

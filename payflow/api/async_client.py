@@ -167,3 +167,11 @@ class AsyncPayoutsClient:
     async def get_refund_by_external_id(self, external_id: str) -> Refund:
         """The refund by the merchant's externalId; NotFoundError when there is none."""
         return await self.execute(calls.get_refund_by_external_id(external_id))
+
+    async def find_refund_by_external_id(self, external_id: str) -> Refund | None:
+        """The refund by the merchant's externalId, or None when there is none."""
+        return await self.execute(calls.find_refund_by_external_id(external_id))
+
+    async def find_order(self, order_id: str) -> Order | None:
+        """The order with its current status, or None when the service does not know it."""
+        return await self.execute(calls.find_order(order_id))

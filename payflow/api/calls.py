@@ -164,3 +164,15 @@ def get_refund_by_external_id(external_id: str) -> ApiCall[Refund]:
     """GET /v1/refunds/external/{externalId}; 404 raises NotFoundError."""
     path = f"/v1/refunds/external/{segment(external_id, 'externalId')}"
     return ApiCall("get_refund_by_external_id", "GET", path, _one(Refund))
+
+
+def find_refund_by_external_id(external_id: str) -> ApiCall[Refund | None]:
+    """As get_refund_by_external_id, with None for 404 (a POST is then safe)."""
+    path = f"/v1/refunds/external/{segment(external_id, 'externalId')}"
+    return ApiCall("find_refund_by_external_id", "GET", path, _one(Refund), if_not_found=_none)
+
+
+def find_order(order_id: str) -> ApiCall[Order | None]:
+    """As get_order, with None for 404 (unknown order, or another merchant's)."""
+    path = f"/v1/orders/{segment(order_id, 'order id')}"
+    return ApiCall("find_order", "GET", path, _one(Order), if_not_found=_none)

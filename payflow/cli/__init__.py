@@ -13,7 +13,7 @@ from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
 # Each module registers its commands on `app` when imported.
-COMMAND_MODULES = ("validate", "run", "status", "reconcile", "sandbox", "webhooks")
+COMMAND_MODULES = ("validate", "run", "status", "reconcile", "refund", "sandbox", "webhooks")
 
 
 def _register_commands() -> None:

@@ -43,6 +43,22 @@ def batch_id_of(data: bytes) -> str:
 
 def read_batch_file(path: str | Path, sheet: str | None = None) -> RawBatch:
     """Read a CSV or XLSX batch; raise BatchFileError when it cannot be read at all."""
+    table = read_table(path, sheet)
+    return _raw_batch(table.batch_id, table.source_name, table.frame, table.read_problems)
+
+
+@dataclass
+class RawTable:
+    """Text cells of a CSV or XLSX file under its own headers, before any column matching."""
+
+    batch_id: str
+    source_name: str
+    frame: pd.DataFrame
+    read_problems: list[Problem] = field(default_factory=list)
+
+
+def read_table(path: str | Path, sheet: str | None = None) -> RawTable:
+    """The cells of any batch file (payouts, refunds) as text; BatchFileError when unreadable."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -64,7 +80,7 @@ def read_batch_file(path: str | Path, sheet: str | None = None) -> RawBatch:
         if sheet is not None:
             raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
         frame, read_problems = _read_csv(data, path.name), []
-    return _raw_batch(batch_id_of(data), path.name, frame, read_problems)
+    return RawTable(batch_id_of(data), path.name, frame, read_problems)
 
 
 def batch_from_rows(rows: list[list[str]], source_name: str = "rows") -> RawBatch:

@@ -32,6 +32,16 @@ from payflow.ledger.records import (
     StatusEventView,
     UnknownPayout,
 )
+from payflow.ledger.refund_book import RefundBook
+from payflow.ledger.refund_records import (
+    ClaimedRefund,
+    CreatedRefund,
+    RefundRef,
+    RefundRegisterOutcome,
+    RefundRowView,
+    RejectedRefund,
+    UnknownRefund,
+)
 from payflow.ledger.states import (
     FINAL_STATUSES,
     TERMINAL_STATES,
@@ -50,8 +60,10 @@ __all__ = [
     "BalanceLine",
     "BulkOutcome",
     "ClaimedPayout",
+    "ClaimedRefund",
     "ConflictRow",
     "CreatedPayout",
+    "CreatedRefund",
     "Detected",
     "Disposition",
     "EventSource",
@@ -69,7 +81,12 @@ __all__ = [
     "Movement",
     "OutcomeTotal",
     "PayoutRef",
+    "RefundBook",
+    "RefundRef",
+    "RefundRegisterOutcome",
+    "RefundRowView",
     "RegisterOutcome",
+    "RejectedRefund",
     "RejectedRow",
     "ReportLine",
     "RowOutcome",
@@ -79,5 +96,6 @@ __all__ = [
     "StatusEventView",
     "UnknownFinding",
     "UnknownPayout",
+    "UnknownRefund",
     "utc_now",
 ]

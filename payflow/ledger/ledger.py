@@ -31,6 +31,7 @@ from payflow.ledger.records import (
     RowView,
     StatusEventView,
 )
+from payflow.ledger.refund_book import RefundBook
 from payflow.ledger.states import EventSource, RowState
 from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
 from payflow.model import PayoutInstruction
@@ -52,6 +53,8 @@ class Ledger:
         self._engine = engine
         self._reader = reader(engine)
         self._clock = clock
+        self.refunds = RefundBook(engine, clock)
+        """Refund rows (issue 11): same database, same transition discipline."""
 
     @classmethod
     def open(cls, url: str, *, clock: Clock = utc_now) -> Ledger:

@@ -7,11 +7,15 @@ decides what may follow what. A status that equals or lies behind the current on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import Enum, StrEnum
 
 
 class RowState(StrEnum):
-    """Where one row of a batch stands; the last seven mirror the service's payout statuses."""
+    """Where one row of a batch stands: ledger-only states, then the service's statuses.
+
+    Payouts use CREATED..EXPIRED; refunds use PENDING, MANUAL, COMPLETED, FAILED, CANCELED."""
 
     VALIDATED = "VALIDATED"  # registered, never sent
     REJECTED = "REJECTED"  # broke a rule in the file; only ever a batch_rows disposition
@@ -24,6 +28,8 @@ class RowState(StrEnum):
     EXPIRED = "EXPIRED"
     CONFLICT = "CONFLICT"  # same externalId, other content: never paid
     SUBMIT_REJECTED = "SUBMIT_REJECTED"  # the service refused the POST (4xx): nothing was created
+    PENDING = "PENDING"  # refunds: created at the provider, debit held
+    MANUAL = "MANUAL"  # refunds: processed by the platform by hand, debit held
 
 
 class EventSource(StrEnum):
@@ -91,26 +97,70 @@ _RANK: dict[RowState, int] = {
 }
 
 
-def is_allowed(current: RowState, new: RowState) -> bool:
+@dataclass(frozen=True)
+class Lifecycle:
+    """One kind of row's moves: what may follow what, which moves are corrections, and how far
+    along each state is. Payouts and refunds share the ledger-only states and the discipline."""
+
+    name: str
+    transitions: Mapping[RowState, frozenset[RowState]]
+    corrections: frozenset[tuple[RowState, RowState]]
+    rank: Mapping[RowState, int]
+    api_statuses: frozenset[RowState]
+    final: frozenset[RowState]
+
+
+PAYOUTS = Lifecycle("payout", TRANSITIONS, CORRECTIONS, _RANK, API_STATUSES, FINAL_STATUSES)
+
+REFUND_FINAL = frozenset({S.COMPLETED, S.FAILED, S.CANCELED})
+REFUND_OPEN = frozenset({S.PENDING, S.MANUAL})
+REFUND_CORRECTIONS = frozenset((a, b) for a in REFUND_FINAL for b in REFUND_FINAL if a != b)
+REFUNDS = Lifecycle(
+    "refund",
+    {
+        S.VALIDATED: frozenset({S.SUBMITTING}),
+        S.SUBMITTING: REFUND_OPEN | REFUND_FINAL | {S.SUBMIT_REJECTED, S.CONFLICT, S.VALIDATED},
+        S.PENDING: REFUND_FINAL,
+        S.MANUAL: REFUND_FINAL,
+        # The spec: a final refund changes only by the platform's manual correction (flagged).
+        **{final: REFUND_FINAL - {final} for final in REFUND_FINAL},
+    },
+    REFUND_CORRECTIONS,
+    {
+        S.VALIDATED: 0,
+        S.SUBMITTING: 1,
+        **{open_: 2 for open_ in REFUND_OPEN},
+        **{final: 3 for final in REFUND_FINAL},
+    },
+    REFUND_OPEN | REFUND_FINAL,
+    REFUND_FINAL,
+)
+"""Refund statuses: (none) -> PENDING or MANUAL (or FAILED at once) -> COMPLETED/FAILED/CANCELED."""
+
+
+def is_allowed(current: RowState, new: RowState, lifecycle: Lifecycle = PAYOUTS) -> bool:
     """True when the transitions table lets `current` move to `new`."""
-    return new in TRANSITIONS.get(current, frozenset())
+    return new in lifecycle.transitions.get(current, frozenset())
 
 
-def check_move(external_id: str, current: RowState, new: RowState) -> Move:
+def check_move(
+    external_id: str, current: RowState, new: RowState, lifecycle: Lifecycle = PAYOUTS
+) -> Move:
     """Classify a status report: APPLY it, ignore it as STALE, or raise `IllegalTransition`."""
     if new == current:
         return Move.STALE
-    if is_allowed(current, new):
+    if is_allowed(current, new, lifecycle):
         return Move.APPLY
-    if current in _RANK and new in _RANK and _RANK[new] < _RANK[current]:
+    rank = lifecycle.rank
+    if current in rank and new in rank and rank[new] < rank[current]:
         return Move.STALE
     raise IllegalTransition(external_id, current, new)
 
 
-def parse_api_status(value: str) -> RowState | None:
-    """The RowState for a payout status string from the service, or None when it is unknown."""
+def parse_api_status(value: str, lifecycle: Lifecycle = PAYOUTS) -> RowState | None:
+    """The RowState for a status string from the service, or None when it is unknown."""
     try:
         state = RowState(value.strip().upper())
     except ValueError:
         return None
-    return state if state in API_STATUSES else None
+    return state if state in lifecycle.api_statuses else None

@@ -228,3 +228,68 @@ class BalanceSnapshot(Base):
     available: Mapped[Decimal | None] = mapped_column(DecimalText())
     held: Mapped[Decimal | None] = mapped_column(DecimalText())
     taken_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Refund(Base):
+    """One refund per externalId, ever: which order to refund, and where the refund stands.
+
+    The same discipline as payouts (states.REFUNDS): SUBMITTING before the POST, statuses
+    forward only, a final status changed only by a recorded correction."""
+
+    __tablename__ = "refunds"
+    __table_args__ = (Index("ix_refunds_batch_state", "batch_id", "state", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_LENGTH), unique=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"))
+    row_number: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    order_id: Mapped[str] = mapped_column(String(64), index=True)
+    amount: Mapped[Decimal] = mapped_column(DecimalText())
+    currency: Mapped[str] = mapped_column(String(8))
+    amount_given: Mapped[bool] = mapped_column(Boolean, default=False)
+    reason: Mapped[str | None] = mapped_column(Text)
+    callback_url: Mapped[str | None] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(STATE_LENGTH))
+    refund_id: Mapped[str | None] = mapped_column(String(64), unique=True)
+    status_message: Mapped[str | None] = mapped_column(Text)
+    debit_amount: Mapped[Decimal | None] = mapped_column(DecimalText())
+    debit_currency: Mapped[str | None] = mapped_column(String(8))
+    debit_basis: Mapped[str | None] = mapped_column(String(32))
+    order_status: Mapped[str | None] = mapped_column(String(STATE_LENGTH))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(128))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    corrected: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_status_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class RefundRow(Base):
+    """One source row of a refund batch and what registering it decided (REJECTED: why)."""
+
+    __tablename__ = "refund_rows"
+    __table_args__ = (UniqueConstraint("batch_id", "row_number", name="uq_refund_rows_batch_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"))
+    row_number: Mapped[int] = mapped_column(Integer)
+    external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    order_id: Mapped[str | None] = mapped_column(Text)
+    disposition: Mapped[str] = mapped_column(String(16))
+    reasons: Mapped[str | None] = mapped_column(Text)  # JSON list of problems
+
+
+class RefundEvent(Base):
+    """Append-only history of every refund state change (and its order moving to REFUND)."""
+
+    __tablename__ = "refund_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    external_id: Mapped[str] = mapped_column(ForeignKey("refunds.external_id"), index=True)
+    from_state: Mapped[str | None] = mapped_column(String(STATE_LENGTH))
+    to_state: Mapped[str] = mapped_column(String(STATE_LENGTH))
+    source: Mapped[str] = mapped_column(String(16))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    status_message: Mapped[str | None] = mapped_column(Text)

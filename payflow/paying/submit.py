@@ -1,32 +1,31 @@
 """Submit claimed rows exactly once (invariant 1 of ../shared/design.md).
 
-Per row: the ledger claim has already marked it SUBMITTING. POST once; on any ambiguous outcome
-(timeout, dropped connection, 5xx, 429, 409) look the payout up by externalId before any retry:
-found -> adopt it, or CONFLICT when its content differs; not found -> retrying is safe. A 4xx is
-final (SUBMIT_REJECTED with the service's message). A row whose lookup keeps failing stays
-SUBMITTING for the next run, which resolves it first; a row out of attempts goes back to the queue.
+Per row: the ledger claim has already marked it SUBMITTING; `protocol.create_exactly_once`
+(shared with refunds) decides, and this module records the decision: created or adopted, CONFLICT,
+SUBMIT_REJECTED with the service's message, left SUBMITTING for the next run (lookup failed), or
+back in the queue (out of attempts, provably not created).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.errors import (
-    AmbiguousError,
-    AuthError,
-    ConflictError,
-    PaymentsApiError,
-    RateLimitedError,
-    RejectedError,
-    TransientError,
-)
+from payflow.api.errors import AuthError
 from payflow.ledger import ClaimedPayout, LeaseLost, Ledger
 from payflow.paying.outcomes import Outcome, SubmitStats
+from payflow.paying.protocol import (
+    Conflicting,
+    Created,
+    CreateOps,
+    Refused,
+    StopSignal,
+    Unresolved,
+    create_exactly_once,
+)
 from payflow.paying.recorder import LedgerWriter
 from payflow.paying.requests import build_payout_request, payout_differences
 from payflow.redact import mask_requisites
@@ -34,23 +33,12 @@ from payflow.redact import mask_requisites
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_ATTEMPTS = 4
-BACKOFF_BASE = 0.2
-BACKOFF_CAP = 10.0
-RETRIABLE = (AmbiguousError, TransientError, ConflictError)
 # Stop sending this long before the lease ends, so a request in flight lands inside it.
 LEASE_MARGIN = timedelta(seconds=30)
 
 
-def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
-    """Seconds to wait before looking up after failed attempt `attempt` (1-based), with jitter."""
-    if retry_after is not None and retry_after >= 0:
-        return min(retry_after, BACKOFF_CAP * 6)
-    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2.0 ** (attempt - 1))
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
-
-
 class _RowSubmitter:
-    """Runs the protocol for each row of one claimed chunk and collects the outcomes."""
+    """Runs the shared protocol for each row of one claimed chunk and records the decisions."""
 
     def __init__(
         self,
@@ -64,7 +52,12 @@ class _RowSubmitter:
         self._writer = writer
         self._callback_url = callback_url
         self._max_attempts = max_attempts
-        self.auth_error: AuthError | None = None
+        self.stop = StopSignal()
+
+    @property
+    def auth_error(self) -> AuthError | None:
+        """The token refusal that stopped the chunk, if any."""
+        return self.stop.auth_error
 
     async def run(self, row: ClaimedPayout) -> Outcome:
         try:
@@ -75,67 +68,40 @@ class _RowSubmitter:
             return Outcome.UNRESOLVED
 
     async def _run(self, row: ClaimedPayout) -> Outcome:
-        if row.needs_resolution:
-            outcome = await self._resolve(row)
-            if outcome is not Outcome.NOT_FOUND:
-                return outcome
         request = build_payout_request(row.instruction, callback_url=self._callback_url)
-        for attempt in range(1, self._max_attempts + 1):
-            if self.auth_error is not None:
-                break
-            if not _lease_left(row):
-                # Past our lease another worker may take the row over: never POST then.
-                return Outcome.UNRESOLVED
-            try:
-                payout = await self._client.create_payout(request)
-            except AuthError as exc:
-                if exc.status_code == 403:
-                    # A destination not enabled for this merchant: final for this row only.
-                    await self._writer.mark_submit_rejected(row.external_id, exc.message)
-                    return Outcome.REJECTED
-                # A refused token: nothing was accepted, and the whole run must stop.
-                self.auth_error = exc
-                break
-            except RETRIABLE as exc:
-                retry_after = exc.retry_after if isinstance(exc, RateLimitedError) else None
-                await asyncio.sleep(backoff_delay(attempt, retry_after))
-                outcome = await self._resolve(row)
-                if outcome is not Outcome.NOT_FOUND:
-                    return outcome
-                continue
-            except RejectedError as exc:
-                await self._writer.mark_submit_rejected(row.external_id, exc.message)
-                return Outcome.REJECTED
-            await self._writer.mark_created(row.external_id, payout, adopted=False)
-            return Outcome.CREATED
-        # Every lookup said "not found": sending later is safe, so hand the row back.
-        await self._writer.release_for_retry(row.external_id)
-        return Outcome.DEFERRED
-
-    async def _resolve(self, row: ClaimedPayout) -> Outcome:
-        """Look the row up by externalId and settle it; NOT_FOUND means a POST is safe."""
-        try:
-            found = await self._client.find_payout_by_external_id(row.external_id)
-        except PaymentsApiError as exc:
-            # Cannot tell whether it exists: the row stays SUBMITTING for the next run.
-            logger.warning(
-                "lookup of %s failed (%s); left SUBMITTING", row.external_id, type(exc).__name__
-            )
-            return Outcome.UNRESOLVED
-        if found is None:
-            return Outcome.NOT_FOUND
-        differences = payout_differences(row.instruction, found)
-        if differences:
+        ops = CreateOps(
+            row.external_id,
+            create=lambda: self._client.create_payout(request),
+            find=lambda: self._client.find_payout_by_external_id(row.external_id),
+            differences=lambda found: payout_differences(row.instruction, found),
+        )
+        decision = await create_exactly_once(
+            ops,
+            needs_resolution=row.needs_resolution,
+            max_attempts=self._max_attempts,
+            stop=self.stop,
+            lease_left=lambda: _lease_left(row),
+        )
+        if isinstance(decision, Created):
+            await self._writer.mark_created(row.external_id, decision.obj, adopted=decision.adopted)
+            return Outcome.ADOPTED if decision.adopted else Outcome.CREATED
+        if isinstance(decision, Conflicting):
             logger.warning(
                 "externalId %s exists with different %s (recipient %s): CONFLICT",
                 row.external_id,
-                ", ".join(differences),
+                ", ".join(decision.differences),
                 mask_requisites(row.instruction.requisites),
             )
-            await self._writer.mark_conflict(row.external_id, differences)
+            await self._writer.mark_conflict(row.external_id, decision.differences)
             return Outcome.CONFLICT
-        await self._writer.mark_created(row.external_id, found, adopted=True)
-        return Outcome.ADOPTED
+        if isinstance(decision, Refused):
+            await self._writer.mark_submit_rejected(row.external_id, decision.message)
+            return Outcome.REJECTED
+        if isinstance(decision, Unresolved):
+            return Outcome.UNRESOLVED
+        # Every lookup said "not found": sending later is safe, so hand the row back.
+        await self._writer.release_for_retry(row.external_id)
+        return Outcome.DEFERRED
 
 
 def _lease_left(row: ClaimedPayout) -> bool:

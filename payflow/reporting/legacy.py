@@ -14,8 +14,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.model import display_amount
-
-NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from payflow.sandbox import orders, platform_moves, refunds, routes_payouts
+from payflow.sandbox import order_fixtures, orders, platform_moves, refunds, routes_payouts
 from payflow.sandbox.config import SandboxConfig
 from payflow.sandbox.errors import ApiError, bad_request, error_response
 from payflow.sandbox.gate import ApiGate
@@ -55,6 +55,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def create_app(config: SandboxConfig | None = None) -> Starlette:
     """A fresh sandbox with its own state; serve it with uvicorn on one event loop."""
     state = SandboxState(config or SandboxConfig())
+    order_fixtures.seed_demo_orders(state)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -74,6 +75,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             Route("/_sandbox/faults", post_faults, methods=["POST"]),
             *orders.SANDBOX_ROUTES,
             *platform_moves.ROUTES,
+            *order_fixtures.ROUTES,
         ],
         middleware=[Middleware(ApiGate, state=state)],
         exception_handlers={

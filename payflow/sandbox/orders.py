@@ -8,6 +8,7 @@ or missing customer fields is DECLINED after the processing delay.
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
@@ -70,6 +71,48 @@ def move_order(state: SandboxState, order: dict[str, Any], status: str) -> None:
     state.webhooks.send(ORDER_UPDATE, url, dict(order), key=order["id"], more=False)
 
 
+def store_order(
+    state: SandboxState,
+    *,
+    amount: Decimal,
+    currency: str,
+    base_url: str,
+    order_id: str | None = None,
+    external_id: str | None = None,
+    purpose: str | None = None,
+    success_url: str | None = None,
+    fail_url: str | None = None,
+    callback_url: str | None = None,
+    extra_params: str | None = None,
+    customer: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Create and remember a CREATED order (the one place an order object is built)."""
+    order_id = order_id or str(uuid.uuid4())
+    stamp = now_iso()
+    order: dict[str, Any] = {
+        "id": order_id,
+        "merchantId": state.config.merchant_id,
+        "status": "CREATED",
+        "paymentLink": f"{base_url.rstrip('/')}/pay/{order_id}",
+        "amount": format_amount(amount),
+        "currency": currency,
+        "externalId": external_id,
+        "purpose": purpose,
+        "successUrl": success_url,
+        "failUrl": fail_url,
+        "callbackUrl": callback_url,
+        "extraParams": extra_params,
+        "customer": customer,
+        "createdAt": stamp,
+        "updatedAt": stamp,
+    }
+    state.orders[order_id] = order
+    state.h2h[order_id] = {"isSmsRequired": False, "status": "INITIALIZING"}
+    if external_id is not None:
+        state.order_ids_by_external[external_id] = order_id
+    return order
+
+
 async def post_order(request: Request) -> Response:
     """Create an order (201) with status CREATED and a paymentLink."""
     state = state_of(request)
@@ -87,29 +130,19 @@ async def post_order(request: Request) -> Response:
             required_string(customer or {}, key, "customer.")
     if external_id is not None and external_id in state.order_ids_by_external:
         raise conflict("DUPLICATE_EXTERNAL_ID", "an order with this externalId already exists")
-    order_id = str(uuid.uuid4())
-    stamp = now_iso()
-    order: dict[str, Any] = {
-        "id": order_id,
-        "merchantId": state.config.merchant_id,
-        "status": "CREATED",
-        "paymentLink": f"{request.base_url}pay/{order_id}",
-        "amount": format_amount(amount),
-        "currency": currency,
-        "externalId": external_id,
-        "purpose": optional_string(data, "purpose"),
-        "successUrl": optional_string(data, "successUrl"),
-        "failUrl": optional_string(data, "failUrl"),
-        "callbackUrl": optional_string(data, "callbackUrl"),
-        "extraParams": extra_params,
-        "customer": customer,
-        "createdAt": stamp,
-        "updatedAt": stamp,
-    }
-    state.orders[order_id] = order
-    state.h2h[order_id] = {"isSmsRequired": False, "status": "INITIALIZING"}
-    if external_id is not None:
-        state.order_ids_by_external[external_id] = order_id
+    order = store_order(
+        state,
+        amount=amount,
+        currency=currency,
+        base_url=str(request.base_url),
+        external_id=external_id,
+        purpose=optional_string(data, "purpose"),
+        success_url=optional_string(data, "successUrl"),
+        fail_url=optional_string(data, "failUrl"),
+        callback_url=optional_string(data, "callbackUrl"),
+        extra_params=extra_params,
+        customer=customer,
+    )
     delay = state.config.processing_delay
     if extra_params is not None and _wallet_declines(extra_params, customer):
         state.timers.later(delay, lambda: move_order(state, order, "DECLINED"))

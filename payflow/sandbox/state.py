@@ -70,6 +70,8 @@ class SandboxState:
         self.h2h: dict[str, dict[str, Any]] = {}
         self.refunds: dict[str, dict[str, Any]] = {}
         self.refund_ids_by_external: dict[str, str] = {}
+        self.refund_attempts: Counter[str] = Counter()  # refund externalId -> POSTs handled
+        self.orders_without_api_refunds: set[str] = set()  # their refunds answer 403
         self.timers = Timers()
         self.webhooks = WebhookSender(config, lambda: self.faults, self.rng)
 
@@ -100,6 +102,11 @@ class SandboxState:
             "balances": self.balances.as_json(),
             "orders": list(self.orders.values()),
             "refunds": list(self.refunds.values()),
+            "refundCreateAttempts": dict(self.refund_attempts),
+            "refundsByExternalId": dict(
+                Counter(r["externalId"] for r in self.refunds.values() if r["externalId"])
+            ),
+            "refundsByOrderId": dict(Counter(r["orderId"] for r in self.refunds.values())),
             "webhooks": self.webhooks.stats(),
             "pendingMoves": len(self.timers),
             "faults": self.faults.as_json(),

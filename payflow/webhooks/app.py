@@ -19,6 +19,7 @@ from payflow.api.errors import SignatureInvalidError
 from payflow.api.signing import verify_signature
 from payflow.api.webhooks import PayoutEvent, parse_payout_webhook
 from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, UnknownPayout
+from payflow.webhooks.refund_events import REFUND_KINDS, record_refund_webhook
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,11 @@ def create_receiver_app(ledger: Ledger, token: str | SecretStr) -> Starlette:
             logger.warning("webhook refused: bad or missing X-Signature")
             return JSONResponse({"error": "signature invalid"}, status_code=401)
         kind = request.headers.get("x-type", PAYOUT_UPDATE)
+        if kind in REFUND_KINDS:
+            recorded = await run_in_threadpool(
+                record_refund_webhook, ledger, kind, body, request.headers, secret
+            )
+            return JSONResponse({"recorded": recorded})
         if kind != PAYOUT_UPDATE:
             logger.info("webhook of type %s accepted and ignored", kind[:40])
             return JSONResponse({"recorded": False, "reason": "not a payout event"})

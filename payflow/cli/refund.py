@@ -1,0 +1,107 @@
+"""`payflow refund FILE`: check every row and order, confirm, refund each once, track, report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
+from payflow.intake import BatchFileError
+from payflow.paying import InsufficientBalanceError
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.webhooks import WebhookReceiver
+
+if TYPE_CHECKING:
+    from flows.refund_batch import RefundBatchResult
+
+SHOWN_ROWS = 10
+
+
+def _confirm(yes: bool, path: Path) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail("confirmation needed: run again with --yes to refund without a prompt")
+    if not typer.confirm(f"Refund every valid order of {path.name}?", default=False, err=True):
+        fail("not confirmed; nothing was refunded", exit_code=1)
+
+
+@app.command("refund")
+def refund_command(
+    file: Annotated[Path, typer.Argument(help="Refund file: CSV or XLSX (orderId, ...).")],
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Refund without asking.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+    sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
+) -> None:
+    """Refund every valid row of a file exactly once, follow each to its end, report."""
+    settings = prepare()
+    _confirm(yes, file)
+    # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
+    from flows.payout_batch import BatchStopped
+    from flows.refund_batch import refund_batch
+    from payflow.refunds.checks import OrderCheckError
+
+    try:
+        with ExitStack() as stack:
+            endpoint = stack.enter_context(api_endpoint(settings))
+            if endpoint.is_sandbox:
+                print(NO_REAL_MONEY, file=sys.stderr)
+            callback_url = settings.webhook_url
+            if callback_url is None and endpoint.is_sandbox:
+                receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
+                callback_url = stack.enter_context(receiver).url
+            result = refund_batch(
+                path=str(file),
+                out_dir=str(out) if out else None,
+                sheet=sheet,
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+                callback_url=callback_url,
+            )
+    except (BatchFileError, OrderCheckError) as exc:
+        fail(str(exc))
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
+    except (BatchStopped, InsufficientBalanceError) as exc:
+        fail(str(exc))
+    except PaymentsApiError as exc:
+        fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+    _print(result, as_json=as_json)
+    raise typer.Exit(0 if result.all_completed else 1)
+
+
+def _print(result: RefundBatchResult, *, as_json: bool) -> None:
+    if as_json:
+        summary = {
+            "batch_id": result.batch_id,
+            "rows": result.rows,
+            "rejected": result.rejected,
+            "already_known": result.already_known,
+            "statuses": result.statuses,
+            "report": result.report_xlsx,
+        }
+        print(json.dumps(summary))
+        return
+    print(f"refund batch {result.batch_id}: {result.rows} rows, {result.rejected} rejected")
+    for state, count in sorted(result.statuses.items()):
+        print(f"  {state:<16} {count}")
+    if result.already_known:
+        print(f"  {result.already_known} rows were already in the ledger: not refunded again")
+    if result.pending:
+        more = len(result.pending) - SHOWN_ROWS
+        shown = ", ".join(result.pending[:SHOWN_ROWS]) + (f" and {more} more" if more > 0 else "")
+        print(f"  not final at the deadline: {shown}")
+    print(f"report: {result.report_xlsx}")
+    print(f"        {result.report_csv}")
+    if result.sandbox:
+        print("sandbox: no real money moved")

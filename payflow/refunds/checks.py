@@ -1,0 +1,220 @@
+"""Checking a refund file before anything is sent: its own rules, then one GET per order.
+
+Every problem is reported at once with row, column and rule. A row whose externalId the ledger
+already holds for the same order is not checked against the service again: a second run of a
+file is then ALREADY_KNOWN, not "already refunded".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from payflow.api import AsyncPayoutsClient
+from payflow.api.errors import PaymentsApiError
+from payflow.api.orders import Order
+from payflow.intake.problems import Problem
+from payflow.ledger import RefundBook, RejectedRefund
+from payflow.model import RefundInstruction, display_amount
+from payflow.refunds.intake import RefundFile
+from schemas.refund_schema import refund_problems
+
+DEFAULT_CONCURRENCY = 8
+
+
+class OrderCheckError(Exception):
+    """An order could not be read (after the client's retries): nothing was registered or sent."""
+
+
+@dataclass
+class RefundValidation:
+    """What checking found: refunds that may be sent, and every problem of the others."""
+
+    batch_id: str
+    source_name: str
+    rows: int
+    instructions: list[RefundInstruction] = field(default_factory=list)
+    rejects: list[Problem] = field(default_factory=list)
+    known: int = 0  # rows the ledger already holds: never sent again
+
+    @property
+    def rejected(self) -> int:
+        """Rows with at least one problem."""
+        return len({p.row for p in self.rejects})
+
+    def rejected_rows(self, file: RefundFile) -> list[RejectedRefund]:
+        """The ledger's REJECTED rows, reasons as `column: message (rule)`."""
+        reasons: dict[int, list[str]] = defaultdict(list)
+        for p in self.rejects:
+            reasons[p.row].append(f"{p.column}: {p.message} ({p.rule})")
+        return [
+            RejectedRefund(
+                row,
+                str(file.frame.at[row, "externalId"]),
+                str(file.frame.at[row, "orderId"]),
+                found,
+            )
+            for row, found in sorted(reasons.items())
+        ]
+
+    def totals(self) -> dict[str, Decimal]:
+        """Order amounts to refund per currency (the most the balance can be debited)."""
+        totals: dict[str, Decimal] = defaultdict(Decimal)
+        for item in self.instructions:
+            totals[item.currency] += item.amount
+        return dict(totals)
+
+
+async def fetch_orders(
+    client: AsyncPayoutsClient, order_ids: list[str], concurrency: int = DEFAULT_CONCURRENCY
+) -> dict[str, Order | None]:
+    """One GET per distinct order, at most `concurrency` at a time; None for an unknown order."""
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(order_id: str) -> tuple[str, Order | None]:
+        async with slots:
+            try:
+                return order_id, await client.find_order(order_id)
+            except PaymentsApiError as exc:
+                raise OrderCheckError(
+                    f"could not read order {order_id} ({type(exc).__name__}); nothing was sent, "
+                    "run again"
+                ) from None
+
+    return dict(await asyncio.gather(*(one(order_id) for order_id in dict.fromkeys(order_ids))))
+
+
+def _order_problem(row: int, ext: str, column: str, rule: str, message: str) -> Problem:
+    return Problem(row=row, column=column, rule=rule, message=message, external_id=ext)
+
+
+def order_problems(
+    row: int, ext: str, amount_text: str, order: Order | None, blocking: str | None
+) -> list[Problem]:
+    """What is wrong with refunding `order` for this row (empty: it can be refunded)."""
+    if order is None:
+        return [
+            _order_problem(row, ext, "orderId", "order_unknown", "no such order for this merchant")
+        ]
+    status = (order.status or "").upper()
+    if status == "REFUND":
+        return [
+            _order_problem(
+                row,
+                ext,
+                "orderId",
+                "order_already_refunded",
+                "the order is already refunded (status REFUND)",
+            )
+        ]
+    problems = []
+    if status != "COMPLETED":
+        problems.append(
+            _order_problem(
+                row,
+                ext,
+                "orderId",
+                "order_not_completed",
+                f"the order is {status or 'of unknown status'}, not COMPLETED",
+            )
+        )
+    if blocking is not None:
+        problems.append(
+            _order_problem(
+                row,
+                ext,
+                "orderId",
+                "refund_exists",
+                f"the ledger holds a refund of this order ({blocking})",
+            )
+        )
+    if amount_text and order.amount is not None and Decimal(amount_text) != order.amount:
+        problems.append(
+            _order_problem(
+                row,
+                ext,
+                "amount",
+                "amount_differs",
+                f"amount {amount_text} differs from the order amount "
+                f"{display_amount(order.amount)}; only full refunds",
+            )
+        )
+    if order.amount is None or not order.currency:
+        problems.append(
+            _order_problem(
+                row,
+                ext,
+                "orderId",
+                "order_unreadable",
+                "the service did not show the order's amount",
+            )
+        )
+    return problems
+
+
+async def check_refund_file(
+    file: RefundFile,
+    client: AsyncPayoutsClient,
+    book: RefundBook,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> RefundValidation:
+    """The file's rules, then the order checks for the rows that passed them."""
+    frame = file.frame
+    result = RefundValidation(file.batch_id, file.source_name, len(frame))
+    result.rejects.extend(file.read_problems)
+    result.rejects.extend(refund_problems(frame))
+    bad_rows = {p.row for p in result.rejects}
+    rows = [row for row in frame.index.tolist() if row not in bad_rows]
+    known = book.known(str(frame.at[row, "externalId"]) for row in rows)
+    to_check: list[int] = []
+    for row in rows:
+        ext = str(frame.at[row, "externalId"])
+        seen = known.get(ext)
+        amount_text = str(frame.at[row, "amount"])
+        same_order = (
+            seen is not None and seen.order_id.lower() == str(frame.at[row, "orderId"]).lower()
+        )
+        if (
+            seen is not None
+            and same_order
+            and (not amount_text or Decimal(amount_text) == seen.amount)
+        ):
+            result.instructions.append(_instruction(file, row, seen.amount, seen.currency))
+            result.known += 1
+        else:
+            to_check.append(row)
+    order_ids = [str(frame.at[row, "orderId"]) for row in to_check]
+    orders = await fetch_orders(client, order_ids, concurrency)
+    blocking = book.blocking_refunds(order_ids)
+    for row in to_check:
+        ext = str(frame.at[row, "externalId"])
+        order_id = str(frame.at[row, "orderId"])
+        order = orders[order_id]
+        other = blocking.get(order_id)
+        found = order_problems(
+            row, ext, str(frame.at[row, "amount"]), order, other if other != ext else None
+        )
+        if found:
+            result.rejects.extend(found)
+        else:
+            assert order is not None and order.amount is not None and order.currency
+            result.instructions.append(_instruction(file, row, order.amount, order.currency))
+    result.rejects.sort(key=lambda p: (p.row, p.column))
+    return result
+
+
+def _instruction(file: RefundFile, row: int, amount: Decimal, currency: str) -> RefundInstruction:
+    frame = file.frame
+    return RefundInstruction(
+        row_number=row,
+        external_id=str(frame.at[row, "externalId"]),
+        order_id=str(frame.at[row, "orderId"]),
+        amount=amount,
+        currency=currency.upper(),
+        amount_given=bool(frame.at[row, "amount"]),
+        reason=str(frame.at[row, "reason"]) or None,
+        callback_url=str(frame.at[row, "callbackUrl"]) or None,
+    )

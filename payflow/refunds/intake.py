@@ -1,0 +1,82 @@
+"""Reading a refund file: its columns, header matching, and the externalId of rows without one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from payflow.intake.columns import header_key
+from payflow.intake.ids import derived_external_id
+from payflow.intake.problems import BatchFileError, Problem
+from payflow.intake.reading import FIRST_DATA_ROW, RawTable, batch_id_of, read_table
+
+REQUIRED_COLUMNS = ("orderId",)
+OPTIONAL_COLUMNS = ("externalId", "amount", "reason", "callbackUrl")
+ALL_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+_BY_KEY = {column.lower(): column for column in ALL_COLUMNS}
+
+
+@dataclass
+class RefundFile:
+    """Text cells of a refund file under the canonical column names; index = spreadsheet row.
+
+    Every column is present (an absent optional one is empty); externalId is filled in."""
+
+    batch_id: str
+    source_name: str
+    frame: pd.DataFrame
+    unknown_columns: tuple[str, ...] = ()
+    read_problems: list[Problem] = field(default_factory=list)
+    derived_ids: bool = False
+
+
+def read_refund_file(path: str | Path, sheet: str | None = None) -> RefundFile:
+    """Read a CSV or XLSX refund file; BatchFileError (one line) when it cannot be used."""
+    return _refund_file(read_table(path, sheet))
+
+
+def refund_file_from_rows(rows: list[list[str]], source_name: str = "rows") -> RefundFile:
+    """A refund file from text rows (header first), as if read from a file; for tests."""
+    header, body = rows[0], rows[1:]
+    frame = pd.DataFrame([(r + [""] * len(header))[: len(header)] for r in body], columns=header)
+    data = repr(rows).encode("utf-8")
+    return _refund_file(RawTable(batch_id_of(data), source_name, frame.astype(str)))
+
+
+def _refund_file(table: RawTable) -> RefundFile:
+    name, frame = table.source_name, table.frame
+    renames: dict[str, str] = {}
+    unknown: list[str] = []
+    for header in frame.columns:
+        column = _BY_KEY.get(header_key(str(header)))
+        if column is None:
+            if str(header).strip():
+                unknown.append(str(header).strip())
+        elif column in renames.values():
+            raise BatchFileError(f"{name}: column {column} is given more than once")
+        else:
+            renames[str(header)] = column
+    missing = [c for c in REQUIRED_COLUMNS if c not in renames.values()]
+    if missing:
+        raise BatchFileError(f"{name}: required column missing: {', '.join(missing)}")
+    frame = frame[list(renames)].rename(columns=renames)
+    frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
+    frame = frame[~(frame == "").all(axis=1)]
+    if frame.empty:
+        raise BatchFileError(f"{name} has a header but no data rows")
+    for column in OPTIONAL_COLUMNS:
+        if column not in frame:
+            frame[column] = ""
+    frame = frame[list(ALL_COLUMNS)].copy()
+    derived = pd.Series(
+        [derived_external_id(table.batch_id, row) for row in frame.index.tolist()],
+        index=frame.index,
+    )
+    had_column = "externalId" in renames.values()
+    frame["externalId"] = frame["externalId"].where(frame["externalId"] != "", derived)
+    problems = list(table.read_problems)
+    return RefundFile(
+        table.batch_id, name, frame, tuple(unknown), problems, derived_ids=not had_column
+    )

@@ -1,0 +1,136 @@
+"""The reconciliation report of a refund batch: one line per source row, a summary per currency.
+
+Same look and safety as the payout report: CSV and XLSX, every cell from input or the service
+made inert against formula injection, amounts as exact text, the sandbox note when no real money
+moved. A refund carries no personal data and the token never reaches a report.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from openpyxl import Workbook
+
+from payflow.ledger import Disposition, RefundRowView
+from payflow.model import display_amount
+from payflow.reporting.inert import inert_text
+from payflow.reporting.legacy import ReportPaths
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
+
+HEADER = [
+    "row",
+    "orderId",
+    "externalId",
+    "refundId",
+    "amount",
+    "currency",
+    "debitAmount",
+    "debitCurrency",
+    "debitBasis",
+    "status",
+    "statusMessage",
+    "orderStatus",
+    "findings",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RefundReportLine:
+    """One row of the report, every cell already text."""
+
+    cells: list[str | int]
+    currency: str
+    state: str
+    amount: Decimal | None
+
+
+def findings(view: RefundRowView) -> str:
+    """What an operator should know about the row beyond its status."""
+    notes = list(view.reasons)
+    if view.disposition == Disposition.ALREADY_KNOWN:
+        notes.append(
+            "already in the ledger"
+            + (f" (batch {view.first_batch_id})" if view.first_batch_id else "")
+            + ": not refunded again"
+        )
+    if view.corrected:
+        notes.append("final status corrected by the platform")
+    if view.state.value == "COMPLETED" and view.order_status != "REFUND":
+        notes.append("order not yet seen in status REFUND")
+    if view.state.value in ("PENDING", "MANUAL", "SUBMITTING", "VALIDATED"):
+        notes.append("not final at the deadline: follow it up")
+    if view.state.value == "FAILED":
+        notes.append("refund failed; the service gives no reason (statusMessage is always null)")
+    return "; ".join(notes)
+
+
+def report_line(view: RefundRowView) -> RefundReportLine:
+    """The report cells of one source row."""
+
+    def money(value: Decimal | None) -> str:
+        return "" if value is None else display_amount(value)
+
+    cells: list[str | int] = [
+        view.row_number,
+        inert_text(view.order_id),
+        inert_text(view.external_id),
+        inert_text(view.refund_id),
+        money(view.amount),
+        inert_text(view.currency),
+        money(view.debit_amount),
+        inert_text(view.debit_currency),
+        inert_text(view.debit_basis),
+        view.state.value,
+        inert_text(view.status_message),
+        inert_text(view.order_status),
+        inert_text(findings(view)),
+    ]
+    return RefundReportLine(cells, view.currency or "", view.state.value, view.amount)
+
+
+def write_refund_report(
+    out_dir: Path, batch_id: str, views: Iterable[RefundRowView], *, sandbox: bool
+) -> ReportPaths:
+    """Write `<batch_id>-refunds.csv` and `.xlsx` into `out_dir` and return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = [report_line(view) for view in views]
+    paths = ReportPaths(
+        csv=out_dir / f"{batch_id}-refunds.csv", xlsx=out_dir / f"{batch_id}-refunds.xlsx"
+    )
+    with paths.csv.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(line.cells for line in lines)
+    counts: dict[str, int] = defaultdict(int)
+    totals: dict[tuple[str, str], tuple[int, Decimal]] = defaultdict(lambda: (0, Decimal(0)))
+    for line in lines:
+        counts[line.state] += 1
+        if line.amount is not None:
+            count, amount = totals[(line.currency, line.state)]
+            totals[(line.currency, line.state)] = (count + 1, amount + line.amount)
+    workbook = Workbook(write_only=True)
+    summary = workbook.create_sheet("Summary")
+    summary.append(["refund batch", batch_id])
+    summary.append(["generated_at_utc", datetime.now(UTC).isoformat(timespec="seconds")])
+    if sandbox:
+        summary.append(["note", NO_REAL_MONEY_NOTE])
+    summary.append([])
+    summary.append(["status", "rows"])
+    for state, count in sorted(counts.items()):
+        summary.append([state, count])
+    summary.append([])
+    summary.append(["currency", "status", "rows", "amount"])
+    for (currency, state), (count, amount) in sorted(totals.items()):
+        summary.append([inert_text(currency), state, count, display_amount(amount)])
+    sheet = workbook.create_sheet("Rows")
+    sheet.append(HEADER)
+    for line in lines:
+        sheet.append(line.cells)
+    workbook.save(paths.xlsx)
+    return paths

@@ -1,0 +1,52 @@
+"""`payflow refund` end to end in a subprocess on the sample file and the embedded sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import NOISE, payflow_env, run_payflow
+
+from payflow.settings import SANDBOX_TOKEN_DEFAULT
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "refunds_sample.csv"
+
+
+@pytest.fixture(scope="module")
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("prefect-home")
+
+
+def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_nothing(
+    tmp_path, prefect_home
+):
+    env = payflow_env(tmp_path / "home", prefect_home)
+    done = run_payflow(["refund", str(SAMPLE), "--yes", "--json"], env, tmp_path)
+    assert done.returncode == 1, done.stderr  # the sample has rejected and failed rows
+    summary = json.loads(done.stdout)
+    assert summary["statuses"] == {
+        "COMPLETED": 3,
+        "FAILED": 1,
+        "SUBMIT_REJECTED": 1,
+        "REJECTED": 2,
+    }
+    for noise in NOISE:
+        assert noise not in done.stderr, f"{noise!r} reached the operator:\n{done.stderr}"
+    report = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8")
+    assert "order_not_completed" in report and "amount_differs" in report
+    log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
+    assert SANDBOX_TOKEN_DEFAULT not in log + done.stderr + report
+
+    again = run_payflow(["refund", str(SAMPLE), "--yes", "--json"], env, tmp_path)
+    second = json.loads(again.stdout)
+    assert second["already_known"] == 5
+    assert second["statuses"] == summary["statuses"]
+
+
+def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefect_home):
+    env = payflow_env(tmp_path / "home", prefect_home)
+    done = run_payflow(["refund", str(SAMPLE)], env, tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("run again with --yes to refund without a prompt")

@@ -1,0 +1,89 @@
+"""Every rule of a refund file is reported at once, then each order is checked with the service."""
+
+from __future__ import annotations
+
+import pytest
+from refunds_support import make_client, paid_orders, run_refunds, write_refunds
+
+from payflow.intake import BatchFileError
+from payflow.refunds.checks import check_refund_file
+from payflow.refunds.intake import read_refund_file, refund_file_from_rows
+from schemas.refund_schema import refund_problems
+
+ORDER = "0b8f3c2e-5a1d-4e6b-9f7a-100000000001"
+OTHER = "0b8f3c2e-5a1d-4e6b-9f7a-100000000002"
+
+
+def _rules(rows: list[list[str]]) -> set[tuple[int, str, str]]:
+    file = refund_file_from_rows(
+        [["orderId", "externalId", "amount", "reason", "callbackUrl"], *rows]
+    )
+    return {(p.row, p.column, p.rule) for p in refund_problems(file.frame)}
+
+
+def test_every_file_rule_is_reported_at_once_with_row_column_and_rule():
+    found = _rules(
+        [
+            ["not-a-uuid", "e-1", "", "", ""],  # row 2
+            ["", "e-2", "", "", ""],  # row 3
+            [ORDER, "x" * 256, "", "", ""],  # row 4
+            [OTHER, "e-4", "12.345", "r" * 1001, "ftp://x"],  # row 5
+            ["0b8f3c2e-5a1d-4e6b-9f7a-100000000003", "e-5", "0", "line\nbreak", ""],  # row 6
+            [ORDER, "e-6", "", "", ""],  # row 7: same order as row 4
+            ["0b8f3c2e-5a1d-4e6b-9f7a-100000000004", "e-1", "", "", ""],  # row 8: e-1 again
+        ]
+    )
+    assert {
+        (2, "orderId", "order_id_uuid"),
+        (3, "orderId", "order_id_present"),
+        (4, "externalId", "external_id_length"),
+        (4, "orderId", "order_id_unique"),
+        (7, "orderId", "order_id_unique"),
+        (5, "amount", "amount_format"),
+        (5, "reason", "reason_length"),
+        (5, "callbackUrl", "callback_url_format"),
+        (6, "amount", "amount_positive"),
+        (6, "reason", "no_control_characters"),
+        (2, "externalId", "external_id_unique"),
+        (8, "externalId", "external_id_unique"),
+    } <= found
+
+
+def test_a_clean_file_has_no_problems_and_gets_derived_ids_without_the_column():
+    file = refund_file_from_rows([["Order ID", "Reason"], [ORDER, "ok"], [OTHER, ""]])
+    assert refund_problems(file.frame) == []
+    assert file.derived_ids
+    assert file.frame.at[2, "externalId"] == f"pf-{file.batch_id[:12]}-2"
+
+
+def test_a_file_without_an_order_column_cannot_be_used(tmp_path):
+    path = write_refunds(tmp_path / "r.csv", [["e-1", "x"]], header=["externalId", "reason"])
+    with pytest.raises(BatchFileError, match="required column missing: orderId"):
+        read_refund_file(path)
+
+
+async def test_orders_are_checked_unknown_not_completed_amount_and_already_refunded(
+    sandbox, ledger, tmp_path
+):
+    good, refunded, other_amount = paid_orders(sandbox, 3, amount="100.00")
+    created = "0b8f3c2e-5a1d-4e6b-9f7a-100000000006"  # a demo order still CREATED
+    first = write_refunds(tmp_path / "first.csv", [[refunded, "first-0001", "", "", ""]])
+    await run_refunds(first, sandbox, ledger)
+    rows = [
+        [good, "c-0001", "100", "", ""],
+        ["0b8f3c2e-5a1d-4e6b-9f7a-0000000000ff", "c-0002", "", "", ""],
+        [created, "c-0003", "", "", ""],
+        [other_amount, "c-0004", "99.99", "", ""],
+        [refunded, "c-0005", "", "", ""],
+    ]
+    file = read_refund_file(write_refunds(tmp_path / "second.csv", rows))
+    async with make_client(sandbox) as client:
+        checked = await check_refund_file(file, client, ledger.refunds)
+    rules = {(p.row, p.rule) for p in checked.rejects}
+    assert rules == {
+        (3, "order_unknown"),
+        (4, "order_not_completed"),
+        (5, "amount_differs"),
+        (6, "order_already_refunded"),
+    }
+    assert [i.external_id for i in checked.instructions] == ["c-0001"]
