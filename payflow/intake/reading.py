@@ -43,6 +43,15 @@ def batch_id_of(data: bytes) -> str:
 
 def read_batch_file(path: str | Path, sheet: str | None = None) -> RawBatch:
     """Read a CSV or XLSX batch; raise BatchFileError when it cannot be read at all."""
+    batch_id, name, frame, read_problems = read_text_table(path, sheet)
+    return _raw_batch(batch_id, name, frame, read_problems)
+
+
+def read_text_table(
+    path: str | Path, sheet: str | None = None
+) -> tuple[str, str, pd.DataFrame, list[Problem]]:
+    """(batch id, file name, text cells with the header as given, cell problems) of a CSV or
+    XLSX file, whatever its columns; BatchFileError when it cannot be read at all."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -64,7 +73,7 @@ def read_batch_file(path: str | Path, sheet: str | None = None) -> RawBatch:
         if sheet is not None:
             raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
         frame, read_problems = _read_csv(data, path.name), []
-    return _raw_batch(batch_id_of(data), path.name, frame, read_problems)
+    return batch_id_of(data), path.name, frame, read_problems
 
 
 def batch_from_rows(rows: list[list[str]], source_name: str = "rows") -> RawBatch:
