@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from payflow.links.records import IssuedClaim
-from payflow.model import canonical_amount
+from payflow.model import display_amount
 from payflow.reporting.inert import inert_text
 
 CLAIM_PATH = "/claim/"
@@ -41,7 +41,7 @@ def write_claims_file(
                 claim.row_number,
                 inert_text(claim.external_id),
                 inert_text(claim.user_id),
-                canonical_amount(claim.amount),
+                display_amount(claim.amount),
                 claim.expires_at.isoformat(timespec="seconds"),
                 claim_url(base_url, claim.token),
             )

@@ -15,7 +15,7 @@ from openpyxl import Workbook
 
 from payflow.intake import Problem
 from payflow.links.records import ClaimState, LinkView
-from payflow.model import canonical_amount
+from payflow.model import display_amount
 from payflow.reporting.inert import inert_text
 
 HEADER = (
@@ -61,7 +61,7 @@ def _cells(view: LinkView, now: datetime) -> list[object]:
         view.row_number,
         inert_text(view.external_id),
         inert_text(view.user_id),
-        canonical_amount(view.amount),
+        display_amount(view.amount),
         "RUB",
         state.value,
         view.claims,

@@ -78,22 +78,28 @@ def check_link_rows(
 ) -> LinkRowsReport:
     """Check every row of a links table (text cells, index = spreadsheet row)."""
     report = LinkRowsReport(batch_id, source_name, len(frame), problems=list(read_problems))
-    first_row_of: dict[str, int] = {}
+    rows_of: dict[str, list[int]] = {}
+    for row_number, external_id in zip(
+        frame.index.tolist(), frame["externalId"].tolist(), strict=True
+    ):
+        if external_id:
+            rows_of.setdefault(external_id, []).append(int(row_number))
     expires_at = int(time.time()) + 1800
     for row_number, cells in _records(frame):
         problems = _row_problems(row_number, cells, expires_at)
         external_id = cells["externalId"]
-        if external_id and external_id in first_row_of:
+        repeats = [r for r in rows_of.get(external_id, []) if r != row_number]
+        if repeats:
+            # Which of the rows was meant cannot be known: none of them gets a link.
             problems.append(
                 Problem(
                     row_number,
                     "externalId",
                     "external_id_unique",
-                    f"externalId repeats row {first_row_of[external_id]}: one link, one payout",
+                    f"externalId also on row {repeats[0]}: one link per externalId, none issued",
                     external_id,
                 )
             )
-        first_row_of.setdefault(external_id, row_number)
         if problems:
             report.problems.extend(problems)
             continue
@@ -153,5 +159,5 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
         for error in exc.errors():
             column = _PAYLOAD_FIELDS.get(str(error["loc"][0]) if error["loc"] else "", "row")
             message = str(error["msg"]).removeprefix("Value error, ")
-            add(column, f"widget_{column}", f"{column}: {message}")
+            add(column, f"widget_{column}", message)
     return problems

@@ -73,7 +73,9 @@ def links_setup(make_sandbox, tmp_path: Path) -> Iterator[dict[str, Any]]:
     with WebhookReceiver(ledger_url, token) as receiver:
         sandbox = make_sandbox(merchant_callback_url=receiver.url, final_delay=1.0)
         store = LinkStore.open(ledger_url)
-        store.register("b1", "links.csv", [LinkRow(2, "link-browser-1", "user-7", Decimal("1500.50"))])
+        store.register(
+            "b1", "links.csv", [LinkRow(2, "link-browser-1", "user-7", Decimal("1500.50"))]
+        )
         (claim,) = store.issue_claims([store.rows("b1")[0]], days=3)
         with PayoutsClient(token, base_url=sandbox.url) as client:
             with ClaimsServer(store, client, SecretStr(token), sandbox.url) as claims:
@@ -248,9 +250,16 @@ def test_a_payout_that_cannot_be_created_sends_payout_failed_and_no_reason(
 def test_as_a_popup_close_closes_it_and_the_opener_hears_close(
     browser: Any, host_url: str, sandbox_server
 ) -> None:
-    query = signed_query(payload_dict(sandbox_server.merchant_id, externalId="pop-1"), sandbox_server.token)
+    query = signed_query(
+        payload_dict(sandbox_server.merchant_id, externalId="pop-1"), sandbox_server.token
+    )
     with httpx.Client(base_url=sandbox_server.url) as http:
-        assert http.post("/payout-widget/requisites", json={**query, "requisites": requisites()}).status_code == 200
+        assert (
+            http.post(
+                "/payout-widget/requisites", json={**query, "requisites": requisites()}
+            ).status_code
+            == 200
+        )
         assert http.post("/payout-widget/payout", json=query).json()["created"] is True
     page = open_host(browser, host_url, sandbox_server.url)
     with page.expect_popup() as popup_info:

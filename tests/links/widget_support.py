@@ -40,7 +40,9 @@ def hmac_hex(text: str, key: str) -> str:
     return hmac.new(key.encode(), text.encode(), hashlib.sha512).hexdigest()
 
 
-def signed_query(payload: dict[str, Any] | str, key: str, *, padded: bool = False) -> dict[str, str]:
+def signed_query(
+    payload: dict[str, Any] | str, key: str, *, padded: bool = False
+) -> dict[str, str]:
     """`{"payload", "signature"}` of a link signed with `key`."""
     encoded = encode(payload, padded=padded)
     return {"payload": encoded, "signature": hmac_hex(encoded, key)}
