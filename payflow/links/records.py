@@ -49,7 +49,7 @@ class ClaimState(StrEnum):
     """Where a row's claims stand, as the links report shows it."""
 
     OPEN = "OPEN"  # a claim is valid and unused
-    OPENED = "OPENED"  # a widget link was minted, no payout yet
+    OPENED = "OPENED"  # the latest claim minted a widget link, no payout yet
     USED = "USED"  # the recipient created the payout
     EXPIRED_UNUSED = "EXPIRED_UNUSED"  # every claim expired and no payout exists
 
@@ -72,6 +72,8 @@ class LinkView:
     claims: int
     claims_opened: int
     last_expires_at: datetime | None
+    last_issued_at: datetime | None = None
+    last_opened_at: datetime | None = None
 
     def claim_state(self, now: datetime) -> ClaimState:
         """USED once a payout exists; else by the latest claim's expiry and whether it opened."""
@@ -79,7 +81,12 @@ class LinkView:
             return ClaimState.USED
         if self.last_expires_at is None or self.last_expires_at <= now:
             return ClaimState.EXPIRED_UNUSED
-        return ClaimState.OPENED if self.links_minted else ClaimState.OPEN
+        opened = (
+            self.last_opened_at is not None
+            and self.last_issued_at is not None
+            and self.last_opened_at >= self.last_issued_at
+        )
+        return ClaimState.OPENED if opened else ClaimState.OPEN
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,17 +141,18 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
         add("amount", "amount_plain_decimal", "amount must be written like 1500 or 1500.50")
     if service and not service.isdigit():
         add("serviceId", "service_id_integer", "serviceId must be a whole number")
-    if problems:
-        return problems
+    reported = {p.column for p in problems}
+    # Columns already found wrong get a harmless stand-in, so the widget's rules still check
+    # every other column of the row: all problems at once.
     payload: dict[str, Any] = {
         "merchantId": _PLACEHOLDER_MERCHANT,
-        "userId": cells["userId"],
-        "amount": amount,
+        "userId": cells["userId"] if "userId" not in reported else "-",
+        "amount": amount if "amount" not in reported else "1",
         "currency": CURRENCY,
-        "externalId": external_id,
+        "externalId": external_id if "externalId" not in reported else "-",
         "expiresAt": expires_at,
     }
-    if service:
+    if service and "serviceId" not in reported:
         payload["serviceId"] = int(service)
     try:
         WidgetPayload.model_validate(payload)

@@ -258,12 +258,21 @@ class LinkStore:
                 func.count(LinkClaim.id).label("claims"),
                 func.count(LinkClaim.last_opened_at).label("opened"),
                 func.max(LinkClaim.expires_at).label("last_expires_at"),
+                func.max(LinkClaim.issued_at).label("last_issued_at"),
+                func.max(LinkClaim.last_opened_at).label("last_opened_at"),
             )
             .group_by(LinkClaim.external_id)
             .subquery()
         )
         query = (
-            select(LinkPayout, claims.c.claims, claims.c.opened, claims.c.last_expires_at)
+            select(
+                LinkPayout,
+                claims.c.claims,
+                claims.c.opened,
+                claims.c.last_expires_at,
+                claims.c.last_issued_at,
+                claims.c.last_opened_at,
+            )
             .outerjoin(claims, claims.c.external_id == LinkPayout.external_id)
             .where(LinkPayout.batch_id == batch_id)
             .order_by(LinkPayout.row_number)
@@ -319,6 +328,8 @@ def _view(row: Any) -> LinkView:
         claims=int(row.claims or 0),
         claims_opened=int(row.opened or 0),
         last_expires_at=row.last_expires_at,
+        last_issued_at=row.last_issued_at,
+        last_opened_at=row.last_opened_at,
     )
 
 

@@ -28,7 +28,8 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 HOST_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Merchant page</title></head>
 <body style="margin:0;background:#eef1f4">
-<iframe id="w" title="payout widget" style="width:360px;height:120px;border:0;background:#fff"></iframe>
+<iframe id="w" title="payout widget"
+  style="width:360px;height:120px;border:0;background:#fff"></iframe>
 <script>
 const widgetOrigin = new URLSearchParams(location.search).get("origin");
 window.messages = []; window.rejected = [];
@@ -38,9 +39,15 @@ window.addEventListener("message", (event) => {
     window.rejected.push(String(event.origin)); return;
   }
   window.messages.push({type: event.data.type, data: event.data.data, origin: event.origin});
-  if (event.data.type === "resize") document.getElementById("w").style.height = event.data.data.height + "px";
+  if (event.data.type === "resize") {
+    document.getElementById("w").style.height = event.data.data.height + "px";
+  }
 });
-window.embed = (src, width) => { const f = document.getElementById("w"); f.style.width = (width || 360) + "px"; f.src = src; };
+window.embed = (src, width) => {
+  const frame = document.getElementById("w");
+  frame.style.width = (width || 360) + "px";
+  frame.src = src;
+};
 window.popup = (src) => { window.pop = window.open(src, "widget", "popup,width=420,height=640"); };
 </script></body></html>"""
 
@@ -56,7 +63,7 @@ def require_browser() -> str:
 
 
 class _HostHandler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         body = HOST_PAGE.encode("utf-8")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")

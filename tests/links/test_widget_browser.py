@@ -77,14 +77,16 @@ def links_setup(make_sandbox, tmp_path: Path) -> Iterator[dict[str, Any]]:
             "b1", "links.csv", [LinkRow(2, "link-browser-1", "user-7", Decimal("1500.50"))]
         )
         (claim,) = store.issue_claims([store.rows("b1")[0]], days=3)
-        with PayoutsClient(token, base_url=sandbox.url) as client:
-            with ClaimsServer(store, client, SecretStr(token), sandbox.url) as claims:
-                yield {
-                    "sandbox": sandbox,
-                    "store": store,
-                    "claim_url": claim_url(claims.url, claim.token),
-                    "claims_url": claims.url,
-                }
+        with (
+            PayoutsClient(token, base_url=sandbox.url) as client,
+            ClaimsServer(store, client, SecretStr(token), sandbox.url) as claims,
+        ):
+            yield {
+                "sandbox": sandbox,
+                "store": store,
+                "claim_url": claim_url(claims.url, claim.token),
+                "claims_url": claims.url,
+            }
         store.close()
 
 
