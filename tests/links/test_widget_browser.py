@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import sync_playwright
 from browser_support import CHROMIUM_ARGS, require_browser, save_screenshot, serve_host_page
 from pydantic import SecretStr
 from widget_support import payload_dict, requisites, signed_query, widget_url
@@ -25,13 +26,12 @@ from payflow.links.server import ClaimsServer
 from payflow.links.store import LinkStore
 from payflow.webhooks import WebhookReceiver
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     executable = require_browser()
-    with playwright_api.sync_playwright() as playwright:
+    with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
