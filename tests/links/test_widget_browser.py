@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 from browser_support import CHROMIUM_ARGS, require_browser, save_screenshot, serve_host_page
+from playwright.sync_api import sync_playwright
 from pydantic import SecretStr
 from widget_support import payload_dict, requisites, signed_query, widget_url
 
@@ -25,7 +25,6 @@ from payflow.links.records import LinkRow
 from payflow.links.server import ClaimsServer
 from payflow.links.store import LinkStore
 from payflow.webhooks import WebhookReceiver
-
 
 
 @pytest.fixture(scope="module")
