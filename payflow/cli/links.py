@@ -20,7 +20,7 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_token
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
 
 if TYPE_CHECKING:
     from flows.links import Action, LinksResult
@@ -50,9 +50,19 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
     from flows.links import payout_links  # Prefect loads only for the commands that need it
 
     try:
-        return payout_links(
-            source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
-        )
+        if action == "issue":  # registers and writes claims: no API call
+            return payout_links(
+                source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
+            )
+        # Chosen once, before the flow, as `payflow run` does: the flow only uses it.
+        with api_endpoint(prepare()) as endpoint:
+            return payout_links(
+                source=source,
+                action=action,
+                out_dir=str(out) if out else None,
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+            )
     except BatchFileError as exc:
         fail(str(exc))
     except ConfigurationError as exc:
