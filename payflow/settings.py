@@ -32,6 +32,17 @@ class Settings(BaseSettings):
     webhook_url: str | None = Field(
         default=None, description="Public URL of `payflow webhooks`, sent as callbackUrl."
     )
+    widget_url: str | None = Field(
+        default=None,
+        description="Widget host ({widget_url}); unset: the embedded sandbox's own address.",
+    )
+    links_url: str = Field(
+        default="http://127.0.0.1:8090",
+        description="The merchant's public address of `payflow links serve` (claim URLs).",
+    )
+    link_claim_days: float = Field(
+        default=7.0, gt=0, le=366, description="Days a claim URL stays valid."
+    )
     max_in_flight: int = Field(default=16, ge=1, le=512, description="Requests in flight.")
     max_requests_per_second: float | None = Field(
         default=None, gt=0, description="Ceiling on requests per second to the API."

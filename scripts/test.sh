@@ -5,6 +5,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
 bash scripts/ensure-postgres.sh
+bash scripts/install-browser.sh
 export PATH="$root/.venv/bin:$PATH"
 ruff check .
 ruff format --check .

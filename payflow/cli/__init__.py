@@ -13,7 +13,16 @@ from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
 # Each module registers its commands on `app` when imported.
-COMMAND_MODULES = ("validate", "run", "status", "reconcile", "refund", "sandbox", "webhooks")
+COMMAND_MODULES = (
+    "validate",
+    "run",
+    "status",
+    "reconcile",
+    "refund",
+    "links",
+    "sandbox",
+    "webhooks",
+)
 
 
 def _register_commands() -> None:

@@ -88,6 +88,11 @@ class Ledger:
         return self._engine.url.render_as_string(hide_password=True)
 
     @property
+    def engine(self) -> Engine:
+        """The engine, for stores that keep their own tables in the ledger (payout links)."""
+        return self._engine
+
+    @property
     def dialect(self) -> str:
         """ "sqlite" or "postgresql"."""
         return self._engine.dialect.name

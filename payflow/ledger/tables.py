@@ -293,3 +293,46 @@ class RefundEvent(Base):
     source: Mapped[str] = mapped_column(String(16))
     at: Mapped[datetime] = mapped_column(UTCDateTime())
     status_message: Mapped[str | None] = mapped_column(Text)
+
+
+class LinkPayout(Base):
+    """A payout the recipient creates through the widget from a claim: one per externalId."""
+
+    __tablename__ = "link_payouts"
+    __table_args__ = (
+        UniqueConstraint("batch_id", "row_number", name="uq_link_payouts_batch_row"),
+        Index("ix_link_payouts_batch_state", "batch_id", "state"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_LENGTH), unique=True)
+    batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH))
+    row_number: Mapped[int] = mapped_column(Integer)
+    source_name: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(String(255))
+    amount: Mapped[Decimal] = mapped_column(DecimalText())
+    currency: Mapped[str] = mapped_column(String(8))
+    service_id: Mapped[int | None] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(STATE_LENGTH))  # VALIDATED until a payout exists
+    payout_id: Mapped[str | None] = mapped_column(String(64), unique=True)
+    status_message: Mapped[str | None] = mapped_column(Text)
+    corrected: Mapped[bool] = mapped_column(Boolean, default=False)
+    links_minted: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_status_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class LinkClaim(Base):
+    """One claim URL handed to a recipient: only the SHA-256 of its random token is kept."""
+
+    __tablename__ = "link_claims"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    external_id: Mapped[str] = mapped_column(ForeignKey("link_payouts.external_id"), index=True)
+    issued_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    opened_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -12,12 +12,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from payflow.sandbox import order_fixtures, orders, platform_moves, refunds, routes_payouts
+from payflow.sandbox import (
+    order_fixtures,
+    orders,
+    platform_moves,
+    refunds,
+    routes_payouts,
+    widget_routes,
+)
 from payflow.sandbox.config import SandboxConfig
 from payflow.sandbox.errors import ApiError, bad_request, error_response
 from payflow.sandbox.gate import ApiGate
 from payflow.sandbox.state import SandboxState, state_of
 from payflow.sandbox.validation import parse_json_object
+from payflow.sandbox.widget_requisites import WidgetAccounts
 
 HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
@@ -76,6 +84,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             *orders.SANDBOX_ROUTES,
             *platform_moves.ROUTES,
             *order_fixtures.ROUTES,
+            *widget_routes.ROUTES,
         ],
         middleware=[Middleware(ApiGate, state=state)],
         exception_handlers={
@@ -86,4 +95,5 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
         lifespan=lifespan,
     )
     app.state.sandbox = state
+    app.state.widget_accounts = WidgetAccounts()
     return app

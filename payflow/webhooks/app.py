@@ -19,6 +19,7 @@ from payflow.api.errors import SignatureInvalidError
 from payflow.api.signing import verify_signature
 from payflow.api.webhooks import PayoutEvent, parse_payout_webhook
 from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, UnknownPayout
+from payflow.links.store import record_link_event
 from payflow.webhooks.refund_events import REFUND_KINDS, record_refund_webhook
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ def _record(ledger: Ledger, event: PayoutEvent) -> bool:
             source=EventSource.WEBHOOK,
         )
     except UnknownPayout:
+        if event.external_id and record_link_event(ledger, event):
+            return True  # a payout a recipient created through a payout link
         # Another merchant system's payout, or one this ledger never sent: nothing to record.
         logger.info("webhook for payout %s not in this ledger; ignored", event.payout_id)
         return False

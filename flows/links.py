@@ -1,0 +1,139 @@
+"""The payout-links flow: a links file -> claims for the recipients; later, tracking, reissue
+and the report. Every step is a task; the tokens stay in the claims file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+
+from payflow.links.tracking import RefreshResult
+from payflow.runtime import api_endpoint
+from payflow.settings import Settings
+from tasks.connections import RunTarget
+from tasks.links import (
+    find_expired_claims,
+    issue_link_claims,
+    read_links,
+    register_link_rows,
+    track_link_payouts,
+    write_links_report,
+)
+
+Action = Literal["issue", "reissue", "report"]
+
+
+@dataclass
+class LinksResult:
+    """What one run of the flow did; figures read from the ledger after the last change."""
+
+    batch_id: str
+    action: str
+    report_csv: str
+    report_xlsx: str
+    claims: dict[str, int]
+    rows: int = 0
+    rejected: int = 0
+    already_known: int = 0
+    claims_issued: int = 0
+    claims_file: str | None = None
+    refreshed: RefreshResult | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def links_target(settings: Settings, api_url: str | None, sandbox: bool) -> Iterator[RunTarget]:
+    """The API to look payouts up in: the given one, or the configured one (or a sandbox)."""
+    ledger_url = settings.ledger_url_or_default()
+    if api_url is not None:
+        yield RunTarget(api_url, ledger_url, sandbox)
+        return
+    with api_endpoint(settings) as endpoint:
+        yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox)
+
+
+@flow(name="payout-links", persist_result=False, log_prints=False)
+def payout_links(
+    source: str,
+    action: Action = "issue",
+    out_dir: str | None = None,
+    sheet: str | None = None,
+    api_url: str | None = None,
+    sandbox: bool = False,
+) -> LinksResult:
+    """issue: `source` is a links file; reissue and report: `source` is a links batch id."""
+    settings = Settings()
+    reports = out_dir or str(settings.reports_dir())
+    ledger_url = settings.ledger_url_or_default()
+    if action == "issue":
+        checked = read_links(source, sheet)
+        registered = register_link_rows(checked, ledger_url)
+        issued = issue_link_claims(
+            ledger_url,
+            checked.batch_id,
+            registered.new,
+            reports,
+            settings.links_url,
+            settings.link_claim_days,
+        )
+        problems = [*checked.problems, *registered.conflicts]
+        paths, claims = write_links_report(ledger_url, checked.batch_id, reports, problems)
+        result = LinksResult(
+            checked.batch_id,
+            action,
+            str(paths.csv),
+            str(paths.xlsx),
+            claims,
+            rows=checked.rows,
+            rejected=registered.rejected,
+            already_known=registered.already_known,
+            claims_issued=issued.claims,
+            claims_file=issued.path,
+            problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],
+        )
+    else:
+        with links_target(settings, api_url, sandbox) as target:
+            refreshed = track_link_payouts(target, source)
+        issued = None
+        if action == "reissue":
+            expired = find_expired_claims(ledger_url, source)
+            issued = issue_link_claims(
+                ledger_url,
+                source,
+                expired,
+                reports,
+                settings.links_url,
+                settings.link_claim_days,
+            )
+        paths, claims = write_links_report(ledger_url, source, reports, [])
+        result = LinksResult(
+            source,
+            action,
+            str(paths.csv),
+            str(paths.xlsx),
+            claims,
+            claims_issued=issued.claims if issued else 0,
+            claims_file=issued.path if issued else None,
+            refreshed=refreshed,
+        )
+    create_markdown_artifact(key="links-summary", markdown=summary_markdown(result))
+    return result
+
+
+def summary_markdown(result: LinksResult) -> str:
+    """The run's summary for the Prefect UI: counts and file names, never a URL or token."""
+    lines = [
+        f"## Payout links {result.batch_id} ({result.action})",
+        "",
+        f"Rows: {result.rows}, rejected: {result.rejected}, claims issued: {result.claims_issued}",
+        "",
+        "| claim | rows |",
+        "|---|---|",
+        *(f"| {state} | {count} |" for state, count in sorted(result.claims.items())),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,199 @@
+"""`payflow links FILE`, `payflow links --reissue BATCH_ID`, `payflow links report BATCH_ID`
+and `payflow links serve --port N`: payout links in bulk, and the address that answers them.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+import uvicorn
+from typer.core import TyperGroup
+
+from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
+from payflow.intake import BatchFileError
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
+
+if TYPE_CHECKING:
+    from flows.links import Action, LinksResult
+
+EXIT_OK, EXIT_SOME_REJECTED = 0, 1
+SHOWN_PROBLEMS = 10
+
+
+class _IssueByDefault(TyperGroup):
+    """`payflow links FILE` and `payflow links --reissue ID` mean `payflow links issue ...`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["issue", *args]
+        return super().parse_args(ctx, args)
+
+
+links_app = typer.Typer(
+    cls=_IssueByDefault,
+    no_args_is_help=True,
+    help="Payout links: claim URLs for recipients who enter their own bank details.",
+)
+app.add_typer(links_app, name="links")
+
+
+def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) -> LinksResult:
+    from flows.links import payout_links  # Prefect loads only for the commands that need it
+
+    try:
+        if action == "issue":  # registers and writes claims: no API call
+            return payout_links(
+                source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
+            )
+        # Chosen once, before the flow, as `payflow run` does: the flow only uses it.
+        with api_endpoint(prepare()) as endpoint:
+            return payout_links(
+                source=source,
+                action=action,
+                out_dir=str(out) if out else None,
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+            )
+    except BatchFileError as exc:
+        fail(str(exc))
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
+    except PaymentsApiError as exc:
+        fail(f"the payments API failed: {exc}; run again later")
+
+
+def _print(result: LinksResult, as_json: bool) -> None:
+    summary: dict[str, Any] = {
+        "batch_id": result.batch_id,
+        "action": result.action,
+        "rows": result.rows,
+        "rejected": result.rejected,
+        "already_known": result.already_known,
+        "claims_issued": result.claims_issued,
+        "claims_file": result.claims_file,
+        "claims": result.claims,
+        "report": result.report_xlsx,
+    }
+    if as_json:
+        print(json.dumps(summary))
+        return
+    print(f"links batch {result.batch_id} ({result.action})")
+    if result.action == "issue":
+        print(f"  rows {result.rows}, rejected {result.rejected}, known {result.already_known}")
+    for line in result.problems[:SHOWN_PROBLEMS]:
+        print(f"  rejected: {line}")
+    if len(result.problems) > SHOWN_PROBLEMS:
+        print(f"  ... {len(result.problems) - SHOWN_PROBLEMS} more problems in the report")
+    for state, count in sorted(result.claims.items()):
+        print(f"  {state:<16} {count}")
+    if result.claims_file:
+        print(f"claims: {result.claims_issued} claim URLs in {result.claims_file} (owner-only)")
+        print("        send each recipient only their own line; never log or share this file")
+    print(f"report: {result.report_xlsx}")
+    print(f"        {result.report_csv}")
+
+
+@links_app.command("issue")
+def issue_command(
+    file: Annotated[
+        Path | None, typer.Argument(help="Links file: externalId, userId, amount[, serviceId].")
+    ] = None,
+    reissue: Annotated[
+        str | None,
+        typer.Option("--reissue", help="Fresh claims for this batch's expired, unused rows."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for claims and report.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+    sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
+) -> None:
+    """Register a links file and write its claim URLs (or reissue expired ones)."""
+    settings = prepare()
+    if (file is None) == (reissue is None):
+        fail("give a links FILE or --reissue BATCH_ID (one of them)")
+    if reissue is not None and settings.uses_sandbox:
+        print(NO_REAL_MONEY, file=sys.stderr)
+    result = _run_flow(
+        str(file) if file else str(reissue), "issue" if file else "reissue", out, sheet
+    )
+    _print(result, as_json)
+    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected else EXIT_OK)
+
+
+@links_app.command("report")
+def report_command(
+    batch_id: Annotated[str, typer.Argument(help="The links batch id.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+) -> None:
+    """Look the batch's payouts up by externalId, then report claims used and expired."""
+    settings = prepare()
+    if settings.uses_sandbox:
+        print(NO_REAL_MONEY, file=sys.stderr)
+    result = _run_flow(batch_id, "report", out, None)
+    _print(result, as_json)
+    unfinished = {"OPEN", "OPENED", "EXPIRED_UNUSED"} & set(result.claims)
+    raise typer.Exit(EXIT_SOME_REJECTED if unfinished else EXIT_OK)
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """uvicorn has drained; exit quietly."""
+
+
+@links_app.command("serve")
+def serve_command(
+    port: int = typer.Option(8090, "--port", min=1, max=65535, help="Port to listen on."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+) -> None:
+    """Answer claim URLs: mint a signed widget link and redirect the recipient to it."""
+    from payflow.api import PayoutsClient
+    from payflow.links.server import claims_uvicorn_config, create_claims_app
+    from payflow.links.store import LinkStore
+    from payflow.webhooks import WebhookReceiver
+
+    settings = prepare()
+    ledger_url = settings.ledger_url_or_default()
+    try:
+        token = api_token(settings, sandbox=settings.uses_sandbox)
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    with ExitStack() as stack:
+        if settings.uses_sandbox:
+            from payflow.sandbox import SandboxConfig, SandboxServer
+
+            # The embedded sandbox serves the widget and sends its webhooks to a local receiver.
+            receiver = stack.enter_context(WebhookReceiver(ledger_url, token))
+            config = SandboxConfig.from_env().with_overrides(merchant_callback_url=receiver.url)
+            sandbox = stack.enter_context(SandboxServer(config))
+            api_url, widget_url = sandbox.url, settings.widget_url or sandbox.url
+            typer.echo(f"payflow links: {NO_REAL_MONEY}", err=True)
+            typer.echo(f"payflow links: widget served by the sandbox at {widget_url}", err=True)
+        else:
+            assert settings.api_url is not None
+            api_url = settings.api_url
+            if settings.widget_url is None:
+                fail("configuration: PAYFLOW_WIDGET_URL is required with PAYFLOW_API_URL")
+            widget_url = settings.widget_url
+        store = LinkStore.open(ledger_url)
+        stack.callback(store.close)
+        client = stack.enter_context(PayoutsClient(token, base_url=api_url))
+        app_ = create_claims_app(store, client, token, widget_url)
+        server = uvicorn.Server(claims_uvicorn_config(app_, host, port))
+        for stop_signal in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(stop_signal, _stopped)
+        typer.echo(f"payflow links: answering claims on http://{host}:{port}/claim/...", err=True)
+        try:
+            server.run()
+        except (OSError, SystemExit):
+            fail(f"cannot listen on {host}:{port}")
+    typer.echo("payflow links: stopped", err=True)

@@ -1,0 +1,88 @@
+"""The links jobs as plain functions (the flow's tasks and the tests call these):
+issue claims for a file, reissue expired unused claims of a batch, write the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from payflow.intake import BatchFileError, Problem
+from payflow.links.files import write_claims_file
+from payflow.links.records import ClaimState, LinkRow, LinkView
+from payflow.links.report import LinksReportPaths, claim_counts, write_links_report
+from payflow.links.rows import LinkRowsReport
+from payflow.links.store import LinkStore
+
+
+@dataclass(frozen=True)
+class ClaimsFile:
+    """Where fresh claim URLs were written, and how many; never the URLs themselves."""
+
+    path: str | None
+    claims: int
+
+
+@dataclass
+class RegisteredLinks:
+    """What registering a links file decided (rows, not tokens)."""
+
+    batch_id: str
+    rows: int
+    rejected: int
+    new: list[LinkRow] = field(default_factory=list)
+    already_known: int = 0
+    conflicts: list[Problem] = field(default_factory=list)
+
+
+def register_links(store: LinkStore, report: LinkRowsReport) -> RegisteredLinks:
+    """Register the valid rows; conflicts become problems of their rows."""
+    outcome = store.register(report.batch_id, report.source_name, report.valid)
+    conflicts = [
+        Problem(row.row_number, "externalId", "external_id_conflict", reason, row.external_id)
+        for row, reason in outcome.conflicts
+    ]
+    return RegisteredLinks(
+        batch_id=report.batch_id,
+        rows=report.rows,
+        rejected=report.rejected + len(conflicts),
+        new=outcome.new,
+        already_known=len(outcome.already_known),
+        conflicts=conflicts,
+    )
+
+
+def issue_claims_file(
+    store: LinkStore,
+    batch_id: str,
+    rows: Sequence[LinkRow | LinkView],
+    *,
+    out_dir: Path,
+    base_url: str,
+    days: float,
+) -> ClaimsFile:
+    """Issue one claim per row and write them to a new 0600 file; nothing when no rows."""
+    if not rows:
+        return ClaimsFile(None, 0)
+    claims = store.issue_claims(rows, days)
+    path = write_claims_file(out_dir, batch_id, claims, base_url, store.now())
+    return ClaimsFile(str(path), len(claims))
+
+
+def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
+    """Rows of the batch whose every claim expired with no payout: those a reissue covers."""
+    if not store.batch_exists(batch_id):
+        raise BatchFileError(f"no links batch {batch_id} in the ledger")
+    now = store.now()
+    return [v for v in store.rows(batch_id) if v.claim_state(now) is ClaimState.EXPIRED_UNUSED]
+
+
+def report_links(
+    store: LinkStore, batch_id: str, out_dir: Path, problems: Sequence[Problem] = ()
+) -> tuple[LinksReportPaths, dict[str, int]]:
+    """Write the links report from the ledger; returns its paths and rows per claim state."""
+    views = store.rows(batch_id)
+    now = store.now()
+    paths = write_links_report(out_dir, batch_id, views, now, problems)
+    return paths, claim_counts(views, now)

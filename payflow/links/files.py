@@ -1,0 +1,60 @@
+"""The claims file: one claim URL per row, readable by its owner only (0600), never overwritten.
+
+It is the only place a claim token is ever written; the ledger keeps its SHA-256.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from payflow.links.records import IssuedClaim
+from payflow.model import display_amount
+from payflow.reporting.inert import inert_text
+
+CLAIM_PATH = "/claim/"
+OWNER_ONLY = 0o600
+HEADER = ("row", "externalId", "userId", "amount", "expiresAt", "claimUrl")
+
+
+def claim_url(base_url: str, token: str) -> str:
+    """The merchant's own address for one claim: `{base}/claim/{token}`."""
+    return f"{base_url.rstrip('/')}{CLAIM_PATH}{token}"
+
+
+def write_claims_file(
+    out_dir: Path, batch_id: str, claims: Sequence[IssuedClaim], base_url: str, now: datetime
+) -> Path:
+    """Write the claim URLs as CSV with mode 0600; a new file each time (never overwrites)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{batch_id}-claims-{now.strftime('%Y%m%dT%H%M%S%fZ')}.csv"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(HEADER)
+    for claim in claims:
+        writer.writerow(
+            (
+                claim.row_number,
+                inert_text(claim.external_id),
+                inert_text(claim.user_id),
+                display_amount(claim.amount),
+                claim.expires_at.isoformat(timespec="seconds"),
+                claim_url(base_url, claim.token),
+            )
+        )
+    # O_EXCL with the mode given at creation: the file is never readable by others, not even
+    # for the moment between creating and a later chmod.
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
+    try:
+        os.fchmod(descriptor, OWNER_ONLY)  # whatever the umask did
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+            descriptor = -1
+            handle.write(buffer.getvalue())
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+    return path

@@ -1,0 +1,146 @@
+"""The links report: per row, whether its claim produced a payout and that payout's status, or
+expired unused. CSV and XLSX from the ledger; every cell from input made inert.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from openpyxl import Workbook
+
+from payflow.intake import Problem
+from payflow.links.records import ClaimState, LinkView
+from payflow.model import display_amount
+from payflow.reporting.inert import inert_text
+
+HEADER = (
+    "row",
+    "externalId",
+    "userId",
+    "amount",
+    "currency",
+    "claim",
+    "claimsIssued",
+    "claimsOpened",
+    "linksMinted",
+    "lastClaimExpiresAt",
+    "payoutId",
+    "status",
+    "statusMessage",
+    "corrected",
+)
+PROBLEM_HEADER = ("row", "externalId", "column", "rule", "message")
+
+
+@dataclass(frozen=True)
+class LinksReportPaths:
+    """Where one links report was written."""
+
+    csv: Path
+    xlsx: Path
+
+
+def claim_counts(views: Sequence[LinkView], now: datetime) -> dict[str, int]:
+    """Rows per claim state (USED, OPEN, OPENED, EXPIRED_UNUSED)."""
+    return dict(Counter(view.claim_state(now).value for view in views))
+
+
+def status_counts(views: Sequence[LinkView]) -> dict[str, int]:
+    """Rows per ledger state (VALIDATED: no payout yet)."""
+    return dict(Counter(view.state.value for view in views))
+
+
+def _cells(view: LinkView, now: datetime) -> list[object]:
+    state = view.claim_state(now)
+    return [
+        view.row_number,
+        inert_text(view.external_id),
+        inert_text(view.user_id),
+        display_amount(view.amount),
+        "RUB",
+        state.value,
+        view.claims,
+        view.claims_opened,
+        view.links_minted,
+        view.last_expires_at.isoformat(timespec="seconds") if view.last_expires_at else "",
+        inert_text(view.payout_id),
+        "" if state is not ClaimState.USED else view.state.value,
+        inert_text(view.status_message),
+        "yes" if view.corrected else "",
+    ]
+
+
+def _problem_cells(problem: Problem) -> list[object]:
+    return [
+        problem.row,
+        inert_text(problem.external_id),
+        inert_text(problem.column),
+        problem.rule,
+        inert_text(problem.message),
+    ]
+
+
+def _rejected_lines(problems: Sequence[Problem]) -> list[list[object]]:
+    """One line per rejected row: claim REJECTED, the reasons where the status message goes."""
+    reasons: dict[int, list[str]] = {}
+    external_ids: dict[int, str] = {}
+    for problem in problems:
+        reasons.setdefault(problem.row, []).append(f"{problem.column}: {problem.message}")
+        external_ids.setdefault(problem.row, problem.external_id)
+    return [
+        [
+            row,
+            inert_text(external_ids[row]),
+            "",
+            "",
+            "",
+            "REJECTED",
+            *[""] * 6,
+            inert_text("; ".join(found)),
+            "",
+        ]
+        for row, found in sorted(reasons.items())
+    ]
+
+
+def write_links_report(
+    out_dir: Path,
+    batch_id: str,
+    views: Sequence[LinkView],
+    now: datetime,
+    problems: Sequence[Problem] = (),
+) -> LinksReportPaths:
+    """Write `<batch>-links.csv` and `.xlsx` (with a Rejected sheet when rows were rejected)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
+    rows = [_cells(view, now) for view in views]
+    with paths.csv.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+        writer.writerows(_rejected_lines(problems))
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet("Links")
+    sheet.append(list(HEADER))
+    for cells in rows:
+        sheet.append(cells)
+    counts = workbook.create_sheet("Summary")
+    counts.append(["claim", "rows"])
+    for state, count in sorted(claim_counts(views, now).items()):
+        counts.append([state, count])
+    counts.append([])
+    counts.append(["status", "rows"])
+    for state, count in sorted(status_counts(views).items()):
+        counts.append([state, count])
+    if problems:
+        rejected = workbook.create_sheet("Rejected")
+        rejected.append(list(PROBLEM_HEADER))
+        for problem in problems:
+            rejected.append(_problem_cells(problem))
+    workbook.save(paths.xlsx)
+    return paths

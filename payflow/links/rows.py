@@ -1,0 +1,170 @@
+"""Reading a links file (externalId, userId, amount, serviceId) and checking it by the widget's
+rules: every problem of every row at once, each naming the row, the column and the rule.
+
+The rules are the widget payload's own (`payflow.api.widget.WidgetPayload`): each row is checked
+as the payload it will become, so a row that passes here can always be signed later.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import ValidationError
+
+from payflow.api.widget import WidgetPayload
+from payflow.intake import BatchFileError, Problem
+from payflow.intake.columns import header_key
+from payflow.intake.reading import FIRST_DATA_ROW, read_table
+from payflow.links.records import CURRENCY, LinkRow
+
+REQUIRED = ("externalId", "userId", "amount")
+OPTIONAL = ("serviceId",)
+_BY_KEY = {column.lower(): column for column in REQUIRED + OPTIONAL}
+PLAIN_AMOUNT = re.compile(r"[0-9]{1,13}(?:\.[0-9]{1,2})?|[0-9]{1,13}\.[0-9]{3,}")
+_PLACEHOLDER_MERCHANT = "00000000-0000-4000-8000-000000000000"
+_PAYLOAD_FIELDS = {
+    "user_id": "userId",
+    "userId": "userId",
+    "external_id": "externalId",
+    "externalId": "externalId",
+    "amount": "amount",
+    "service_id": "serviceId",
+    "serviceId": "serviceId",
+}
+
+
+@dataclass
+class LinkRowsReport:
+    """A links file checked: its valid rows and every problem found."""
+
+    batch_id: str
+    source_name: str
+    rows: int
+    valid: list[LinkRow] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> int:
+        """Rows with at least one problem."""
+        return len({p.row for p in self.problems if p.row >= FIRST_DATA_ROW})
+
+
+def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport:
+    """Read and check a links file; BatchFileError (one line) when it cannot be read."""
+    table = read_table(path, sheet)
+    batch_id, name, frame, read_problems = (
+        table.batch_id,
+        table.source_name,
+        table.frame,
+        table.read_problems,
+    )
+    renames = {h: _BY_KEY[header_key(h)] for h in frame.columns if header_key(h) in _BY_KEY}
+    missing = [c for c in REQUIRED if c not in renames.values()]
+    if missing:
+        raise BatchFileError(f"{name}: required column missing: {', '.join(missing)}")
+    if len(set(renames.values())) != len(renames):
+        raise BatchFileError(f"{name}: a column is given more than once")
+    frame = frame[list(renames)].rename(columns=renames)
+    frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
+    frame = frame[(frame != "").any(axis=1)]
+    if frame.empty:
+        raise BatchFileError(f"{name} has a header but no data rows")
+    return check_link_rows(batch_id, name, frame, read_problems)
+
+
+def check_link_rows(
+    batch_id: str, source_name: str, frame: pd.DataFrame, read_problems: list[Problem]
+) -> LinkRowsReport:
+    """Check every row of a links table (text cells, index = spreadsheet row)."""
+    report = LinkRowsReport(batch_id, source_name, len(frame), problems=list(read_problems))
+    rows_of: dict[str, list[int]] = {}
+    for row_number, external_id in zip(
+        frame.index.tolist(), frame["externalId"].tolist(), strict=True
+    ):
+        if external_id:
+            rows_of.setdefault(external_id, []).append(int(row_number))
+    expires_at = int(time.time()) + 1800
+    for row_number, cells in _records(frame):
+        problems = _row_problems(row_number, cells, expires_at)
+        external_id = cells["externalId"]
+        repeats = [r for r in rows_of.get(external_id, []) if r != row_number]
+        if repeats:
+            # Which of the rows was meant cannot be known: none of them gets a link.
+            problems.append(
+                Problem(
+                    row_number,
+                    "externalId",
+                    "external_id_unique",
+                    f"externalId also on row {repeats[0]}: one link per externalId, none issued",
+                    external_id,
+                )
+            )
+        if problems:
+            report.problems.extend(problems)
+            continue
+        service = cells.get("serviceId", "")
+        report.valid.append(
+            LinkRow(
+                row_number,
+                external_id,
+                cells["userId"],
+                Decimal(cells["amount"]),
+                int(service) if service else None,
+            )
+        )
+    bad_rows = {p.row for p in report.problems}
+    report.valid = [row for row in report.valid if row.row_number not in bad_rows]
+    return report
+
+
+def _records(frame: pd.DataFrame) -> Iterator[tuple[int, dict[str, str]]]:
+    columns = list(frame.columns)
+    for row_number, values in zip(frame.index.tolist(), frame.itertuples(index=False), strict=True):
+        yield int(row_number), dict(zip(columns, (str(v) for v in values), strict=True))
+
+
+def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Problem]:
+    external_id = cells["externalId"]
+    problems: list[Problem] = []
+
+    def add(column: str, rule: str, message: str) -> None:
+        problems.append(
+            Problem(row, column, rule, message, external_id, cells.get(column, "")[:80])
+        )
+
+    for column in REQUIRED:
+        if not cells[column].strip():
+            add(column, f"{column}_required", f"{column} is required")
+    amount, service = cells["amount"], cells.get("serviceId", "")
+    if amount and not PLAIN_AMOUNT.fullmatch(amount):
+        add("amount", "amount_plain_decimal", "amount must be written like 1500 or 1500.50")
+    if service and not service.isdigit():
+        add("serviceId", "service_id_integer", "serviceId must be a whole number")
+    reported = {p.column for p in problems}
+    # Columns already found wrong get a harmless stand-in, so the widget's rules still check
+    # every other column of the row: all problems at once.
+    payload: dict[str, Any] = {
+        "merchantId": _PLACEHOLDER_MERCHANT,
+        "userId": cells["userId"] if "userId" not in reported else "-",
+        "amount": amount if "amount" not in reported else "1",
+        "currency": CURRENCY,
+        "externalId": external_id if "externalId" not in reported else "-",
+        "expiresAt": expires_at,
+    }
+    if service and "serviceId" not in reported:
+        payload["serviceId"] = int(service)
+    try:
+        WidgetPayload.model_validate(payload)
+    except ValidationError as exc:
+        for error in exc.errors():
+            column = _PAYLOAD_FIELDS.get(str(error["loc"][0]) if error["loc"] else "", "row")
+            message = str(error["msg"]).removeprefix("Value error, ")
+            add(column, f"widget_{column}", message)
+    return problems

@@ -1,0 +1,188 @@
+"""`payflow links serve`: the merchant's own address that answers claim URLs.
+
+A claim opens like this: unknown token -> a clear "not found" page; a payout already exists
+for its row -> that payout's state (looked up by externalId first, so a late webhook does not
+matter); expired -> a clear page; otherwise a fresh signed widget link (30 minutes) and a
+redirect to it. The token, the link and the API token are never logged (no access log here).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import threading
+from types import TracebackType
+
+import uvicorn
+from pydantic import SecretStr
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from payflow.api import PayoutsClient
+from payflow.api.errors import PaymentsApiError
+from payflow.ledger.states import FINAL_STATUSES, RowState, parse_api_status
+from payflow.links.minting import mint_link
+from payflow.links.store import LinkStore
+from payflow.serving import ThreadedServer
+
+logger = logging.getLogger(__name__)
+
+NO_LEAK_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+STATE_TEXT = {
+    RowState.CREATED: (
+        "Выплата принята",
+        "Деньги поступят на ваш счёт обычно в течение нескольких минут.",
+    ),
+    RowState.PROCESSING: (
+        "Выплата принята",
+        "Деньги поступят на ваш счёт обычно в течение нескольких минут.",
+    ),
+    RowState.COMPLETED: ("Выплата выполнена", "Деньги отправлены на ваш счёт."),
+}
+NOT_DONE = ("Выплата не выполнена", "Обратитесь к отправителю выплаты.")
+PAGE = """<!doctype html><html lang="ru"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>{title}</title>
+<style>body{{margin:0;font:16px/1.5 system-ui,Arial,sans-serif;color:#1f2328;
+background:#fff}} main{{max-width:480px;margin:0 auto;padding:32px 16px;text-align:center}}
+h1{{font-size:20px}}</style>
+</head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>"""
+
+
+def page(title: str, text: str, status_code: int) -> HTMLResponse:
+    """A one-message page in Russian for the recipient."""
+    body = PAGE.format(title=html.escape(title), text=html.escape(text))
+    return HTMLResponse(body, status_code=status_code, headers=NO_LEAK_HEADERS)
+
+
+class MerchantId:
+    """The merchant's id from GET /v1/merchants/balance, asked once per server."""
+
+    def __init__(self, client: PayoutsClient) -> None:
+        self._client = client
+        self._value: str | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> str:
+        """The merchantId; PaymentsApiError when the service cannot say."""
+        with self._lock:
+            if self._value is None:
+                merchant_id = self._client.get_balance().merchant_id
+                if not merchant_id:
+                    raise PaymentsApiError("the balance response has no merchantId")
+                self._value = merchant_id
+            return self._value
+
+
+def create_claims_app(
+    store: LinkStore, client: PayoutsClient, token: SecretStr, widget_url: str
+) -> Starlette:
+    """The ASGI app behind claim URLs: `GET /claim/{token}` and `GET /health`."""
+    merchant = MerchantId(client)
+
+    def claim(request: Request) -> Response:
+        found = store.find_claim(request.path_params["token"])
+        if found is None:
+            return page(
+                "Ссылка не найдена", "Проверьте ссылку или обратитесь к отправителю выплаты.", 404
+            )
+        state = found.state
+        try:
+            if state is RowState.VALIDATED or state not in FINAL_STATUSES:
+                payout = client.find_payout_by_external_id(found.external_id)
+                if payout is not None:
+                    store.record_status(
+                        found.external_id, payout.id, payout.status, payout.status_message
+                    )
+                    state = parse_api_status(payout.status) or state
+            if state is not RowState.VALIDATED:
+                title, text = STATE_TEXT.get(state, NOT_DONE)
+                return page(title, text, 200)
+            if found.expired:
+                return page(
+                    "Срок действия ссылки истёк",
+                    "Выплата по этой ссылке не создана. Попросите у отправителя новую ссылку.",
+                    410,
+                )
+            link = mint_link(
+                found,
+                merchant_id=merchant.get(),
+                token=token,
+                widget_url=widget_url,
+                now=store.now(),
+            )
+        except PaymentsApiError as exc:
+            logger.warning(
+                "claim for externalId %s not answered: %s", found.external_id, type(exc).__name__
+            )
+            return page("Сервис временно недоступен", "Попробуйте открыть ссылку позже.", 503)
+        store.mark_opened(found)
+        logger.info("claim opened: widget link minted for externalId %s", found.external_id)
+        return RedirectResponse(link, status_code=303, headers=NO_LEAK_HEADERS)
+
+    def health(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    return Starlette(
+        routes=[
+            Route("/claim/{token}", claim, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),
+        ]
+    )
+
+
+def claims_uvicorn_config(app: Starlette, host: str, port: int) -> uvicorn.Config:
+    """uvicorn settings for the claims server: no access log (claim URLs carry tokens)."""
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+class ClaimsServer:
+    """`with ClaimsServer(store, client, token, widget_url) as server:` serves on `server.url`."""
+
+    def __init__(
+        self,
+        store: LinkStore,
+        client: PayoutsClient,
+        token: SecretStr,
+        widget_url: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self._app = create_claims_app(store, client, token, widget_url)
+        self._host = host
+        self._port = port
+        self._runner: ThreadedServer | None = None
+
+    def __repr__(self) -> str:
+        return f"ClaimsServer(host={self._host!r}, port={self._port})"
+
+    @property
+    def url(self) -> str:
+        """The base address claim URLs start with."""
+        return f"http://{self._host}:{self._port}"
+
+    def start(self) -> ClaimsServer:
+        """Serve; returns once the socket accepts connections."""
+        config = claims_uvicorn_config(self._app, self._host, self._port)
+        self._runner = ThreadedServer(config, name="payflow-claims")
+        self._port = self._runner.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; safe to call twice."""
+        if self._runner is not None:
+            self._runner.stop()
+            self._runner = None
+
+    def __enter__(self) -> ClaimsServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

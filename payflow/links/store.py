@@ -1,0 +1,347 @@
+"""The ledger's side of payout links: registered rows, hashed claim tokens, statuses forward only.
+
+Rows live in `link_payouts` (one per externalId, VALIDATED until the recipient's payout exists)
+and `link_claims` (only the SHA-256 of each token). An externalId already used by an ordinary
+payout, or registered with other content, is a CONFLICT: one externalId, one payout, ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, func, insert, select, update
+
+from payflow.api.webhooks import PayoutEvent
+from payflow.ledger import Ledger
+from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
+from payflow.ledger.ledger import utc_now
+from payflow.ledger.states import (
+    API_STATUSES,
+    CORRECTIONS,
+    IllegalTransition,
+    Move,
+    RowState,
+    check_move,
+    parse_api_status,
+)
+from payflow.ledger.tables import LinkClaim, LinkPayout, Payout
+from payflow.links.records import CURRENCY, ClaimLookup, IssuedClaim, LinkRow, LinkView
+
+logger = logging.getLogger(__name__)
+Clock = Callable[[], datetime]
+TOKEN_BYTES = 32  # 256 random bits: unguessable
+_CHUNK = 500
+
+
+def token_hash(token: str) -> str:
+    """What the ledger keeps of a claim token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def check_link_move(external_id: str, current: RowState, new: RowState) -> Move:
+    """The ledger's forward-only rule, plus: a link row awaiting its recipient (VALIDATED) may
+    jump to any service status, since the widget, not payflow, created the payout."""
+    if current is RowState.VALIDATED and new in API_STATUSES:
+        return Move.APPLY
+    return check_move(external_id, current, new)
+
+
+@dataclass
+class LinkRegisterOutcome:
+    """What registering a links file decided per row."""
+
+    new: list[LinkRow] = field(default_factory=list)
+    already_known: list[LinkRow] = field(default_factory=list)
+    conflicts: list[tuple[LinkRow, str]] = field(default_factory=list)
+
+
+class LinkStore:
+    """Register link rows, issue and look up claims, record the recipients' payouts."""
+
+    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
+        self._engine = engine
+        self._reader = reader(engine)
+        self._clock = clock
+
+    @classmethod
+    def open(cls, url: str, *, clock: Clock = utc_now) -> LinkStore:
+        """Connect to the ledger database and migrate it to head."""
+        engine = create_ledger_engine(url)
+        upgrade_to_head(engine)
+        return cls(engine, clock=clock)
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._engine.dispose()
+
+    def now(self) -> datetime:
+        """The store's clock (tests set it)."""
+        return self._clock()
+
+    # -- registering ---------------------------------------------------------------------
+
+    def register(
+        self, batch_id: str, source_name: str, rows: Sequence[LinkRow]
+    ) -> LinkRegisterOutcome:
+        """Record each row once; a row of this batch registered before is ALREADY_KNOWN."""
+        outcome = LinkRegisterOutcome()
+        now = self._clock()
+        with self._engine.begin() as connection:
+            known: dict[str, str] = {}
+            ordinary: set[str] = set()
+            ids = [row.external_id for row in rows]
+            for start in range(0, len(ids), _CHUNK):
+                part = ids[start : start + _CHUNK]
+                found = connection.execute(
+                    select(LinkPayout.external_id, LinkPayout.content_hash).where(
+                        LinkPayout.external_id.in_(part)
+                    )
+                )
+                known.update((ext, digest) for ext, digest in found)
+                ordinary.update(
+                    connection.execute(
+                        select(Payout.external_id).where(Payout.external_id.in_(part))
+                    ).scalars()
+                )
+            values: list[dict[str, Any]] = []
+            for row in rows:
+                if row.external_id in ordinary:
+                    outcome.conflicts.append((row, "externalId already used by a payout"))
+                elif row.external_id not in known:
+                    outcome.new.append(row)
+                    values.append(_insert_values(batch_id, source_name, row, now))
+                elif known[row.external_id] == row.content_hash():
+                    outcome.already_known.append(row)
+                else:
+                    outcome.conflicts.append(
+                        (
+                            row,
+                            "externalId already registered with another userId, amount or service",
+                        )
+                    )
+            if values:
+                connection.execute(insert(LinkPayout), values)
+        return outcome
+
+    def issue_claims(self, rows: Iterable[LinkRow | LinkView], days: float) -> list[IssuedClaim]:
+        """A fresh random token per row; only its hash is stored. Expires after `days`."""
+        now = self._clock()
+        expires = now + timedelta(days=days)
+        issued = [
+            IssuedClaim(
+                row.row_number,
+                row.external_id,
+                row.user_id,
+                row.amount,
+                secrets.token_urlsafe(TOKEN_BYTES),
+                expires,
+            )
+            for row in rows
+        ]
+        values = [
+            {
+                "token_hash": token_hash(claim.token),
+                "external_id": claim.external_id,
+                "issued_at": now,
+                "expires_at": expires,
+                "opened_count": 0,
+            }
+            for claim in issued
+        ]
+        if values:
+            with self._engine.begin() as connection:
+                connection.execute(insert(LinkClaim), values)
+        return issued
+
+    # -- claims --------------------------------------------------------------------------
+
+    def find_claim(self, token: str) -> ClaimLookup | None:
+        """The row a claim token opens, or None for an unknown token."""
+        query = (
+            select(LinkClaim.id, LinkClaim.expires_at, LinkPayout)
+            .join(LinkPayout, LinkPayout.external_id == LinkClaim.external_id)
+            .where(LinkClaim.token_hash == token_hash(token))
+        )
+        with self._reader.connect() as connection:
+            found = connection.execute(query).first()
+        if found is None:
+            return None
+        return ClaimLookup(
+            claim_id=found.id,
+            external_id=found.external_id,
+            user_id=found.user_id,
+            amount=found.amount,
+            service_id=found.service_id,
+            state=RowState(found.state),
+            payout_id=found.payout_id,
+            expired=found.expires_at <= self._clock(),
+        )
+
+    def mark_opened(self, claim: ClaimLookup) -> None:
+        """Count a widget link minted for this claim (the report shows opened, unused claims)."""
+        now = self._clock()
+        with self._engine.begin() as connection:
+            connection.execute(
+                update(LinkClaim)
+                .where(LinkClaim.id == claim.claim_id)
+                .values(opened_count=LinkClaim.opened_count + 1, last_opened_at=now)
+            )
+            connection.execute(
+                update(LinkPayout)
+                .where(LinkPayout.external_id == claim.external_id)
+                .values(links_minted=LinkPayout.links_minted + 1, updated_at=now)
+            )
+
+    # -- statuses ------------------------------------------------------------------------
+
+    def knows(self, external_id: str) -> bool:
+        """True when the externalId is a link row of this ledger."""
+        query = select(LinkPayout.id).where(LinkPayout.external_id == external_id)
+        with self._reader.connect() as connection:
+            return connection.execute(query).first() is not None
+
+    def record_status(
+        self, external_id: str, payout_id: str | None, status: str, message: str | None
+    ) -> bool:
+        """Record the recipient's payout status forward only; True when the row moved.
+
+        False for an unknown externalId, a duplicate or a late status. IllegalTransition for a
+        move nobody allowed; a second payout id for one externalId raises too."""
+        state = parse_api_status(status)
+        now = self._clock()
+        with self._engine.begin() as connection:
+            row = connection.execute(
+                select(LinkPayout.id, LinkPayout.state, LinkPayout.payout_id)
+                .where(LinkPayout.external_id == external_id)
+                .with_for_update()
+            ).first()
+            if row is None or state is None:
+                return False
+            if payout_id is not None and row.payout_id not in (None, payout_id):
+                raise IllegalTransition(external_id, RowState(row.state), state)
+            current = RowState(row.state)
+            if check_link_move(external_id, current, state) is Move.STALE:
+                return False
+            connection.execute(
+                update(LinkPayout)
+                .where(LinkPayout.id == row.id)
+                .values(
+                    state=state.value,
+                    payout_id=payout_id or row.payout_id,
+                    status_message=message,
+                    corrected=LinkPayout.corrected | ((current, state) in CORRECTIONS),
+                    updated_at=now,
+                    last_status_at=now,
+                )
+            )
+        return True
+
+    # -- reading -------------------------------------------------------------------------
+
+    def batch_exists(self, batch_id: str) -> bool:
+        """True when a links batch with this id was registered."""
+        query = select(LinkPayout.id).where(LinkPayout.batch_id == batch_id).limit(1)
+        with self._reader.connect() as connection:
+            return connection.execute(query).first() is not None
+
+    def rows(self, batch_id: str) -> list[LinkView]:
+        """Every registered row of the batch, in file order, with its claims summed up."""
+        claims = (
+            select(
+                LinkClaim.external_id,
+                func.count(LinkClaim.id).label("claims"),
+                func.count(LinkClaim.last_opened_at).label("opened"),
+                func.max(LinkClaim.expires_at).label("last_expires_at"),
+                func.max(LinkClaim.issued_at).label("last_issued_at"),
+                func.max(LinkClaim.last_opened_at).label("last_opened_at"),
+            )
+            .group_by(LinkClaim.external_id)
+            .subquery()
+        )
+        query = (
+            select(
+                LinkPayout,
+                claims.c.claims,
+                claims.c.opened,
+                claims.c.last_expires_at,
+                claims.c.last_issued_at,
+                claims.c.last_opened_at,
+            )
+            .outerjoin(claims, claims.c.external_id == LinkPayout.external_id)
+            .where(LinkPayout.batch_id == batch_id)
+            .order_by(LinkPayout.row_number)
+        )
+        with self._reader.connect() as connection:
+            found = connection.execute(query).all()
+        return [_view(row) for row in found]
+
+    def to_track(self, batch_id: str) -> list[str]:
+        """externalIds worth a lookup: payouts not final, and rows whose link was opened."""
+        pending = [RowState.CREATED.value, RowState.PROCESSING.value]
+        query = select(LinkPayout.external_id).where(
+            LinkPayout.batch_id == batch_id,
+            LinkPayout.state.in_(pending)
+            | ((LinkPayout.state == RowState.VALIDATED.value) & (LinkPayout.links_minted > 0)),
+        )
+        with self._reader.connect() as connection:
+            return list(connection.execute(query).scalars())
+
+
+def _insert_values(batch_id: str, source_name: str, row: LinkRow, now: datetime) -> dict[str, Any]:
+    return {
+        "external_id": row.external_id,
+        "batch_id": batch_id,
+        "row_number": row.row_number,
+        "source_name": source_name,
+        "user_id": row.user_id,
+        "amount": row.amount,
+        "currency": CURRENCY,
+        "service_id": row.service_id,
+        "content_hash": row.content_hash(),
+        "state": RowState.VALIDATED.value,
+        "corrected": False,
+        "links_minted": 0,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _view(row: Any) -> LinkView:
+    return LinkView(
+        batch_id=row.batch_id,
+        row_number=row.row_number,
+        external_id=row.external_id,
+        user_id=row.user_id,
+        amount=row.amount,
+        service_id=row.service_id,
+        state=RowState(row.state),
+        payout_id=row.payout_id,
+        status_message=row.status_message,
+        corrected=row.corrected,
+        links_minted=row.links_minted,
+        claims=int(row.claims or 0),
+        claims_opened=int(row.opened or 0),
+        last_expires_at=row.last_expires_at,
+        last_issued_at=row.last_issued_at,
+        last_opened_at=row.last_opened_at,
+    )
+
+
+def record_link_event(ledger: Ledger, event: PayoutEvent) -> bool:
+    """Record a webhook for a payout a recipient created from a link; False when not ours."""
+    if not event.external_id:
+        return False
+    store = LinkStore(ledger.engine)
+    try:
+        return store.record_status(
+            event.external_id, event.payout_id, event.status, event.status_message
+        )
+    except IllegalTransition as exc:
+        logger.error("link webhook not recorded: %s", exc)
+        return False

@@ -1,0 +1,44 @@
+"""Following the recipients' payouts: a lookup by externalId for every row worth one.
+
+Webhooks reach the same rows through the receiver (`record_link_event`); this is the fallback
+and what a report runs first, so "expired unused" is only said after the service said 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from payflow.api import AsyncPayoutsClient
+from payflow.api.models import Payout
+from payflow.links.store import LinkStore
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """Lookups made, rows that moved, rows with no payout at the service yet."""
+
+    looked_up: int
+    moved: int
+    not_found: int
+
+
+async def refresh_links(
+    client: AsyncPayoutsClient, store: LinkStore, batch_id: str, *, concurrency: int = 16
+) -> RefreshResult:
+    """Look up each unfinished or opened row by externalId and record what the service says."""
+    external_ids = store.to_track(batch_id)
+    slots = asyncio.Semaphore(concurrency)
+
+    async def lookup(external_id: str) -> tuple[str, Payout | None]:
+        async with slots:
+            return external_id, await client.find_payout_by_external_id(external_id)
+
+    found = await asyncio.gather(*(lookup(ext) for ext in external_ids))
+    moved = not_found = 0
+    for external_id, payout in found:
+        if payout is None:
+            not_found += 1
+            continue
+        moved += store.record_status(external_id, payout.id, payout.status, payout.status_message)
+    return RefreshResult(len(external_ids), moved, not_found)

@@ -1,0 +1,276 @@
+"""Links in bulk: rows checked by the widget's rules, claims hashed in the ledger and written to
+an owner-only file, claims answered by minting signed links, and the batch reconciled."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import stat
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from links_support import Clock, pay_through_widget, query_of, read_claims, write_links_file
+from openpyxl import load_workbook
+from pydantic import SecretStr
+from sqlalchemy import create_engine, text
+from widget_support import hmac_hex
+
+from payflow.api import AsyncPayoutsClient, PayoutsClient
+from payflow.links.batch import expired_unused, issue_claims_file, register_links, report_links
+from payflow.links.rows import read_link_rows
+from payflow.links.server import ClaimsServer
+from payflow.links.store import LinkStore, token_hash
+from payflow.links.tracking import refresh_links
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: Clock) -> Iterator[LinkStore]:
+    opened = LinkStore.open(f"sqlite:///{tmp_path / 'ledger.sqlite3'}", clock=clock)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def claims(store: LinkStore, sandbox_server) -> Iterator[ClaimsServer]:
+    with (
+        PayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as client,
+        ClaimsServer(store, client, SecretStr(sandbox_server.token), sandbox_server.url) as server,
+    ):
+        yield server
+
+
+def issue(
+    store: LinkStore, tmp_path: Path, rows: list[tuple[str, str, str, str]], base: str
+) -> tuple[str, Path]:
+    report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
+    registered = register_links(store, report)
+    issued = issue_claims_file(
+        store, report.batch_id, registered.new, out_dir=tmp_path / "out", base_url=base, days=7
+    )
+    assert issued.path is not None
+    return report.batch_id, Path(issued.path)
+
+
+def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
+    path = write_links_file(
+        tmp_path / "bad.csv",
+        [
+            ("ok-1", "u1", "1500.50", ""),
+            ("bad-amount", "u2", "0.30000000000000004", ""),
+            ("bad-decimals", "u3", "10.005", ""),
+            ("too-big", "u4", "100000000", ""),
+            ("x" * 256, "u5", "10", ""),
+            ("ctl", "a\tb", "10", "abc"),
+            ("twice", "u6", "10", ""),
+            ("twice", "u7", "11", ""),
+            ("", "", "", ""),
+        ],
+    )
+    report = read_link_rows(path)
+    assert [row.external_id for row in report.valid] == ["ok-1"]
+    found = {(p.row, p.column) for p in report.problems}
+    assert found == {
+        (3, "amount"),
+        (4, "amount"),
+        (5, "amount"),
+        (6, "externalId"),
+        (7, "userId"),
+        (7, "serviceId"),
+        (8, "externalId"),
+        (9, "externalId"),
+    }
+    assert report.rejected == 7  # the blank row is dropped, never a reject
+
+
+def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    _, path = issue(
+        store,
+        tmp_path,
+        [("a-1", "u1", "10", ""), ("a-2", "u2", "20.5", "102")],
+        "https://pay.example/",
+    )
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    urls = read_claims(path)
+    assert set(urls) == {"a-1", "a-2"}
+    tokens = [url.removeprefix("https://pay.example/claim/") for url in urls.values()]
+    assert all(len(token) >= 43 for token in tokens)  # 256 random bits
+    engine = create_engine(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
+    with engine.connect() as connection:
+        stored = set(connection.execute(text("SELECT token_hash FROM link_claims")).scalars())
+    engine.dispose()
+    assert stored == {token_hash(token) for token in tokens}
+    dump = (tmp_path / "ledger.sqlite3").read_bytes() + b"".join(
+        p.read_bytes() for p in tmp_path.glob("ledger.sqlite3-*")
+    )
+    assert not any(token.encode() in dump for token in tokens)
+    # A second run of the same file registers nothing new and never rewrites the claims file.
+    again = register_links(store, read_link_rows(tmp_path / "links.csv"))
+    assert (len(again.new), again.already_known) == (0, 2)
+
+
+def test_a_claim_opened_twice_mints_two_links_and_produces_one_payout(
+    store: LinkStore, claims: ClaimsServer, sandbox_server, tmp_path: Path
+) -> None:
+    batch_id, path = issue(store, tmp_path, [("c-1", "u1", "1500.50", "")], claims.url)
+    url = read_claims(path)["c-1"]
+    with httpx.Client() as http:
+        first = http.get(url)
+        second = http.get(url)
+    assert first.status_code == second.status_code == 303
+    links = [first.headers["location"], second.headers["location"]]
+    assert links[0] != links[1]
+    assert first.headers["cache-control"] == "no-store"
+    for link in links:
+        assert link.startswith(f"{sandbox_server.url}/payout-widget?payload=")
+        query = query_of(link)
+        assert query["signature"] == hmac_hex(query["payload"], sandbox_server.token)
+        payload = json.loads(
+            base64.urlsafe_b64decode(query["payload"] + "=" * (-len(query["payload"]) % 4))
+        )
+        assert set(payload) == {
+            "merchantId",
+            "userId",
+            "amount",
+            "currency",
+            "externalId",
+            "expiresAt",
+        }
+        assert payload["merchantId"] == sandbox_server.merchant_id
+        assert (payload["userId"], payload["amount"], payload["externalId"]) == (
+            "u1",
+            "1500.5",
+            "c-1",
+        )
+        assert 29 * 60 <= payload["expiresAt"] - store.now().timestamp() <= 30 * 60
+    created = [pay_through_widget(link) for link in links]
+    assert created[0]["created"] is True and created[1]["created"] is False
+    assert created[0]["payout"]["id"] == created[1]["payout"]["id"]
+    stats = httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()
+    assert stats["payoutsByExternalId"] == {"c-1": 1}
+    (view,) = store.rows(batch_id)
+    assert view.links_minted == 2
+    # Opened again once the payout exists: its state, not a third link.
+    third = httpx.get(url)
+    assert third.status_code == 200
+    assert "Выплата" in third.text and "payout-widget" not in third.text
+
+
+def test_unknown_and_expired_claims_get_a_clear_page(
+    store: LinkStore, claims: ClaimsServer, clock: Clock, tmp_path: Path
+) -> None:
+    _, path = issue(store, tmp_path, [("x-1", "u1", "10", "")], claims.url)
+    url = read_claims(path)["x-1"]
+    unknown = httpx.get(f"{claims.url}/claim/not-a-token")
+    assert unknown.status_code == 404 and "Ссылка не найдена" in unknown.text
+    clock.advance(days=8)
+    expired = httpx.get(url)
+    assert expired.status_code == 410 and "Срок действия ссылки истёк" in expired.text
+
+
+def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
+    store: LinkStore, claims: ClaimsServer, sandbox_server, clock: Clock, tmp_path: Path
+) -> None:
+    rows = [
+        (f"bulk-{n:05d}", f"user-{n}", f"{100 + n % 900}.{n % 100:02d}", "") for n in range(10_000)
+    ]
+    batch_id, path = issue(store, tmp_path, rows, claims.url)
+    urls = read_claims(path)
+    assert len(urls) == 10_000
+    used = {
+        f"bulk-{n:05d}": ("1111" if i % 4 == 3 else "0042")
+        for i, n in enumerate(range(0, 10_000, 250))
+    }
+    for external_id, last4 in used.items():
+        link = httpx.get(urls[external_id]).headers["location"]
+        assert pay_through_widget(link, last4)["created"] is True
+    opened_only = "bulk-00001"
+    assert httpx.get(urls[opened_only]).status_code == 303  # opened, never paid
+
+    def all_final() -> bool:
+        payouts = httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()["payouts"]
+        return len(payouts) == len(used) and all(
+            p["status"] in ("COMPLETED", "FAILED") for p in payouts
+        )
+
+    deadline = time.monotonic() + 60
+    while not all_final():
+        assert time.monotonic() < deadline, "sandbox payouts did not finish"
+        time.sleep(0.2)
+
+    async def refresh() -> Any:
+        async with AsyncPayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as client:
+            return await refresh_links(client, store, batch_id)
+
+    result = asyncio.run(refresh())
+    assert (result.looked_up, result.moved, result.not_found) == (len(used) + 1, len(used), 1)
+    clock.advance(days=8)
+    paths, counts = report_links(store, batch_id, tmp_path / "out")
+    assert counts == {"USED": len(used), "EXPIRED_UNUSED": 10_000 - len(used)}
+    sheet = load_workbook(paths.xlsx, read_only=True)["Links"]
+    table = {r[1]: r for r in sheet.iter_rows(min_row=2, values_only=True)}
+    assert len(table) == 10_000
+    failed = [e for e, last4 in used.items() if last4 == "1111"]
+    assert failed and all(table[e][11] == "FAILED" for e in failed)
+    assert all(table[e][5] == "USED" and table[e][10] for e in used)
+    assert table[opened_only][5] == "EXPIRED_UNUSED" and table[opened_only][8] == 1
+    assert {table[e][11] for e in used} == {"COMPLETED", "FAILED"}
+
+    # Reissue: fresh claims, same externalIds, only for the expired unused rows.
+    expired = expired_unused(store, batch_id)
+    assert len(expired) == 10_000 - len(used)
+    again = issue_claims_file(
+        store, batch_id, expired, out_dir=tmp_path / "out", base_url=claims.url, days=7
+    )
+    assert again.path and stat.S_IMODE(Path(again.path).stat().st_mode) == 0o600
+    fresh = read_claims(Path(again.path))
+    assert set(fresh) == {v.external_id for v in expired}
+    assert not set(fresh.values()) & set(urls.values())
+    _, counts = report_links(store, batch_id, tmp_path / "out")
+    assert counts == {"USED": len(used), "OPEN": 10_000 - len(used)}
+    clock.now = datetime.now(UTC)  # back to real time: the widget checks expiresAt against it
+    link = httpx.get(fresh[opened_only]).headers["location"]
+    assert pay_through_widget(link)["created"] is True
+    assert (
+        httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()["payoutsByExternalId"][opened_only]
+        == 1
+    )
+
+
+def test_a_links_row_cannot_reuse_an_ordinary_payouts_external_id(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    # An ordinary payout row, as `payflow run` registers it, holds the externalId first.
+    report = read_link_rows(write_links_file(tmp_path / "l.csv", [("shared-1", "u1", "10", "")]))
+    with store._engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO batches (batch_id, source_name, total_rows, valid_rows,"
+                " rejected_rows, created_at)"
+                " VALUES ('p1', 'p.csv', 1, 1, 0, '2026-01-01 00:00:00')"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO payouts (external_id, batch_id, row_number, content_hash, amount,"
+                " currency, payment_type, requisites, name, user_id, state, attempts,"
+                " corrected, created_at, updated_at)"
+                " VALUES ('shared-1', 'p1', 2, 'h', '10', 'RUB', 'SBP', '79000000000', 'N',"
+                " 'u', 'VALIDATED', 0, 0, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+            )
+        )
+    registered = register_links(store, report)
+    assert registered.new == [] and registered.conflicts[0].rule == "external_id_conflict"
+    assert store.rows(report.batch_id) == []
