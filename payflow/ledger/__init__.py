@@ -23,22 +23,33 @@ from payflow.ledger.records import (
 )
 from payflow.ledger.states import (
     FINAL_STATUSES,
+    NOT_PAID_STATES,
+    PENDING_STATES,
+    SENT_STATES,
     TERMINAL_STATES,
+    TO_SEND_STATES,
     TRANSITIONS,
     EventSource,
     IllegalTransition,
     RowState,
 )
+from payflow.ledger.totals import BatchCounts, CurrencyTotal
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "FINAL_STATUSES",
+    "NOT_PAID_STATES",
+    "PENDING_STATES",
+    "SENT_STATES",
     "TERMINAL_STATES",
+    "TO_SEND_STATES",
     "TRANSITIONS",
+    "BatchCounts",
     "BulkOutcome",
     "ClaimedPayout",
     "ConflictRow",
     "CreatedPayout",
+    "CurrencyTotal",
     "Disposition",
     "EventSource",
     "IllegalTransition",

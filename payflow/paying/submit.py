@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -21,32 +20,25 @@ from payflow.api.errors import (
     AuthError,
     ConflictError,
     PaymentsApiError,
-    RateLimitedError,
     RejectedError,
     TransientError,
 )
+from payflow.api.retry import RetryPolicy
 from payflow.ledger import ClaimedPayout, LeaseLost, Ledger
 from payflow.paying.outcomes import Outcome, SubmitStats
 from payflow.paying.recorder import LedgerWriter
 from payflow.paying.requests import build_payout_request, payout_differences
 from payflow.redact import mask_requisites
+from payflow.stopping import STOP
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_ATTEMPTS = 4
-BACKOFF_BASE = 0.2
-BACKOFF_CAP = 10.0
+# The client's retry policy decides the wait before the lookup that follows an ambiguous POST.
+SUBMIT_RETRY = RetryPolicy(base_delay=0.2, max_delay=10.0, max_retry_after=60.0)
 RETRIABLE = (AmbiguousError, TransientError, ConflictError)
 # Stop sending this long before the lease ends, so a request in flight lands inside it.
 LEASE_MARGIN = timedelta(seconds=30)
-
-
-def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
-    """Seconds to wait before looking up after failed attempt `attempt` (1-based), with jitter."""
-    if retry_after is not None and retry_after >= 0:
-        return min(retry_after, BACKOFF_CAP * 6)
-    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2.0 ** (attempt - 1))
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
 class _RowSubmitter:
@@ -83,8 +75,9 @@ class _RowSubmitter:
         for attempt in range(1, self._max_attempts + 1):
             if self.auth_error is not None:
                 break
-            if not _lease_left(row):
-                # Past our lease another worker may take the row over: never POST then.
+            if not _lease_left(row) or STOP.requested():
+                # Past our lease another worker may take the row over: never POST then. After a
+                # stop signal the row stays SUBMITTING: the next run looks it up, then sends.
                 return Outcome.UNRESOLVED
             try:
                 payout = await self._client.create_payout(request)
@@ -97,8 +90,7 @@ class _RowSubmitter:
                 self.auth_error = exc
                 break
             except RETRIABLE as exc:
-                retry_after = exc.retry_after if isinstance(exc, RateLimitedError) else None
-                await asyncio.sleep(backoff_delay(attempt, retry_after))
+                await asyncio.sleep(SUBMIT_RETRY.delay(exc, attempt))
                 outcome = await self._resolve(row)
                 if outcome is not Outcome.NOT_FOUND:
                     return outcome

@@ -9,8 +9,7 @@ from openpyxl import load_workbook
 
 from payflow.ledger import Disposition, RowState, RowView
 from payflow.model import display_amount
-from payflow.reporting import write_reconciliation
-from tasks.write_report import report_row
+from payflow.reporting import report_row, write_reconciliation
 
 
 def _view(**overrides) -> RowView:
