@@ -161,6 +161,7 @@ def test_one_run_looks_each_sbp_phone_up_once(tmp_path, prefect_home, make_sandb
     assert json.loads(done.stdout)["statuses"] == {"COMPLETED": 4}
 
 
+@pytest.mark.timeout(600)  # two whole runs, each with its own embedded sandbox
 def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_code(
     tmp_path, prefect_home
 ):
