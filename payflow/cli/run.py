@@ -33,8 +33,9 @@ SHOWN_ROWS = 10
 def totals_lines(counts: BatchCounts) -> list[str]:
     """What the ledger says about the batch: already paid, pending, new, and the new totals."""
     lines = [
-        f"in the ledger: {counts.rows} rows: {counts.final} already final "
-        f"({counts.completed} COMPLETED), {counts.pending} pending, {counts.new} new"
+        f"in the ledger: {counts.rows} rows: {counts.completed} already paid, "
+        f"{counts.not_paid} failed, {counts.rejected} rejected, {counts.pending} pending, "
+        f"{counts.new} new"
     ]
     if counts.to_pay:
         lines.append("to pay:")

@@ -210,7 +210,7 @@ def test_an_already_paid_file_says_so_asks_nothing_and_sends_nothing(
 
     assert again.returncode == 0, again.stderr
     lines = again.stdout.splitlines()
-    assert "in the ledger: 5 rows: 5 already final (5 COMPLETED), 0 pending, 0 new" in lines
+    assert "in the ledger: 5 rows: 5 already paid, 0 failed, 0 rejected, 0 pending, 0 new" in lines
     assert not any(line.startswith("to pay:") for line in lines)
     assert "Pay " not in again.stderr
     assert any(line.endswith("0 submitted by this run") for line in lines)
