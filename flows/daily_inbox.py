@@ -6,7 +6,8 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows.payout_batch import BatchResult, payout_batch
+from flows.payout_batch import payout_batch
+from payflow.run_results import PayResult
 
 BATCH_SUFFIXES = (".csv", ".xlsx")
 
@@ -18,7 +19,7 @@ def inbox_files(inbox: Path) -> list[Path]:
 
 
 @flow(name="daily-inbox", persist_result=False)
-def daily_inbox(inbox: str, approved: bool = False) -> list[BatchResult]:
+def daily_inbox(inbox: str, approved: bool = False) -> list[PayResult]:
     """Run payout-batch on each inbox file, then move it to `processed/`.
 
     Each batch pauses for an operator's approval unless `approved`; a re-run of a file already

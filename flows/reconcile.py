@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from prefect import flow
 
-from flows.payout_batch import run_target
+from payflow.connections import run_target
 from payflow.ledger import RowState, utc_now
 from payflow.settings import Settings
 from tasks.connections import open_ledger

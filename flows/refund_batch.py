@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from prefect import flow
 
-from flows.payout_batch import BatchStopped, run_target
+from flows.approval import BatchStopped
+from payflow.connections import run_target
 from payflow.paying import SubmitStats
 from payflow.settings import Settings
 from tasks.connections import new_worker_id

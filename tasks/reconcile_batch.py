@@ -15,6 +15,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from payflow.ledger.totals import RowOutcome
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
 from payflow.reconcile import reconcile_batch as reconcile_with_service
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
@@ -31,6 +32,7 @@ class ReconcileOutcome:
     report_xlsx: str
     open_findings: int
     unanswered: int
+    corrected: int
 
 
 def artifact_key(prefix: str, batch_id: str) -> str:
@@ -88,6 +90,7 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         str(report.xlsx),
         len(summary.open_findings()),
         unanswered,
+        sum(line.count(RowOutcome.CORRECTED) for line in summary.currencies),
     )
 
 

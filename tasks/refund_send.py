@@ -12,7 +12,7 @@ from payflow.paying import SubmitStats
 from payflow.refunds.report import write_refund_report
 from payflow.refunds.submit import submit_refunds
 from payflow.refunds.track import RefundTrackResult, track_refunds
-from payflow.reporting.legacy import ReportPaths
+from payflow.reporting.reconciliation import ReportPaths
 from payflow.settings import Settings
 from tasks.connections import RunTarget, open_client, open_ledger, worker_is_dead
 

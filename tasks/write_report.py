@@ -1,4 +1,4 @@
-"""The reconciliation report of a batch, from the ledger (the source of truth)."""
+"""The rejects report of a batch: the rows validation refused, with their reasons."""
 
 from __future__ import annotations
 
@@ -7,38 +7,12 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from payflow.ledger import Disposition, RowView
-from payflow.redact import mask_requisites
-from payflow.reporting import ReportPaths, ReportRow, write_reconciliation
-from tasks.connections import open_ledger
+from payflow.intake import ValidationReport
+from payflow.intake.report_files import write_rejects_report
 
 
-def report_row(view: RowView, batch_id: str) -> ReportRow:
-    """One ledger row as the report shows it, requisites masked (invariant 6)."""
-    details = list(view.reasons)
-    if view.disposition == Disposition.ALREADY_KNOWN and view.first_batch_id != batch_id:
-        details.insert(0, f"already registered by batch {view.first_batch_id}: not paid again")
-    if view.corrected:
-        details.append("final status corrected by the platform after completion")
-    return ReportRow(
-        row=view.row_number,
-        external_id=view.external_id or "",
-        state=str(view.state),
-        amount=view.amount,
-        currency=view.currency or "",
-        payment_type=view.payment_type or "",
-        requisites_masked=mask_requisites(view.requisites),
-        payout_id=view.payout_id or "",
-        status_message=view.status_message or "",
-        corrected=view.corrected,
-        detail="; ".join(details),
-    )
-
-
-@task(name="write-report", cache_policy=NO_CACHE)
-def write_report(ledger_url: str, batch_id: str, out_dir: str, sandbox: bool) -> ReportPaths:
-    """Write the batch's reconciliation report as CSV and XLSX into `out_dir`."""
-    ledger = open_ledger(ledger_url)
-    rows = (report_row(view, batch_id) for view in ledger.batch_rows(batch_id))
-    counts = ledger.batch_summary(batch_id)
-    return write_reconciliation(Path(out_dir), batch_id, rows, counts, sandbox=sandbox)
+@task(name="write-rejects", cache_policy=NO_CACHE)
+def write_rejects(report: ValidationReport, out_dir: str) -> tuple[str, str]:
+    """Write the rows validation rejected, with their reasons, as CSV and XLSX."""
+    csv_path, xlsx_path = write_rejects_report(report, Path(out_dir))
+    return str(csv_path), str(xlsx_path)

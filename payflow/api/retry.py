@@ -38,19 +38,27 @@ class RetryPolicy:
         if isinstance(error, RateLimitedError) and error.retry_after is not None:
             # Waiting longer than we are willing to would block the caller; let it decide.
             return error.retry_after <= self.max_retry_after
-        if isinstance(error, UnexpectedResponseError):
-            return False  # the same answer would come back
-        return isinstance(error, TransientError | AmbiguousError)
+        return is_retryable_read(error)
 
     def _jitter(self) -> float:
         """A factor in [0.5, 1.0) that spreads retries of many clients; tests pin it."""
         return 0.5 + random.random() / 2
 
-    def delay(self, error: PaymentsApiError, attempt: int) -> float:
+    def delay(self, error: PaymentsApiError | None, attempt: int) -> float:
         """Seconds to wait after failed `attempt`: Retry-After when given, else backoff."""
-        backoff: float = (
-            min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1)) * self._jitter()
-        )
+        backoff = exponential_backoff(attempt, self.base_delay, self.max_delay) * self._jitter()
         if isinstance(error, RateLimitedError) and error.retry_after is not None:
-            return max(error.retry_after, backoff)
+            return max(min(error.retry_after, self.max_retry_after), backoff)
         return backoff
+
+
+def exponential_backoff(attempt: int, first: float, ceiling: float) -> float:
+    """`first` doubled per attempt after the first (1-based), never above `ceiling`."""
+    return min(max(first, ceiling), first * 2.0 ** min(attempt - 1, 64))
+
+
+def is_retryable_read(error: BaseException) -> bool:
+    """True when a read (a GET, or a task made only of GETs) may simply be tried again."""
+    if isinstance(error, UnexpectedResponseError):
+        return False  # the same answer would come back
+    return isinstance(error, TransientError | AmbiguousError)

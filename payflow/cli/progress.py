@@ -1,35 +1,55 @@
-"""A progress bar for a running batch, drawn from the ledger so it needs no hook into the flow."""
+"""Progress of a running batch, drawn from the ledger so it needs no hook into the flow.
+
+In a terminal: two live bars on stderr. Elsewhere (cron, `--json`, a log file): one line on
+stderr every ten seconds, so a long run never looks stuck.
+"""
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Callable, Mapping
 from types import TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from payflow.ledger import Ledger
+from payflow.ledger import SENT_STATES, TERMINAL_STATES, Ledger
+from payflow.progress_line import PROGRESS_EVERY_SECONDS, Throttled, progress_text
 
-SENT = ("CREATED", "PROCESSING", "COMPLETED", "FAILED", "CANCELED", "EXPIRED", "SUBMIT_REJECTED")
-FINAL = ("COMPLETED", "FAILED", "CANCELED", "EXPIRED", "SUBMIT_REJECTED", "CONFLICT", "REJECTED")
 REFRESH_SECONDS = 0.5
 
 
-class LedgerProgress:
-    """Shows, on stderr, how many rows of the batch were submitted and how many are final."""
+def _rows(counts: Mapping[str, int], states: frozenset[object]) -> int:
+    return sum(n for state, n in counts.items() if state in states)
 
-    def __init__(self, ledger_url: str, batch_id: str, rows: int, *, enabled: bool) -> None:
+
+class LedgerProgress:
+    """Shows, on stderr, how many rows of the batch were sent and how many are final."""
+
+    def __init__(
+        self,
+        ledger_url: str,
+        batch_id: str,
+        rows: int,
+        *,
+        live: bool,
+        every: float = PROGRESS_EVERY_SECONDS,
+        emit: Callable[[str], None] | None = None,
+    ) -> None:
         self._ledger_url = ledger_url
         self._batch_id = batch_id
         self._rows = rows
-        self._enabled = enabled
+        self._live = live
+        self._every = every
+        self._emit = emit or (lambda line: print(line, file=sys.stderr, flush=True))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> LedgerProgress:
-        if self._enabled:
-            self._thread = threading.Thread(target=self._run, name="progress", daemon=True)
-            self._thread.start()
+        run = self._run_bars if self._live else self._run_lines
+        self._thread = threading.Thread(target=run, name="progress", daemon=True)
+        self._thread.start()
         return self
 
     def __exit__(
@@ -42,28 +62,38 @@ class LedgerProgress:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def _run(self) -> None:
+    def _watch(self, show: Callable[[Mapping[str, int]], None], pause: float) -> None:
+        """Call `show` with the batch's rows per state every `pause` seconds until stopped."""
+        ledger: Ledger | None = None
+        stopping = False
+        while not stopping:
+            try:
+                ledger = ledger or Ledger.open(self._ledger_url)
+                if ledger.batch_exists(self._batch_id):
+                    show(ledger.batch_summary(self._batch_id))
+            except Exception:  # noqa: S110 - progress must never break a payment run
+                pass
+            stopping = self._stop.wait(pause)
+        if ledger is not None:
+            ledger.close()
+
+    def _run_lines(self) -> None:
+        line = Throttled(self._emit, every=self._every)
+        self._watch(lambda counts: line(lambda: progress_text(self._batch_id, counts)), 1.0)
+
+    def _run_bars(self) -> None:
         columns = (
             TextColumn("{task.description:<10}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
         )
-        ledger: Ledger | None = None
         with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
-            submitted = bar.add_task("submitted", total=self._rows)
+            sent = bar.add_task("sent", total=self._rows)
             final = bar.add_task("final", total=self._rows)
-            while True:
-                stopping = self._stop.wait(REFRESH_SECONDS)
-                try:
-                    ledger = ledger or Ledger.open(self._ledger_url)
-                    if ledger.batch_exists(self._batch_id):
-                        counts = ledger.batch_summary(self._batch_id)
-                        bar.update(submitted, completed=sum(counts.get(s, 0) for s in SENT))
-                        bar.update(final, completed=sum(counts.get(s, 0) for s in FINAL))
-                except Exception:  # noqa: S110 - a progress bar must never break a payment run
-                    pass
-                if stopping:
-                    break
-        if ledger is not None:
-            ledger.close()
+
+            def show(counts: Mapping[str, int]) -> None:
+                bar.update(sent, completed=_rows(counts, SENT_STATES))
+                bar.update(final, completed=_rows(counts, TERMINAL_STATES))
+
+            self._watch(show, REFRESH_SECONDS)

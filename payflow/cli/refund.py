@@ -45,7 +45,7 @@ def refund_command(
     settings = prepare()
     _confirm(yes, file)
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
-    from flows.payout_batch import BatchStopped
+    from flows.approval import BatchStopped
     from flows.refund_batch import refund_batch
     from payflow.refunds.checks import OrderCheckError
 

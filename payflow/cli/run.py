@@ -1,14 +1,13 @@
-"""`payflow run FILE`: validate, confirm the totals, pay each valid row once, track, report."""
+"""`payflow run FILE`: register the file as a batch, confirm its totals from the ledger, then pay
+exactly that batch id (the file is never read again), track, report."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections import defaultdict
 from contextlib import ExitStack
-from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -16,42 +15,52 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare
-from payflow.cli.validate import validate_with
-from payflow.intake import BatchFileError, ValidationReport, read_batch_file
-from payflow.intake.report_files import summary_lines
+from payflow.intake import BatchFileError
+from payflow.ledger import BatchCounts
 from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
+from payflow.paying.binding import ApprovalVoided, approval_digest
+from payflow.run_results import IntakeResult, PayResult
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
 
-if TYPE_CHECKING:
-    from flows.payout_batch import BatchResult
-
 EXIT_ALL_COMPLETED, EXIT_NOT_ALL_COMPLETED = 0, 1
+EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 SHOWN_ROWS = 10
 
 
-def totals_lines(report: ValidationReport) -> list[str]:
-    """What the batch will pay, per currency and destination."""
-    totals: dict[tuple[str, str], tuple[int, Decimal]] = defaultdict(lambda: (0, Decimal(0)))
-    for row in report.instructions:
-        count, amount = totals[(row.currency, row.payment_type)]
-        totals[(row.currency, row.payment_type)] = (count + 1, amount + row.amount)
-    lines = ["to pay:"]
-    for (currency, payment_type), (count, amount) in sorted(totals.items()):
+def totals_lines(counts: BatchCounts) -> list[str]:
+    """What the ledger says about the batch: already paid, pending, new, and the new totals."""
+    lines = [
+        f"in the ledger: {counts.rows} rows: {counts.completed} already paid, "
+        f"{counts.not_paid} failed, {counts.rejected} rejected, {counts.pending} pending, "
+        f"{counts.new} new"
+    ]
+    if counts.to_pay:
+        lines.append("to pay:")
+    for total in counts.to_pay:
         lines.append(
-            f"  {currency:<4} {payment_type:<13} {count:>7} rows  {display_amount(amount):>18}"
+            f"  {total.currency:<4} {total.payment_type:<13} {total.rows:>7} rows  "
+            f"{display_amount(total.amount):>18}"
         )
     return lines
 
 
-def _confirm(yes: bool, report: ValidationReport) -> None:
-    if yes or not report.instructions:
+def _confirm(yes: bool, counts: BatchCounts) -> None:
+    if yes or not counts.to_send:
         return
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to pay without a prompt")
-    if not typer.confirm(f"Pay {report.valid} rows?", default=False, err=True):
+    if not typer.confirm(f"Pay {counts.to_send} new rows?", default=False, err=True):
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
+
+
+def _resume_line(file: Path, exc: RunInterrupted) -> str:
+    return (
+        f"stopped on {exc.signal_name}: nothing more is sent; every row of batch {exc.batch_id} "
+        f"is in the ledger. Resume with: payflow run {file} --yes"
+    )
 
 
 @app.command("run")
@@ -68,12 +77,15 @@ def run_command(
     """Validate a batch, pay every valid row exactly once, follow it to a final status, report."""
     settings = prepare()
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
-    from flows.payout_batch import BatchStopped, payout_batch
+    from flows.approval import BatchStopped
+    from flows.intake_batch import intake_batch
+    from flows.pay_batch import pay_batch
 
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
+    out_dir = str(out) if out else None
     try:
-        raw = read_batch_file(file, sheet)
         with ExitStack() as stack:
+            stack.enter_context(stop_on_signals())
             endpoint = stack.enter_context(api_endpoint(settings))
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
@@ -82,34 +94,51 @@ def run_command(
                 # The embedded sandbox can reach a receiver on this machine: show the whole loop.
                 receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                 callback_url = stack.enter_context(receiver).url
-            report = validate_with(endpoint, raw, settings=settings, strict=strict)
-            for line in [*summary_lines(report), *totals_lines(report)]:
-                say(line)
-            _confirm(yes, report)
-            progress = LedgerProgress(
-                settings.ledger_url_or_default(),
-                report.batch_id,
-                report.rows,
-                enabled=sys.stderr.isatty(),
-            )
-            with progress:
-                result = payout_batch(
-                    path=str(file),
-                    approved=True,
-                    out_dir=str(out) if out else None,
+            intake: IntakeResult = run_until_done(
+                lambda: intake_batch(
+                    str(file),
                     sheet=sheet,
                     strict=strict,
+                    out_dir=out_dir,
                     api_url=endpoint.base_url,
                     sandbox=endpoint.is_sandbox,
-                    callback_url=callback_url,
                 )
+            )
+            for line in [*intake.summary, *totals_lines(intake.counts)]:
+                say(line)
+            if STOP.requested():
+                fail(f"stopped on {STOP.signal_name} before paying; nothing was sent")
+            _confirm(yes, intake.counts)
+            # The confirmation approves the batch as the ledger holds it now; pay_batch refuses
+            # to send anything if the batch changed since.
+            digest = approval_digest(intake.counts)
+            progress = LedgerProgress(
+                settings.ledger_url_or_default(),
+                intake.batch_id,
+                intake.counts.rows,
+                live=sys.stderr.isatty() and not as_json,
+            )
+            with progress:
+                result: PayResult = run_until_done(
+                    lambda: pay_batch(
+                        intake.batch_id,
+                        approved_digest=digest,
+                        out_dir=out_dir,
+                        api_url=endpoint.base_url,
+                        sandbox=endpoint.is_sandbox,
+                        callback_url=callback_url,
+                    )
+                )
+    except RunInterrupted as exc:
+        print(f"payflow: {_resume_line(file, exc)}", file=sys.stderr)
+        raise typer.Exit(EXIT_ON_SIGNAL.get(exc.signal_name, 143)) from None
     except BatchFileError as exc:
         fail(str(exc))
     except ConfigurationError as exc:
         fail(f"configuration: {exc}")
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
-    except (BatchStopped, InsufficientBalanceError) as exc:
+    except (BatchStopped, InsufficientBalanceError, ApprovalVoided) as exc:
         fail(str(exc))
     except PaymentsApiError as exc:
         fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
@@ -117,40 +146,27 @@ def run_command(
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 
 
-def _print_result(result: BatchResult, *, as_json: bool) -> None:
+def _print_result(result: PayResult, *, as_json: bool) -> None:
     if as_json:
-        summary = {
-            "batch_id": result.batch_id,
-            "rows": result.rows,
-            "rejected": result.rejected,
-            "submitted": result.submitted,
-            "statuses": result.statuses,
-            "report": result.report_xlsx,
-        }
-        print(json.dumps(summary))
+        print(json.dumps(result.as_json()))
         return
+    counts = result.counts
     print(
-        f"batch {result.batch_id}: {result.rows} rows, {result.rejected} rejected, "
-        f"{result.submitted} submitted"
+        f"batch {result.batch_id}: {counts.rows} rows, "
+        f"{counts.by_state.get('REJECTED', 0)} rejected, {result.submitted} submitted by this run"
     )
-    for state, count in sorted(result.statuses.items()):
+    for state, count in counts.statuses.items():
         print(f"  {state:<16} {count}")
-    if result.already_known:
-        print(f"  {result.already_known} rows were already in the ledger: not paid again")
-    if result.conflicts:
-        print(f"  {result.conflicts} rows reuse a known externalId with other content: not paid")
+    if counts.by_state.get("CONFLICT"):
+        print(f"  {counts.by_state['CONFLICT']} rows reuse a known externalId with other content")
     if result.corrections:
         print(f"  {result.corrections} payouts were corrected by the platform after completion")
     if result.pending:
         shown = ", ".join(result.pending[:SHOWN_ROWS])
-        more = (
-            f" and {len(result.pending) - SHOWN_ROWS} more"
-            if len(result.pending) > SHOWN_ROWS
-            else ""
-        )
-        print(f"  still pending at the deadline: {shown}{more}")
+        more = len(result.pending) - SHOWN_ROWS
+        print(f"  still pending at the deadline: {shown}{f' and {more} more' if more > 0 else ''}")
         print(f"  follow them with `payflow status {result.batch_id}`")
-    if any(s in result.statuses for s in ("FAILED", "CANCELED", "EXPIRED", "SUBMIT_REJECTED")):
+    if result.has_not_paid():
         print("  failed rows are never sent again automatically:")
         print("  read their statusMessage in the report before any rerun")
     print(f"report: {result.report_xlsx}")

@@ -10,6 +10,7 @@ import typer
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger
+from payflow.ledger.states import UNFINISHED_STATES
 
 
 @app.command()
@@ -27,7 +28,7 @@ def status(
         pending = [
             {"row": ref.row_number, "externalId": ref.external_id, "state": str(ref.state)}
             for ref in ledger.batch_rows(batch_id)
-            if str(ref.state) in ("VALIDATED", "SUBMITTING", "CREATED", "PROCESSING")
+            if ref.state in UNFINISHED_STATES
         ]
     finally:
         ledger.close()

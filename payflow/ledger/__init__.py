@@ -6,6 +6,7 @@ statuses stay correct with several workers.
 """
 
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
+from payflow.ledger.counts import BatchCounts, CurrencyTotal
 from payflow.ledger.findings import (
     BalanceLine,
     Detected,
@@ -44,7 +45,11 @@ from payflow.ledger.refund_records import (
 )
 from payflow.ledger.states import (
     FINAL_STATUSES,
+    NOT_PAID_STATES,
+    PENDING_STATES,
+    SENT_STATES,
     TERMINAL_STATES,
+    TO_SEND_STATES,
     TRANSITIONS,
     EventSource,
     IllegalTransition,
@@ -55,15 +60,21 @@ from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLi
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "FINAL_STATUSES",
+    "NOT_PAID_STATES",
+    "PENDING_STATES",
+    "SENT_STATES",
     "TERMINAL_STATES",
+    "TO_SEND_STATES",
     "TRANSITIONS",
     "BalanceLine",
+    "BatchCounts",
     "BulkOutcome",
     "ClaimedPayout",
     "ClaimedRefund",
     "ConflictRow",
     "CreatedPayout",
     "CreatedRefund",
+    "CurrencyTotal",
     "Detected",
     "Disposition",
     "EventSource",

@@ -12,7 +12,7 @@ from types import TracebackType
 
 from sqlalchemy import Engine
 
-from payflow.ledger import bulk, claims, findings, moves, reading, register, totals
+from payflow.ledger import bulk, claims, counts, findings, moves, reading, register, totals
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.findings import (
@@ -272,6 +272,10 @@ class Ledger:
     def batch_summary(self, batch_id: str) -> dict[str, int]:
         """Source rows of the batch per state (REJECTED and CONFLICT rows count as such)."""
         return reading.batch_summary(self._reader, batch_id)
+
+    def batch_counts(self, batch_id: str) -> counts.BatchCounts:
+        """Rows per state, what is left to pay per currency, and the batch's content hash."""
+        return counts.batch_counts(self._reader, batch_id)
 
     def batch_rows(self, batch_id: str) -> Iterator[RowView]:
         """Every source row of the batch in order, requisites unmasked (the caller masks)."""

@@ -67,6 +67,17 @@ TERMINAL_STATES = FINAL_STATUSES | {S.REJECTED, S.CONFLICT, S.SUBMIT_REJECTED}
 
 UNFINISHED_STATES = frozenset({S.VALIDATED, S.SUBMITTING, S.CREATED, S.PROCESSING})
 POLLABLE_STATES = frozenset({S.CREATED, S.PROCESSING})
+TO_SEND_STATES = frozenset({S.VALIDATED, S.SUBMITTING})
+"""Rows no payout is known for yet: what a batch still has to pay (SUBMITTING is resolved first)."""
+
+PENDING_STATES = frozenset({S.SUBMITTING}) | POLLABLE_STATES
+"""Rows that may already have a payout which is not final yet."""
+
+SENT_STATES = POLLABLE_STATES | FINAL_STATUSES | {S.SUBMIT_REJECTED}
+"""Rows the service has answered for: a payout exists, or the POST was refused."""
+
+NOT_PAID_STATES = frozenset({S.FAILED, S.CANCELED, S.EXPIRED, S.SUBMIT_REJECTED})
+"""Rows that ended without money reaching the recipient; never sent again automatically."""
 API_STATUSES = frozenset({S.CREATED, S.PROCESSING}) | FINAL_STATUSES
 """The values `record_status` and `mark_created` accept from the service."""
 

@@ -13,6 +13,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
 from payflow.paying.outcomes import SubmitStats
 from payflow.paying.submit import DEFAULT_MAX_ATTEMPTS, submit_claimed
+from payflow.stopping import STOP
 
 DEFAULT_LEASE_SECONDS = 300.0
 DEFAULT_LANES = 2
@@ -61,6 +62,7 @@ class ChunkLoop:
 
     It stops when a claim finds nothing, or when a chunk settles nothing or hands a row back
     twice: the service is failing those rows now, so the next run (or Prefect's retry) tries.
+    It also stops when the run was asked to stop (SIGTERM, SIGINT).
     """
 
     def __init__(self) -> None:
@@ -76,7 +78,7 @@ class ChunkLoop:
         settled = result.stats.total - len(left)
         again = bool(self._handed_back & left)
         self._handed_back |= left
-        return settled > 0 and not again
+        return settled > 0 and not again and not STOP.requested()
 
 
 async def submit_batch(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -20,24 +19,17 @@ from payflow.api.errors import (
     AuthError,
     ConflictError,
     PaymentsApiError,
-    RateLimitedError,
     RejectedError,
     is_ambiguous_for_create,
 )
+from payflow.api.retry import RetryPolicy
+from payflow.stopping import STOP
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-BACKOFF_BASE = 0.2
-BACKOFF_CAP = 10.0
-
-
-def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
-    """Seconds to wait before looking up after failed attempt `attempt` (1-based), with jitter."""
-    if retry_after is not None and retry_after >= 0:
-        return min(retry_after, BACKOFF_CAP * 6)
-    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2.0 ** (attempt - 1))
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
+# The client's retry policy decides the wait before the lookup that follows an ambiguous POST.
+CREATE_RETRY = RetryPolicy(base_delay=0.2, max_delay=10.0, max_retry_after=60.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +121,9 @@ async def create_exactly_once(
     for attempt in range(1, max_attempts + 1):
         if stop.auth_error is not None:
             break
-        if not lease_left():
-            # Past our lease another worker may take the row over: never POST then.
+        if not lease_left() or STOP.requested():
+            # Past our lease another worker may take the row over: never POST then. After a
+            # stop signal the row stays SUBMITTING: the next run looks it up, then sends.
             return Unresolved()
         try:
             return Created(await ops.create(), adopted=False)
@@ -145,8 +138,7 @@ async def create_exactly_once(
                 if isinstance(exc, RejectedError):
                     return Refused(exc.message, exc.status_code)
                 raise
-            retry_after = exc.retry_after if isinstance(exc, RateLimitedError) else None
-            await asyncio.sleep(backoff_delay(attempt, retry_after))
+            await asyncio.sleep(CREATE_RETRY.delay(exc, attempt))
             settled = await resolve(ops)
             if settled is not None:
                 return settled

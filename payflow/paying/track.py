@@ -18,8 +18,10 @@ from datetime import UTC, datetime, timedelta
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import NotFoundError, PaymentsApiError
 from payflow.api.models import Payout
+from payflow.api.retry import exponential_backoff
 from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, PayoutRef
 from payflow.ledger.states import UNFINISHED_STATES
+from payflow.stopping import STOP
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +108,7 @@ async def track_batch(
         if not any(counts.get(state.value, 0) for state in UNFINISHED_STATES):
             return TrackResult(counts)
         remaining = ends_at - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or STOP.requested():
             pending = await asyncio.to_thread(ledger.unfinished, batch_id)
             return TrackResult(counts, sorted(r.external_id for r in pending), timed_out=True)
         # A full page means more are due now; otherwise wait a little for news or due polls.
@@ -119,14 +121,13 @@ class _Backoff:
 
     def __init__(self, first: float, ceiling: float) -> None:
         self._first = first
-        self._ceiling = max(first, ceiling)
-        self._current: dict[str, float] = {}
+        self._ceiling = ceiling
+        self._attempts: dict[str, int] = {}
 
     def next(self, external_id: str) -> timedelta:
-        previous = self._current.get(external_id)
-        interval = self._first if previous is None else min(self._ceiling, previous * 2)
-        self._current[external_id] = interval
-        return timedelta(seconds=interval)
+        attempt = self._attempts.get(external_id, 0) + 1
+        self._attempts[external_id] = attempt
+        return timedelta(seconds=exponential_backoff(attempt, self._first, self._ceiling))
 
 
 def _record_polls(

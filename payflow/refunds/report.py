@@ -20,7 +20,7 @@ from openpyxl import Workbook
 from payflow.ledger import Disposition, RefundRowView
 from payflow.model import display_amount
 from payflow.reporting.inert import inert_text
-from payflow.reporting.legacy import ReportPaths
+from payflow.reporting.reconciliation import ReportPaths
 from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
 
 HEADER = [

@@ -1,9 +1,13 @@
 """Reconciliation reports: the batch's rows, summary, findings and balance as XLSX and CSV."""
 
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS
-from payflow.reporting.legacy import ReportPaths, ReportRow, write_reconciliation
 from payflow.reporting.markdown import failures_table, findings_table, summary_markdown
-from payflow.reporting.reconciliation import BatchReport, report_paths, write_batch_report
+from payflow.reporting.reconciliation import (
+    BatchReport,
+    ReportPaths,
+    report_paths,
+    write_batch_report,
+)
 from payflow.reporting.summary import Summary, build_summary
 
 __all__ = [
@@ -11,7 +15,6 @@ __all__ = [
     "ROW_COLUMNS",
     "BatchReport",
     "ReportPaths",
-    "ReportRow",
     "Summary",
     "build_summary",
     "failures_table",
@@ -19,5 +22,4 @@ __all__ = [
     "report_paths",
     "summary_markdown",
     "write_batch_report",
-    "write_reconciliation",
 ]

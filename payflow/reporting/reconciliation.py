@@ -16,6 +16,14 @@ from payflow.reporting.workbook import WorkbookWriter
 
 
 @dataclass(frozen=True, slots=True)
+class ReportPaths:
+    """Where the two renderings of one report were written."""
+
+    csv: Path
+    xlsx: Path
+
+
+@dataclass(frozen=True, slots=True)
 class BatchReport:
     """Where the report was written, and the summary it shows."""
 

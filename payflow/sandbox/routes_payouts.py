@@ -49,6 +49,7 @@ async def list_banks(request: Request) -> Response:
     phone = request.query_params.get("account", "").strip()
     if not phone:
         raise bad_request("query parameter account (recipient phone) is required")
+    state_of(request).bank_lookups[phone] += 1
     return JSONResponse(catalogue.banks_for_phone(phone))
 
 

@@ -65,6 +65,7 @@ class SandboxState:
         self.payout_ids_by_external: dict[str, str] = {}
         self.payout_holds: dict[str, tuple[str, Any]] = {}  # id -> (currency, held amount)
         self.create_attempts: Counter[str] = Counter()
+        self.bank_lookups: Counter[str] = Counter()  # phone -> GET /v1/payouts/banks
         self.orders: dict[str, dict[str, Any]] = {}
         self.order_ids_by_external: dict[str, str] = {}
         self.h2h: dict[str, dict[str, Any]] = {}
@@ -98,6 +99,8 @@ class SandboxState:
             "merchantId": self.config.merchant_id,
             "payouts": list(self.payouts.values()),
             "createAttempts": dict(self.create_attempts),
+            "bankLookups": sum(self.bank_lookups.values()),
+            "bankLookupsByPhone": dict(self.bank_lookups),
             "payoutsByExternalId": dict(by_external),
             "balances": self.balances.as_json(),
             "orders": list(self.orders.values()),

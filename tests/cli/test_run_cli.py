@@ -56,6 +56,7 @@ def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, pre
         assert secret not in log and secret not in done.stderr and secret not in report_text
 
 
+@pytest.mark.timeout(600)  # three commands, each starting Prefect, on a shared 2-core machine
 def test_the_same_file_run_twice_creates_nothing_the_second_time(
     tmp_path, prefect_home, make_sandbox
 ):

@@ -1,0 +1,56 @@
+"""Intake: a batch file becomes a batch in the ledger. Everything after starts from its id."""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from payflow.connections import run_target
+from payflow.intake.report_files import summary_lines
+from payflow.run_results import IntakeResult
+from payflow.settings import Settings
+from tasks.count_batch import count_batch
+from tasks.read_batch import read_batch
+from tasks.register_rows import register_rows
+from tasks.resolve_banks import load_services, prefetched, resolve_banks, sbp_phones
+from tasks.validate_batch import validate_batch
+from tasks.write_report import write_rejects
+
+BANK_LOOKUPS_IN_FLIGHT = 16
+
+
+@flow(name="intake-batch", persist_result=False, log_prints=False)
+def intake_batch(
+    path: str,
+    sheet: str | None = None,
+    strict: bool = False,
+    out_dir: str | None = None,
+    api_url: str | None = None,
+    sandbox: bool = False,
+    bank_lookups_in_flight: int | None = None,
+) -> IntakeResult:
+    """Read, resolve SBP banks, validate, register every row, write the rejects report; return
+    the batch id with its figures read from the ledger."""
+    settings = Settings()
+    in_flight = bank_lookups_in_flight or min(settings.max_in_flight, BANK_LOOKUPS_IN_FLIGHT)
+    with run_target(settings, api_url, sandbox) as target:
+        raw = read_batch(path, sheet)
+        services = load_services(target)
+        banks = resolve_banks(target, sbp_phones(raw), concurrency=in_flight)
+        report = validate_batch(
+            raw, services=services, banks_for_phones=prefetched(banks), strict=strict
+        )
+        registered = register_rows(report, target.ledger_url)
+        counts = count_batch(target.ledger_url, report.batch_id)
+    rejects: tuple[str | None, str | None] = (None, None)
+    if report.rejects:
+        rejects = write_rejects(report, out_dir or str(settings.reports_dir()))
+    return IntakeResult(
+        batch_id=report.batch_id,
+        source_name=report.source_name,
+        counts=counts,
+        summary=summary_lines(report),
+        rejects_csv=rejects[0],
+        rejects_xlsx=rejects[1],
+        sandbox=target.sandbox,
+        already_registered=registered.already_registered,
+    )

@@ -1,0 +1,167 @@
+"""Paying a batch already in the ledger: approval, balance, submit, track, reconcile, report.
+
+It starts from a batch id, never from a file: what was registered (and approved) is what pays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import cast
+from uuid import UUID
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    update_progress_artifact,
+)
+from prefect.futures import PrefectFuture, as_completed, wait
+
+from flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, request_approval
+from payflow.connections import RunTarget, run_target
+from payflow.ledger import BatchCounts
+from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
+from payflow.paying.binding import check_approval
+from payflow.paying.knobs import PayKnobs
+from payflow.paying.workers import new_worker_id
+from payflow.progress_line import Throttled, progress_text
+from payflow.run_results import PayResult
+from payflow.settings import Settings
+from payflow.stopping import STOP, RunInterrupted
+from tasks.count_batch import count_batch
+from tasks.reconcile_batch import reconcile_batch, snapshot_balance, write_batch_report_only
+from tasks.submit_payouts import check_merchant_balance, release_dead_leases, submit_payout_chunk
+from tasks.track_payouts import track_payouts
+
+
+@flow(name="pay-batch", persist_result=False, log_prints=False)
+def pay_batch(
+    batch_id: str,
+    approved_digest: str | None = None,
+    out_dir: str | None = None,
+    api_url: str | None = None,
+    sandbox: bool = False,
+    callback_url: str | None = None,
+    chunk_size: int | None = None,
+    max_in_flight: int | None = None,
+    track_deadline: float | None = None,
+    poll_interval: float | None = None,
+    approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
+) -> PayResult:
+    """Pay the batch's rows not yet sent, follow every payout to a final status, report.
+
+    Without `approved_digest` the run pauses for an operator (a tagged subflow); either way the
+    approval must still match the batch's content hash and totals before the first payout.
+    Knobs left None default from settings."""
+    settings = Settings()
+    knobs = PayKnobs.from_settings(
+        settings,
+        chunk_size=chunk_size,
+        max_in_flight=max_in_flight,
+        track_deadline=track_deadline,
+        poll_interval=poll_interval,
+    )
+    reports = out_dir or str(settings.reports_dir())
+    with run_target(settings, api_url, sandbox, callback_url) as target:
+        before = count_batch(target.ledger_url, batch_id)
+        if before.to_send:
+            digest = approved_digest or _approval(before, approval_timeout_seconds)
+            _check_before_paying(target, batch_id, digest, reports)
+        release_dead_leases(target, batch_id)
+        sent = _submit_all(target, batch_id, knobs, before.to_send)
+        if STOP.requested():
+            raise RunInterrupted(batch_id, STOP.signal_name)
+        tracked = track_payouts(target, batch_id, knobs, on_progress=_track_progress(batch_id))
+        # Re-fetches every payout (a COMPLETED one may have been corrected with no webhook),
+        # records findings and writes the report.
+        reconciled = reconcile_batch(target, batch_id, reports)
+        # Read after the last state change: every figure below and the exit code follow it.
+        counts = count_batch(target.ledger_url, batch_id)
+    result = PayResult(
+        batch_id=batch_id,
+        counts=counts,
+        sent=sent,
+        report_csv=reconciled.report_csv,
+        report_xlsx=reconciled.report_xlsx,
+        sandbox=target.sandbox,
+        pending=tracked.pending_external_ids,
+        corrections=reconciled.corrected,
+    )
+    create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
+    return result
+
+
+def _approval(counts: BatchCounts, timeout_seconds: int) -> str:
+    return request_approval(counts, timeout_seconds=timeout_seconds).digest
+
+
+def _check_before_paying(target: RunTarget, batch_id: str, digest: str, reports: str) -> None:
+    """The approval still matches the ledger, and the balance covers what is left to pay."""
+    now = count_batch(target.ledger_url, batch_id)
+    check_approval(digest, now)
+    balance = check_merchant_balance(target, now.amounts_to_pay())
+    if not balance.ok:
+        write_batch_report_only(target.ledger_url, batch_id, reports, target.sandbox)
+        raise BatchStopped(balance.message)
+    snapshot_balance(target, batch_id)
+
+
+def _track_progress(batch_id: str) -> Callable[[Mapping[str, int]], None]:
+    """A log line every ten seconds (worker logs), plus the run's progress artifact."""
+    logger = get_run_logger()
+    artifact = cast(UUID, create_progress_artifact(0.0, description="rows final"))
+    log_line = Throttled(logger.info)
+    shown = -1.0
+
+    def on_progress(counts: Mapping[str, int]) -> None:
+        nonlocal shown
+        log_line(lambda: progress_text(batch_id, counts))
+        total = sum(counts.values())
+        percent = 100.0 * BatchCounts(batch_id, counts).final / total if total else 100.0
+        if round(percent, 1) != shown:
+            shown = round(percent, 1)
+            # Called inside the task's event loop: force the synchronous variant.
+            update_progress_artifact(artifact, shown, _sync=True)  # type: ignore[call-arg]
+
+    return on_progress
+
+
+def _submitted_line(batch_id: str, sent: int, rows: int) -> str:
+    return f"batch {batch_id}: {sent} of {rows} rows submitted"
+
+
+def _submit_all(target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int) -> SubmitStats:
+    """Claim-and-submit chunks, one task each, in `knobs.lanes` lanes until none are left.
+
+    Two chunk tasks run at a time, each with half the requests in flight, so one chunk's tail
+    (its last requests, then the next claim) overlaps the other's full flight.
+    """
+    worker_id = new_worker_id()
+    logger = get_run_logger()
+    log_line = Throttled(logger.info)
+    # Called from a sync flow, so the synchronous variant runs and returns the artifact id.
+    progress = cast(UUID, create_progress_artifact(0.0, description="rows submitted"))
+    running: dict[PrefectFuture[ChunkResult], ChunkLoop] = {}
+    loops = [ChunkLoop() for _ in range(knobs.lanes)]
+    for loop in loops:
+        running[submit_payout_chunk.submit(target, batch_id, worker_id, knobs)] = loop
+    while running:
+        done = next(as_completed(list(running)))
+        loop = running.pop(done)
+        try:
+            result = done.result()
+        except Exception:
+            # Let the other lane finish its chunk: it settles or releases the rows it holds.
+            wait(list(running))
+            raise
+        if loop.goes_on_after(result):
+            running[submit_payout_chunk.submit(target, batch_id, worker_id, knobs)] = loop
+        sent = sum(lane.total.total for lane in loops)
+        log_line(partial(_submitted_line, batch_id, sent, rows))
+        if rows:
+            update_progress_artifact(progress, min(100.0, 100.0 * sent / rows))
+    total = SubmitStats()
+    for loop in loops:
+        total.merge(loop.total)
+    return total

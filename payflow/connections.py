@@ -1,0 +1,98 @@
+"""How a run reaches the API and the ledger: a RunTarget, never secrets in parameters.
+
+A RunTarget travels as a Prefect parameter and so may be recorded; it carries no token. The
+token is read from Settings where a client is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.runtime import api_endpoint, api_token
+from payflow.settings import Settings
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Where one run pays: API base URL, ledger URL, callback URL, and whether it is the sandbox."""
+
+    api_url: str
+    ledger_url: str
+    sandbox: bool
+    callback_url: str | None = None
+
+
+@contextmanager
+def run_target(
+    settings: Settings,
+    api_url: str | None = None,
+    sandbox: bool = False,
+    callback_url: str | None = None,
+) -> Iterator[RunTarget]:
+    """The given API, or (a deployment run) the configured one or an embedded sandbox."""
+    ledger_url = settings.ledger_url_or_default()
+    if api_url is not None:
+        yield RunTarget(api_url, ledger_url, sandbox, callback_url or settings.webhook_url)
+        return
+    with api_endpoint(settings) as endpoint:
+        yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox, settings.webhook_url)
+
+
+def open_client(
+    target: RunTarget,
+    settings: Settings | None = None,
+    *,
+    lanes: int = 1,
+    max_in_flight: int | None = None,
+) -> AsyncPayoutsClient:
+    """An async client bound to the target with its share (of `lanes`) of the bounds on requests
+    in flight (`max_in_flight`, default from settings) and per second."""
+    settings = settings or Settings()
+    per_second = settings.max_requests_per_second
+    return AsyncPayoutsClient(
+        api_token(settings, sandbox=target.sandbox),
+        base_url=target.api_url,
+        timeout=settings.request_timeout,
+        max_in_flight=max(1, (max_in_flight or settings.max_in_flight) // lanes),
+        max_requests_per_second=per_second / lanes if per_second else None,
+    )
+
+
+def with_client(
+    target: RunTarget,
+    work: Callable[[AsyncPayoutsClient], Awaitable[T]],
+    *,
+    lanes: int = 1,
+    max_in_flight: int | None = None,
+) -> T:
+    """Run `work(client)` to the end on a fresh event loop with a client for the target.
+
+    The one bridge from a synchronous Prefect task to the async client."""
+
+    async def run() -> T:
+        async with open_client(target, lanes=lanes, max_in_flight=max_in_flight) as client:
+            return await work(client)
+
+    return asyncio.run(run())
+
+
+_ledgers: dict[str, Ledger] = {}
+_ledgers_lock = threading.Lock()
+
+
+def open_ledger(url: str) -> Ledger:
+    """The process's one Ledger for `url` (migrated once, shared by every task thread)."""
+    with _ledgers_lock:
+        ledger = _ledgers.get(url)
+        if ledger is None:
+            ledger = _ledgers[url] = Ledger.open(url)
+        return ledger

@@ -1,0 +1,23 @@
+"""Registering a validated batch in the ledger: every source row, VALIDATED or REJECTED."""
+
+from __future__ import annotations
+
+from payflow.intake.problems import ValidationReport
+from payflow.ledger import Ledger, RegisterOutcome, RejectedRow
+
+
+def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
+    """The report's rejects as the ledger records them: one RejectedRow per source row."""
+    ids = {p.row: p.external_id for p in report.rejects if p.external_id}
+    return [
+        RejectedRow(row_number=row, external_id=ids.get(row) or None, reasons=reasons)
+        for row, reasons in sorted(report.rejected_rows().items())
+        if row > 1  # row 1 is the header: file-level problems belong to no row
+    ]
+
+
+def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome:
+    """Record the batch once, keyed by externalId; a re-upload registers nothing new."""
+    return ledger.register_batch(
+        report.batch_id, report.source_name, report.instructions, rejected_rows(report)
+    )

@@ -1,0 +1,84 @@
+"""What the intake and pay flows return, and how a pay run's figures read.
+
+Every figure comes from `BatchCounts` read from the ledger after the flow's last state change;
+`SubmitStats` only says what this run itself sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from payflow.ledger import BatchCounts
+from payflow.ledger.states import NOT_PAID_STATES
+from payflow.paying import SubmitStats
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    """A file turned into a batch in the ledger: its id and figures, and what validation said."""
+
+    batch_id: str
+    source_name: str
+    counts: BatchCounts
+    summary: list[str]  # validation summary for the operator (problems, resolved banks)
+    rejects_csv: str | None
+    rejects_xlsx: str | None
+    sandbox: bool
+    already_registered: int = 0  # rows this batch id had registered before this intake
+
+
+@dataclass(frozen=True)
+class PayResult:
+    """What a pay run did to a batch, with every figure read from the ledger at its end."""
+
+    batch_id: str
+    counts: BatchCounts
+    sent: SubmitStats
+    report_csv: str
+    report_xlsx: str
+    sandbox: bool
+    pending: list[str] = field(default_factory=list)
+    corrections: int = 0
+
+    @property
+    def submitted(self) -> int:
+        """Rows this run sent that now have a payout (found after a crash counts too)."""
+        return self.sent.submitted
+
+    @property
+    def all_completed(self) -> bool:
+        """True only when every row of the batch is COMPLETED: exit code 0."""
+        return self.counts.all_completed
+
+    def as_json(self) -> dict[str, object]:
+        """The machine-readable summary (`--json`)."""
+        return {
+            "batch_id": self.batch_id,
+            "rows": self.counts.rows,
+            "rejected": self.counts.by_state.get("REJECTED", 0),
+            "submitted": self.submitted,
+            "statuses": self.counts.statuses,
+            "report": self.report_xlsx,
+        }
+
+    def summary_markdown(self) -> str:
+        """The Prefect summary artifact."""
+        lines = [
+            f"## Batch {self.batch_id}",
+            "",
+            "Embedded sandbox: no real money moved." if self.sandbox else "",
+            f"Rows: {self.counts.rows}, rejected: {self.counts.by_state.get('REJECTED', 0)}, "
+            f"submitted by this run: {self.submitted}",
+            "",
+            "| state | rows |",
+            "|---|---|",
+            *(f"| {state} | {count} |" for state, count in self.counts.statuses.items()),
+            "",
+            f"Report: `{Path(self.report_xlsx).name}`",
+        ]
+        return "\n".join(lines)
+
+    def has_not_paid(self) -> bool:
+        """True when some row ended FAILED, CANCELED, EXPIRED or SUBMIT_REJECTED."""
+        return self.counts.count(NOT_PAID_STATES) > 0

@@ -1,0 +1,22 @@
+"""A batch's figures, read from the ledger: what intake registered, what paying left."""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from payflow.connections import open_ledger
+from payflow.ledger import BatchCounts
+
+
+class UnknownBatch(LookupError):
+    """No batch with this id was registered in the ledger."""
+
+
+@task(name="count-batch", cache_policy=NO_CACHE)
+def count_batch(ledger_url: str, batch_id: str) -> BatchCounts:
+    """Rows per state, totals still to pay and the content hash, read now."""
+    ledger = open_ledger(ledger_url)
+    if not ledger.batch_exists(batch_id):
+        raise UnknownBatch(f"no batch {batch_id!r} in the ledger")
+    return ledger.batch_counts(batch_id)

@@ -1,0 +1,72 @@
+"""Outside a terminal a run logs one progress line per interval, read from the ledger."""
+
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+
+from payflow.cli.progress import LedgerProgress
+from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
+from payflow.progress_line import Throttled, progress_text
+
+
+def _row(n: int) -> PayoutInstruction:
+    return PayoutInstruction(
+        row_number=n + 1,
+        external_id=f"pl-{n}",
+        amount=Decimal(5),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"22507{n:08d}",
+        name="Awa",
+        user_id=f"u{n}",
+        service_id=None,
+        bank_name=None,
+        note=None,
+        user_email=None,
+        user_phone=None,
+        user_ip=None,
+        callback_url=None,
+    )
+
+
+def test_progress_lines_say_sent_final_and_pending(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    lines: list[str] = []
+    seen_two = threading.Event()
+
+    def emit(line: str) -> None:
+        lines.append(line)
+        if len(lines) >= 2:
+            seen_two.set()
+
+    with Ledger.open(url) as ledger:
+        ledger.register_batch("b1", "f.csv", [_row(1), _row(2), _row(3)], [])
+        (row,) = ledger.claim_for_submit("b1", "w", limit=1)
+        ledger.mark_created(row.external_id, "p1", "PROCESSING")
+        with LedgerProgress(url, "b1", 3, live=False, every=0.05, emit=emit):
+            assert seen_two.wait(30), lines
+    assert lines[0] == "batch b1: 1 rows sent, 0 final, 1 pending (of 3)"
+
+
+def test_throttled_emits_at_most_once_per_interval():
+    now = [0.0]
+    out: list[str] = []
+    line = Throttled(out.append, every=10.0, clock=lambda: now[0])
+    for t in (0.0, 5.0, 9.9, 10.0, 19.0, 20.5):
+        now[0] = t
+        line(lambda: f"at {now[0]}")
+    assert out == ["at 0.0", "at 10.0", "at 20.5"]
+
+
+def test_progress_text_counts_groups_of_states():
+    counts = {
+        "COMPLETED": 3,
+        "FAILED": 1,
+        "PROCESSING": 2,
+        "SUBMITTING": 1,
+        "VALIDATED": 4,
+        "REJECTED": 1,
+    }
+    assert progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending (of 12)"

@@ -1,0 +1,321 @@
+"""`payflow run` as intake -> ledger -> pay: the confirmed batch is what pays, validation runs
+once, and every printed figure (and the exit code) comes from the ledger at the very end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pty
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from cli_support import PAYFLOW, payflow_env, run_payflow, sandbox_stats, write_sim_batch
+
+from payflow.ledger import Ledger
+
+HEADER = [
+    "externalId",
+    "amount",
+    "currency",
+    "paymentType",
+    "requisites",
+    "bankName",
+    "name",
+    "userId",
+]
+
+
+@pytest.fixture(scope="module")
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Prefect home for the module: its database is kept, so later starts are faster."""
+    return tmp_path_factory.mktemp("prefect-home")
+
+
+def _write(path: Path, rows: list[list[str]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+
+
+def _sim(external_id: str, requisites: str) -> list[str]:
+    return [external_id, "1000", "XOF", "SIM", requisites, "", "Kouadio Yao", "u-1"]
+
+
+def _ledger(home: Path) -> Ledger:
+    return Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}")
+
+
+def _env(tmp_path: Path, prefect_home: Path, sandbox, **extra: str) -> dict[str, str]:
+    return payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+        **extra,
+    )
+
+
+class _Collector:
+    """Reads a pipe in a thread, so a test can wait for a line without blocking the process."""
+
+    def __init__(self, pipe) -> None:
+        self.text = ""
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe) -> None:
+        for chunk in iter(
+            lambda: pipe.read1(4096) if hasattr(pipe, "read1") else pipe.read(1), b""
+        ):
+            with self._lock:
+                self.text += chunk.decode("utf-8", "replace")
+
+    def wait_for(self, needle: str, process: subprocess.Popen, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in self.text:
+            assert process.poll() is None, f"the run ended before {needle!r}:\n{self.text}"
+            assert time.monotonic() < deadline, f"no {needle!r} in:\n{self.text}"
+            time.sleep(0.05)
+
+    def join(self) -> str:
+        self._thread.join(timeout=30)
+        return self.text
+
+
+def test_a_file_changed_after_confirmation_pays_the_confirmed_batch_only(
+    tmp_path, prefect_home, make_sandbox
+):
+    sandbox = make_sandbox()
+    batch = tmp_path / "batch.csv"
+    confirmed = [_sim(f"conf-{i}", f"22507000{i:05d}") for i in range(1, 4)]
+    _write(batch, confirmed)
+    env = _env(tmp_path, prefect_home, sandbox)
+    master, slave = pty.openpty()  # a terminal on stdin, so the run asks before paying
+    process = subprocess.Popen(
+        [*PAYFLOW, "run", str(batch)],
+        env=env,
+        cwd=tmp_path,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(slave)
+    try:
+        err = _Collector(process.stderr)
+        out = _Collector(process.stdout)
+        err.wait_for("Pay 3 new rows?", process)
+        assert sandbox_stats(sandbox.url)["createAttempts"] == {}
+        # Saved in between: one amount edited, one row added. None of it was confirmed.
+        _write(
+            batch,
+            [*confirmed[:2], ["conf-3", "5000", *confirmed[2][2:]], _sim("new-4", "2250700099999")],
+        )
+        os.write(master, b"y\n")
+        assert process.wait(timeout=240) == 0, err.join()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    stdout = out.join()
+
+    stats = sandbox_stats(sandbox.url)
+    assert stats["createAttempts"] == {"conf-1": 1, "conf-2": 1, "conf-3": 1}
+    assert {p["externalId"]: p["amount"] for p in stats["payouts"]} == {
+        "conf-1": "1000.00",
+        "conf-2": "1000.00",
+        "conf-3": "1000.00",
+    }
+    assert "3 submitted by this run" in stdout
+    with _ledger(tmp_path / "home") as ledger:
+        assert ledger.batch_summary(stdout.split()[1].rstrip(":")) == {"COMPLETED": 3}
+
+
+def test_one_run_looks_each_sbp_phone_up_once(tmp_path, prefect_home, make_sandbox):
+    sandbox = make_sandbox()
+    batch = tmp_path / "sbp.csv"
+    phones = ["79161234567", "79031112233", "79261234500"]
+    rows = [
+        [f"sbp-{i}", "1500", "RUB", "SBP", phone, "Сбербанк", "Иванов Иван", f"u-{i}"]
+        for i, phone in enumerate([*phones, phones[0]], start=1)
+    ]
+    _write(batch, rows)
+
+    done = run_payflow(
+        ["run", str(batch), "--yes", "--json"], _env(tmp_path, prefect_home, sandbox), tmp_path
+    )
+
+    assert done.returncode == 0, done.stderr
+    stats = sandbox_stats(sandbox.url)
+    # One validation per run: each distinct phone asked for once, not once per reading.
+    assert stats["bankLookupsByPhone"] == dict.fromkeys(phones, 1)
+    assert stats["bankLookups"] == 3
+    assert json.loads(done.stdout)["statuses"] == {"COMPLETED": 4}
+
+
+@pytest.mark.timeout(600)  # two whole runs, each with its own embedded sandbox
+def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_code(
+    tmp_path, prefect_home
+):
+    # The embedded sandbox: the run's own receiver records COMPLETED from the webhook, and the
+    # platform corrects the 6666 payout to FAILED at once, with no webhook. Only the final
+    # correction check can see it.
+    batch = tmp_path / "corrected.csv"
+    _write(batch, [_sim("corr-1", "2250700001234"), _sim("corr-2", "2250700006666")])
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_SANDBOX_PROCESSING_DELAY="0.05",
+        PAYFLOW_SANDBOX_FINAL_DELAY="0.1",
+        PAYFLOW_SANDBOX_CORRECTION_DELAY="0",
+    )
+
+    as_json = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+
+    assert as_json.returncode == 1, as_json.stderr
+    summary = json.loads(as_json.stdout)
+    assert summary["statuses"] == {"COMPLETED": 1, "FAILED": 1}
+    with _ledger(tmp_path / "home") as ledger:
+        assert ledger.batch_summary(summary["batch_id"]) == summary["statuses"]
+    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8") as handle:
+        states = {r["external_id"]: r["state"] for r in csv.DictReader(handle)}
+    assert states == {"corr-1": "COMPLETED", "corr-2": "FAILED"}
+
+    again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
+    assert again.returncode == 1, again.stderr
+    assert "  FAILED           1" in again.stdout.splitlines()
+    assert "  COMPLETED        1" in again.stdout.splitlines()
+
+
+def test_an_already_paid_file_says_so_asks_nothing_and_sends_nothing(
+    tmp_path, prefect_home, make_sandbox
+):
+    sandbox = make_sandbox()
+    batch = tmp_path / "paid.csv"
+    ids = write_sim_batch(batch, 5, "paid")
+    env = _env(tmp_path, prefect_home, sandbox)
+    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert first.returncode == 0, first.stderr
+
+    # No --yes and no terminal: there is nothing new to confirm, so the run goes on.
+    again = run_payflow(["run", str(batch)], env, tmp_path)
+
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert "in the ledger: 5 rows: 5 already paid, 0 failed, 0 rejected, 0 pending, 0 new" in lines
+    assert not any(line.startswith("to pay:") for line in lines)
+    assert "Pay " not in again.stderr
+    assert any(line.endswith("0 submitted by this run") for line in lines)
+    assert sandbox_stats(sandbox.url)["createAttempts"] == dict.fromkeys(ids, 1)
+
+
+def test_a_json_run_outside_a_terminal_logs_progress_lines_to_stderr(
+    tmp_path, prefect_home, make_sandbox
+):
+    sandbox = make_sandbox(latency=0.05)
+    batch = tmp_path / "progress.csv"
+    write_sim_batch(batch, 30, "prog")
+    env = _env(tmp_path, prefect_home, sandbox, PAYFLOW_MAX_IN_FLIGHT="2")
+
+    done = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    progress = [line for line in done.stderr.splitlines() if " rows sent, " in line]
+    assert progress, done.stderr
+    assert progress[0].startswith(f"batch {summary['batch_id']}: ")
+    assert progress[0].endswith("(of 30)")
+
+
+def _children(pid: int) -> set[int]:
+    """Every process whose parent is `pid` (the temporary Prefect server among them)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to_resume(
+    signal_name, tmp_path, prefect_home, make_sandbox
+):
+    rows = 120
+    sandbox = make_sandbox(latency=0.1)
+    batch = tmp_path / "signal.csv"
+    ids = write_sim_batch(batch, rows, f"sig-{signal_name}")
+    env = _env(tmp_path, prefect_home, sandbox, PAYFLOW_MAX_IN_FLIGHT="2", PAYFLOW_CHUNK_SIZE="20")
+    process = subprocess.Popen(
+        [*PAYFLOW, "run", str(batch), "--yes", "--json"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while len(sandbox_stats(sandbox.url)["payouts"]) < 5:
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run never started submitting"
+            time.sleep(0.05)
+        children = _children(process.pid)
+        assert children, "expected the run's temporary Prefect server as a child"
+        process.send_signal(getattr(signal, signal_name))
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    stderr_text = stderr.decode()
+
+    assert process.returncode == {"SIGTERM": 143, "SIGINT": 130}[signal_name], stderr_text
+    last = stderr_text.strip().splitlines()[-1]
+    assert last.startswith(f"payflow: stopped on {signal_name}: nothing more is sent")
+    assert last.endswith(f"Resume with: payflow run {batch} --yes")
+    assert "Traceback" not in stderr_text
+    deadline = time.monotonic() + 30
+    while any(_alive(child) for child in children):
+        assert time.monotonic() < deadline, "a server the run started is still running"
+        time.sleep(0.1)
+
+    # Nothing in flight was lost: every payout the service made is recorded past SUBMITTING.
+    stats = sandbox_stats(sandbox.url)
+    made = {p["externalId"] for p in stats["payouts"]}
+    assert 0 < len(made) < rows, "the stop came too late to test anything"
+    (batch_id,) = _batch_ids(tmp_path / "home")
+    with _ledger(tmp_path / "home") as ledger:
+        states = {view.external_id: str(view.state) for view in ledger.batch_rows(batch_id)}
+    assert len(states) == rows
+    assert all(states[ext] not in ("VALIDATED", "SUBMITTING") for ext in made)
+
+    again = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["statuses"] == {"COMPLETED": rows}
+    assert sandbox_stats(sandbox.url)["payoutsByExternalId"] == dict.fromkeys(ids, 1)
+
+
+def _batch_ids(home: Path) -> list[str]:
+    with closing(sqlite3.connect(home / "ledger.sqlite3")) as connection:
+        return [row[0] for row in connection.execute("select batch_id from batches")]

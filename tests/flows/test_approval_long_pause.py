@@ -1,0 +1,178 @@
+"""The `one-batch` deployment (concurrency limit 1) waits for approval past five minutes on a
+real Prefect server and worker, keeps its slot, and pays after the resume.
+
+Prefect 3.8.8 released the slot of a *top-level* paused run, let a second run start, and ended
+both CRASHED about four minutes later. The pause now lives in a subflow. This test takes about
+six minutes by design: it is alone in its file so that pytest-xdist runs it beside the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from uuid import UUID
+
+import httpx
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.filters import (
+    FlowRunFilter,
+    FlowRunFilterParentFlowRunId,
+    FlowRunFilterTags,
+)
+from prefect.deployments import run_deployment
+from prefect.flow_runs import resume_flow_run
+from prefect.settings import get_current_settings
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.approval import batch_tag
+from flows.payout_batch import payout_batch
+from payflow.intake import batch_id_of
+
+REPO = Path(__file__).resolve().parents[2]
+PAUSED_LONGER_THAN = 330.0  # seconds: past the ~4 minutes after which the old layout crashed
+POOL = "long-pause"
+BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
+{p}-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1
+{p}-2,2500,KES,SIM,254712345678,Wanjiru Kamau,u-2
+"""
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield str(get_current_settings().api.url)
+
+
+async def _deploy() -> None:
+    async with get_client() as client:
+        await client.create_work_pool(WorkPoolCreate(name=POOL, type="process"))
+        flow_id = await client.create_flow(payout_batch)
+        await client.create_deployment(
+            flow_id=flow_id,
+            name="one-batch",
+            work_pool_name=POOL,
+            path=str(REPO),
+            entrypoint="flows/payout_batch.py:payout_batch",
+            parameters={"approved": False},
+            parameter_openapi_schema=payout_batch.parameters.model_dump(),
+            concurrency_limit=1,
+        )
+
+
+def _state(run_id: UUID) -> str:
+    async def read() -> str:
+        async with get_client() as client:
+            run = await client.read_flow_run(run_id)
+            return run.state.type.value if run.state else "NONE"
+
+    return asyncio.run(read())
+
+
+def _paused_child(tag: str) -> UUID | None:
+    async def find() -> UUID | None:
+        async with get_client() as client:
+            runs = await client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]))
+            )
+            paused = [r for r in runs if r.state and r.state.type.value == "PAUSED"]
+            return paused[0].id if paused else None
+
+    return asyncio.run(find())
+
+
+def _children_of(run_id: UUID) -> list[str]:
+    async def read() -> list[str]:
+        async with get_client() as client:
+            runs = await client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(
+                    parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[run_id])
+                )
+            )
+            return [r.state.type.value for r in runs if r.state]
+
+    return asyncio.run(read())
+
+
+def _wait_for(condition, what: str, timeout: float = 180.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
+    prefect_api, make_sandbox, tmp_path
+):
+    sandbox = make_sandbox()
+    asyncio.run(_deploy())
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text(BATCH.format(p="long-1"), encoding="utf-8")
+    second.write_text(BATCH.format(p="long-2"), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    env.update(
+        PREFECT_API_URL=prefect_api,
+        PREFECT_HOME=str(tmp_path / "prefect-home"),
+        PREFECT_WORKER_QUERY_SECONDS="1",
+        PREFECT_WORKER_PREFETCH_SECONDS="1",
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+        PAYFLOW_HOME=str(tmp_path / "home"),
+        PAYFLOW_POLL_INTERVAL="0.3",
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "worker", "start", "--pool", POOL, "--type", "process"],
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "worker.log").open("wb"),
+        start_new_session=True,
+        restore_signals=True,
+    )
+    try:
+        one = run_deployment("payout-batch/one-batch", parameters={"path": str(first)}, timeout=0)
+        two = run_deployment("payout-batch/one-batch", parameters={"path": str(second)}, timeout=0)
+        tag_one = batch_tag(batch_id_of(first.read_bytes()))
+        paused = _wait_for(lambda: _paused_child(tag_one), "the first run's approval pause")
+
+        paused_at = time.monotonic()
+        while time.monotonic() - paused_at < PAUSED_LONGER_THAN:
+            # Checked all along: the waiting run keeps its slot and nothing crashes.
+            assert _state(one.id) == "RUNNING"
+            assert _state(paused) == "PAUSED"
+            assert _state(two.id) not in ("RUNNING", "CRASHED", "FAILED")
+            assert httpx.get(f"{sandbox.url}/_sandbox/stats").json()["createAttempts"] == {}
+            time.sleep(5)
+
+        resume_flow_run(paused, run_input={"approve": True, "approved_by": "long-pause-test"})
+        _wait_for(lambda: _state(one.id) == "COMPLETED", "the first run to complete")
+        # Only now does the second run get the slot; it pauses for its own approval.
+        tag_two = batch_tag(batch_id_of(second.read_bytes()))
+        paused_two = _wait_for(lambda: _paused_child(tag_two), "the second run's pause")
+        resume_flow_run(paused_two, run_input={"approve": True, "approved_by": "long-pause-test"})
+        _wait_for(lambda: _state(two.id) == "COMPLETED", "the second run to complete")
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+
+    assert "CRASHED" not in _children_of(one.id) + _children_of(two.id)
+    stats = httpx.get(f"{sandbox.url}/_sandbox/stats").json()
+    assert stats["payoutsByExternalId"] == dict.fromkeys(
+        ["long-1-1", "long-1-2", "long-2-1", "long-2-2"], 1
+    )

@@ -1,0 +1,67 @@
+"""A batch's figures from the ledger: rows per state, what is left to pay, the content hash."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from ledger_support import instruction, instructions, unique
+
+from payflow.ledger import CurrencyTotal, EventSource, Ledger, RejectedRow
+from payflow.paying.binding import ApprovalVoided, approval_digest, check_approval
+
+
+def test_counts_and_totals_follow_the_rows_as_they_move(ledger_url):
+    prefix = unique("bc")
+    batch = f"{prefix}-batch"
+    rows = [
+        *instructions(prefix, 3),
+        instruction(
+            f"{prefix}-rub",
+            9,
+            "10.50",
+            currency="RUB",
+            payment_type="SBP",
+            requisites="79161234567",
+        ),
+    ]
+    with Ledger.open(ledger_url) as ledger:
+        ledger.register_batch(batch, "f.csv", rows, [RejectedRow(20, None, ["amount: bad"])])
+        counts = ledger.batch_counts(batch)
+        assert counts.statuses == {"REJECTED": 1, "VALIDATED": 4}
+        assert (counts.rows, counts.new, counts.pending, counts.final) == (5, 4, 0, 1)
+        assert counts.to_pay == (
+            CurrencyTotal("RUB", "SBP", 1, Decimal("10.50")),
+            CurrencyTotal("XOF", "SIM", 3, Decimal(10 + 15 + 20)),
+        )
+        assert counts.amounts_to_pay() == {"RUB": Decimal("10.50"), "XOF": Decimal(45)}
+
+        claimed = ledger.claim_for_submit(batch, "w", limit=1)
+        ledger.mark_created(claimed[0].external_id, "p-1", "COMPLETED")
+        after = ledger.batch_counts(batch)
+        assert after.completed == 1 and after.new == 3 and after.to_send == 3
+        assert after.content_hash == counts.content_hash, "the content did not change"
+        assert approval_digest(after) != approval_digest(counts), "the totals did"
+        assert not after.all_completed
+
+
+def test_an_approval_is_void_when_the_totals_to_pay_change(sqlite_url):
+    prefix = unique("ap")
+    with Ledger.open(sqlite_url) as ledger:
+        ledger.register_batch(f"{prefix}-b", "f.csv", instructions(prefix, 2), [])
+        approved = approval_digest(ledger.batch_counts(f"{prefix}-b"))
+        check_approval(approved, ledger.batch_counts(f"{prefix}-b"))  # unchanged: still valid
+        (row,) = ledger.claim_for_submit(f"{prefix}-b", "w", limit=1)
+        ledger.mark_created(row.external_id, "p-9", "CREATED", source=EventSource.SUBMIT)
+        with pytest.raises(ApprovalVoided, match="changed after it was approved"):
+            check_approval(approved, ledger.batch_counts(f"{prefix}-b"))
+
+
+def test_the_content_hash_names_the_batch_and_its_rows(sqlite_url):
+    prefix = unique("ch")
+    with Ledger.open(sqlite_url) as ledger:
+        ledger.register_batch(f"{prefix}-1", "a.csv", instructions(f"{prefix}a", 2), [])
+        ledger.register_batch(f"{prefix}-2", "b.csv", instructions(f"{prefix}b", 2), [])
+        one, two = ledger.batch_counts(f"{prefix}-1"), ledger.batch_counts(f"{prefix}-2")
+        assert one.content_hash != two.content_hash
+        assert len(one.content_hash) == 64
