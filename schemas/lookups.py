@@ -1,38 +1,17 @@
 """Rules that need the service's lists: SBP bank names resolved by phone, serviceId membership.
 
-Validation takes the lists as inputs, so it runs without HTTP in tests; `tasks.resolve_banks`
+Validation takes the lists as inputs, so it runs without HTTP in tests; `payflow.intake.lookups`
 fetches them for real. Only rows that passed every other rule are looked up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import pandas as pd
 
+from payflow.intake.lookups import SBP, BanksForPhones, ServiceInfo
 from payflow.intake.problems import BankResolution, Problem, shown_value
-
-
-@dataclass(frozen=True, slots=True)
-class BankInfo:
-    """One record of GET /v1/payouts/banks: the id sent as bankName and the display name."""
-
-    id: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceInfo:
-    """What validation needs of a payout service; None where the services list does not say."""
-
-    id: int
-    payment_type: str | None = None
-    currency: str | None = None
-
-
-BanksForPhones = Callable[[Sequence[str]], Mapping[str, Sequence[BankInfo]]]
-SBP = "SBP"
 
 
 def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from payflow.intake import ValidationReport, batch_from_rows
-from schemas.lookups import BankInfo, ServiceInfo
+from payflow.intake.lookups import BankInfo, ServiceInfo
 from schemas.requisites import account_with_key
-from tasks.validate_batch import validate_rows
+from schemas.validation import validate_rows
 
 BIK = "044525225"
 ACCOUNT = account_with_key(BIK, "40817810099910004312")
