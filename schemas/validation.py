@@ -16,7 +16,7 @@ from payflow.intake.problems import FILE_ROW
 from payflow.model import PayoutInstruction
 from schemas.batch_schema import find_problems
 from schemas.batch_warnings import find_warnings
-from schemas.lookups import check_services, resolve_sbp_banks
+from schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
 from schemas.rules import RulesTable, load_rules
 
 DERIVED_ID_HEX = 12
@@ -48,11 +48,13 @@ def validate_rows(
     frame, notices = _with_external_ids(raw)
     prepared, rejects = find_problems(frame, table)
     ids = frame["externalId"]
-    rejects += [_with_id(p, ids) for p in raw.read_problems]
+    rejects = _not_read(rejects, raw.read_problems) + [_with_id(p, ids) for p in raw.read_problems]
     passed = _without(frame.index, rejects)
     service_rejects, not_checked = check_services(frame, passed, services)
-    rejects += service_rejects
-    passed = _without(passed, service_rejects)
+    pair_rejects, pairs_not_checked = check_enabled_pairs(frame, passed, services)
+    rejects += service_rejects + pair_rejects
+    not_checked += pairs_not_checked
+    passed = _without(passed, service_rejects + pair_rejects)
     bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, passed, banks_for_phones)
     rejects += bank_rejects
     valid_rows = _without(passed, bank_rejects)
@@ -72,6 +74,13 @@ def validate_rows(
         bank_resolutions=resolutions,
         not_checked=not_checked,
     )
+
+
+def _not_read(problems: list[Problem], read_problems: list[Problem]) -> list[Problem]:
+    """Drop rules broken only because a cell could not be read: its read problem names the cause
+    (an account stored as a number is not also "requisites are required")."""
+    unread = {(p.row, p.column) for p in read_problems}
+    return [p for p in problems if (p.row, p.column) not in unread]
 
 
 def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:
