@@ -70,7 +70,7 @@ def validate_rows(
         rows=len(frame),
         instructions=_instructions(frame.loc[valid_rows], bank_ids),
         rejects=rejects,
-        warnings=[*notices, *_unknown_columns(raw), *warnings],
+        warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
         bank_resolutions=resolutions,
         not_checked=not_checked,
     )
