@@ -54,8 +54,8 @@ def phase(name: str, path: Path) -> dict[str, float]:
     else:
         sys.path.insert(0, str(ROOT))
         from payflow.intake import read_batch_file
-        from schemas.lookups import BankInfo, ServiceInfo
-        from tasks.validate_batch import validate_rows
+        from payflow.intake.lookups import BankInfo, ServiceInfo
+        from schemas.validation import validate_rows
 
         bank = [BankInfo("100000000111", "Сбербанк")]
         report = validate_rows(

@@ -54,6 +54,18 @@ class Settings(BaseSettings):
     track_deadline: float = Field(
         default=900.0, gt=0, description="Seconds to wait for final statuses before giving up."
     )
+    max_rows: int = Field(
+        default=1_000_000, ge=1, description="Data rows a batch file may hold (checked on read)."
+    )
+    max_columns: int = Field(
+        default=200, ge=8, description="Columns a batch file's header may hold (checked on read)."
+    )
+    max_cell_chars: int = Field(
+        default=32_767, ge=256, description="Characters one cell may hold (Excel's own limit)."
+    )
+    max_blank_rows: int = Field(
+        default=10_000, ge=1, description="Empty rows in a row a sheet may hold before data ends."
+    )
 
     stuck_after_minutes: dict[str, float] = Field(
         default_factory=lambda: {"SBP": 60.0, "SIM": 240.0, "EMAIL": 1440.0, "*": 4320.0},

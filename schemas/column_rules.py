@@ -21,10 +21,29 @@ from schemas.text_checks import (
     blank,
     ip_addresses,
     matches,
+    no_control_characters,
 )
 
 CENTS, DEST = "_cents", "_dest"
 MAX_ID_LENGTH = 255
+# Longest cell the API takes per column; the spec pins 255 for externalId and userId, and the
+# others follow what their values can be (an e-mail address, an IPv6, a URL, a note).
+MAX_LENGTHS = {
+    "externalId": MAX_ID_LENGTH,
+    "userId": MAX_ID_LENGTH,
+    "name": 255,
+    "requisites": 255,
+    "bankName": 255,
+    "userEmail": 254,
+    "userPhone": 32,
+    "userIp": 45,
+    "callbackUrl": 2048,
+    "note": 1000,
+}
+# RFC 3986 `pchar` without percent-escapes: an externalId made of these is one URL path segment
+# as it is, so GET /v1/payouts/external/{externalId} finds exactly this payout.
+EXTERNAL_ID_CHARACTERS = r"[A-Za-z0-9._~!$&'()*+,;=:@-]+"
+DOT_SEGMENTS = (".", "..")
 
 
 SeriesCheck = Callable[[pd.Series], pd.Series]
@@ -68,7 +87,7 @@ def destination_index(table: RulesTable, payment_type: str, currency: str) -> in
 def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
     """Per column: (rule, message, check) for the rules that need only that column."""
     types = sorted(table.payment_types)
-    return {
+    rules: dict[str, list[ColumnRule]] = {
         "amount": [
             # Its format and sign are checked on the exact cents (schemas.destination_checks).
             ("amount_present", "amount is required", lambda s: s != ""),
@@ -89,15 +108,24 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
         ],
         "requisites": [("requisites_present", "requisites are required", lambda s: ~blank(s))],
         "name": [("name_present", "name is required", lambda s: ~blank(s))],
-        "userId": [
-            ("user_id_present", "userId is required", lambda s: ~blank(s)),
-            ("user_id_length", "userId is longer than 255 characters", _at_most(MAX_ID_LENGTH)),
-        ],
+        "userId": [("user_id_present", "userId is required", lambda s: ~blank(s))],
         "externalId": [
             (
-                "external_id_length",
-                "externalId is longer than 255 characters",
-                _at_most(MAX_ID_LENGTH),
+                "external_id_spaces",
+                "externalId starts or ends with a space",
+                lambda s: s == s.str.strip(),
+            ),
+            (
+                "external_id_characters",
+                "externalId may hold only Latin letters, digits and . _ ~ - ! $ & ' ( ) * + , ; "
+                "= : @ (no spaces, slashes, % or other characters): the API looks payouts up "
+                "by it in a URL path",
+                _external_id_characters,
+            ),
+            (
+                "external_id_dot_segment",
+                "externalId cannot be '.' or '..' (a URL path would read it as a folder step)",
+                lambda s: ~s.isin(DOT_SEGMENTS),
             ),
             (
                 "external_id_unique",
@@ -135,6 +163,33 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
             )
         ],
     }
+    for column, rule in length_rules().items():
+        rules.setdefault(column, []).append(rule)
+    return rules
+
+
+def length_rules() -> dict[str, ColumnRule]:
+    """Per column with a limit: its `<column>_length` rule (a 20 MB name is a reject, not paid)."""
+    return {
+        column: (
+            f"{_snake(column)}_length",
+            f"{column} is longer than {limit} characters",
+            _at_most(limit),
+        )
+        for column, limit in MAX_LENGTHS.items()
+    }
+
+
+def _snake(column: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in column)
+
+
+def _external_id_characters(series: pd.Series) -> pd.Series:
+    # Edge spaces and control characters have their own rules: reported there, once.
+    judged = (series == series.str.strip()) & no_control_characters(series)
+    result = pd.Series(True, index=series.index)
+    result[judged] = matches(series[judged], EXTERNAL_ID_CHARACTERS)
+    return result
 
 
 def _at_most(length: int) -> SeriesCheck:

@@ -17,12 +17,15 @@ from schemas.column_rules import CENTS, DEST
 from schemas.iso4217 import ISO_4217_CODES
 from schemas.requisites import REQUISITES_RULES, account_key_matches
 from schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
-from schemas.text_checks import blank, fullmatch
+from schemas.text_checks import AMOUNT_PATTERN, blank, fullmatch
 
 AMOUNT_MESSAGE = (
     "amount must be a number with a point and at most two decimals, "
     "like 1500 or 1500.50 (no spaces, commas or exponents)"
 )
+NEGATIVE_AMOUNT = rf"-{AMOUNT_PATTERN}"
+# More than two decimals: what a spreadsheet's binary float leaves (1500.0000000000002).
+LONG_DECIMALS = r"[0-9]{1,13}\.[0-9]{3,}"
 FrameCheck = Callable[[pd.DataFrame], pd.Series]
 FrameRule = tuple[str, str, str, FrameCheck]  # rule name, column, message, check
 
@@ -30,13 +33,20 @@ FrameRule = tuple[str, str, str, FrameCheck]  # rule name, column, message, chec
 def destination_rules(table: RulesTable) -> list[FrameRule]:
     """Every cross-column rule the table implies, in the order they are reported."""
     rules: list[FrameRule] = [
+        ("amount_format", "amount", AMOUNT_MESSAGE, _amount_format_check),
         (
-            "amount_format",
+            "amount_positive",
             "amount",
-            AMOUNT_MESSAGE,
-            lambda f: (f["amount"] == "") | (f[CENTS] >= 0),
+            "amount must be positive (greater than zero)",
+            lambda f: (f[CENTS] != 0) & ~_malformed_where(f, NEGATIVE_AMOUNT),
         ),
-        ("amount_positive", "amount", "amount must be greater than zero", lambda f: f[CENTS] != 0),
+        (
+            "amount_decimals",
+            "amount",
+            "amount has more than two decimals; a long tail like 1500.0000000002 is a "
+            "spreadsheet rounding artefact: round the cell to cents",
+            lambda f: ~_malformed_where(f, LONG_DECIMALS),
+        ),
         ("currency_for_destination", "currency", _currency_message(table), _currency_check(table)),
     ]
     for name in sorted({d.requisites_rule for d in table.destinations}):
@@ -76,6 +86,21 @@ def destination_rules(table: RulesTable) -> list[FrameRule]:
         ),
     ]
     return rules
+
+
+def _malformed_where(frame: pd.DataFrame, pattern: str) -> pd.Series:
+    """True where the amount is not well formed but matches `pattern` (a cause of its own)."""
+    found = pd.Series(False, index=frame.index)
+    malformed = (frame[CENTS] < 0) & (frame["amount"] != "")
+    if malformed.any():
+        found[malformed] = fullmatch(frame.loc[malformed, "amount"], pattern)
+    return found
+
+
+def _amount_format_check(frame: pd.DataFrame) -> pd.Series:
+    # A negative amount or a float artefact is named by its own rule, not as a bad format.
+    own_cause = _malformed_where(frame, NEGATIVE_AMOUNT) | _malformed_where(frame, LONG_DECIMALS)
+    return (frame["amount"] == "") | (frame[CENTS] >= 0) | own_cause
 
 
 def _dest_where(table: RulesTable, predicate: Callable[..., bool]) -> list[int]:

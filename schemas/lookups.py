@@ -1,38 +1,18 @@
 """Rules that need the service's lists: SBP bank names resolved by phone, serviceId membership.
 
-Validation takes the lists as inputs, so it runs without HTTP in tests; `tasks.resolve_banks`
+Validation takes the lists as inputs, so it runs without HTTP in tests; `payflow.intake.lookups`
 fetches them for real. Only rows that passed every other rule are looked up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import difflib
+from collections.abc import Sequence
 
 import pandas as pd
 
+from payflow.intake.lookups import SBP, BankInfo, BanksForPhones, ServiceInfo
 from payflow.intake.problems import BankResolution, Problem, shown_value
-
-
-@dataclass(frozen=True, slots=True)
-class BankInfo:
-    """One record of GET /v1/payouts/banks: the id sent as bankName and the display name."""
-
-    id: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceInfo:
-    """What validation needs of a payout service; None where the services list does not say."""
-
-    id: int
-    payment_type: str | None = None
-    currency: str | None = None
-
-
-BanksForPhones = Callable[[Sequence[str]], Mapping[str, Sequence[BankInfo]]]
-SBP = "SBP"
 
 
 def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:
@@ -81,10 +61,33 @@ def resolve_sbp_banks(
                 f"{len(named)} banks for this phone are named {given!r}; give the bank id",
             )
             if named
-            else ("sbp_bank_not_found", f"no bank for this phone has the id or name {given!r}")
+            else ("sbp_bank_not_found", _not_found_message(given, listed))
         )
         problems.append(_problem(frame, row, "bankName", rule, message))
     return ids, resolutions, problems
+
+
+SUGGESTED_BANKS = 3
+
+
+def _not_found_message(given: str, listed: Sequence[BankInfo]) -> str:
+    message = f"no bank for this phone has the id or name {given!r}"
+    close = close_bank_names(given, [bank.name for bank in listed])
+    if close:
+        message += "; did you mean " + " or ".join(repr(name) for name in close) + "?"
+    return message
+
+
+def close_bank_names(given: str, names: Sequence[str]) -> list[str]:
+    """Up to three listed names close to `given`: containing it (ВТБ -> Банк ВТБ), then similar."""
+    key = given.strip().casefold()
+    if not key:
+        return []
+    by_key = {name.casefold(): name for name in names if name}
+    containing = [name for k, name in by_key.items() if key in k or k in key]
+    similar = difflib.get_close_matches(key, list(by_key), n=SUGGESTED_BANKS, cutoff=0.6)
+    found = dict.fromkeys([*containing, *(by_key[k] for k in similar)])
+    return list(found)[:SUGGESTED_BANKS]
 
 
 def check_services(
@@ -124,4 +127,33 @@ def check_services(
                 f"{service.currency or '?'}, not {payment_type} in {currency}"
             )
             problems.append(_problem(frame, row, "serviceId", "service_mismatch", message))
+    return problems, []
+
+
+def check_enabled_pairs(
+    frame: pd.DataFrame, rows: pd.Index, services: Sequence[ServiceInfo] | None
+) -> tuple[list[Problem], list[str]]:
+    """Rejects for a paymentType and currency pair no enabled payout service pays."""
+    enabled = {
+        (s.payment_type, s.currency) for s in services or () if s.payment_type and s.currency
+    }
+    if not enabled:
+        why = "unavailable" if services is None else "silent on types and currencies"
+        return [], [f"paymentType and currency pairs not checked: the services list is {why}"]
+    candidates = frame.loc[rows, ["paymentType", "currency"]]
+    if "serviceId" in frame:
+        # A given serviceId is checked against its own service's pair (service_mismatch).
+        candidates = candidates[frame.loc[rows, "serviceId"] == ""]
+    keys = candidates["paymentType"] + "\x1f" + candidates["currency"]
+    off = candidates[~keys.isin([f"{t}\x1f{c}" for t, c in enabled])]
+    problems = []
+    for row, payment_type, currency in zip(
+        off.index.tolist(), off["paymentType"].tolist(), off["currency"].tolist(), strict=True
+    ):
+        offered = sorted(c for t, c in enabled if t == payment_type)
+        also = f" (enabled {payment_type} currencies: {', '.join(offered)})" if offered else ""
+        message = (
+            f"no payout service enabled for this account pays {payment_type} in {currency}{also}"
+        )
+        problems.append(_problem(frame, row, "currency", "service_not_enabled", message))
     return problems, []

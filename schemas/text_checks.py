@@ -12,9 +12,9 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from payflow.intake.problems import CONTROL_PATTERN
+
 AMOUNT_PATTERN = r"[0-9]{1,13}(?:\.[0-9]{1,2})?"
-# C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-CONTROL_PATTERN = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
 URL_PATTERN = r"https?://[^\s/?#]+(?:[/?#]\S*)?"
 INVALID_CENTS = -1
 
@@ -74,7 +74,8 @@ def ip_addresses(series: pd.Series) -> pd.Series:
     """True where the cell is an IPv4 or IPv6 address (or empty)."""
     result = pd.Series(True, index=series.index)
     given = series[series != ""]
-    result[given.index] = pd.Series([_is_ip(v) for v in given.tolist()], index=given.index)
+    if not given.empty:  # assigning an empty list to a bool Series raises (a whole-column crash)
+        result[given.index] = pd.Series([_is_ip(v) for v in given.tolist()], index=given.index)
     return result
 
 

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "links",
     "sandbox",
     "webhooks",
+    "template",
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -9,16 +10,17 @@ from typing import Annotated
 
 import typer
 
+from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
+from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
 from payflow.settings import Settings
 from schemas.rules import RulesTableError
-from tasks.resolve_banks import banks_fetcher, services_list
-from tasks.validate_batch import validate_rows
+from schemas.validation import validate_rows
 
 EXIT_VALID, EXIT_REJECTS = 0, 1
 
@@ -27,14 +29,21 @@ def validate_with(
     endpoint: ApiEndpoint, raw: RawBatch, *, settings: Settings, strict: bool = False
 ) -> ValidationReport:
     """Validate a read batch with the banks and services lists of `endpoint`."""
-    services = services_list(endpoint.base_url, endpoint.token, timeout=settings.request_timeout)
-    banks = banks_fetcher(
-        endpoint.base_url,
-        endpoint.token,
-        concurrency=min(settings.max_in_flight, 16),
-        timeout=settings.request_timeout,
+    lookups = asyncio.run(_fetch_lookups(endpoint, raw, settings))
+    return validate_rows(
+        raw,
+        services=lookups.services,
+        banks_for_phones=prefetched(lookups.banks),
+        strict=strict,
     )
-    return validate_rows(raw, services=services, banks_for_phones=banks, strict=strict)
+
+
+async def _fetch_lookups(endpoint: ApiEndpoint, raw: RawBatch, settings: Settings) -> Lookups:
+    client = AsyncPayoutsClient(
+        endpoint.token, base_url=endpoint.base_url, timeout=settings.request_timeout
+    )
+    async with client:
+        return await fetch_lookups(client, raw, concurrency=min(settings.max_in_flight, 16))
 
 
 def validate_file(

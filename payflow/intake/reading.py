@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from payflow.intake.amounts import read_decimal_commas
 from payflow.intake.columns import match_headers
+from payflow.intake.headers import SCANNED_ROWS, missing_columns_message
+from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem
+from payflow.settings import Settings
 
 BATCH_ID_HEX = 20
 FIRST_DATA_ROW = 2  # the header is row 1, as the operator sees it
@@ -34,6 +38,7 @@ class RawBatch:
     frame: pd.DataFrame
     unknown_columns: tuple[str, ...] = ()
     read_problems: list[Problem] = field(default_factory=list)
+    notices: list[Problem] = field(default_factory=list)  # how cells were read (warnings)
 
 
 def batch_id_of(data: bytes) -> str:
@@ -41,10 +46,18 @@ def batch_id_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:BATCH_ID_HEX]
 
 
-def read_batch_file(path: str | Path, sheet: str | None = None) -> RawBatch:
+def read_batch_file(
+    path: str | Path, sheet: str | None = None, *, limits: ReadLimits | None = None
+) -> RawBatch:
     """Read a CSV or XLSX batch; raise BatchFileError when it cannot be read at all."""
-    table = read_table(path, sheet)
-    return _raw_batch(table.batch_id, table.source_name, table.frame, table.read_problems)
+    table = read_table(path, sheet, limits=limits)
+    return _raw_batch(
+        table.batch_id,
+        table.source_name,
+        table.frame,
+        table.read_problems,
+        decimal_comma=table.decimal_comma,
+    )
 
 
 @dataclass
@@ -55,11 +68,15 @@ class RawTable:
     source_name: str
     frame: pd.DataFrame
     read_problems: list[Problem] = field(default_factory=list)
+    decimal_comma: bool = False  # a `;` CSV, where Russian Excel writes `1 500,50`
 
 
-def read_table(path: str | Path, sheet: str | None = None) -> RawTable:
+def read_table(
+    path: str | Path, sheet: str | None = None, *, limits: ReadLimits | None = None
+) -> RawTable:
     """The cells of any batch file (payouts, refunds) as text; BatchFileError when unreadable."""
     path = Path(path)
+    limits = limits or ReadLimits.from_settings(Settings())
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -74,13 +91,13 @@ def read_table(path: str | Path, sheet: str | None = None) -> RawTable:
     if data.startswith(_ZIP_MAGIC):
         from payflow.intake.xlsx import read_xlsx_cells
 
-        rows, read_problems = read_xlsx_cells(data, path.name, sheet)
+        rows, read_problems = read_xlsx_cells(data, path.name, sheet, limits)
         frame = _frame_from_rows(rows, path.name)
-    else:
-        if sheet is not None:
-            raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
-        frame, read_problems = _read_csv(data, path.name), []
-    return RawTable(batch_id_of(data), path.name, frame, read_problems)
+        return RawTable(batch_id_of(data), path.name, frame, read_problems)
+    if sheet is not None:
+        raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
+    frame, delimiter = _read_csv(data, path.name, limits)
+    return RawTable(batch_id_of(data), path.name, frame, [], decimal_comma=delimiter == ";")
 
 
 def batch_from_rows(rows: list[list[str]], source_name: str = "rows") -> RawBatch:
@@ -106,13 +123,25 @@ def _delimiter(header_line: str) -> str:
     return ";" if header_line.count(";") > header_line.count(",") else ","
 
 
-def _read_csv(data: bytes, name: str) -> pd.DataFrame:
+def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame, str]:
     encoding = _encoding(data, name)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise BatchFileError(
+            f"{name} holds a NUL byte on line {line}: it is not a text CSV; "
+            "save it again from the spreadsheet as CSV or XLSX"
+        )
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    limits.check_rows(name, lines - 1)
     first_line = data.split(b"\n", 1)[0].decode(encoding, errors="replace")
+    delimiter = _delimiter(first_line)
+    # Counted before parsing: pandas would build every column of a million-column header.
+    limits.check_columns(name, first_line.count(delimiter) + 1)
     try:
         frame = pd.read_csv(
             io.BytesIO(data),
-            sep=_delimiter(first_line),
+            sep=delimiter,
             encoding=encoding,
             header=None,  # taken from the first row below: pandas would rename duplicates
             dtype=str,
@@ -128,7 +157,35 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
     header = [str(c) for c in frame.iloc[0].tolist()]
     frame = frame.iloc[1:].reset_index(drop=True)
     frame.columns = header
-    return frame
+    _check_cells(frame, name, limits)
+    if len(frame) + 1 < lines:
+        _check_swallowed_lines(frame, name, delimiter)
+    return frame, delimiter
+
+
+def _check_cells(frame: pd.DataFrame, name: str, limits: ReadLimits) -> None:
+    for position, column in enumerate(frame.columns):
+        lengths = frame.iloc[:, position].str.len()
+        if len(lengths) and int(lengths.max()) > limits.max_cell_chars:
+            row = int(lengths.to_numpy().argmax()) + FIRST_DATA_ROW
+            limits.check_cell(name, row, str(column), int(lengths.max()))
+
+
+def _check_swallowed_lines(frame: pd.DataFrame, name: str, delimiter: str) -> None:
+    """Fewer rows than lines: some quoted cell spans lines. A cell that also holds the delimiter
+    swallowed whole rows (an unbalanced quote), and those rows must not vanish silently."""
+    for position, column in enumerate(frame.columns):
+        cells = frame.iloc[:, position]
+        spanning = cells.str.contains("[\r\n]", regex=True)
+        for offset in spanning.to_numpy().nonzero()[0].tolist():
+            text = str(cells.iloc[offset])
+            if delimiter in text:
+                breaks = text.count("\n") or text.count("\r")
+                raise BatchFileError(
+                    f"{name}: row {offset + FIRST_DATA_ROW}, column {column!r} opens a quote "
+                    f"that runs over {breaks} line break(s) and swallows the rows below it; "
+                    'remove the stray quote (") or close it'
+                )
 
 
 def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:
@@ -150,17 +207,29 @@ def _without_blank_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[~blank]
 
 
-def _raw_batch(batch_id: str, name: str, frame: pd.DataFrame, problems: list[Problem]) -> RawBatch:
+def _raw_batch(
+    batch_id: str,
+    name: str,
+    frame: pd.DataFrame,
+    problems: list[Problem],
+    *,
+    decimal_comma: bool = False,
+) -> RawBatch:
     match = match_headers(list(frame.columns))
     if match.duplicated:
         raise BatchFileError(f"{name}: column {match.duplicated[0]} is given more than once")
     if match.missing_required:
-        missing = ", ".join(match.missing_required)
-        raise BatchFileError(f"{name}: required column missing: {missing}")
+        top = [[str(c) for c in row] for row in frame.head(SCANNED_ROWS).itertuples(index=False)]
+        raise BatchFileError(
+            missing_columns_message(name, list(frame.columns), top, match.missing_required)
+        )
     frame = frame[list(match.renames)].rename(columns=match.renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
     frame = _without_blank_rows(frame)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
     problems = [replace(p, column=match.renames.get(p.column, p.column)) for p in problems]
-    return RawBatch(batch_id, name, frame, match.unknown, problems)
+    notices: list[Problem] = []
+    if decimal_comma:
+        frame, notices = read_decimal_commas(frame)
+    return RawBatch(batch_id, name, frame, match.unknown, problems, notices)

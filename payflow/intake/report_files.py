@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.intake.problems import Problem, ValidationReport
+from payflow.intake.problems import Problem, ValidationReport, printable
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")
 SHOWN_PROBLEMS = 40
@@ -17,18 +17,33 @@ def _records(report: ValidationReport) -> list[list[str | int]]:
     def record(problem: Problem, severity: str) -> list[str | int]:
         return [
             problem.row,
-            problem.external_id,
-            problem.column,
+            printable(problem.external_id),
+            printable(problem.column),
             problem.rule,
-            problem.message,
-            problem.value,
+            printable(problem.message),
+            printable(problem.value),
             severity,
         ]
 
     rows = [record(p, "reject") for p in report.rejects]
     rows += [record(p, "warning") for p in report.warnings]
+    rows += [record(p, "resolved") for p in resolution_problems(report)]
     rows.sort(key=lambda r: int(r[0]))
     return rows
+
+
+def resolution_problems(report: ValidationReport) -> list[Problem]:
+    """Each SBP bank name resolved to an id, as a report line of severity `resolved`."""
+    return [
+        Problem(
+            r.row,
+            "bankName",
+            "sbp_bank_resolved",
+            f"bank name {r.given!r} resolved to bank id {r.bank_id}",
+            value=r.given,
+        )
+        for r in report.bank_resolutions
+    ]
 
 
 def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path, Path]:
@@ -61,17 +76,21 @@ def summary_lines(report: ValidationReport) -> list[str]:
         f"batch {report.batch_id} ({report.source_name}): {report.rows} rows, "
         f"{report.valid} valid, {report.rejected} rejected, {len(report.warnings)} warnings"
     ]
-    for resolution in report.bank_resolutions:
+    if report.bank_resolutions:
+        names = len({r.given for r in report.bank_resolutions})
         lines.append(
-            f"  row {resolution.row}: bank {resolution.given!r} resolved to id {resolution.bank_id}"
+            f"  SBP bank names: {names} resolved to bank ids on "
+            f"{len(report.bank_resolutions)} rows (each listed in the report)"
         )
     problems = [("reject", p) for p in report.rejects] + [("warning", p) for p in report.warnings]
     problems.sort(key=lambda item: item[1].row)
     for severity, problem in problems[:SHOWN_PROBLEMS]:
         value = f" [{problem.value}]" if problem.value else ""
         lines.append(
-            f"  {severity} row {problem.row}, {problem.column}, {problem.rule}: "
-            f"{problem.message}{value}"
+            printable(
+                f"  {severity} row {problem.row}, {problem.column}, {problem.rule}: "
+                f"{problem.message}{value}"
+            )
         )
     if len(problems) > SHOWN_PROBLEMS:
         lines.append(f"  ... and {len(problems) - SHOWN_PROBLEMS} more in the report")

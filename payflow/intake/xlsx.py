@@ -4,23 +4,34 @@ from __future__ import annotations
 
 import io
 import zipfile
+from itertools import islice
 
 from openpyxl import load_workbook
 from openpyxl.utils.exceptions import InvalidFileException
+from openpyxl.workbook.workbook import Workbook
 
 from payflow.intake.cells import LostDigitsError, cell_text
+from payflow.intake.columns import match_headers
+from payflow.intake.headers import SCANNED_ROWS, missing_columns_message
+from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem
 
 
-def read_xlsx_cells(
-    data: bytes, name: str, sheet: str | None
-) -> tuple[list[list[str]], list[Problem]]:
-    """Rows of text cells (header first) and the cells whose numbers Excel could not keep exact."""
+def _open(data: bytes, name: str) -> Workbook:
     try:
         # data_only: a formula cell gives the value Excel cached when it last saved the file.
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        return load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
+
+
+def read_xlsx_cells(
+    data: bytes, name: str, sheet: str | None, limits: ReadLimits
+) -> tuple[list[list[str]], list[Problem]]:
+    """Rows of text cells (header first) and the cells whose numbers Excel could not keep exact.
+
+    The limits apply row by row, so a sheet of a million empty rows stops early."""
+    workbook = _open(data, name)
     try:
         if sheet is None:
             worksheet = workbook.worksheets[0]
@@ -32,12 +43,35 @@ def read_xlsx_cells(
         rows: list[list[str]] = []
         problems: list[Problem] = []
         header: list[str] = []
-        for offset, values in enumerate(worksheet.iter_rows(values_only=True)):
+        blank_run = 0
+        # The stated size (<dimension>) may be wrong: trusted, it would cut rows off silently.
+        # max_col bounds the width instead: a stated 16,384 columns would pad every row to it.
+        worksheet.reset_dimensions()
+        cells = worksheet.iter_rows(values_only=True, max_col=limits.max_columns + 1)
+        for offset, values in enumerate(cells):
             if offset == 0:
                 header = [cell_text(v).strip() for v in values]
+                while header and not header[-1]:
+                    header.pop()
+                limits.check_columns(name, len(header))
+                missing = match_headers(header).missing_required
+                if missing:
+                    top = [[cell_text(v) for v in values] for values in islice(cells, SCANNED_ROWS)]
+                    raise BatchFileError(
+                        missing_columns_message(
+                            name, header, top, missing, lambda: other_sheet_headers(data, sheet)
+                        )
+                    )
                 rows.append(header)
                 continue
-            rows.append(_row_text(values, header, offset + 1, problems))
+            texts = _row_text(values[: len(header)], header, offset + 1, problems, limits, name)
+            if any(texts):
+                blank_run = 0
+                limits.check_rows(name, offset)
+            else:
+                blank_run += 1
+                limits.check_blank_run(name, offset + 1 - blank_run, blank_run)
+            rows.append(texts)
     finally:
         workbook.close()
     while len(rows) > 1 and not any(rows[-1]):
@@ -46,14 +80,40 @@ def read_xlsx_cells(
 
 
 def _row_text(
-    values: tuple[object, ...], header: list[str], row: int, problems: list[Problem]
+    values: tuple[object, ...],
+    header: list[str],
+    row: int,
+    problems: list[Problem],
+    limits: ReadLimits,
+    name: str,
 ) -> list[str]:
     texts: list[str] = []
     for index, value in enumerate(values):
         try:
-            texts.append(cell_text(value))
+            text = cell_text(value)
         except LostDigitsError as exc:
-            column = header[index] if index < len(header) else f"column {index + 1}"
-            problems.append(Problem(row, column, "number_lost_digits", str(exc)))
-            texts.append("")
+            problems.append(Problem(row, header[index], "number_lost_digits", str(exc)))
+            text = ""
+        if len(text) > limits.max_cell_chars:
+            limits.check_cell(name, row, header[index], len(text))
+        texts.append(text)
     return texts
+
+
+def other_sheet_headers(data: bytes, sheet: str | None) -> dict[str, list[list[str]]]:
+    """The first rows of every sheet but the one read, to say where a missing header may be."""
+    workbook = _open(data, "workbook")
+    try:
+        read = sheet or workbook.sheetnames[0]
+        return {
+            title: [
+                [cell_text(v) for v in values]
+                for values in workbook[title].iter_rows(
+                    values_only=True, max_row=SCANNED_ROWS, max_col=64
+                )
+            ]
+            for title in workbook.sheetnames
+            if title != read
+        }
+    finally:
+        workbook.close()

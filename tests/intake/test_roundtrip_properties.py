@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from openpyxl import Workbook
 
 from payflow.intake import read_batch_file
-from schemas.lookups import BankInfo
+from payflow.intake.lookups import BankInfo
 from schemas.requisites import account_with_key
-from tasks.validate_batch import validate_rows
+from schemas.validation import validate_rows
 
 HEADER = ["externalId", "amount", "currency", "paymentType", "requisites", "bankName", "name",
           "userId", "bik"]  # fmt: skip

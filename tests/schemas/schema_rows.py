@@ -5,18 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from payflow.intake import ValidationReport, batch_from_rows
-from schemas.lookups import BankInfo, ServiceInfo
+from payflow.intake.lookups import BankInfo, ServiceInfo
 from schemas.requisites import account_with_key
-from tasks.validate_batch import validate_rows
+from schemas.validation import validate_rows
 
 BIK = "044525225"
 ACCOUNT = account_with_key(BIK, "40817810099910004312")
 BANKS = [BankInfo("100000000111", "Сбербанк"), BankInfo("100000000004", "Т-Банк")]
+MOBILE_MONEY = ("CDF", "GHS", "KES", "NGN", "ZAR", "UGX", "TZS", "ZMW", "BDT")
 SERVICES = [
     ServiceInfo(101, "SBP", "RUB"),
     ServiceInfo(201, "SIM", "XOF"),
-    ServiceInfo(205, "SIM", "KES"),
+    *(ServiceInfo(203 + n, "SIM", currency) for n, currency in enumerate(MOBILE_MONEY)),
     ServiceInfo(102, "BANK_ACCOUNT", "RUB"),
+    ServiceInfo(301, "EMAIL", "USD"),
+    ServiceInfo(302, "EMAIL", "EUR"),
 ]
 BASE = {
     "SIM": {"amount": "1500", "currency": "XOF", "requisites": "2250700001234"},

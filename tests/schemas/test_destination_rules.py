@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from schema_rows import ACCOUNT, BIK, row, rules_of, validate
+from schema_rows import ACCOUNT, BIK, SERVICES, row, rules_of, validate
 
+from payflow.intake.lookups import ServiceInfo
 from schemas.requisites import account_with_key
 from schemas.rules import RulesTableError, load_rules
 
@@ -102,7 +103,8 @@ def test_a_new_destination_is_a_row_of_the_table(tmp_path: Path) -> None:
     table = load_rules(_table(tmp_path, "EMAIL_BRL,BRL,,email_address,,0.01,,,no,yes,new\n"))
     good = row("EMAIL", paymentType="EMAIL_BRL", currency="BRL")
     bad = row("EMAIL", paymentType="EMAIL_BRL", currency="USD")
-    report = validate(good, bad, table=table)
+    services = [*SERVICES, ServiceInfo(401, "EMAIL_BRL", "BRL")]
+    report = validate(good, bad, table=table, services=services)
     assert [(p.row, p.rule) for p in report.rejects] == [(3, "currency_for_destination")]
     assert rules_of(validate(good)) == {"payment_type_known"}
 

@@ -17,9 +17,9 @@ def test_a_valid_row_of_each_destination_passes() -> None:
     [
         ({"amount": ""}, "amount_present", "amount"),
         ({"amount": "1,5"}, "amount_format", "amount"),
-        ({"amount": "15.005"}, "amount_format", "amount"),
-        ({"amount": "0.30000000000000004"}, "amount_format", "amount"),
-        ({"amount": "-5"}, "amount_format", "amount"),
+        ({"amount": "15.005"}, "amount_decimals", "amount"),
+        ({"amount": "0.30000000000000004"}, "amount_decimals", "amount"),
+        ({"amount": "-5"}, "amount_positive", "amount"),
         ({"amount": "1e3"}, "amount_format", "amount"),
         ({"amount": "0.00"}, "amount_positive", "amount"),
         ({"currency": "xof"}, "currency_iso4217", "currency"),

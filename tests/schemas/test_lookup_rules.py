@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from schema_rows import BANKS, banks_by_phone, row, rules_of, validate
 
-from schemas.lookups import BankInfo
+from payflow.intake.lookups import BankInfo
 
 
 def test_bank_name_is_resolved_to_its_id_and_shown() -> None:

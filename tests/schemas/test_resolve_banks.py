@@ -11,17 +11,16 @@ from pydantic import SecretStr
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, RejectedError
 from payflow.api.models import Bank, PayoutService
-from payflow.intake.reading import batch_from_rows
-from payflow.sandbox import SandboxServer
-from schemas.lookups import BankInfo
-from tasks.resolve_banks import (
-    banks_fetcher,
+from payflow.intake.lookups import (
+    BankInfo,
     fetch_banks,
+    fetch_lookups,
     fetch_services,
     prefetched,
     sbp_phones,
-    services_list,
 )
+from payflow.intake.reading import batch_from_rows
+from payflow.sandbox import SandboxServer
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +43,20 @@ async def test_services_from_the_sandbox(sandbox: SandboxServer) -> None:
     assert any(s.payment_type == "SIM" and s.currency == "XOF" for s in services)
 
 
-def test_sync_fetchers_for_validate_rows(sandbox: SandboxServer) -> None:
-    token = SecretStr(sandbox.token)
-    assert services_list(sandbox.url, token)
-    banks = banks_fetcher(sandbox.url, token, concurrency=2)(["79161234567"])
-    assert banks["79161234567"]
+async def test_one_fetch_gives_services_and_the_banks_of_each_sbp_phone(
+    sandbox: SandboxServer,
+) -> None:
+    raw = batch_from_rows(
+        [
+            ["amount", "currency", "paymentType", "requisites", "name", "userId"],
+            ["10", "RUB", "SBP", "79161234567", "A", "u1"],
+            ["15", "XOF", "SIM", "2250700001234", "B", "u2"],
+        ]
+    )
+    async with AsyncPayoutsClient(SecretStr(sandbox.token), base_url=sandbox.url) as client:
+        lookups = await fetch_lookups(client, raw, concurrency=2)
+    assert any(s.payment_type == "SBP" for s in lookups.services)
+    assert set(lookups.banks) == {"79161234567"} and lookups.banks["79161234567"]
 
 
 class CountingClient:

@@ -1,0 +1,55 @@
+"""`payflow template`: an empty batch to fill in, with one example row per destination."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payflow.cli.app import app, fail
+from payflow.intake.template_files import write_template_csv, write_template_xlsx
+from schemas.columns_doc import EXAMPLES, column_docs, example_rows
+from schemas.rules import ANY_CURRENCY, load_rules
+
+EMAIL_CURRENCIES = ("USD", "EUR")
+
+
+@app.command("template")
+def template_command(
+    as_csv: Annotated[bool, typer.Option("--csv", help="Write a CSV (default: XLSX).")] = False,
+    as_xlsx: Annotated[bool, typer.Option("--xlsx", help="Write an XLSX (the default).")] = False,
+    types: Annotated[
+        str, typer.Option("--type", help="Destinations with an example row, comma-separated.")
+    ] = ",".join(EXAMPLES),
+    out: Annotated[Path | None, typer.Option("--out", help="File to write.")] = None,
+) -> None:
+    """Write a batch template: the header, one example row per destination that validates."""
+    if as_csv and as_xlsx:
+        fail("choose one of --csv and --xlsx")
+    wanted = [t.strip().upper() for t in types.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in EXAMPLES]
+    if unknown or not wanted:
+        fail(f"--type takes some of {', '.join(EXAMPLES)}; not {', '.join(unknown) or 'nothing'}")
+    suffix = ".csv" if as_csv else ".xlsx"
+    path = out or Path(f"payflow-template{suffix}")
+    rows = example_rows(wanted)
+    try:
+        if as_csv:
+            write_template_csv(rows, path)
+        else:
+            table = load_rules()
+            notes = [["column", "required", "accepted headers", "rules"]] + [
+                [d.name, "yes" if d.required else "no", d.headers.replace("`", ""), d.rules]
+                for d in column_docs(table)
+            ]
+            # EMAIL takes any ISO code: the list offers the usual ones and only warns on others.
+            named = [d.currency for d in table.destinations if d.currency != ANY_CURRENCY]
+            choices = {
+                "currency": list(dict.fromkeys([*named, *EMAIL_CURRENCIES])),
+                "paymentType": sorted(table.payment_types),
+            }
+            write_template_xlsx(rows, notes, choices, path)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    print(f"template: {path} ({len(rows) - 1} example rows: {', '.join(wanted)})")

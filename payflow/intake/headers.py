@@ -1,0 +1,49 @@
+"""The message for a header that lacks required columns: what was found, where the data may be."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from payflow.intake.columns import match_headers
+
+SCANNED_ROWS = 10  # rows below the header (or atop another sheet) searched for the real header
+SHOWN_HEADERS = 12
+FIRST_DATA_ROW = 2
+
+
+def missing_columns_message(
+    name: str,
+    header: Sequence[str],
+    top: Sequence[Sequence[str]],
+    missing: Sequence[str],
+    elsewhere: Callable[[], dict[str, list[list[str]]]] | None = None,
+) -> str:
+    """`required column missing: ...; headers found: ...`, plus where the header seems to be:
+    one of the `top` rows below it (a title row above the header) or another sheet."""
+    found = [str(h).strip() for h in header if str(h).strip()]
+    shown = ", ".join(found[:SHOWN_HEADERS]) or "none"
+    if len(found) > SHOWN_HEADERS:
+        shown += f" and {len(found) - SHOWN_HEADERS} more"
+    message = (
+        f"{name}: required column missing: {', '.join(missing)}; headers found in row 1: {shown}"
+    )
+    below = header_row(top)
+    if below is not None:
+        row = below + FIRST_DATA_ROW
+        return f"{message}; row {row} looks like the header: delete the title rows above it"
+    for sheet, rows in (elsewhere() if elsewhere else {}).items():
+        at = header_row(rows)
+        if at is not None:
+            return (
+                f"{message}; sheet {sheet!r} seems to hold the data (header on row {at + 1}): "
+                f"add --sheet {sheet!r}"
+            )
+    return message
+
+
+def header_row(rows: Sequence[Sequence[str]]) -> int | None:
+    """Index of the first row that names every required column, if any."""
+    for index, row in enumerate(rows[:SCANNED_ROWS]):
+        if not match_headers([str(c) for c in row]).missing_required:
+            return index
+    return None

@@ -1,0 +1,165 @@
+"""Validating a read batch: the pandera rules, the lookups, the warnings, and the instructions."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from decimal import Decimal
+from itertools import repeat
+
+import pandas as pd
+
+from payflow.intake import Problem, RawBatch, ValidationReport
+from payflow.intake.ids import derived_external_id
+from payflow.intake.lookups import BanksForPhones, ServiceInfo
+from payflow.intake.problems import FILE_ROW
+from payflow.model import PayoutInstruction
+from schemas.batch_schema import find_problems
+from schemas.batch_warnings import find_warnings
+from schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
+from schemas.rules import RulesTable, load_rules
+
+# _instructions passes PayoutInstruction's fields by position, so their order is pinned here.
+_FIELD_ORDER = (
+    "row_number", "external_id", "amount", "currency", "payment_type", "requisites", "name",
+    "user_id", "service_id", "bank_name", "note", "user_email", "user_phone", "user_ip",
+    "callback_url",
+)  # fmt: skip
+if tuple(f.name for f in fields(PayoutInstruction)) != _FIELD_ORDER:
+    raise RuntimeError("PayoutInstruction's fields changed: update schemas.validation")
+
+
+def validate_rows(
+    raw: RawBatch,
+    *,
+    services: Sequence[ServiceInfo] | None,
+    banks_for_phones: BanksForPhones | None,
+    strict: bool = False,
+    table: RulesTable | None = None,
+) -> ValidationReport:
+    """Every reject and warning of the batch, and an instruction for each row that may be paid."""
+    table = table or load_rules()
+    frame, notices = _with_external_ids(raw)
+    prepared, rejects = find_problems(frame, table)
+    ids = frame["externalId"]
+    rejects = _not_read(rejects, raw.read_problems) + [_with_id(p, ids) for p in raw.read_problems]
+    passed = _without(frame.index, rejects)
+    service_rejects, not_checked = check_services(frame, passed, services)
+    pair_rejects, pairs_not_checked = check_enabled_pairs(frame, passed, services)
+    rejects += service_rejects + pair_rejects
+    not_checked += pairs_not_checked
+    passed = _without(passed, service_rejects + pair_rejects)
+    bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, passed, banks_for_phones)
+    rejects += bank_rejects
+    valid_rows = _without(passed, bank_rejects)
+    warnings = find_warnings(prepared, valid_rows)
+    if strict and warnings:
+        rejects += warnings
+        valid_rows = _without(valid_rows, warnings)
+        warnings = []
+    rejects.sort(key=lambda p: p.row)
+    return ValidationReport(
+        batch_id=raw.batch_id,
+        source_name=raw.source_name,
+        rows=len(frame),
+        instructions=_instructions(frame.loc[valid_rows], bank_ids),
+        rejects=rejects,
+        warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
+        bank_resolutions=resolutions,
+        not_checked=not_checked,
+    )
+
+
+def _not_read(problems: list[Problem], read_problems: list[Problem]) -> list[Problem]:
+    """Drop rules broken only because a cell could not be read: its read problem names the cause
+    (an account stored as a number is not also "requisites are required")."""
+    unread = {(p.row, p.column) for p in read_problems}
+    return [p for p in problems if (p.row, p.column) not in unread]
+
+
+def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:
+    return rows[~rows.isin(list({p.row for p in problems}))]
+
+
+def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
+    frame = raw.frame
+    derived = pd.Series(
+        [derived_external_id(raw.batch_id, r) for r in frame.index.tolist()], index=frame.index
+    )
+    if "externalId" not in frame:
+        notice = Problem(
+            FILE_ROW,
+            "externalId",
+            "external_id_derived",
+            "no externalId column: ids are derived from the file's content, so an edited file "
+            "gets new ids; add an externalId column to make a corrected re-upload safe",
+        )
+        return frame.assign(externalId=derived), [notice]
+    return frame.assign(
+        externalId=frame["externalId"].where(frame["externalId"] != "", derived)
+    ), []
+
+
+def _with_id(problem: Problem, ids: pd.Series) -> Problem:
+    external_id = str(ids.get(problem.row, ""))
+    return Problem(
+        problem.row, problem.column, problem.rule, problem.message, external_id, problem.value
+    )
+
+
+def _unknown_columns(raw: RawBatch) -> list[Problem]:
+    return [
+        Problem(
+            FILE_ROW, name, "unknown_column", "this column is not a payout field and is not sent"
+        )
+        for name in raw.unknown_columns
+    ]
+
+
+def _optional(frame: pd.DataFrame, column: str) -> Iterable[str | None]:
+    if column not in frame:
+        return repeat(None, len(frame))
+    return [value or None for value in frame[column].tolist()]
+
+
+def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutInstruction]:
+    # Positional arguments in PayoutInstruction's field order: map() over columns is the
+    # cheapest way to build a million frozen dataclasses.
+    banks = pd.Series(list(_optional(frame, "bankName")), index=frame.index, dtype=object)
+    if bank_ids:
+        banks[list(bank_ids)] = list(bank_ids.values())
+    services = [int(s) if s else None for s in _optional(frame, "serviceId")]
+    # A million new objects would set off repeated full collections that find no garbage.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(frame, banks, services)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _build(
+    frame: pd.DataFrame, banks: pd.Series, services: list[int | None]
+) -> list[PayoutInstruction]:
+    return list(
+        map(
+            PayoutInstruction,
+            frame.index.tolist(),
+            frame["externalId"].tolist(),
+            map(Decimal, frame["amount"].tolist()),
+            frame["currency"].tolist(),
+            frame["paymentType"].tolist(),
+            frame["requisites"].tolist(),
+            frame["name"].tolist(),
+            frame["userId"].tolist(),
+            services,
+            banks.tolist(),
+            _optional(frame, "note"),
+            _optional(frame, "userEmail"),
+            _optional(frame, "userPhone"),
+            _optional(frame, "userIp"),
+            _optional(frame, "callbackUrl"),
+        )
+    )

@@ -1,0 +1,71 @@
+"""`payflow template` writes batches whose example rows validate, and the README's columns
+table is the one the rules table gives (issue 7, item 9)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+
+from payflow.cli import main
+from schemas.columns_doc import EXAMPLES, columns_markdown
+from schemas.rules import load_rules
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PAYFLOW_API_URL", raising=False)
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+
+
+def run(*args: str) -> int:
+    with pytest.raises(SystemExit) as ended:
+        main(list(args))
+    return int(ended.value.code or 0)
+
+
+@pytest.mark.parametrize("form", ["--xlsx", "--csv"])
+def test_every_example_row_of_the_template_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], form: str
+) -> None:
+    path = tmp_path / f"t{'.csv' if form == '--csv' else '.xlsx'}"
+    assert run("template", form, "--out", str(path)) == 0
+    capsys.readouterr()
+    assert run("validate", str(path), "--json", "--out", str(tmp_path / "out")) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rows"], summary["valid"], summary["problems"]) == (len(EXAMPLES), 4, [])
+
+
+def test_the_xlsx_template_has_notes_and_list_validation(tmp_path: Path) -> None:
+    path = tmp_path / "t.xlsx"
+    assert run("template", "--type", "SBP,SIM", "--out", str(path)) == 0
+    workbook = load_workbook(path)
+    assert workbook.sheetnames == ["payouts", "notes"]
+    payouts = workbook["payouts"]
+    assert [row[2] for row in payouts.iter_rows(min_row=2, max_row=3, values_only=True)] == [
+        "SBP",
+        "SIM",
+    ]
+    lists = {str(v.sqref): v.formula1 for v in payouts.data_validations.dataValidation}
+    assert lists["C2:C1001"] == '"BANK_ACCOUNT,EMAIL,SBP,SIM"'
+    assert "RUB" in lists["B2:B1001"] and "XOF" in lists["B2:B1001"]
+    notes = [row[0] for row in workbook["notes"].iter_rows(min_row=2, values_only=True)]
+    assert "externalId" in notes and "bik" in notes
+
+
+def test_an_unknown_type_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("template", "--type", "CARD") == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def test_the_readme_columns_table_is_the_generated_one() -> None:
+    text = README.read_text("utf-8")
+    inside = text.split("<!-- columns:start -->\n", 1)[1].split("<!-- columns:end -->", 1)[0]
+    assert inside == columns_markdown(load_rules()), (
+        "README columns table is stale: paste `.venv/bin/python -m schemas.columns_doc`"
+    )

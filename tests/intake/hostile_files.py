@@ -1,0 +1,141 @@
+"""Hostile batch files, generated on demand (no binaries are checked in): issue 7, item 6."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+from intake_files import HEADER, ROW, write_xlsx
+
+CSV_HEADER = ",".join(HEADER)
+
+
+def _rows(count: int, start: int = 1) -> list[str]:
+    return [",".join([*ROW[:5], f"u-{n}", f"x-{n}"]) for n in range(start, start + count)]
+
+
+def _csv(path: Path, lines: list[str]) -> Path:
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode("utf-8"))
+    return path
+
+
+def nul_after_4kb(path: Path) -> Path:
+    """A NUL byte in a cell well past the first 4 KB (which is all the binary sniff looks at)."""
+    lines = [CSV_HEADER, *_rows(120)]
+    assert len("\r\n".join(lines)) > 4096
+    lines.append(",".join([*ROW[:4], "Nul\x00Name", "u-nul", "x-nul"]))
+    return _csv(path, lines)
+
+
+def vertical_tab_in_external_id(path: Path) -> Path:
+    """`\\x0b` inside an externalId: a reject at validation, and the report is still written."""
+    return _csv(path, [CSV_HEADER, *_rows(3), ",".join([*ROW[:6], "x\x0bvt"])])
+
+
+def control_characters_in_every_column(path: Path) -> Path:
+    """One row per column with a control character in that column."""
+    lines = [CSV_HEADER]
+    for index in range(len(HEADER)):
+        cells = [*ROW[:5], f"u-{index}", f"x-{index}"]
+        cells[index] = cells[index][:2] + "\x1b[31m" + cells[index][2:]
+        lines.append(",".join(cells))
+    return _csv(path, lines)
+
+
+def unbalanced_quote(path: Path) -> Path:
+    """10 data lines; row 3 opens a quote that a later quoted cell closes: 3 rows to pandas."""
+    lines = [CSV_HEADER, *_rows(10)]
+    lines[3] = ",".join([*ROW[:4], '"Kouadio Yao', "u-3", "x-3"])
+    lines[9] = ",".join([*ROW[:4], 'Yao"', "u-9", "x-9"])
+    return _csv(path, lines)
+
+
+def unclosed_quote_to_the_end(path: Path) -> Path:
+    """A quote opened on row 5 that nothing closes."""
+    lines = [CSV_HEADER, *_rows(10)]
+    lines[5] = ",".join([*ROW[:4], '"Kouadio Yao', "u-5", "x-5"])
+    return _csv(path, lines)
+
+
+def twenty_megabyte_name(path: Path) -> Path:
+    """A 20 MB name: past any cell size a spreadsheet keeps."""
+    return _csv(path, [CSV_HEADER, ",".join([*ROW[:4], "N" * 20_000_000, "u-1", "x-1"])])
+
+
+def long_name(path: Path) -> Path:
+    """A 1,000-character name: a cell, but not a name the API takes (a row reject)."""
+    return _csv(path, [CSV_HEADER, *_rows(2), ",".join([*ROW[:4], "N" * 1000, "u-9", "x-9"])])
+
+
+def million_columns(path: Path) -> Path:
+    """A header of a million columns."""
+    return _csv(path, [CSV_HEADER + ",x" * 1_000_000, *_rows(2)])
+
+
+def duplicate_named_columns(path: Path) -> Path:
+    """100,000 columns all named `amount` before the real header."""
+    return _csv(path, ["amount," * 100_000 + CSV_HEADER, *_rows(2)])
+
+
+def wide_data_row(path: Path) -> Path:
+    """A good header, then one data line of a million cells."""
+    return _csv(path, [CSV_HEADER, *_rows(2), ",".join(ROW) + ",y" * 1_000_000])
+
+
+def binary_noise(path: Path) -> Path:
+    """Bytes that are no text at all."""
+    path.write_bytes(bytes(range(256)) * 64)
+    return path
+
+
+def _inline_row(number: int, values: list[str]) -> str:
+    cells = "".join(
+        f'<c r="{chr(65 + i)}{number}" t="inlineStr"><is><t>{v}</t></is></c>'
+        for i, v in enumerate(values)
+    )
+    return f'<row r="{number}">{cells}</row>'
+
+
+def million_empty_rows_xlsx(path: Path) -> Path:
+    """An XLSX: a good header and row, then a million rows of empty strings."""
+    write_xlsx(path, [HEADER, ROW])
+    head = "<sheetData>" + _inline_row(1, HEADER) + _inline_row(2, ROW)
+    with zipfile.ZipFile(path) as source:
+        parts = {item: source.read(item) for item in source.namelist()}
+    sheet = next(name for name in parts if name.startswith("xl/worksheets/sheet"))
+    text = parts[sheet].decode("utf-8")
+    before, after = text.split("<sheetData>")[0], text.split("</sheetData>")[1]
+    # The sheet still states its size as A1:G2, as the small workbook had it: a reader that
+    # trusted that would silently read two rows.
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for name, data in parts.items():
+            if name != sheet:
+                target.writestr(name, data)
+        with target.open(sheet, "w") as handle:
+            handle.write((before + head).encode())
+            empty = '<c r="A{0}" t="inlineStr"><is><t></t></is></c>'
+            for start in range(3, 1_000_003, 10_000):
+                chunk = "".join(
+                    f'<row r="{n}">{empty.format(n)}</row>' for n in range(start, start + 10_000)
+                )
+                handle.write(chunk.encode())
+            handle.write(("</sheetData>" + after).encode())
+    return path
+
+
+HOSTILE: dict[str, tuple[Callable[[Path], Path], int, str]] = {
+    # case: (writer, expected exit code, words the one line or the report must hold)
+    "nul_after_4kb.csv": (nul_after_4kb, 2, "NUL byte on line 122"),
+    "vertical_tab.csv": (vertical_tab_in_external_id, 1, "no_control_characters"),
+    "control_everywhere.csv": (control_characters_in_every_column, 1, "no_control_characters"),
+    "unbalanced_quote.csv": (unbalanced_quote, 2, "row 4, column 'name' opens a quote"),
+    "unclosed_quote.csv": (unclosed_quote_to_the_end, 2, "not a readable CSV"),
+    "name_20mb.csv": (twenty_megabyte_name, 2, "PAYFLOW_MAX_CELL_CHARS"),
+    "name_1000.csv": (long_name, 1, "name_length"),
+    "million_columns.csv": (million_columns, 2, "PAYFLOW_MAX_COLUMNS"),
+    "duplicate_columns.csv": (duplicate_named_columns, 2, "PAYFLOW_MAX_COLUMNS"),
+    "wide_data_row.csv": (wide_data_row, 2, "not a readable CSV"),
+    "binary_noise.csv": (binary_noise, 2, "neither CSV nor XLSX"),
+    "million_empty_rows.xlsx": (million_empty_rows_xlsx, 2, "PAYFLOW_MAX_BLANK_ROWS"),
+}

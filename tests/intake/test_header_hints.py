@@ -1,0 +1,44 @@
+"""A missing required column: the message lists the headers found and says where the header
+seems to be (a title row above it, another sheet) (issue 7, item 9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from intake_files import HEADER, ROW, write_csv, write_xlsx
+from openpyxl import Workbook
+
+from payflow.intake import BatchFileError, read_batch_file
+
+
+def test_the_message_lists_the_headers_found(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "b.csv", [["Сумма", "Валюта", "amount"], ["1", "RUB", "1"]])
+    with pytest.raises(BatchFileError) as raised:
+        read_batch_file(path)
+    assert "required column missing: currency, paymentType" in str(raised.value)
+    assert "headers found in row 1: Сумма, Валюта, amount" in str(raised.value)
+
+
+def test_a_title_row_above_the_header_is_pointed_at(tmp_path: Path) -> None:
+    rows: list[list[object]] = [["Выплаты за ноябрь"], [], HEADER, ROW]
+    with pytest.raises(BatchFileError, match="row 3 looks like the header: delete the title"):
+        read_batch_file(write_xlsx(tmp_path / "b.xlsx", rows))
+    csv_rows = [["Payouts, November", "", "", "", "", "", ""], HEADER, ROW]
+    with pytest.raises(BatchFileError, match="row 2 looks like the header"):
+        read_batch_file(write_csv(tmp_path / "b.csv", csv_rows))
+
+
+def test_another_sheet_holding_the_data_is_named(tmp_path: Path) -> None:
+    workbook = Workbook()
+    cover = workbook.active
+    assert cover is not None
+    cover.title = "cover"
+    cover.append(["Batch of 2026-11-23", "approved by"])
+    data = workbook.create_sheet("payouts")
+    data.append(HEADER)
+    data.append(ROW)
+    workbook.save(tmp_path / "b.xlsx")
+    with pytest.raises(BatchFileError, match=r"sheet 'payouts' seems to hold the data .* --sheet"):
+        read_batch_file(tmp_path / "b.xlsx")
+    assert read_batch_file(tmp_path / "b.xlsx", "payouts").frame.loc[2].tolist() == ROW

@@ -1,0 +1,58 @@
+"""The validation summary stays on one screen: one line for SBP bank names resolved, the list in
+the report (issue 7, item 13); control characters never reach a report or a terminal raw."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from openpyxl import load_workbook
+
+from payflow.intake import Problem, ValidationReport, batch_from_rows
+from payflow.intake.lookups import BankInfo, ServiceInfo
+from payflow.intake.report_files import summary_lines, write_rejects_report
+from schemas.validation import validate_rows
+
+BANKS = [BankInfo("100000000111", "Сбербанк"), BankInfo("100000000004", "Т-Банк")]
+HEADER = ["amount", "currency", "paymentType", "requisites", "bankName", "name", "userId"]
+
+
+def _sbp_report(rows: int) -> ValidationReport:
+    body = [
+        ["100", "RUB", "SBP", f"7916{n:07d}", ["Сбербанк", "т-банк"][n % 2], "A", f"u-{n}"]
+        for n in range(rows)
+    ]
+    return validate_rows(
+        batch_from_rows([HEADER, *body]),
+        services=[ServiceInfo(101, "SBP", "RUB")],
+        banks_for_phones=lambda phones: {p: BANKS for p in phones},
+    )
+
+
+def test_bank_names_resolved_are_one_summary_line_and_listed_in_the_report(
+    tmp_path: Path,
+) -> None:
+    report = _sbp_report(300)
+    assert len(report.bank_resolutions) == 300
+    lines = summary_lines(report)
+    resolved = [line for line in lines if "resolved" in line]
+    assert resolved == [
+        "  SBP bank names: 2 resolved to bank ids on 300 rows (each listed in the report)"
+    ]
+    assert len(lines) < 10
+    csv_path, _ = write_rejects_report(report, tmp_path)
+    with csv_path.open(encoding="utf-8-sig", newline="") as handle:
+        listed = [r for r in csv.DictReader(handle) if r["severity"] == "resolved"]
+    assert len(listed) == 300 and listed[1]["rule"] == "sbp_bank_resolved"
+    assert "'т-банк' resolved to bank id 100000000004" in listed[1]["message"]
+
+
+def test_control_characters_are_shown_escaped_in_reports_and_summary(tmp_path: Path) -> None:
+    problem = Problem(2, "name", "no_control_characters", "message", "x\x0b1", "a\x00\x1b[31m")
+    report = ValidationReport("c" * 20, "b.csv", rows=1, rejects=[problem])
+    csv_path, xlsx_path = write_rejects_report(report, tmp_path)
+    sheet = load_workbook(xlsx_path).active
+    assert sheet is not None
+    assert (sheet.cell(2, 2).value, sheet.cell(2, 6).value) == ("x\\x0b1", "a\\x00\\x1b[31m")
+    assert "\x1b" not in "".join(summary_lines(report))
+    assert "x\\x0b1" in csv_path.read_text("utf-8-sig")
