@@ -16,6 +16,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.model import display_amount
+from payflow.reporting.inert import inert_row, text_cells
 
 NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
 
@@ -94,7 +95,7 @@ def write_reconciliation(
     with paths.csv.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
-        writer.writerows(_cells(row) for row in materialised)
+        writer.writerows(inert_row(_cells(row)) for row in materialised)
 
     workbook = Workbook(write_only=True)
     summary = workbook.create_sheet("Summary")
@@ -105,15 +106,15 @@ def write_reconciliation(
     summary.append([])
     summary.append(["state", "rows"])
     for state, count in sorted(counts.items()):
-        summary.append([state, count])
+        summary.append(text_cells(summary, [state, count]))
     summary.append([])
     summary.append(["currency", "state", "rows", "amount"])
     for (currency, state), (count, amount) in _totals(materialised).items():
         # Amounts stay text so the workbook shows the exact decimal, not a binary float.
-        summary.append([currency, state, count, display_amount(amount)])
+        summary.append(text_cells(summary, [currency, state, count, display_amount(amount)]))
     sheet = workbook.create_sheet("Rows")
     sheet.append(HEADER)
     for row in materialised:
-        sheet.append(_cells(row))
+        sheet.append(text_cells(sheet, _cells(row)))
     workbook.save(paths.xlsx)
     return paths
