@@ -13,6 +13,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import Problem, RawBatch, ValidationReport
+from payflow.intake.identity import derived_external_ids
 from payflow.intake.problems import FILE_ROW
 from payflow.model import PayoutInstruction
 from schemas.batch_schema import find_problems
@@ -20,7 +21,6 @@ from schemas.batch_warnings import find_warnings
 from schemas.lookups import BanksForPhones, ServiceInfo, check_services, resolve_sbp_banks
 from schemas.rules import RulesTable, load_rules
 
-DERIVED_ID_HEX = 12
 # _instructions passes PayoutInstruction's fields by position, so their order is pinned here.
 _FIELD_ORDER = (
     "row_number", "external_id", "amount", "currency", "payment_type", "requisites", "name",
@@ -29,11 +29,6 @@ _FIELD_ORDER = (
 )  # fmt: skip
 if tuple(f.name for f in fields(PayoutInstruction)) != _FIELD_ORDER:
     raise RuntimeError("PayoutInstruction's fields changed: update tasks.validate_batch")
-
-
-def derived_external_id(batch_id: str, row: int) -> str:
-    """`pf-<12 hex of the batch id>-<row>`: a re-upload of the same file maps to the same ids."""
-    return f"pf-{batch_id[:DERIVED_ID_HEX]}-{row}"
 
 
 def validate_rows(
@@ -81,21 +76,20 @@ def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:
 
 def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
     frame = raw.frame
-    derived = pd.Series(
-        [derived_external_id(raw.batch_id, r) for r in frame.index.tolist()], index=frame.index
-    )
     if "externalId" not in frame:
         notice = Problem(
             FILE_ROW,
             "externalId",
             "external_id_derived",
-            "no externalId column: ids are derived from the file's content, so an edited file "
-            "gets new ids; add an externalId column to make a corrected re-upload safe",
+            "no externalId column: each row's id is derived from its own recipient, amount, "
+            "currency, paymentType, userId and bank (see README), so a row already paid is not "
+            "paid again; add an externalId column to pay the same payout again on purpose",
         )
-        return frame.assign(externalId=derived), [notice]
-    return frame.assign(
-        externalId=frame["externalId"].where(frame["externalId"] != "", derived)
-    ), []
+        return frame.assign(externalId=derived_external_ids(frame)), [notice]
+    blank = frame["externalId"] == ""
+    ids = frame["externalId"].copy()
+    ids[blank] = derived_external_ids(frame.loc[blank])
+    return frame.assign(externalId=ids), []
 
 
 def _with_id(problem: Problem, ids: pd.Series) -> Problem:
