@@ -21,6 +21,7 @@ from payflow.ledger.records import (
     StatusEventView,
     UnknownPayout,
 )
+from payflow.ledger.repeats import REPEAT_WINDOW, HeldRow
 from payflow.ledger.states import (
     FINAL_STATUSES,
     TERMINAL_STATES,
@@ -33,6 +34,7 @@ from payflow.ledger.states import (
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "FINAL_STATUSES",
+    "REPEAT_WINDOW",
     "TERMINAL_STATES",
     "TRANSITIONS",
     "BulkOutcome",
@@ -41,6 +43,7 @@ __all__ = [
     "CreatedPayout",
     "Disposition",
     "EventSource",
+    "HeldRow",
     "IllegalTransition",
     "KnownRow",
     "LeaseLost",

@@ -24,6 +24,9 @@ class RowState(StrEnum):
     EXPIRED = "EXPIRED"
     CONFLICT = "CONFLICT"  # same externalId, other content: never paid
     SUBMIT_REJECTED = "SUBMIT_REJECTED"  # the service refused the POST (4xx): nothing was created
+    # Same recipient, amount and currency paid or in flight under another externalId within
+    # 30 days: never sent until an operator acknowledges it (`payflow run --allow-repeat`).
+    HELD = "HELD"
 
 
 class EventSource(StrEnum):
@@ -33,6 +36,7 @@ class EventSource(StrEnum):
     RESOLVE = "resolve"
     WEBHOOK = "webhook"
     POLL = "poll"
+    REVIEW = "review"  # a repeat held back, or released by an operator's acknowledgement
 
 
 class Move(Enum):
@@ -65,7 +69,8 @@ API_STATUSES = frozenset({S.CREATED, S.PROCESSING}) | FINAL_STATUSES
 """The values `record_status` and `mark_created` accept from the service."""
 
 TRANSITIONS: dict[RowState, frozenset[RowState]] = {
-    S.VALIDATED: frozenset({S.SUBMITTING}),
+    S.VALIDATED: frozenset({S.SUBMITTING, S.HELD}),
+    S.HELD: frozenset({S.VALIDATED}),
     # SUBMITTING -> VALIDATED only after a lookup by externalId said 404 (safe to retry);
     # -> a final status when the lookup adopted a payout that already finished.
     S.SUBMITTING: frozenset(
@@ -84,6 +89,7 @@ CORRECTIONS = frozenset({(S.COMPLETED, S.FAILED)})
 # is old news. Ledger-only states (VALIDATED, SUBMITTING) rank below every service status.
 _RANK: dict[RowState, int] = {
     S.VALIDATED: 0,
+    S.HELD: 0,
     S.SUBMITTING: 1,
     S.CREATED: 2,
     S.PROCESSING: 3,
