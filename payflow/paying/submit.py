@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.calls import UnusablePathSegment, segment
 from payflow.api.errors import (
     AmbiguousError,
     AuthError,
@@ -65,6 +66,7 @@ class _RowSubmitter:
         self._callback_url = callback_url
         self._max_attempts = max_attempts
         self.auth_error: AuthError | None = None
+        self._posted: set[str] = set()  # rows whose POST may have reached the service
 
     async def run(self, row: ClaimedPayout) -> Outcome:
         try:
@@ -73,6 +75,24 @@ class _RowSubmitter:
             # Another worker took the row over after our lease ran out; it resolves the row.
             logger.warning("lease of %s lost; left to the worker holding it", row.external_id)
             return Outcome.UNRESOLVED
+        except Exception as exc:
+            return await self._set_aside(row, exc)
+
+    async def _set_aside(self, row: ClaimedPayout, exc: Exception) -> Outcome:
+        """Settle a row that failed in a way the protocol does not know, without the others."""
+        # The type only: a message could quote the row's requisites (invariant 6).
+        reason = type(exc).__name__
+        if row.needs_resolution or row.external_id in self._posted:
+            # A payout may exist: only a lookup may settle the row, so the next run does.
+            logger.error("%s failed after a POST (%s); left SUBMITTING", row.external_id, reason)
+            return Outcome.UNRESOLVED
+        logger.error("%s could not be sent (%s); set aside", row.external_id, reason)
+        if isinstance(exc, UnusablePathSegment):
+            message = f"not sent: {exc}, so it could never be looked up"
+        else:
+            message = f"not sent: the row could not be turned into a request ({reason})"
+        await self._writer.mark_submit_rejected(row.external_id, message)
+        return Outcome.REJECTED
 
     async def _run(self, row: ClaimedPayout) -> Outcome:
         if row.needs_resolution:
@@ -80,12 +100,16 @@ class _RowSubmitter:
             if outcome is not Outcome.NOT_FOUND:
                 return outcome
         request = build_payout_request(row.instruction, callback_url=self._callback_url)
+        # A payout that could not be looked up by its externalId could never be resolved after
+        # an ambiguous POST (invariant 1): such a row is never sent.
+        segment(row.external_id, "externalId")
         for attempt in range(1, self._max_attempts + 1):
             if self.auth_error is not None:
                 break
             if not _lease_left(row):
                 # Past our lease another worker may take the row over: never POST then.
                 return Outcome.UNRESOLVED
+            self._posted.add(row.external_id)
             try:
                 payout = await self._client.create_payout(request)
             except AuthError as exc:
