@@ -14,6 +14,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.ledger_checks import api_failure, held_lines, prepare_ledger
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare
 from payflow.cli.validate import validate_with
@@ -64,6 +65,14 @@ def run_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Treat warnings as rejects.")] = False,
+    allow_repeat: Annotated[
+        bool,
+        typer.Option(
+            "--allow-repeat",
+            help="Pay rows held because the same recipient, amount and currency was paid "
+            "in the last 30 days under another externalId.",
+        ),
+    ] = False,
 ) -> None:
     """Validate a batch, pay every valid row exactly once, follow it to a final status, report."""
     settings = prepare()
@@ -73,6 +82,7 @@ def run_command(
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     try:
         raw = read_batch_file(file, sheet)
+        prepare_ledger(settings, raw.batch_id, allow_repeat=allow_repeat)
         with ExitStack() as stack:
             endpoint = stack.enter_context(api_endpoint(settings))
             if endpoint.is_sandbox:
@@ -112,8 +122,10 @@ def run_command(
     except (BatchStopped, InsufficientBalanceError) as exc:
         fail(str(exc))
     except PaymentsApiError as exc:
-        fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+        fail(api_failure(settings, raw.batch_id, exc))
     _print_result(result, as_json=as_json)
+    for line in held_lines(settings, result.batch_id):
+        say(line)
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 
 
