@@ -33,6 +33,10 @@ def _posts(url: str) -> dict[str, int]:
     return attempts
 
 
+# Each test runs `payflow run` (a Prefect flow in a subprocess) two or three times.
+pytestmark = pytest.mark.timeout(900)
+
+
 def test_an_edited_reordered_crlf_copy_pays_nobody_twice(tmp_path, prefect_home, make_sandbox):
     sandbox = make_sandbox()
     env = payflow_env(
