@@ -52,6 +52,20 @@ class PayoutInstruction:
             user_id=self.user_id,
         )
 
+    def repeat_key(self) -> str:
+        """Fingerprint of recipient, amount and currency: the same payout under any externalId."""
+        return repeat_key(requisites=self.requisites, amount=self.amount, currency=self.currency)
+
+
+def repeat_key(*, requisites: str, amount: Decimal, currency: str) -> str:
+    """SHA-256 over the recipient's requisites, the canonical amount and the currency."""
+    canonical = json.dumps(
+        [requisites.strip(), canonical_amount(amount), currency.strip().upper()],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
 
 def canonical_amount(amount: Decimal) -> str:
     """Text of an amount that does not depend on how it was written (10, 10.0 and 10.00 agree)."""

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
 from payflow.settings import Settings
+
+if TYPE_CHECKING:
+    from payflow.ledger import Ledger
 
 NO_REAL_MONEY = (
     "sandbox: no PAYFLOW_API_URL is set, so the embedded sandbox served; no real money moved"
@@ -17,6 +21,29 @@ NO_REAL_MONEY = (
 
 class ConfigurationError(Exception):
     """The settings cannot work together; the message says which one to fix."""
+
+
+def open_ledger(settings: Settings) -> Ledger:
+    """The configured ledger, migrated; a ConfigurationError naming the setting if it cannot."""
+    # Imported here: commands that never touch the ledger do not pay for SQLAlchemy and Alembic.
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from payflow.ledger import Ledger
+
+    try:
+        return Ledger.open(settings.ledger_url_or_default())
+    except (SQLAlchemyError, OSError, ValueError) as exc:
+        raise ConfigurationError(
+            f"PAYFLOW_LEDGER_URL: cannot open the ledger: {_reason(exc)}"
+        ) from None
+
+
+def _reason(exc: BaseException) -> str:
+    # The driver's own first line ("connection refused", "unable to open database file"); never
+    # the URL, which may hold a password.
+    cause = getattr(exc, "orig", None) or exc
+    lines = str(cause).strip().splitlines() or [type(cause).__name__]
+    return lines[0]
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ Nothing reads the environment at import time; build `Settings()` where a command
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SANDBOX_TOKEN_DEFAULT = "sandbox-secret-token"
@@ -80,6 +81,38 @@ class Settings(BaseSettings):
     reconcile_recent_days: int = Field(
         default=30, ge=1, description="Days back that reconcile-recent re-fetches COMPLETED."
     )
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_url_is_http(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "must be an http:// or https:// URL with a host, e.g. https://api.example.com"
+            )
+        try:
+            _ = parts.port
+        except ValueError:
+            raise ValueError("has a port that is not a number from 0 to 65535") from None
+        return value.strip()
+
+    @field_validator("ledger_url")
+    @classmethod
+    def _ledger_url_is_supported(cls, value: str | None) -> str | None:
+        if not value:
+            return value
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            backend = make_url(value).get_backend_name()
+        except ArgumentError:
+            raise ValueError("is not a database URL, e.g. sqlite:////path/ledger.sqlite3") from None
+        if backend not in ("sqlite", "postgresql"):
+            raise ValueError(f"names backend {backend!r}: use sqlite or postgresql")
+        return value
 
     @property
     def uses_sandbox(self) -> bool:

@@ -11,7 +11,7 @@ from itertools import repeat
 import pandas as pd
 
 from payflow.intake import Problem, RawBatch, ValidationReport
-from payflow.intake.ids import derived_external_id
+from payflow.intake.identity import derived_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
 from payflow.intake.problems import FILE_ROW
 from payflow.model import PayoutInstruction
@@ -84,21 +84,20 @@ def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:
 
 def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
     frame = raw.frame
-    derived = pd.Series(
-        [derived_external_id(raw.batch_id, r) for r in frame.index.tolist()], index=frame.index
-    )
     if "externalId" not in frame:
         notice = Problem(
             FILE_ROW,
             "externalId",
             "external_id_derived",
-            "no externalId column: ids are derived from the file's content, so an edited file "
-            "gets new ids; add an externalId column to make a corrected re-upload safe",
+            "no externalId column: each row's id is derived from its own recipient, amount, "
+            "currency, paymentType, userId and bank (see README), so a row already paid is not "
+            "paid again; add an externalId column to pay the same payout again on purpose",
         )
-        return frame.assign(externalId=derived), [notice]
-    return frame.assign(
-        externalId=frame["externalId"].where(frame["externalId"] != "", derived)
-    ), []
+        return frame.assign(externalId=derived_external_ids(frame)), [notice]
+    blank = frame["externalId"] == ""
+    ids = frame["externalId"].copy()
+    ids[blank] = derived_external_ids(frame.loc[blank])
+    return frame.assign(externalId=ids), []
 
 
 def _with_id(problem: Problem, ids: pd.Series) -> Problem:

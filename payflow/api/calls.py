@@ -43,10 +43,18 @@ class ApiCall(Generic[T]):
     body_optional: bool = False  # a success answer may be empty or not JSON
 
 
+class UnusablePathSegment(ValueError):
+    """A value no path segment can carry safely: empty, `.` or `..` (nothing was sent)."""
+
+
 def segment(value: str, what: str) -> str:
-    """One path segment, escaped; empty and dot segments are refused (they move routes)."""
-    if not isinstance(value, str) or value.strip() in ("", ".", ".."):
-        raise ValueError(f"{what} must be a non-empty identifier")
+    """One path segment, percent-encoded (RFC 3986): no value can change the route.
+
+    Everything outside the unreserved characters is escaped, `/ ? # %` and spaces included.
+    `.` and `..` are refused: RFC 3986 makes `%2E` equal to `.`, so servers and proxies may
+    resolve either as a dot segment and reach another resource."""
+    if not isinstance(value, str) or value in ("", ".", ".."):
+        raise UnusablePathSegment(f"{what} {value!r} cannot be used in a URL path")
     return quote(value, safe="")
 
 

@@ -13,6 +13,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.ledger_checks import allow_repeats, api_failure, check_ledger, held_lines
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
@@ -73,6 +74,14 @@ def run_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Treat warnings as rejects.")] = False,
+    allow_repeat: Annotated[
+        bool,
+        typer.Option(
+            "--allow-repeat",
+            help="Pay rows held because the same recipient, amount and currency was paid "
+            "in the last 30 days under another externalId.",
+        ),
+    ] = False,
 ) -> None:
     """Validate a batch, pay every valid row exactly once, follow it to a final status, report."""
     settings = prepare()
@@ -83,7 +92,9 @@ def run_command(
 
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     out_dir = str(out) if out else None
+    batch_id: str | None = None
     try:
+        check_ledger(settings)
         with ExitStack() as stack:
             stack.enter_context(stop_on_signals())
             endpoint = stack.enter_context(api_endpoint(settings))
@@ -104,14 +115,18 @@ def run_command(
                     sandbox=endpoint.is_sandbox,
                 )
             )
-            for line in [*intake.summary, *totals_lines(intake.counts)]:
+            batch_id = intake.batch_id
+            counts = allow_repeats(settings, batch_id) if allow_repeat else intake.counts
+            for line in [*intake.summary, *totals_lines(counts)]:
+                say(line)
+            for line in held_lines(settings, batch_id):
                 say(line)
             if STOP.requested():
                 fail(f"stopped on {STOP.signal_name} before paying; nothing was sent")
-            _confirm(yes, intake.counts)
+            _confirm(yes, counts)
             # The confirmation approves the batch as the ledger holds it now; pay_batch refuses
             # to send anything if the batch changed since.
-            digest = approval_digest(intake.counts)
+            digest = approval_digest(counts)
             progress = LedgerProgress(
                 settings.ledger_url_or_default(),
                 intake.batch_id,
@@ -141,8 +156,10 @@ def run_command(
     except (BatchStopped, InsufficientBalanceError, ApprovalVoided) as exc:
         fail(str(exc))
     except PaymentsApiError as exc:
-        fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+        fail(api_failure(settings, batch_id, exc))
     _print_result(result, as_json=as_json)
+    for line in held_lines(settings, result.batch_id):
+        say(line)
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 
 

@@ -13,7 +13,8 @@ def settings_error(exc: ValidationError) -> str:
     """One line naming the first bad PAYFLOW_* setting."""
     first = exc.errors()[0]
     name = "PAYFLOW_" + "_".join(str(p) for p in first["loc"]).upper()
-    return f"bad setting {name}: {first['msg']}"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"bad setting {name}: {message}"
 
 
 def prepare() -> Settings:

@@ -1,35 +1,102 @@
-"""`payflow status BATCH_ID`: counts per state and the rows not yet final, from the ledger."""
+"""`payflow status BATCH_ID`: counts per state and the rows not yet final, from the ledger.
+
+With `--refresh` (the default when the batch's last change in the ledger is over a minute old)
+the batch's CREATED and PROCESSING payouts are polled first, through the run's own poller, and
+what the service says is recorded forward only; the figures are read afterwards.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import timedelta
 from typing import Annotated
 
 import typer
 
+from payflow.api import AsyncPayoutsClient
+from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
-from payflow.ledger import Ledger
+from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
+from payflow.paying import refresh_batch
+from payflow.runtime import ConfigurationError, api_token, open_ledger
+from payflow.settings import Settings
+
+STALE_AFTER = timedelta(minutes=1)
+SHOWN_PENDING = 50
+
+
+def _wants_refresh(settings: Settings, ledger: Ledger, batch_id: str, refresh: bool | None) -> bool:
+    if refresh is not None:
+        return refresh
+    if settings.uses_sandbox:
+        return False  # a past run's embedded sandbox is gone: nobody to ask
+    last = ledger.last_change(batch_id)
+    return last is not None and utc_now() - last > STALE_AFTER and bool(ledger.unfinished(batch_id))
+
+
+def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
+    if settings.api_url is None:
+        raise ConfigurationError(
+            "--refresh needs PAYFLOW_API_URL: a past run's embedded sandbox is gone"
+        )
+    token = api_token(settings, sandbox=False)
+    base_url = settings.api_url.rstrip("/")
+
+    async def poll() -> None:
+        async with AsyncPayoutsClient(
+            token,
+            base_url=base_url,
+            timeout=settings.request_timeout,
+            max_in_flight=settings.max_in_flight,
+            max_requests_per_second=settings.max_requests_per_second,
+        ) as client:
+            await refresh_batch(client, ledger, batch_id)
+
+    asyncio.run(poll())
 
 
 @app.command()
 def status(
     batch_id: Annotated[str, typer.Argument(help="Batch id printed by `payflow run`.")],
+    refresh: Annotated[
+        bool | None,
+        typer.Option(
+            "--refresh/--no-refresh",
+            help="Ask the API for the batch's payouts not final yet before showing them "
+            "(default: when the ledger has had no change for the batch for over a minute).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout only.")] = False,
 ) -> None:
     """Show how many rows of a batch stand in each state, and which are not final yet."""
     settings = prepare()
-    ledger = Ledger.open(settings.ledger_url_or_default())
+    try:
+        ledger = open_ledger(settings)
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    # HELD rows wait for an operator's --allow-repeat: not final either.
+    unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:
         if not ledger.batch_exists(batch_id):
             fail(f"no batch {batch_id!r} in the ledger at {settings.home}")
+        if _wants_refresh(settings, ledger, batch_id, refresh):
+            _refresh(settings, ledger, batch_id)
         counts = ledger.batch_summary(batch_id)
         pending = [
             {"row": ref.row_number, "externalId": ref.external_id, "state": str(ref.state)}
             for ref in ledger.batch_rows(batch_id)
-            if ref.state in UNFINISHED_STATES
+            if str(ref.state) in unfinished
         ]
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
+    except PaymentsApiError as exc:
+        fail(f"the payments API could not be asked (PAYFLOW_API_URL): {exc}")
     finally:
         ledger.close()
     if as_json:
@@ -40,8 +107,8 @@ def status(
             typer.echo(f"  {state:<16} {count}")
         if pending:
             typer.echo(f"not final yet ({len(pending)}):")
-            for row in pending[:50]:
+            for row in pending[:SHOWN_PENDING]:
                 typer.echo(f"  row {row['row']:>6}  {row['externalId']}  {row['state']}")
-            if len(pending) > 50:
-                typer.echo(f"  ... and {len(pending) - 50} more (use --json for all)")
+            if len(pending) > SHOWN_PENDING:
+                typer.echo(f"  ... and {len(pending) - SHOWN_PENDING} more (use --json for all)")
     raise typer.Exit(1 if pending or set(counts) - {"COMPLETED"} else 0)

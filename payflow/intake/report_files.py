@@ -8,6 +8,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.intake.problems import Problem, ValidationReport, printable
+from payflow.reporting.inert import inert_row, text_cells
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")
 SHOWN_PROBLEMS = 40
@@ -54,7 +55,7 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
     with csv_path.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(REPORT_COLUMNS)
-        writer.writerows(records)
+        writer.writerows(inert_row(record) for record in records)
     xlsx_path = out_dir / f"{report.batch_id}-rejects.xlsx"
     workbook = Workbook()
     sheet = workbook.active
@@ -62,10 +63,7 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
     sheet.title = "rejects"
     sheet.append(list(REPORT_COLUMNS))
     for record in records:
-        sheet.append(record)
-    for cells in sheet.iter_rows(min_row=2):
-        for cell in cells[1:]:
-            cell.data_type = "s"  # a value like `=1+1` stays text, never a formula
+        sheet.append(text_cells(sheet, record))
     workbook.save(xlsx_path)
     return csv_path, xlsx_path
 

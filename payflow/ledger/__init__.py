@@ -43,6 +43,7 @@ from payflow.ledger.refund_records import (
     RejectedRefund,
     UnknownRefund,
 )
+from payflow.ledger.repeats import REPEAT_WINDOW, HeldRow
 from payflow.ledger.states import (
     FINAL_STATUSES,
     NOT_PAID_STATES,
@@ -62,6 +63,7 @@ __all__ = [
     "FINAL_STATUSES",
     "NOT_PAID_STATES",
     "PENDING_STATES",
+    "REPEAT_WINDOW",
     "SENT_STATES",
     "TERMINAL_STATES",
     "TO_SEND_STATES",
@@ -83,6 +85,7 @@ __all__ = [
     "FindingState",
     "FindingView",
     "FindingsSync",
+    "HeldRow",
     "IllegalTransition",
     "KnownRow",
     "LeaseLost",

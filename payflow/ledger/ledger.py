@@ -12,7 +12,7 @@ from types import TracebackType
 
 from sqlalchemy import Engine
 
-from payflow.ledger import bulk, claims, counts, findings, moves, reading, register, totals
+from payflow.ledger import bulk, claims, counts, findings, moves, reading, register, repeats, totals
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.findings import (
@@ -110,6 +110,14 @@ class Ledger:
         return register.register_batch(
             self._engine, batch_id, source_name, valid, rejected, self._clock()
         )
+
+    def acknowledge_repeats(self, batch_id: str) -> int:
+        """The operator allows the batch's repeats: they are not held, and HELD rows go on."""
+        return repeats.acknowledge_repeats(self._engine, batch_id, self._clock())
+
+    def held_rows(self, batch_id: str) -> list[repeats.HeldRow]:
+        """Rows of the batch HELD as repeats, each with the earlier payout it repeats."""
+        return repeats.held_rows(self._reader, batch_id, self._clock())
 
     # -- claiming ----------------------------------------------------------------------------
 
@@ -258,6 +266,14 @@ class Ledger:
     def schedule_poll(self, external_id: str, next_poll_at: datetime) -> None:
         """Set the next poll of a non-final payout."""
         moves.schedule_poll(self._engine, external_id, next_poll_at)
+
+    def make_polls_due(self, batch_id: str) -> int:
+        """Every CREATED or PROCESSING payout of the batch is due for a poll now."""
+        return moves.make_polls_due(self._engine, batch_id, self._clock())
+
+    def last_change(self, batch_id: str) -> datetime | None:
+        """When a row of the batch last changed (registered, moved or polled)."""
+        return reading.last_change(self._reader, batch_id)
 
     def unfinished(self, batch_id: str) -> list[PayoutRef]:
         """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, bindparam, insert, select, update
 
+from payflow.ledger.claims import in_batch
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
 from payflow.ledger.states import (
     CORRECTIONS,
@@ -235,3 +236,16 @@ def schedule_poll(engine: Engine, external_id: str, next_poll_at: datetime) -> N
             .where(Payout.external_id == external_id, Payout.state.in_(pollable))
             .values(next_poll_at=next_poll_at)
         )
+
+
+def make_polls_due(engine: Engine, batch_id: str, at: datetime) -> int:
+    """Make every non-final payout of the batch due for a poll at `at`; returns how many."""
+    pollable = [state.value for state in POLLABLE_STATES]
+    with engine.begin() as connection:
+        result = connection.execute(
+            update(Payout)
+            .where(in_batch(batch_id), Payout.state.in_(pollable))
+            .values(next_poll_at=at)
+            .execution_options(synchronize_session=False)
+        )
+    return int(result.rowcount)

@@ -182,3 +182,14 @@ def status_events(engine: Engine, external_id: str) -> list[StatusEventView]:
             )
             for row in connection.execute(query)
         ]
+
+
+def last_change(engine: Engine, batch_id: str) -> datetime | None:
+    """When a row of the batch last changed in the ledger (None: no such batch)."""
+    changed = select(func.max(Payout.updated_at)).where(in_batch(batch_id))
+    registered = select(Batch.created_at).where(Batch.batch_id == batch_id)
+    with engine.connect() as connection:
+        latest = connection.scalar(changed)
+        created = connection.scalar(registered)
+    moments = [moment for moment in (latest, created) if moment is not None]
+    return max(moments) if moments else None

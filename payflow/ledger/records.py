@@ -70,6 +70,7 @@ class RegisterOutcome:
     already_registered: int = 0
     already_known: list[KnownRow] = field(default_factory=list)
     conflicts: list[ConflictRow] = field(default_factory=list)
+    held: int = 0  # rows moved to HELD as repeats by this call (see repeats.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from payflow.ledger.records import (
     RegisterOutcome,
     RejectedRow,
 )
+from payflow.ledger.repeats import hold_repeats
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout, decimal_text
 from payflow.model import PayoutInstruction
@@ -79,6 +80,7 @@ PAYOUT_COLUMNS = (
     *_PLAIN_COLUMNS,
     "amount",
     "content_hash",
+    "repeat_key",
     "batch_id",
     "state",
     "attempts",
@@ -94,7 +96,8 @@ def _payout_values(
 ) -> tuple[Any, ...]:
     """One payouts row in PAYOUT_COLUMNS order; `tail` holds the values every row shares."""
     own = tuple(getattr(instruction, name) for name in _PLAIN_COLUMNS)
-    return (*own, decimal_text(instruction.amount), digest, *tail)
+    key = instruction.repeat_key()
+    return (*own, decimal_text(instruction.amount), digest, key, *tail)
 
 
 def _lookup_known(connection: Connection, external_ids: list[str]) -> dict[str, _Known]:
@@ -258,6 +261,10 @@ def register_batch(
             ]
             bulk_insert(connection, "batch_rows", BATCH_ROW_COLUMNS, rows)
             added_rejects += len(rows)
+    with engine.begin() as connection:
+        # Every call, so a run that crashed between registering and holding still holds.
+        take_lock(connection, REGISTER_LOCK_KEY)
+        held = hold_repeats(connection, batch_id, now)
     added = new + len(outcome.already_known) + len(outcome.conflicts) + added_rejects
     return RegisterOutcome(
         batch_id=batch_id,
@@ -266,4 +273,5 @@ def register_batch(
         already_registered=len(numbers) - added,
         already_known=outcome.already_known,
         conflicts=outcome.conflicts,
+        held=held,
     )

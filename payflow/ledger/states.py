@@ -30,6 +30,9 @@ class RowState(StrEnum):
     SUBMIT_REJECTED = "SUBMIT_REJECTED"  # the service refused the POST (4xx): nothing was created
     PENDING = "PENDING"  # refunds: created at the provider, debit held
     MANUAL = "MANUAL"  # refunds: processed by the platform by hand, debit held
+    # Same recipient, amount and currency paid or in flight under another externalId within
+    # 30 days: never sent until an operator acknowledges it (`payflow run --allow-repeat`).
+    HELD = "HELD"
 
 
 class EventSource(StrEnum):
@@ -39,6 +42,7 @@ class EventSource(StrEnum):
     RESOLVE = "resolve"
     WEBHOOK = "webhook"
     POLL = "poll"
+    REVIEW = "review"  # a repeat held back, or released by an operator's acknowledgement
 
 
 class Move(Enum):
@@ -82,7 +86,8 @@ API_STATUSES = frozenset({S.CREATED, S.PROCESSING}) | FINAL_STATUSES
 """The values `record_status` and `mark_created` accept from the service."""
 
 TRANSITIONS: dict[RowState, frozenset[RowState]] = {
-    S.VALIDATED: frozenset({S.SUBMITTING}),
+    S.VALIDATED: frozenset({S.SUBMITTING, S.HELD}),
+    S.HELD: frozenset({S.VALIDATED}),
     # SUBMITTING -> VALIDATED only after a lookup by externalId said 404 (safe to retry);
     # -> a final status when the lookup adopted a payout that already finished.
     S.SUBMITTING: frozenset(
@@ -101,6 +106,7 @@ CORRECTIONS = frozenset({(S.COMPLETED, S.FAILED)})
 # is old news. Ledger-only states (VALIDATED, SUBMITTING) rank below every service status.
 _RANK: dict[RowState, int] = {
     S.VALIDATED: 0,
+    S.HELD: 0,
     S.SUBMITTING: 1,
     S.CREATED: 2,
     S.PROCESSING: 3,

@@ -101,6 +101,7 @@ class Payout(Base):
     __table_args__ = (
         Index("ix_payouts_batch_state", "batch_id", "state", "id"),
         Index("ix_payouts_batch_next_poll", "batch_id", "next_poll_at"),
+        Index("ix_payouts_repeat_key", "repeat_key", "state"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -133,6 +134,8 @@ class Payout(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_status_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     next_poll_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # model.repeat_key: finds the same recipient, amount and currency under another externalId.
+    repeat_key: Mapped[str | None] = mapped_column(String(64))
 
 
 class BatchRow(Base):
@@ -150,6 +153,15 @@ class BatchRow(Base):
     external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
     disposition: Mapped[str] = mapped_column(String(16))
     reasons: Mapped[str | None] = mapped_column(Text)  # JSON list of problems
+
+
+class RepeatAcknowledgement(Base):
+    """An operator's `--allow-repeat` for a batch: its repeats are paid, not held."""
+
+    __tablename__ = "repeat_acknowledgements"
+
+    batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH), primary_key=True)
+    acknowledged_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class StatusEvent(Base):

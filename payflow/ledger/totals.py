@@ -82,7 +82,8 @@ def outcome_expr() -> ColumnElement[str]:
         (Payout.state == S.FAILED.value, RowOutcome.FAILED.value),
         (Payout.state == S.CANCELED.value, RowOutcome.CANCELED.value),
         (Payout.state == S.EXPIRED.value, RowOutcome.EXPIRED.value),
-        (Payout.state == S.VALIDATED.value, RowOutcome.NOT_SENT.value),
+        # HELD: a repeat of a recent payout, waiting for `--allow-repeat`; never sent yet.
+        (Payout.state.in_([S.VALIDATED.value, S.HELD.value]), RowOutcome.NOT_SENT.value),
         (
             Payout.state.in_([S.SUBMIT_REJECTED.value, S.CONFLICT.value]),
             RowOutcome.REFUSED.value,

@@ -17,7 +17,7 @@ from payflow.paying.outcomes import Outcome, SubmitStats
 from payflow.paying.reconcile import Correction, reconcile_finals
 from payflow.paying.requests import build_payout_request, payout_differences
 from payflow.paying.submit import submit_claimed
-from payflow.paying.track import Fetched, TrackResult, fetch_payout, track_batch
+from payflow.paying.track import Fetched, TrackResult, fetch_payout, refresh_batch, track_batch
 
 __all__ = [
     "BalanceCheck",
@@ -36,6 +36,7 @@ __all__ = [
     "fetch_payout",
     "payout_differences",
     "reconcile_finals",
+    "refresh_batch",
     "submit_batch",
     "submit_chunk",
     "submit_claimed",

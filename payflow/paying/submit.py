@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.calls import UnusablePathSegment, segment
 from payflow.api.errors import AuthError
+from payflow.api.models import Payout
 from payflow.ledger import ClaimedPayout, LeaseLost, Ledger
 from payflow.paying.outcomes import Outcome, SubmitStats
 from payflow.paying.protocol import (
@@ -58,6 +60,7 @@ class _RowSubmitter:
     def auth_error(self) -> AuthError | None:
         """The token refusal that stopped the chunk, if any."""
         return self.stop.auth_error
+        self._posted: set[str] = set()  # rows whose POST may have reached the service
 
     async def run(self, row: ClaimedPayout) -> Outcome:
         try:
@@ -66,12 +69,38 @@ class _RowSubmitter:
             # Another worker took the row over after our lease ran out; it resolves the row.
             logger.warning("lease of %s lost; left to the worker holding it", row.external_id)
             return Outcome.UNRESOLVED
+        except Exception as exc:
+            return await self._set_aside(row, exc)
+
+    async def _set_aside(self, row: ClaimedPayout, exc: Exception) -> Outcome:
+        """Settle a row that failed in a way the protocol does not know, without the others."""
+        # The type only: a message could quote the row's requisites (invariant 6).
+        reason = type(exc).__name__
+        if row.needs_resolution or row.external_id in self._posted:
+            # A payout may exist: only a lookup may settle the row, so the next run does.
+            logger.error("%s failed after a POST (%s); left SUBMITTING", row.external_id, reason)
+            return Outcome.UNRESOLVED
+        logger.error("%s could not be sent (%s); set aside", row.external_id, reason)
+        if isinstance(exc, UnusablePathSegment):
+            message = f"not sent: {exc}, so it could never be looked up"
+        else:
+            message = f"not sent: the row could not be turned into a request ({reason})"
+        await self._writer.mark_submit_rejected(row.external_id, message)
+        return Outcome.REJECTED
 
     async def _run(self, row: ClaimedPayout) -> Outcome:
         request = build_payout_request(row.instruction, callback_url=self._callback_url)
+        # A payout that could not be looked up by its externalId could never be resolved after
+        # an ambiguous POST (invariant 1): such a row is never sent.
+        segment(row.external_id, "externalId")
+
+        async def create() -> Payout:
+            self._posted.add(row.external_id)
+            return await self._client.create_payout(request)
+
         ops = CreateOps(
             row.external_id,
-            create=lambda: self._client.create_payout(request),
+            create=create,
             find=lambda: self._client.find_payout_by_external_id(row.external_id),
             differences=lambda found: payout_differences(row.instruction, found),
         )

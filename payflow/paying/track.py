@@ -116,6 +116,31 @@ async def track_batch(
         await asyncio.sleep(pause)
 
 
+async def refresh_batch(
+    client: AsyncPayoutsClient, ledger: Ledger, batch_id: str, *, poll_interval: float = 60.0
+) -> TrackResult:
+    """Poll every non-final payout of the batch once (`payflow status --refresh`), forward only.
+
+    The same poller as `track_batch`: each payout is made due now, then polled page by page; a
+    payout still open is next due after `poll_interval`, so no page is polled twice."""
+    started = await asyncio.to_thread(ledger.make_polls_due, batch_id)
+    while True:
+        result = await track_batch(
+            client,
+            ledger,
+            batch_id,
+            deadline=0,
+            poll_interval=poll_interval,
+            poll_max_interval=poll_interval,
+            quiet_period=0,
+        )
+        if not started or result.all_final:
+            return result
+        due = await asyncio.to_thread(ledger.payouts_to_poll, batch_id, datetime.now(UTC), 1)
+        if not due:
+            return result
+
+
 class _Backoff:
     """Per-payout poll intervals: first, then doubling up to the ceiling."""
 

@@ -8,7 +8,11 @@ from pathlib import Path
 import pandas as pd
 
 from payflow.intake.columns import header_key
-from payflow.intake.ids import derived_external_id
+from payflow.intake.identity import (
+    REFUND_IDENTITY_COLUMNS,
+    REFUND_PREFIX,
+    derived_external_ids,
+)
 from payflow.intake.problems import BatchFileError, Problem
 from payflow.intake.reading import FIRST_DATA_ROW, RawTable, batch_id_of, read_table
 
@@ -70,12 +74,12 @@ def _refund_file(table: RawTable) -> RefundFile:
         if column not in frame:
             frame[column] = ""
     frame = frame[list(ALL_COLUMNS)].copy()
-    derived = pd.Series(
-        [derived_external_id(table.batch_id, row) for row in frame.index.tolist()],
-        index=frame.index,
-    )
     had_column = "externalId" in renames.values()
-    frame["externalId"] = frame["externalId"].where(frame["externalId"] != "", derived)
+    # Derived from the row's own order and amount, never from the file (design.md, invariant 2).
+    blank = frame["externalId"] == ""
+    frame.loc[blank, "externalId"] = derived_external_ids(
+        frame.loc[blank], columns=REFUND_IDENTITY_COLUMNS, prefix=REFUND_PREFIX
+    )
     problems = list(table.read_problems)
     return RefundFile(
         table.batch_id, name, frame, tuple(unknown), problems, derived_ids=not had_column

@@ -8,6 +8,12 @@ the convention Excel and LibreOffice show as plain text; nothing else changes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from openpyxl.cell.cell import Cell, WriteOnlyCell
+from openpyxl.worksheet._write_only import WriteOnlyWorksheet
+from openpyxl.worksheet.worksheet import Worksheet
+
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n")
 """Leading characters that make Excel, LibreOffice or Google Sheets evaluate a cell."""
 
@@ -25,3 +31,22 @@ def inert_text(value: object) -> str:
 def is_inert(text: str) -> bool:
     """True when `text` cannot be read as a formula by a spreadsheet program."""
     return not text.startswith(FORMULA_TRIGGERS)
+
+
+def inert_row(values: Iterable[object]) -> list[str | int]:
+    """A report line: integers (row numbers, counts) kept, every other value `inert_text`."""
+    return [
+        value if isinstance(value, int) and not isinstance(value, bool) else inert_text(value)
+        for value in values
+    ]
+
+
+def text_cells(sheet: Worksheet | WriteOnlyWorksheet, values: Iterable[object]) -> list[Cell]:
+    """XLSX cells of `inert_row(values)`; text cells are typed 's', so never a formula."""
+    cells: list[Cell] = []
+    for value in inert_row(values):
+        cell = WriteOnlyCell(sheet, value=value)
+        if isinstance(value, str):
+            cell.data_type = "s"
+        cells.append(cell)
+    return cells

@@ -12,6 +12,7 @@ import pytest
 from api_support import FAST_RETRY, PAYOUT_JSON, TOKEN, PinnedRetry, payout_request
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
+from payflow.api.calls import UnusablePathSegment
 from payflow.api.errors import (
     AmbiguousError,
     AuthError,
@@ -94,9 +95,39 @@ def test_path_segments_are_escaped():
 @pytest.mark.parametrize("bad", ["", "..", "."])
 def test_empty_or_dot_identifiers_are_refused_before_sending(bad):
     recorder = Recorder(httpx.Response(200, json=PAYOUT_JSON))
-    with sync_client(recorder) as client, pytest.raises(ValueError):
+    with sync_client(recorder) as client, pytest.raises(UnusablePathSegment):
         client.get_payout_by_external_id(bad)
     assert recorder.requests == []
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        (" ", b"%20"),
+        (" x ", b"%20x%20"),
+        ("...", b"..."),
+        ("a/b", b"a%2Fb"),
+        ("%2F", b"%252F"),
+        ("?x", b"%3Fx"),
+        ("#", b"%23"),
+        ("ü/√", b"%C3%BC%2F%E2%88%9A"),
+        ("a;b=c&d+e", b"a%3Bb%3Dc%26d%2Be"),
+    ],
+)
+def test_every_caller_value_is_one_percent_encoded_segment(value, path):
+    recorder = Recorder(httpx.Response(200, json=PAYOUT_JSON))
+    with sync_client(recorder) as client:
+        client.get_payout_by_external_id(value)
+        client.get_payout(value)
+        client.get_refund_by_external_id(value)
+        client.get_order(value)
+    raw = [r.url.raw_path for r in recorder.requests]
+    assert raw == [
+        b"/v1/payouts/external/" + path,
+        b"/v1/payouts/" + path,
+        b"/v1/refunds/external/" + path,
+        b"/v1/orders/" + path,
+    ]
 
 
 @pytest.mark.parametrize(

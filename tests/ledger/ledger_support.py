@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from collections.abc import Iterator
@@ -19,6 +20,10 @@ PG_ADMIN_URL = os.environ.get(
 )
 
 
+def _digits_of(external_id: str) -> str:
+    return str(int(hashlib.sha256(external_id.encode()).hexdigest(), 16))[-6:]
+
+
 def instruction(
     external_id: str, row_number: int = 2, amount: str = "100.00", **changes: object
 ) -> PayoutInstruction:
@@ -29,7 +34,9 @@ def instruction(
         amount=Decimal(amount),
         currency="XOF",
         payment_type="SIM",
-        requisites=f"22507{row_number:08d}",
+        # Digits of the externalId keep recipients apart across tests sharing a PostgreSQL
+        # database, so no row is held as another test's repeat (ledger/repeats.py).
+        requisites=f"22507{row_number:08d}{_digits_of(external_id)}",
         name="Awa Kone",
         user_id=f"user-{row_number}",
         service_id=7,

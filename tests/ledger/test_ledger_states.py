@@ -24,7 +24,8 @@ def test_every_allowed_move_applies(current: RowState, new: RowState) -> None:
 
 
 def test_the_table_holds_the_documented_moves() -> None:
-    assert TRANSITIONS[S.VALIDATED] == {S.SUBMITTING}
+    assert TRANSITIONS[S.VALIDATED] == {S.SUBMITTING, S.HELD}
+    assert TRANSITIONS[S.HELD] == {S.VALIDATED}  # only an operator's --allow-repeat
     assert TRANSITIONS[S.SUBMITTING] == {
         S.CREATED, S.PROCESSING, S.SUBMIT_REJECTED, S.CONFLICT, S.VALIDATED, *FINAL_STATUSES
     }  # fmt: skip
@@ -66,6 +67,8 @@ def test_equal_or_older_statuses_are_stale(current: RowState, new: RowState) -> 
         (S.REJECTED, S.VALIDATED),
         (S.CREATED, S.SUBMIT_REJECTED),
         (S.PROCESSING, S.CONFLICT),
+        (S.HELD, S.SUBMITTING),
+        (S.HELD, S.CREATED),
     ],
 )
 def test_moves_nobody_allowed_raise(current: RowState, new: RowState) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
@@ -40,6 +41,10 @@ async def make_client(
         yield c
 
 
+def _digits_of(external_id: str) -> str:
+    return str(int(hashlib.sha256(external_id.encode()).hexdigest(), 16))[-8:]
+
+
 def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes: object):
     """A valid XOF mobile-money payout whose requisites end in `last4` (the sandbox's outcome)."""
     base = PayoutInstruction(
@@ -48,7 +53,9 @@ def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes
         amount=Decimal(5 * (row_number % 200 + 1)),
         currency="XOF",
         payment_type="SIM",
-        requisites=f"22507{row_number % 10000:04d}{last4}",
+        # The externalId's own digits keep recipients apart across tests and batches, so no
+        # row is held as a repeat of another test's payout (ledger/repeats.py).
+        requisites=f"22507{row_number % 10000:04d}{_digits_of(external_id)}{last4}",
         name="Awa Kone",
         user_id=f"user-{row_number}",
         user_email="awa@example.org",

@@ -53,7 +53,12 @@ def test_a_clean_file_has_no_problems_and_gets_derived_ids_without_the_column():
     file = refund_file_from_rows([["Order ID", "Reason"], [ORDER, "ok"], [OTHER, ""]])
     assert refund_problems(file.frame) == []
     assert file.derived_ids
-    assert file.frame.at[2, "externalId"] == f"pf-{file.batch_id[:12]}-2"
+    derived = file.frame.at[2, "externalId"]
+    assert derived.startswith("rf-") and derived.endswith("-1")
+    # The id is the row's own: another file with other rows and reasons gives it the same id.
+    other = refund_file_from_rows([["Reason", "Order ID"], ["changed", OTHER], ["x", ORDER]])
+    assert other.batch_id != file.batch_id
+    assert other.frame.at[3, "externalId"] == derived
 
 
 def test_a_file_without_an_order_column_cannot_be_used(tmp_path):

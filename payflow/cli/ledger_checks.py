@@ -1,0 +1,54 @@
+"""What `payflow run` asks the ledger around the flow: can it open, repeats, what is held.
+
+Kept apart from run.py so the pipeline that drives the flow can change without touching it.
+"""
+
+from __future__ import annotations
+
+from payflow.api.errors import PaymentsApiError
+from payflow.ledger import BatchCounts, Ledger
+from payflow.runtime import open_ledger
+from payflow.settings import Settings
+
+SHOWN_HELD = 20
+
+
+def check_ledger(settings: Settings) -> None:
+    """Open (and migrate) the ledger before anything else.
+
+    Raises ConfigurationError naming PAYFLOW_LEDGER_URL when the ledger cannot be opened."""
+    with open_ledger(settings):
+        pass
+
+
+def allow_repeats(settings: Settings, batch_id: str) -> BatchCounts:
+    """Record `--allow-repeat` for the batch (its HELD rows go on) and count it again."""
+    with open_ledger(settings) as ledger:
+        ledger.acknowledge_repeats(batch_id)
+        return ledger.batch_counts(batch_id)
+
+
+def held_lines(settings: Settings, batch_id: str) -> list[str]:
+    """Lines listing the batch's rows HELD as repeats (none: no lines), read from the ledger."""
+    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+        held = ledger.held_rows(batch_id)
+    if not held:
+        return []
+    lines = [f"  {len(held)} rows held: the same recipient, amount and currency was paid recently"]
+    for row in held[:SHOWN_HELD]:
+        earlier = f"{row.earlier_external_id} ({row.earlier_state}, batch {row.earlier_batch_id})"
+        lines.append(f"    row {row.row_number} {row.external_id}: repeats {earlier}")
+    if len(held) > SHOWN_HELD:
+        lines.append(f"    ... and {len(held) - SHOWN_HELD} more in the report")
+    lines.append("  to pay them anyway, run again with --allow-repeat")
+    return lines
+
+
+def api_failure(settings: Settings, batch_id: str | None, exc: PaymentsApiError) -> str:
+    """One line for an API failure that stopped a run, saying truly what the ledger holds."""
+    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+        registered = batch_id is not None and ledger.batch_exists(batch_id)
+    if registered:
+        return f"the payments API failed: {exc}; every row is in the ledger, run again to resume"
+    where = "the embedded sandbox" if settings.uses_sandbox else "the API at PAYFLOW_API_URL"
+    return f"{where} could not be used: {exc}; nothing was registered or paid"

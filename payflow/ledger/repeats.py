@@ -1,0 +1,156 @@
+"""Repeats: a new row paying a recipient the same amount and currency as another batch's payout.
+
+When a batch registers, its VALIDATED rows whose `repeat_key` (model.repeat_key: requisites,
+amount, currency) matches another batch's payout that is in flight, or COMPLETED within
+REPEAT_WINDOW, under another externalId move to HELD. Nothing sends a HELD row; an operator's
+acknowledgement (`payflow run --allow-repeat`) is recorded for the batch and moves them back to
+VALIDATED. Both are set-based SQL over the `ix_payouts_repeat_key` index, never a Python loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    String,
+    and_,
+    exists,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import aliased
+
+from payflow.ledger.claims import in_batch
+from payflow.ledger.states import EventSource, RowState
+from payflow.ledger.tables import Payout, RepeatAcknowledgement, StatusEvent, UTCDateTime
+
+REPEAT_WINDOW = timedelta(days=30)
+IN_FLIGHT = (RowState.SUBMITTING, RowState.CREATED, RowState.PROCESSING)
+HOLD_MESSAGE = (
+    "held: the same recipient, amount and currency was paid or is in flight under another "
+    "externalId within 30 days; run again with --allow-repeat to pay it"
+)
+RELEASE_MESSAGE = "repeat acknowledged by the operator (--allow-repeat)"
+
+
+@dataclass(frozen=True, slots=True)
+class HeldRow:
+    """A row held back as a repeat, and the earlier payout it repeats."""
+
+    row_number: int
+    external_id: str
+    earlier_external_id: str
+    earlier_batch_id: str
+    earlier_state: RowState
+
+
+def _earlier(since: datetime) -> tuple[type[Payout], ColumnElement[bool]]:
+    """An alias of payouts, and what makes one of its rows the earlier payout of a Payout row."""
+    other = aliased(Payout, name="earlier")
+    paid_recently = and_(other.state == RowState.COMPLETED.value, other.updated_at >= since)
+    condition = and_(
+        other.repeat_key == Payout.repeat_key,
+        other.external_id != Payout.external_id,
+        other.batch_id != Payout.batch_id,
+        or_(other.state.in_([s.value for s in IN_FLIGHT]), paid_recently),
+    )
+    return other, condition
+
+
+def is_acknowledged(connection: Connection, batch_id: str) -> bool:
+    """True when an operator allowed this batch's repeats."""
+    found = connection.scalar(
+        select(RepeatAcknowledgement.batch_id).where(RepeatAcknowledgement.batch_id == batch_id)
+    )
+    return found is not None
+
+
+def _move_all(
+    connection: Connection,
+    where: ColumnElement[bool],
+    from_state: RowState,
+    to_state: RowState,
+    message: str,
+    now: datetime,
+) -> int:
+    """Move every row matching `where` out of `from_state`, each with its status event."""
+    chosen = and_(where, Payout.state == from_state.value)
+    events = select(
+        Payout.external_id,
+        literal(from_state.value, String()),
+        literal(to_state.value, String()),
+        literal(EventSource.REVIEW.value, String()),
+        literal(now, UTCDateTime()),
+        literal(message, String()),
+    ).where(chosen)
+    # Events first: once the rows have moved, `chosen` no longer finds them.
+    connection.execute(
+        insert(StatusEvent).from_select(
+            ["external_id", "from_state", "to_state", "source", "at", "status_message"], events
+        )
+    )
+    moved = connection.execute(
+        update(Payout)
+        .where(chosen)
+        .values(state=to_state.value, status_message=message, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(moved.rowcount)
+
+
+def hold_repeats(connection: Connection, batch_id: str, now: datetime) -> int:
+    """Hold the batch's own VALIDATED repeats (unless acknowledged); returns how many moved."""
+    if is_acknowledged(connection, batch_id):
+        return 0
+    _, condition = _earlier(now - REPEAT_WINDOW)
+    where = and_(Payout.batch_id == batch_id, exists().where(condition))
+    return _move_all(connection, where, RowState.VALIDATED, RowState.HELD, HOLD_MESSAGE, now)
+
+
+def acknowledge_repeats(engine: Engine, batch_id: str, now: datetime) -> int:
+    """Record the operator's acknowledgement and release the batch's HELD rows to VALIDATED."""
+    with engine.begin() as connection:
+        if not is_acknowledged(connection, batch_id):
+            connection.execute(
+                insert(RepeatAcknowledgement).values(batch_id=batch_id, acknowledged_at=now)
+            )
+        return _move_all(
+            connection, in_batch(batch_id), RowState.HELD, RowState.VALIDATED, RELEASE_MESSAGE, now
+        )
+
+
+def held_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
+    """The batch's HELD rows in row order, each with one earlier payout it repeats."""
+    other, condition = _earlier(now - REPEAT_WINDOW)
+    query = (
+        select(
+            Payout.row_number,
+            Payout.external_id,
+            other.external_id.label("earlier_external_id"),
+            other.batch_id.label("earlier_batch_id"),
+            other.state.label("earlier_state"),
+        )
+        .join(other, condition, isouter=True)
+        .where(in_batch(batch_id), Payout.state == RowState.HELD.value)
+        .order_by(Payout.row_number, other.id)
+    )
+    held: dict[str, HeldRow] = {}
+    with engine.connect() as connection:
+        for row in connection.execute(query):
+            if row.external_id in held:
+                continue
+            held[row.external_id] = HeldRow(
+                row.row_number,
+                row.external_id,
+                row.earlier_external_id or "",
+                row.earlier_batch_id or "",
+                RowState(row.earlier_state) if row.earlier_state else RowState.HELD,
+            )
+    return list(held.values())

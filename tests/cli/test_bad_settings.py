@@ -1,0 +1,90 @@
+"""A bad PAYFLOW_API_URL or PAYFLOW_LEDGER_URL is one line naming the setting, exit 2 (issue 7,
+item 14); an API that is down before anything was registered is not reported as resumable."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from cli_support import payflow_env, run_payflow, write_sim_batch
+
+from payflow.settings import SANDBOX_TOKEN_DEFAULT
+
+
+def _one_line(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr and "unexpected error" not in stderr
+    return lines[0]
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def batch(tmp_path: Path) -> Path:
+    path = tmp_path / "batch.csv"
+    write_sim_batch(path, 2, "settings")
+    return path
+
+
+@pytest.mark.parametrize("api_url", ["localhost:8080", "ftp://api.example.com", "https://h:99999"])
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_bad_api_url_names_the_setting(tmp_path, batch, api_url, command):
+    env = payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=api_url,
+        PAYFLOW_API_TOKEN="t",
+    )
+    args = [command, str(batch), *(["--yes"] if command == "run" else [])]
+    done = run_payflow(args, env, tmp_path)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("payflow: bad setting PAYFLOW_API_URL: "), line
+
+
+@pytest.mark.parametrize(
+    ("ledger_url", "reason", "command"),
+    [
+        ("not a url", "is not a database URL", "status"),
+        ("mysql://u@h/db", "use sqlite or postgresql", "run"),
+        ("sqlite://", "in-memory", "status"),
+        (
+            "postgresql+psycopg://postgres@127.0.0.1:{port}/x?connect_timeout=3",
+            "cannot open",
+            "run",
+        ),
+        ("sqlite:////proc/no-such-dir/ledger.sqlite3", "cannot open", "status"),
+    ],
+)
+def test_a_bad_ledger_url_names_the_setting(tmp_path, batch, ledger_url, reason, command):
+    env = payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_LEDGER_URL=ledger_url.format(port=_closed_port()),
+    )
+    args = ["run", str(batch), "--yes"] if command == "run" else ["status", "some-batch"]
+    done = run_payflow(args, env, tmp_path)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert "PAYFLOW_LEDGER_URL" in line and reason in line, line
+
+
+def test_an_api_that_is_down_before_registering_is_not_called_resumable(tmp_path, batch):
+    env = payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=f"http://127.0.0.1:{_closed_port()}",
+        PAYFLOW_API_TOKEN=SANDBOX_TOKEN_DEFAULT,
+        PAYFLOW_REQUEST_TIMEOUT="2",
+    )
+    done = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert "PAYFLOW_API_URL" in line and "nothing was registered or paid" in line, line
+    assert "every row is in the ledger" not in line

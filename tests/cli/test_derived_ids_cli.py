@@ -1,0 +1,95 @@
+"""End to end through `payflow run` against the sandbox (issue 7, item 1): a file without
+externalIds, edited, reordered and saved again with CRLF line endings, pays nobody twice; a
+repeat under another externalId is held until `--allow-repeat`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import payflow_env, run_payflow, sandbox_stats
+
+HEADER = "amount,currency,paymentType,requisites,name,userId"
+ROWS = [
+    "1000,XOF,SIM,2250700000101,Awa Kone,u-1",
+    "2000,XOF,SIM,2250700000202,Yao Kouadio,u-2",
+    "3000,XOF,SIM,2250700000303,Kofi Mensah,u-3",
+]
+
+
+@pytest.fixture(scope="module")
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("prefect-home")
+
+
+def _write(path: Path, lines: list[str], newline: str = "\n") -> Path:
+    path.write_bytes(newline.join(lines).encode() + newline.encode())
+    return path
+
+
+def _posts(url: str) -> dict[str, int]:
+    attempts: dict[str, int] = sandbox_stats(url)["createAttempts"]  # type: ignore[assignment]
+    return attempts
+
+
+# Each test runs `payflow run` (a Prefect flow in a subprocess) two or three times.
+pytestmark = pytest.mark.timeout(900)
+
+
+def test_an_edited_reordered_crlf_copy_pays_nobody_twice(tmp_path, prefect_home, make_sandbox):
+    sandbox = make_sandbox()
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+    first = run_payflow(
+        ["run", str(_write(tmp_path / "a.csv", [HEADER, *ROWS])), "--yes", "--json"], env, tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    paid = _posts(sandbox.url)
+    assert len(paid) == 3 and set(paid.values()) == {1}
+    assert all(external_id.startswith("pf-") for external_id in paid)
+
+    # The same rows, reordered, one extra row added and the file saved with CRLF line endings.
+    edited = [HEADER, ROWS[2], "4000,XOF,SIM,2250700000404,Ama Owusu,u-4", ROWS[0], ROWS[1]]
+    second = run_payflow(
+        ["run", str(_write(tmp_path / "b.csv", edited, "\r\n")), "--yes", "--json"], env, tmp_path
+    )
+    assert second.returncode == 0, second.stderr
+    summary = json.loads(second.stdout)
+    assert summary["statuses"] == {"COMPLETED": 4}
+    after = _posts(sandbox.url)
+    assert len(after) == 4 and set(after.values()) == {1}, after
+    assert set(paid) < set(after)
+
+
+def test_a_repeat_under_another_external_id_is_held_until_allowed(
+    tmp_path, prefect_home, make_sandbox
+):
+    sandbox = make_sandbox()
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+    header = "externalId," + HEADER
+    first_file = _write(tmp_path / "march.csv", [header, "mar-1," + ROWS[0]])
+    first = run_payflow(["run", str(first_file), "--yes"], env, tmp_path)
+    assert first.returncode == 0, first.stderr
+
+    again = _write(tmp_path / "april.csv", [header, "apr-1," + ROWS[0], "apr-2," + ROWS[1]])
+    held = run_payflow(["run", str(again), "--yes"], env, tmp_path)
+
+    assert held.returncode == 1, held.stderr
+    assert "1 rows held" in held.stdout and "row 2 apr-1: repeats mar-1" in held.stdout
+    assert "--allow-repeat" in held.stdout
+    assert _posts(sandbox.url) == {"mar-1": 1, "apr-2": 1}
+
+    allowed = run_payflow(["run", str(again), "--yes", "--allow-repeat", "--json"], env, tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["statuses"] == {"COMPLETED": 2}
+    assert _posts(sandbox.url) == {"mar-1": 1, "apr-1": 1, "apr-2": 1}

@@ -1,0 +1,117 @@
+"""`payflow status` asks the API about rows that are not final (issue 7, item 16): with
+`--refresh`, and by default once the batch's last change in the ledger is over a minute old."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+from cli_support import payflow_env, run_payflow, sandbox_stats
+from sqlalchemy import create_engine, text
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
+from payflow.paying import submit_batch
+
+
+def _instruction(batch: str, n: int) -> PayoutInstruction:
+    return PayoutInstruction(
+        row_number=n + 1,
+        external_id=f"{batch}-{n}",
+        amount=Decimal(100 * n),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"2250700{n:02d}{ord(batch[0]) % 100:02d}01",
+        name="Awa Kone",
+        user_id=f"u-{n}",
+    )
+
+
+async def _submitted(ledger: Ledger, sandbox, batch: str, rows: int) -> None:
+    ledger.register_batch(
+        batch, f"{batch}.csv", [_instruction(batch, n) for n in range(1, rows + 1)], []
+    )
+    async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url, timeout=5) as client:
+        await submit_batch(client, ledger, batch, worker_id="w1", chunk_size=50, callback_url=None)
+
+
+def _wait_until_completed_at_the_service(url: str, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        payouts = sandbox_stats(url)["payouts"]
+        if sum(1 for p in payouts if p["status"] == "COMPLETED") == count:  # type: ignore[union-attr]
+            return
+        assert time.monotonic() < deadline, "the sandbox never completed the payouts"
+        time.sleep(0.1)
+
+
+def _status(env, tmp_path: Path, batch: str, *flags: str) -> tuple[int, dict[str, object]]:
+    done = run_payflow(["status", batch, "--json", *flags], env, tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _age(ledger_url: str, batch: str, by: timedelta) -> None:
+    """Pretend the batch's last change happened `by` ago (the ledger stores naive UTC)."""
+    then = (datetime.now(UTC) - by).replace(tzinfo=None)
+    engine = create_engine(ledger_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("UPDATE payouts SET updated_at = :then WHERE batch_id = :batch"),
+                {"then": then, "batch": batch},
+            )
+            connection.execute(
+                text("UPDATE batches SET created_at = :then WHERE batch_id = :batch"),
+                {"then": then, "batch": batch},
+            )
+    finally:
+        engine.dispose()
+
+
+async def test_payouts_completed_after_the_run_stopped_tracking_show_completed(
+    tmp_path, make_sandbox
+):
+    # No webhooks (no callbackUrl) and nobody polling: the ledger keeps CREATED.
+    sandbox = make_sandbox(processing_delay=0.05, final_delay=0.3)
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    with Ledger.open(ledger_url) as ledger:
+        await _submitted(ledger, sandbox, "asked", 3)
+        await _submitted(ledger, sandbox, "stale", 2)
+    _wait_until_completed_at_the_service(sandbox.url, 5)
+    env = payflow_env(
+        home, tmp_path / "prefect", PAYFLOW_API_URL=sandbox.url, PAYFLOW_API_TOKEN=sandbox.token
+    )
+
+    code, shown = _status(env, tmp_path, "asked", "--no-refresh")
+    assert (code, shown["statuses"]) == (1, {"CREATED": 3})
+    code, shown = _status(env, tmp_path, "asked")  # changed seconds ago: no refresh by default
+    assert (code, shown["statuses"]) == (1, {"CREATED": 3})
+
+    code, shown = _status(env, tmp_path, "asked", "--refresh")
+    assert (code, shown) == (0, {"batch_id": "asked", "statuses": {"COMPLETED": 3}, "pending": []})
+
+    _age(ledger_url, "stale", timedelta(minutes=2))
+    code, shown = _status(env, tmp_path, "stale")  # over a minute old: refreshed by default
+    assert (code, shown["statuses"]) == (0, {"COMPLETED": 2})
+    with Ledger.open(ledger_url) as ledger:
+        sources = {e.source for e in ledger.status_events("stale-1")}
+    assert "poll" in sources
+
+
+def test_refresh_without_an_api_url_says_why(tmp_path):
+    home = tmp_path / "home"
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("b", "b.csv", [_instruction("b", 1)], [])
+    env = payflow_env(home, tmp_path / "prefect")
+    done = run_payflow(["status", "b", "--refresh"], env, tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "payflow: configuration: --refresh needs PAYFLOW_API_URL: "
+        "a past run's embedded sandbox is gone"
+    )

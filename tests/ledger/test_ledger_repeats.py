@@ -1,0 +1,183 @@
+"""Repeats are held (issue 7, item 1): the same recipient, amount and currency paid or in flight
+under another externalId within 30 days is never sent until an operator acknowledges it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from ledger_support import FakeClock, instruction, unique
+from sqlalchemy import event
+
+from payflow.ledger import EventSource, Ledger, RowState
+from payflow.ledger.repeats import HOLD_MESSAGE
+from payflow.model import PayoutInstruction
+
+S = RowState
+
+
+def _recipient(prefix: str) -> PayoutInstruction:
+    """A payout to a recipient no other test pays (tests may share one PostgreSQL database)."""
+    digits = str(int(prefix.encode().hex(), 16))[-8:]
+    return instruction(f"{prefix}-a", 2, requisites=f"22507{digits}")
+
+
+def _paid(ledger: Ledger, first: PayoutInstruction, status: RowState) -> str:
+    batch = unique("b")
+    ledger.register_batch(batch, "first.csv", [first], [])
+    (claimed,) = ledger.claim_for_submit(batch, "w1", 1)
+    ledger.mark_created(claimed.external_id, unique("po-"), "CREATED")
+    if status is not S.CREATED:
+        ledger.record_status(
+            external_id=claimed.external_id,
+            status=status.value,
+            status_message=None,
+            source=EventSource.POLL,
+        )
+    return batch
+
+
+def _state(ledger: Ledger, batch: str) -> dict[str, RowState]:
+    return {str(r.external_id): r.state for r in ledger.batch_rows(batch)}
+
+
+@pytest.mark.parametrize("status", [S.CREATED, S.PROCESSING, S.COMPLETED])
+def test_a_repeat_of_a_paid_or_in_flight_payout_is_held(ledger: Ledger, status: RowState) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, status)
+    again = replace(first, external_id=unique("other-"), amount=first.amount * 1)
+    other_row = replace(_recipient(unique("r")), external_id=unique("fresh-"), row_number=3)
+    batch = unique("b")
+
+    outcome = ledger.register_batch(batch, "second.csv", [again, other_row], [])
+
+    assert outcome.held == 1
+    assert _state(ledger, batch) == {again.external_id: S.HELD, other_row.external_id: S.VALIDATED}
+    claimed = ledger.claim_for_submit(batch, "w2", 10)
+    assert [c.external_id for c in claimed] == [other_row.external_id]
+    (held,) = ledger.held_rows(batch)
+    assert (held.row_number, held.external_id) == (2, again.external_id)
+    assert (held.earlier_external_id, held.earlier_state) == (first.external_id, status)
+    history = [
+        (e.from_state, e.to_state, e.source) for e in ledger.status_events(again.external_id)
+    ]
+    assert history == [(S.VALIDATED, S.HELD, "review")]
+    assert ledger.status_events(again.external_id)[0].status_message == HOLD_MESSAGE
+
+
+def test_the_amount_is_compared_as_a_number(ledger: Ledger) -> None:
+    first = replace(_recipient(unique("r")), amount=Decimal("100"))
+    _paid(ledger, first, S.COMPLETED)
+    again = replace(first, external_id=unique("other-"), amount=Decimal("100.00"))
+    batch = unique("b")
+    assert ledger.register_batch(batch, "second.csv", [again], []).held == 1
+
+
+@pytest.mark.parametrize(
+    "change", [{"amount": "100.01"}, {"currency": "KES"}, {"requisites": "2250799999999"}]
+)
+def test_another_amount_currency_or_recipient_is_not_a_repeat(
+    ledger: Ledger, change: dict[str, str]
+) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    values: dict[str, object] = dict(change)
+    if "amount" in values:
+        values["amount"] = Decimal(change["amount"])
+    again = replace(first, external_id=unique("other-"), **values)  # type: ignore[arg-type]
+    batch = unique("b")
+    assert ledger.register_batch(batch, "second.csv", [again], []).held == 0
+    assert _state(ledger, batch) == {again.external_id: S.VALIDATED}
+
+
+@pytest.mark.parametrize("status", [S.FAILED, S.CANCELED, S.EXPIRED])
+def test_a_repeat_of_a_payout_that_did_not_pay_is_not_held(
+    ledger: Ledger, status: RowState
+) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, status)
+    again = replace(first, external_id=unique("other-"))
+    assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 0
+
+
+def test_a_payout_completed_over_30_days_ago_is_not_a_repeat(
+    ledger: Ledger, clock: FakeClock
+) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    clock.now += timedelta(days=30, seconds=1)
+    again = replace(first, external_id=unique("other-"))
+    assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 0
+
+
+def test_same_externalid_again_is_already_known_not_held(ledger: Ledger) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    outcome = ledger.register_batch(unique("b"), "same.csv", [first], [])
+    assert outcome.held == 0 and len(outcome.already_known) == 1
+
+
+def test_acknowledging_releases_held_rows_and_later_registrations_are_not_held(
+    ledger: Ledger,
+) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    again = replace(first, external_id=unique("other-"))
+    batch = unique("b")
+    ledger.register_batch(batch, "second.csv", [again], [])
+    assert _state(ledger, batch) == {again.external_id: S.HELD}
+
+    assert ledger.acknowledge_repeats(batch) == 1
+    assert ledger.acknowledge_repeats(batch) == 0  # twice is harmless
+    assert _state(ledger, batch) == {again.external_id: S.VALIDATED}
+    assert ledger.held_rows(batch) == []
+    # Registering the same batch again (a rerun) does not hold what the operator allowed.
+    assert ledger.register_batch(batch, "second.csv", [again], []).held == 0
+    (claimed,) = ledger.claim_for_submit(batch, "w2", 1)
+    assert claimed.external_id == again.external_id
+
+
+def test_an_acknowledgement_before_registering_means_nothing_is_held(ledger: Ledger) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.CREATED)
+    batch = unique("b")
+    assert ledger.acknowledge_repeats(batch) == 0
+    again = replace(first, external_id=unique("other-"))
+    assert ledger.register_batch(batch, "second.csv", [again], []).held == 0
+
+
+def test_rows_of_one_batch_never_hold_each_other(ledger: Ledger) -> None:
+    first = _recipient(unique("r"))
+    twin = replace(first, external_id=unique("twin-"), row_number=3)
+    batch = unique("b")
+    ledger.register_batch(batch, "twins.csv", [first, twin], [])
+    claimed = ledger.claim_for_submit(batch, "w1", 1)
+    ledger.mark_created(claimed[0].external_id, unique("po-"), "CREATED")
+    # A rerun of the batch (after a crash) must not hold the twin its own first run sent.
+    assert ledger.register_batch(batch, "twins.csv", [first, twin], []).held == 0
+
+
+def test_the_hold_is_one_statement_that_uses_the_repeat_key_index(sqlite_url: str) -> None:
+    statements: list[tuple[str, object]] = []
+    with Ledger.open(sqlite_url) as ledger:
+        first = _recipient(unique("r"))
+        _paid(ledger, first, S.COMPLETED)
+        engine = ledger._engine
+
+        def remember(_conn, _cursor, statement, parameters, _context, _many):  # type: ignore[no-untyped-def]
+            if statement.startswith("UPDATE payouts SET state"):
+                statements.append((statement, parameters))
+
+        event.listen(engine, "before_cursor_execute", remember)
+        again = replace(first, external_id=unique("other-"))
+        assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 1
+        event.remove(engine, "before_cursor_execute", remember)
+        ((statement, parameters),) = statements
+        with engine.connect() as connection:
+            plan = connection.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + statement,
+                parameters,  # type: ignore[arg-type]
+            ).all()
+    assert any("ix_payouts_repeat_key" in str(row) for row in plan), plan
