@@ -44,6 +44,14 @@ class Settings(BaseSettings):
         default=900.0, gt=0, description="Seconds to wait for final statuses before giving up."
     )
 
+    approvals_file: Path | None = Field(
+        default=None, description="Approval rules per currency; unset: data/approvals.yaml."
+    )
+    approver: str | None = Field(
+        default=None,
+        description="Who `payflow approve` records; unset: the OS user. For tests only.",
+    )
+
     @property
     def uses_sandbox(self) -> bool:
         """True when no real API is configured: no real money can move."""

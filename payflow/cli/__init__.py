@@ -13,7 +13,7 @@ from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
 # Each module registers its commands on `app` when imported.
-COMMAND_MODULES = ("validate", "run", "status", "sandbox", "webhooks")
+COMMAND_MODULES = ("validate", "run", "status", "sandbox", "webhooks", "rerun", "approve")
 
 
 def _register_commands() -> None:

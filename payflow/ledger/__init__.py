@@ -5,6 +5,13 @@ live in `states.py`; see each module's docstring for how registering, claiming a
 statuses stay correct with several workers.
 """
 
+from payflow.ledger.approvals import ApprovalRecord, BatchFacts, RecentDuplicate
+from payflow.ledger.attempts import (
+    RERUNNABLE_STATES,
+    AttemptsOutcome,
+    AttemptView,
+    NewAttempt,
+)
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, Ledger, utc_now
 from payflow.ledger.records import (
@@ -33,8 +40,13 @@ from payflow.ledger.states import (
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "FINAL_STATUSES",
+    "RERUNNABLE_STATES",
     "TERMINAL_STATES",
     "TRANSITIONS",
+    "ApprovalRecord",
+    "AttemptView",
+    "AttemptsOutcome",
+    "BatchFacts",
     "BulkOutcome",
     "ClaimedPayout",
     "ConflictRow",
@@ -46,7 +58,9 @@ __all__ = [
     "LeaseLost",
     "Ledger",
     "LedgerError",
+    "NewAttempt",
     "PayoutRef",
+    "RecentDuplicate",
     "RegisterOutcome",
     "RejectedRow",
     "RowState",

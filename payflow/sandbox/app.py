@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from payflow.sandbox import orders, refunds, routes_payouts
+from payflow.sandbox import orders, refunds, routes_payouts, status_route
 from payflow.sandbox.config import SandboxConfig
 from payflow.sandbox.errors import ApiError, bad_request, error_response
 from payflow.sandbox.gate import ApiGate
@@ -73,6 +73,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             Route("/_sandbox/stats", get_stats, methods=["GET"]),
             Route("/_sandbox/faults", post_faults, methods=["POST"]),
             *orders.SANDBOX_ROUTES,
+            *status_route.ROUTES,
         ],
         middleware=[Middleware(ApiGate, state=state)],
         exception_handlers={
