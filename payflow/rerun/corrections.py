@@ -6,12 +6,15 @@ payout field stays as first sent.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from payflow.intake import RawBatch, ValidationReport, batch_from_rows, read_batch_file
+from payflow.intake import RawBatch, ValidationReport, batch_from_rows
+from payflow.intake.columns import REQUIRED_COLUMNS, match_headers
 from payflow.model import PayoutInstruction
 from payflow.rerun.candidates import RerunRefused
 
@@ -47,28 +50,51 @@ class Correction:
     kept: dict[str, str]  # amount / currency as written in the file, checked unchanged
 
 
+def _read_rows(path: Path) -> list[list[str]]:
+    """Text cells of a CSV or XLSX file, header first (the batch readers need every column)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RerunRefused(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    if data.startswith(b"PK\x03\x04"):
+        from payflow.intake.xlsx import read_xlsx_cells
+
+        return read_xlsx_cells(data, path.name, None)[0]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("cp1251")  # as saved by Russian Excel
+    first = text.split("\n", 1)[0]
+    delimiter = ";" if first.count(";") > first.count(",") else ","
+    return [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(row)]
+
+
 def read_corrections(path: Path) -> dict[str, Correction]:
-    """Read a corrections file (CSV or XLSX, like a batch); refuses columns it may not change."""
-    raw = read_batch_file(path)
-    frame = raw.frame
-    if "externalId" not in frame:
+    """Read a corrections file (CSV or XLSX); refuses columns a rerun may not change."""
+    rows = _read_rows(path)
+    if not rows:
+        raise RerunRefused(f"{path.name} is empty")
+    match = match_headers(rows[0])
+    columns = [match.renames.get(h, h.strip()) for h in rows[0]]
+    if "externalId" not in columns:
         raise RerunRefused(f"{path.name}: needs an externalId column naming the original rows")
     allowed = {"externalId", *CORRECTABLE, *KEPT}
-    refused = [c for c in frame.columns if c not in allowed] + list(raw.unknown_columns)
-    if refused:
+    refused = [c for c in columns if c and c not in allowed]
+    if refused or match.duplicated:
         raise RerunRefused(
             f"{path.name}: a rerun may change only requisites, bankName and name, "
-            f"not {', '.join(refused)}"
+            f"not {', '.join(refused or match.duplicated)}"
         )
     out: dict[str, Correction] = {}
-    for _, record in frame.iterrows():
-        ext = str(record["externalId"]).strip()
+    for cells in rows[1:]:
+        record = dict(zip(columns, [c.strip() for c in cells], strict=False))
+        ext = record.get("externalId", "")
         if not ext:
             continue
         if ext in out:
             raise RerunRefused(f"{path.name}: externalId {ext!r} appears more than once")
-        changes = {_FIELD_OF[c]: str(record[c]) for c in CORRECTABLE if c in frame and record[c]}
-        kept = {c: str(record[c]) for c in KEPT if c in frame and record[c]}
+        changes = {_FIELD_OF[c]: record[c] for c in CORRECTABLE if record.get(c)}
+        kept = {c: record[c] for c in KEPT if record.get(c)}
         out[ext] = Correction(ext, changes, kept)
     return out
 
@@ -112,8 +138,13 @@ def _validated(
     drafts: Sequence[tuple[str, PayoutInstruction]], validate: Validate
 ) -> dict[str, PayoutInstruction]:
     """Validate corrected rows as one batch file; map each valid one back to its root."""
-    header = list(_BATCH_COLUMNS)
-    rows = [header] + [[_cell(i, f) for f in _BATCH_COLUMNS.values()] for _, i in drafts]
+    # Optional columns only when some row fills them, as an operator's file would have them.
+    header = [
+        column
+        for column, name in _BATCH_COLUMNS.items()
+        if column in REQUIRED_COLUMNS or any(_cell(i, name) for _, i in drafts)
+    ]
+    rows = [header] + [[_cell(i, _BATCH_COLUMNS[c]) for c in header] for _, i in drafts]
     report = validate(batch_from_rows(rows, "corrections"))
     by_line = {line: draft for line, draft in enumerate(drafts, start=2)}
     problems = report.rejected_rows()
