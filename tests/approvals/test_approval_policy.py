@@ -7,7 +7,6 @@ import subprocess
 import sys
 from datetime import timedelta
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from paying_support import register, row
@@ -92,7 +91,7 @@ def test_two_steps_need_two_people_and_a_large_row_needs_its_own_approval(ledger
 def test_the_maker_cannot_approve_their_own_batch(ledger, policy):
     batch_id = batch_of(ledger, "own", [5000], maker="alice")
 
-    with pytest.raises(ApprovalRefused, match="alice made batch .* cannot approve it"):
+    with pytest.raises(ApprovalRefused, match=r"alice made batch .* cannot approve it"):
         approve(ledger, batch_id, policy, "alice")
 
     assert ledger.approvals_of(batch_id) == []

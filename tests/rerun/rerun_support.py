@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 
 import httpx
 from paying_support import make_client, register, row, sandbox_stats
@@ -17,10 +18,17 @@ OUTCOMES = ("0001", "2222", "1111", "3333", "5555", "2222")
 
 
 def paid_batch(
-    sandbox: SandboxServer, ledger: Ledger, prefix: str, outcomes: tuple[str, ...] = OUTCOMES
+    sandbox: SandboxServer,
+    ledger: Ledger,
+    prefix: str,
+    outcomes: tuple[str, ...] = OUTCOMES,
+    amount: Decimal | None = None,
 ) -> str:
     """Register rows with these requisites endings, pay them, track until final (or stuck)."""
-    instructions = [row(f"{prefix}-{n}", n, last4=end) for n, end in enumerate(outcomes, start=2)]
+    same = {"amount": amount} if amount is not None else {}
+    instructions = [
+        row(f"{prefix}-{n}", n, last4=end, **same) for n, end in enumerate(outcomes, start=2)
+    ]
     batch_id = register(ledger, instructions)
 
     async def pay() -> None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from decimal import Decimal
+
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 from rerun_support import correct_at_service, paid_batch, posts
+from sqlalchemy import create_engine, update
 
 from flows.rerun import RerunResult, rerun_failed
-from payflow.ledger import Ledger, RowState
+from payflow.approvals import ApprovalRefused, record_decision
+from payflow.ledger import Ledger, RowState, utc_now
+from payflow.ledger.tables import Batch
 from payflow.rerun import RerunRefused, attempt_external_id
 from payflow.sandbox import SandboxServer
 
@@ -142,3 +148,39 @@ def test_corrections_may_not_change_amount_and_are_validated(
         rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, corrections=user)
     assert posts(sandbox) == before
     assert ledger.rerun_batches(batch_id) == []
+
+
+def test_a_rerun_above_the_limit_waits_for_approval_and_an_expired_one_pays_nothing(
+    prefect_api, sandbox, ledger
+):
+    # 2,000,000 XOF per row: above the shipped rules' 1,000,000 limit, so one approval step.
+    batch_id = paid_batch(sandbox, ledger, "big", ("2222", "2222"), amount=Decimal(2_000_000))
+
+    waiting = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, made_by="alice")
+    [first_rerun] = ledger.rerun_batches(batch_id)
+    assert waiting.created == ["big-2-r1"] and waiting.waiting == {first_rerun: "Pending"}
+    assert "big-2-r1" not in posts(sandbox)
+
+    with pytest.raises(ApprovalRefused, match="cannot approve"):
+        record_decision(ledger, first_rerun, approver="alice", decision="approve")
+    record_decision(ledger, first_rerun, approver="bob", decision="approve")
+    paid = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, made_by="alice")
+    assert paid.paid_batches == [first_rerun] and posts(sandbox)["big-2-r1"] == 1
+
+    rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, made_by="alice")
+    second_rerun = ledger.rerun_batches(batch_id)[1]
+    engine = create_engine(ledger.url)
+    with engine.begin() as connection:  # a day and more passes with nobody approving
+        connection.execute(
+            update(Batch)
+            .where(Batch.batch_id == second_rerun)
+            .values(created_at=utc_now() - timedelta(hours=25))
+        )
+    engine.dispose()
+
+    expired = rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, made_by="alice")
+
+    assert expired.waiting == {second_rerun: "Expired"} and expired.paid_batches == []
+    assert "big-3-r1" not in posts(sandbox)
+    with pytest.raises(ApprovalRefused, match="expired"):
+        record_decision(ledger, second_rerun, approver="bob", decision="approve")
