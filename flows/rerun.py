@@ -120,6 +120,9 @@ def summary_lines(result: RerunResult) -> list[str]:
         lines.append(f"  {len(result.already_created)} attempts were already registered")
     lines += [f"  not rerun: {parent} {why}" for parent, why in sorted(result.refused.items())]
     lines += [f"  paid rerun batch {rerun_id}" for rerun_id in result.paid_batches]
+    acted = result.dropped or result.created or result.already_created or result.refused
+    if not acted and not result.paid_batches and not result.waiting:
+        lines.append("  nothing to send: no chosen row is still failed; nothing was sent")
     for rerun_id, status in sorted(result.waiting.items()):
         lines.append(f"  rerun batch {rerun_id} is {status}: payflow approve {rerun_id}")
     lines.append("  rows by latest attempt:")

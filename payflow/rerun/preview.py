@@ -59,7 +59,7 @@ def preview_lines(candidates: Candidates, chosen: Sequence[Candidate]) -> list[s
         lines += [
             f"  {len(group.rows)} x {group.message!r} [{group.failure_class}]: "
             f"{_totals_text(group.totals)}",
-            f"      rows {_rows_text(group.rows)}",
+            f"      {'rows' if len(group.rows) > 1 else 'row'} {_rows_text(group.rows)}",
             f"      next step: {group.next_step}",
         ]
     waiting = [i for i in candidates.ineligible if i.awaiting_payment]
