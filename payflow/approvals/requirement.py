@@ -53,9 +53,9 @@ def _warnings(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
             f"under {d.other_external_id} (batch {d.other_batch_id}) in the last "
             f"{RECENT_DAYS} days",
         )
-        for d in ledger.recent_duplicates(facts.batch_id, RECENT_DAYS)
+        for d in ledger.recent_duplicates(facts.batch_id, facts.created_at, RECENT_DAYS)
     ]
-    for other, shared in ledger.similar_batches(facts.batch_id, RECENT_DAYS):
+    for other, shared in ledger.similar_batches(facts.batch_id, facts.created_at, RECENT_DAYS):
         if facts.rows and Decimal(shared) / facts.rows >= SIMILAR_SHARE:
             out.append(
                 ApprovalWarning(

@@ -21,8 +21,18 @@ from payflow.ledger.tables import Approval, Batch, Payout
 from payflow.model import canonical_amount
 
 PAID_OR_IN_FLIGHT = frozenset(
-    {RowState.SUBMITTING, RowState.CREATED, RowState.PROCESSING, RowState.COMPLETED}
+    {
+        RowState.VALIDATED,  # registered earlier and about to be paid
+        RowState.SUBMITTING,
+        RowState.CREATED,
+        RowState.PROCESSING,
+        RowState.COMPLETED,
+    }
 )
+"""States of an earlier payout that make a new one to the same recipient a likely duplicate.
+
+Only states a payout may leave for a failure: so a batch's warnings never grow after its
+approval as other rows move on (a grown warning would void the approval mid-payment)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +122,11 @@ def rows_above(
 
 
 def recent_duplicates(
-    engine: Engine, batch_id: str, now: datetime, days: int = 30
+    engine: Engine, batch_id: str, until: datetime, days: int = 30
 ) -> list[RecentDuplicate]:
     """Payouts of the batch whose requisites, amount and currency were paid or are in flight
-    under another externalId (not an attempt of the same root) within `days`."""
+    under another externalId of another batch (not an attempt of the same root), registered in
+    the `days` before `until` (the batch's own registration: later batches never count)."""
     mine = aliased(Payout)
     other = aliased(Payout)
     root = func.coalesce(mine.root_external_id, mine.external_id)
@@ -131,8 +142,10 @@ def recent_duplicates(
                 other.currency == mine.currency,
                 other.external_id != mine.external_id,
                 other_root != root,
+                other.batch_id != batch_id,
                 other.state.in_([s.value for s in PAID_OR_IN_FLIGHT]),
-                other.created_at >= now - timedelta(days=days),
+                other.created_at >= until - timedelta(days=days),
+                other.created_at <= until,
             ),
         )
         .where(mine.batch_id == batch_id)
@@ -149,10 +162,10 @@ def recent_duplicates(
 
 
 def similar_batches(
-    engine: Engine, batch_id: str, now: datetime, days: int = 30
+    engine: Engine, batch_id: str, until: datetime, days: int = 30
 ) -> list[tuple[str, int]]:
-    """Other batches of the last `days` sharing payout contents with this one, with the count
-    of shared contents, most similar first."""
+    """Batches registered in the `days` before `until` (this batch's registration) sharing
+    payout contents with this one, with the count of shared contents, most similar first."""
     mine = aliased(Payout)
     other = aliased(Payout)
     shared = func.count(func.distinct(other.content_hash))
@@ -172,7 +185,8 @@ def similar_batches(
         .where(
             mine.batch_id == batch_id,
             other.batch_id != batch_id,
-            Batch.created_at >= now - timedelta(days=days),
+            Batch.created_at >= until - timedelta(days=days),
+            Batch.created_at <= until,
         )
         .group_by(other.batch_id)
         .order_by(shared.desc())

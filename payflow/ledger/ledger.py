@@ -317,13 +317,18 @@ class Ledger:
         """(externalId, currency, amount) of rows above their currency's per-row limit."""
         return approvals.rows_above(self._reader, batch_id, limits)
 
-    def recent_duplicates(self, batch_id: str, days: int = 30) -> list[RecentDuplicate]:
-        """Rows whose recipient, amount and currency were paid lately under another id."""
-        return approvals.recent_duplicates(self._reader, batch_id, self._clock(), days)
+    def recent_duplicates(
+        self, batch_id: str, until: datetime, days: int = 30
+    ) -> list[RecentDuplicate]:
+        """Rows whose recipient, amount and currency another batch paid (or is paying) under
+        another id in the `days` before `until`."""
+        return approvals.recent_duplicates(self._reader, batch_id, until, days)
 
-    def similar_batches(self, batch_id: str, days: int = 30) -> list[tuple[str, int]]:
-        """Recent batches sharing payout contents with this one, with the shared count."""
-        return approvals.similar_batches(self._reader, batch_id, self._clock(), days)
+    def similar_batches(
+        self, batch_id: str, until: datetime, days: int = 30
+    ) -> list[tuple[str, int]]:
+        """Batches of the `days` before `until` sharing payout contents with this one."""
+        return approvals.similar_batches(self._reader, batch_id, until, days)
 
     def append_approval(self, record: ApprovalRecord) -> None:
         """Append one approval decision (append-only)."""

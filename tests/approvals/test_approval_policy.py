@@ -188,3 +188,16 @@ def test_payflow_approve_refuses_the_maker_in_one_line(tmp_path):
     ]
     with Ledger.open(ledger_url) as ledger:
         assert ledger.approvals_of(batch_id) == []
+
+
+def test_later_batches_never_void_an_earlier_approval(ledger, policy):
+    first = batch_of(ledger, "early", [5000])
+    assert approve(ledger, first, policy, "bob") == Approved(("bob",))
+
+    # A copy of the file arrives later, and the first batch's payout moves on.
+    register(ledger, [row("copy-2", 2, amount=Decimal(5000))])
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("early-2", "payout-9", "PROCESSING")
+
+    assert approval_requirement(ledger, first, policy).warnings == ()
+    assert approval_status(ledger, first, policy) == Approved(("bob",))
