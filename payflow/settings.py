@@ -114,6 +114,14 @@ class Settings(BaseSettings):
             raise ValueError(f"names backend {backend!r}: use sqlite or postgresql")
         return value
 
+    approvals_file: Path | None = Field(
+        default=None, description="Approval rules per currency; unset: data/approvals.yaml."
+    )
+    approver: str | None = Field(
+        default=None,
+        description="Who `payflow approve` records; unset: the OS user. For tests only.",
+    )
+
     @property
     def uses_sandbox(self) -> bool:
         """True when no real API is configured: no real money can move."""

@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "sandbox",
     "webhooks",
     "template",
+    "rerun",
+    "approve",
 )
 
 

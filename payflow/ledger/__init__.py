@@ -5,6 +5,13 @@ live in `states.py`; see each module's docstring for how registering, claiming a
 statuses stay correct with several workers.
 """
 
+from payflow.ledger.approvals import ApprovalRecord, BatchFacts, RecentDuplicate
+from payflow.ledger.attempts import (
+    RERUNNABLE_STATES,
+    AttemptsOutcome,
+    AttemptView,
+    NewAttempt,
+)
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.counts import BatchCounts, CurrencyTotal
 from payflow.ledger.findings import (
@@ -64,12 +71,17 @@ __all__ = [
     "NOT_PAID_STATES",
     "PENDING_STATES",
     "REPEAT_WINDOW",
+    "RERUNNABLE_STATES",
     "SENT_STATES",
     "TERMINAL_STATES",
     "TO_SEND_STATES",
     "TRANSITIONS",
+    "ApprovalRecord",
+    "AttemptView",
+    "AttemptsOutcome",
     "BalanceLine",
     "BatchCounts",
+    "BatchFacts",
     "BulkOutcome",
     "ClaimedPayout",
     "ClaimedRefund",
@@ -93,8 +105,10 @@ __all__ = [
     "LedgerError",
     "MessageTotal",
     "Movement",
+    "NewAttempt",
     "OutcomeTotal",
     "PayoutRef",
+    "RecentDuplicate",
     "RefundBook",
     "RefundRef",
     "RefundRegisterOutcome",

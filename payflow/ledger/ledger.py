@@ -8,11 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from types import TracebackType
 
 from sqlalchemy import Engine
 
-from payflow.ledger import bulk, claims, counts, findings, moves, reading, register, repeats, totals
+from payflow.ledger import (
+    approvals,
+    attempts,
+    bulk,
+    claims,
+    counts,
+    findings,
+    moves,
+    reading,
+    register,
+    repeats,
+    totals,
+)
+from payflow.ledger.approvals import ApprovalRecord, BatchFacts, RecentDuplicate
+from payflow.ledger.attempts import AttemptsOutcome, AttemptView, NewAttempt
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.findings import (
@@ -374,6 +389,77 @@ class Ledger:
         """The first or last snapshot of `phase`; empty when none was taken."""
         return findings.balance_snapshot(self._reader, batch_id, phase, first=first)
 
+    # -- reruns (attempts.py) ------------------------------------------------------------------
+
+    def latest_attempts(self, batch_id: str) -> list[AttemptView]:
+        """Every source row of the batch once, by the latest attempt of its root."""
+        return attempts.latest_attempts(self._reader, batch_id)
+
+    def payout_instruction(self, external_id: str) -> PayoutInstruction | None:
+        """The stored instruction of one payout, or None."""
+        return attempts.payout_instruction(self._reader, external_id)
+
+    def create_attempts(
+        self,
+        batch_id: str,
+        *,
+        rerun_of: str,
+        source_name: str,
+        made_by: str | None,
+        new: Sequence[NewAttempt],
+    ) -> AttemptsOutcome:
+        """Register new attempts as rerun batch `batch_id`; at most one child per parent."""
+        return attempts.create_attempts(
+            self._engine,
+            batch_id,
+            rerun_of=rerun_of,
+            source_name=source_name,
+            made_by=made_by,
+            attempts=new,
+            now=self._clock(),
+        )
+
+    def rerun_batches(self, batch_id: str) -> list[str]:
+        """The rerun batches registered for `batch_id`, oldest first."""
+        return attempts.rerun_batches(self._reader, batch_id)
+
+    # -- approvals (approvals.py) --------------------------------------------------------------
+
+    def batch_facts(self, batch_id: str) -> BatchFacts | None:
+        """Content hash, totals, rows, maker and age of the batch; None when unknown."""
+        return approvals.batch_facts(self._reader, batch_id)
+
+    def rows_above(
+        self, batch_id: str, limits: dict[str, Decimal]
+    ) -> list[tuple[str, str, Decimal]]:
+        """(externalId, currency, amount) of rows above their currency's per-row limit."""
+        return approvals.rows_above(self._reader, batch_id, limits)
+
+    def recent_duplicates(
+        self, batch_id: str, until: datetime, days: int = 30
+    ) -> list[RecentDuplicate]:
+        """Rows whose recipient, amount and currency another batch paid (or is paying) under
+        another id in the `days` before `until`."""
+        return approvals.recent_duplicates(self._reader, batch_id, until, days)
+
+    def similar_batches(
+        self, batch_id: str, until: datetime, days: int = 30
+    ) -> list[tuple[str, int]]:
+        """Batches of the `days` before `until` sharing payout contents with this one."""
+        return approvals.similar_batches(self._reader, batch_id, until, days)
+
+    def append_approval(self, record: ApprovalRecord) -> None:
+        """Append one approval decision (append-only)."""
+        approvals.append_approval(self._engine, record)
+
+    def approvals_of(self, batch_id: str) -> list[ApprovalRecord]:
+        """Every approval decision on the batch, oldest first."""
+        return approvals.approvals_of(self._reader, batch_id)
+
+    def set_maker(self, batch_id: str, maker: str) -> bool:
+        """Record who made the batch, once; True when written."""
+        return approvals.set_maker(self._engine, batch_id, maker)
+
     def now(self) -> datetime:
-        """The ledger's clock."""
+        """The ledger's clock (tests set it)."""
         return self._clock()

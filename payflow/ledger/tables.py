@@ -34,6 +34,7 @@ EXTERNAL_ID_LENGTH = 255
 BATCH_ID_LENGTH = 128
 STATE_LENGTH = 24
 AMOUNT_LENGTH = 64
+USER_LENGTH = 255
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -92,6 +93,10 @@ class Batch(Base):
     valid_rows: Mapped[int] = mapped_column(Integer)
     rejected_rows: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # A rerun batch names the batch whose failed rows it sends again.
+    rerun_of: Mapped[str | None] = mapped_column(String(BATCH_ID_LENGTH))
+    # Who registered the batch (the maker), so the maker can never approve it.
+    made_by: Mapped[str | None] = mapped_column(String(USER_LENGTH))
 
 
 class Payout(Base):
@@ -102,6 +107,11 @@ class Payout(Base):
         Index("ix_payouts_batch_state", "batch_id", "state", "id"),
         Index("ix_payouts_batch_next_poll", "batch_id", "next_poll_at"),
         Index("ix_payouts_repeat_key", "repeat_key", "state"),
+        Index("ix_payouts_content_hash", "content_hash"),
+        Index("ix_payouts_recipient", "requisites", "currency"),
+        # One child per parent: a root's attempts form one chain, so it has one live attempt.
+        UniqueConstraint("reruns_external_id", name="uq_payouts_reruns_external_id"),
+        UniqueConstraint("root_external_id", "attempt", name="uq_payouts_root_attempt"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -130,6 +140,9 @@ class Payout(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     corrected: Mapped[bool] = mapped_column(Boolean, default=False)
     reruns_external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    # The first payout of the chain this one reruns (None for a first attempt) and its number.
+    root_external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    attempt: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_status_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -348,3 +361,21 @@ class LinkClaim(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     opened_count: Mapped[int] = mapped_column(Integer, default=0)
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Approval(Base):
+    """Append-only record of every approval decision, bound to what the approver saw."""
+
+    __tablename__ = "approvals"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"), index=True)
+    approver: Mapped[str] = mapped_column(String(USER_LENGTH))
+    decision: Mapped[str] = mapped_column(String(16))  # approve | decline
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    content_hash: Mapped[str] = mapped_column(String(64))
+    totals: Mapped[str] = mapped_column(Text)  # JSON {currency: exact amount text}
+    rows: Mapped[int] = mapped_column(Integer)
+    acknowledged: Mapped[str] = mapped_column(Text)  # JSON list of warning keys seen
+    note: Mapped[str | None] = mapped_column(Text)
+    via: Mapped[str] = mapped_column(String(16))  # cli | prefect

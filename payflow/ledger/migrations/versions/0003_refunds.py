@@ -1,7 +1,7 @@
 """Refunds: the refunds table, the rows of refund batches and the refund status history.
 
 Revision ID: 0003
-Revises: 0001
+Revises: 0002
 Create Date: 2026-11-23
 """
 

@@ -1,7 +1,7 @@
 """Payout links: payouts the recipient creates through the widget, and their claim tokens.
 
 Revision ID: 0004
-Revises: 0001
+Revises: 0003
 Create Date: 2026-11-23
 """
 

@@ -1,7 +1,7 @@
 """Repeat detection: payouts.repeat_key (indexed) and the repeat_acknowledgements table.
 
-Revision ID: 0006
-Revises: 0001
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-23
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 
 from payflow.model import repeat_key
 
-revision: str = "0006"
+revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | None = None
 depends_on: str | None = None

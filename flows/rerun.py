@@ -1,0 +1,134 @@
+"""The rerun-failed flow: reviewed failed rows of a batch sent again as new, linked attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+
+from payflow.approvals import Approved
+from payflow.connections import run_target
+from payflow.rerun import RerunRefused, Selection, choose, parse_rows, preview_lines
+from payflow.settings import Settings
+from tasks.connections import RunTarget, open_ledger
+from tasks.rerun_failed import (
+    find_rerun_candidates,
+    pay_rerun_batch,
+    plan_rerun,
+    refetch_rerun_parents,
+    register_rerun_attempts,
+    rerun_batches_to_pay,
+)
+
+
+@dataclass
+class RerunResult:
+    """What a rerun did (or, unreviewed, would do), read from the ledger at the end."""
+
+    batch_id: str
+    reviewed: bool
+    preview: list[str]
+    dropped: list[str] = field(default_factory=list)  # "row N (externalId): why"
+    created: list[str] = field(default_factory=list)
+    already_created: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    paid_batches: list[str] = field(default_factory=list)
+    waiting: dict[str, str] = field(default_factory=dict)  # rerun batch -> approval status
+    statuses: dict[str, int] = field(default_factory=dict)  # by each root's latest attempt
+    sandbox: bool = False
+
+
+@flow(name="rerun-failed", persist_result=False, log_prints=False)
+def rerun_failed(
+    batch_id: str,
+    rows: str = "",
+    message: str | None = None,
+    failure_class: str | None = None,
+    all_failed: bool = False,
+    reviewed: bool = False,
+    corrections: str | None = None,
+    made_by: str | None = None,
+    api_url: str | None = None,
+    sandbox: bool = False,
+    callback_url: str | None = None,
+    ledger_url: str | None = None,
+) -> RerunResult:
+    """Preview (unreviewed) or rerun the chosen failed rows of a batch, then pay approved reruns."""
+    settings = Settings()
+    selection = Selection(parse_rows(rows), message, failure_class, all_failed)
+    with _target(settings, api_url, sandbox, callback_url, ledger_url) as target:
+        candidates = find_rerun_candidates(target.ledger_url, batch_id)
+        chosen = choose(candidates, selection)
+        result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen))
+        result.sandbox = target.sandbox
+        if not reviewed:
+            create_markdown_artifact(key="rerun-preview", markdown=_markdown(result.preview))
+            return result
+        if selection.empty:
+            raise RerunRefused("choose rows with --rows, --message, --class or --all-failed")
+        kept, dropped = refetch_rerun_parents(target, chosen)
+        result.dropped = [
+            f"row {d.candidate.row_number} ({d.candidate.external_id}): {d.reason}" for d in dropped
+        ]
+        if kept:
+            attempts = plan_rerun(target, kept, corrections)
+            outcome = register_rerun_attempts(target.ledger_url, batch_id, attempts, made_by)
+            result.created = outcome.created
+            result.already_created = outcome.already_created
+            result.refused = outcome.refused
+        for rerun_id, status in rerun_batches_to_pay(target.ledger_url, batch_id).items():
+            if isinstance(status, Approved):
+                pay_rerun_batch(target, rerun_id)
+                result.paid_batches.append(rerun_id)
+            else:
+                result.waiting[rerun_id] = type(status).__name__
+        result.statuses = _latest_statuses(target.ledger_url, batch_id)
+    create_markdown_artifact(key="rerun-summary", markdown=_markdown(summary_lines(result)))
+    return result
+
+
+@contextmanager
+def _target(
+    settings: Settings,
+    api_url: str | None,
+    sandbox: bool,
+    callback_url: str | None,
+    ledger_url: str | None,
+) -> Iterator[RunTarget]:
+    """The run's target; an explicit ledger URL (a test's, another worker's) wins."""
+    with run_target(settings, api_url, sandbox, callback_url) as target:
+        yield replace(target, ledger_url=ledger_url) if ledger_url else target
+
+
+def _latest_statuses(ledger_url: str, batch_id: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for view in open_ledger(ledger_url).latest_attempts(batch_id):
+        counts[view.state.value] = counts.get(view.state.value, 0) + 1
+    return counts
+
+
+def summary_lines(result: RerunResult) -> list[str]:
+    """The rerun's outcome as an operator reads it (also the flow's summary artifact)."""
+    lines = [f"rerun of batch {result.batch_id}"]
+    lines += [f"  dropped {line}" for line in result.dropped]
+    if result.created:
+        lines.append(f"  {len(result.created)} new attempts: {', '.join(result.created[:10])}")
+    if result.already_created:
+        lines.append(f"  {len(result.already_created)} attempts were already registered")
+    lines += [f"  not rerun: {parent} {why}" for parent, why in sorted(result.refused.items())]
+    lines += [f"  paid rerun batch {rerun_id}" for rerun_id in result.paid_batches]
+    acted = result.dropped or result.created or result.already_created or result.refused
+    if not acted and not result.paid_batches and not result.waiting:
+        lines.append("  nothing to send: no chosen row is still failed; nothing was sent")
+    for rerun_id, status in sorted(result.waiting.items()):
+        lines.append(f"  rerun batch {rerun_id} is {status}: payflow approve {rerun_id}")
+    lines.append("  rows by latest attempt:")
+    lines += [f"    {state:<16} {n}" for state, n in sorted(result.statuses.items())]
+    return lines
+
+
+def _markdown(lines: list[str]) -> str:
+    return "```\n" + "\n".join(lines) + "\n```"

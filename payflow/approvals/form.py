@@ -1,0 +1,46 @@
+"""The text of the approval form (Prefect's resume form and `payflow approve`), in markdown."""
+
+from __future__ import annotations
+
+from payflow.approvals.requirement import Requirement
+from payflow.approvals.status import ApprovalStatus, Approved, Pending, Void
+from payflow.model import display_amount
+
+
+def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> str:
+    """Totals, the rule that applies, rows needing their own approval, warnings, the hash."""
+    facts = requirement.facts
+    lines = [
+        f"## Batch {facts.batch_id} waits for approval",
+        "",
+        f"{facts.rows} payouts"
+        + (f", a rerun of batch {facts.rerun_of}" if facts.rerun_of else ""),
+        f"made by {facts.made_by or 'unknown'}; "
+        f"expires {requirement.expires_at:%Y-%m-%d %H:%M} UTC",
+        "",
+        "| currency | total |",
+        "|---|---|",
+        *(f"| {c} | {display_amount(a)} |" for c, a in sorted(facts.totals.items())),
+        "",
+        f"**Rule:** {requirement.steps} approval step(s) needed.",
+        *(f"- {rule}" for rule in requirement.rules),
+    ]
+    if requirement.large_rows:
+        lines += ["", "**Rows needing their own approval:**"]
+        lines += [f"- {w.text}" for w in requirement.large_rows]
+    if requirement.warnings:
+        lines += ["", "**Warnings (approving acknowledges them):**"]
+        lines += [f"- {w.text}" for w in requirement.warnings]
+    if isinstance(status, Pending | Void):
+        lines += ["", f"Steps left: {status.steps_left}."]
+    if isinstance(status, Void):
+        lines.append("Earlier approvals were for other content and no longer count.")
+    if isinstance(status, Approved) and status.by:
+        lines += ["", f"Approved by {', '.join(status.by)}."]
+    lines += [
+        "",
+        f"Content hash `{facts.content_hash[:16]}`: any change to the batch voids an approval.",
+        "Answer with `approve` (true to pay, false to decline) and your name as `approver`;",
+        f"or run `payflow approve {facts.batch_id}` (records your OS user).",
+    ]
+    return "\n".join(lines)

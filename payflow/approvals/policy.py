@@ -1,0 +1,105 @@
+"""Approval rules per currency, read from `approvals.yaml` (see `data/approvals.yaml`)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+DEFAULT_POLICY_FILE = Path(__file__).resolve().parents[2] / "data" / "approvals.yaml"
+ANY_CURRENCY = "*"
+MAX_STEPS = 2
+
+
+class PolicyError(ValueError):
+    """The approvals file cannot be used; the message names the file and the problem."""
+
+
+def _no_float(value: Any) -> Any:
+    if isinstance(value, float):
+        raise ValueError("write amounts as strings or whole numbers, never as floats")
+    return value
+
+
+class Band(BaseModel):
+    """Batch totals up to `up_to` (inclusive; None: no upper end) need `steps` approvals."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    up_to: Decimal | None = None
+    steps: int = Field(ge=0, le=MAX_STEPS)
+
+    _amounts = field_validator("up_to", mode="before")(_no_float)
+
+
+class CurrencyRule(BaseModel):
+    """Bands of the batch total, the per-row maximum, and how long a pending approval lives."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bands: tuple[Band, ...] = Field(min_length=1)
+    row_max: Decimal | None = None
+    expiry_hours: float = Field(default=24, gt=0)
+
+    _amounts = field_validator("row_max", mode="before")(_no_float)
+
+    @field_validator("bands")
+    @classmethod
+    def _ends_open_and_ascends(cls, bands: tuple[Band, ...]) -> tuple[Band, ...]:
+        ends = [b.up_to for b in bands[:-1]]
+        if any(e is None for e in ends) or bands[-1].up_to is not None:
+            raise ValueError("only the last band may (and must) have no up_to")
+        if ends != sorted(e for e in ends if e is not None):
+            raise ValueError("bands must ascend by up_to")
+        return bands
+
+    @property
+    def expiry(self) -> timedelta:
+        """How long a batch may wait for approval before it counts as declined."""
+        return timedelta(hours=self.expiry_hours)
+
+    def steps_for(self, total: Decimal) -> tuple[int, str]:
+        """Approval steps for a batch total, and the rule's wording for the form."""
+        lower: Decimal | None = None
+        for band in self.bands:
+            if band.up_to is None or total <= band.up_to:
+                low = f"above {lower}" if lower is not None else "from 0"
+                high = f"up to {band.up_to}" if band.up_to is not None else "and more"
+                return band.steps, f"{low} {high}: {band.steps} approval step(s)"
+            lower = band.up_to
+        raise AssertionError("the last band has no upper end")
+
+
+class ApprovalPolicy(BaseModel):
+    """Rules per currency code, `*` for any currency not listed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    currencies: dict[str, CurrencyRule]
+
+    def rule_for(self, currency: str) -> CurrencyRule:
+        """The currency's rule, else the `*` rule; PolicyError when neither exists."""
+        rule = self.currencies.get(currency.upper()) or self.currencies.get(ANY_CURRENCY)
+        if rule is None:
+            raise PolicyError(f"the approvals file has no rule for {currency} and no '*' rule")
+        return rule
+
+
+def load_policy(path: Path | None = None) -> ApprovalPolicy:
+    """Read and check an approvals file (the shipped default when None)."""
+    path = path or DEFAULT_POLICY_FILE
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return ApprovalPolicy.model_validate(data)
+    except OSError as exc:
+        raise PolicyError(f"cannot read approvals file {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"approvals file {path} is not valid YAML: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PolicyError(f"approvals file {path}: {where}: {first['msg']}") from None

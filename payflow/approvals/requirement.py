@@ -1,0 +1,103 @@
+"""What a batch needs before it may be paid: approval steps, the rules behind them, warnings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from payflow.approvals.policy import ApprovalPolicy, load_policy
+from payflow.ledger import BatchFacts, Ledger
+from payflow.model import display_amount
+
+RECENT_DAYS = 30
+DEFAULT_EXPIRY = timedelta(hours=24)  # a batch with nothing to pay has no currency rule
+SIMILAR_SHARE = Decimal("0.8")  # a batch sharing this much of its contents is "mostly identical"
+
+
+class UnknownBatch(LookupError):
+    """No such batch in the ledger."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalWarning:
+    """Something the approver must acknowledge explicitly; `key` is what the record keeps."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """Steps needed, the rule of each currency, rows needing their own approval, warnings."""
+
+    batch_id: str
+    facts: BatchFacts
+    steps: int
+    rules: tuple[str, ...]
+    large_rows: tuple[ApprovalWarning, ...]
+    warnings: tuple[ApprovalWarning, ...]
+    expires_at: datetime
+
+    @property
+    def acknowledgements(self) -> frozenset[str]:
+        """Keys an approval must have seen: every warning and every large row."""
+        return frozenset(w.key for w in (*self.warnings, *self.large_rows))
+
+
+def _warnings(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
+    out = [
+        ApprovalWarning(
+            f"duplicate:{d.external_id}",
+            f"{d.external_id}: the same requisites, amount and currency are {d.other_state} "
+            f"under {d.other_external_id} (batch {d.other_batch_id}) in the last "
+            f"{RECENT_DAYS} days",
+        )
+        for d in ledger.recent_duplicates(facts.batch_id, facts.created_at, RECENT_DAYS)
+    ]
+    for other, shared in ledger.similar_batches(facts.batch_id, facts.created_at, RECENT_DAYS):
+        if facts.rows and Decimal(shared) / facts.rows >= SIMILAR_SHARE:
+            out.append(
+                ApprovalWarning(
+                    f"similar:{other}",
+                    f"{shared} of {facts.rows} rows pay the same as batch {other} "
+                    f"(last {RECENT_DAYS} days): is this file a copy?",
+                )
+            )
+    return out
+
+
+def approval_requirement(
+    ledger: Ledger, batch_id: str, policy: ApprovalPolicy | None = None
+) -> Requirement:
+    """The approval a batch needs under `policy` (the configured file when None)."""
+    policy = policy or load_policy()
+    facts = ledger.batch_facts(batch_id)
+    if facts is None:
+        raise UnknownBatch(f"no batch {batch_id!r} in the ledger")
+    steps = 0
+    rules: list[str] = []
+    expiry = None
+    row_limits: dict[str, Decimal] = {}
+    for currency, total in sorted(facts.totals.items()):
+        rule = policy.rule_for(currency)
+        band_steps, wording = rule.steps_for(total)
+        steps = max(steps, band_steps)
+        rules.append(f"{currency} total {display_amount(total)}: {wording}")
+        expiry = rule.expiry if expiry is None else min(expiry, rule.expiry)
+        if rule.row_max is not None:
+            row_limits[currency] = rule.row_max
+    large = tuple(
+        ApprovalWarning(
+            f"row:{ext}",
+            f"{ext}: {display_amount(amount)} {currency} is above the per-row maximum "
+            f"{display_amount(row_limits[currency])}: it needs its own approval",
+        )
+        for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
+    )
+    warnings = tuple(_warnings(ledger, facts))
+    if large or warnings:
+        # Nothing that needs an acknowledgement can go on by itself.
+        steps = max(steps, 1)
+    expires_at = facts.created_at + (expiry if expiry is not None else DEFAULT_EXPIRY)
+    return Requirement(batch_id, facts, steps, tuple(rules), large, warnings, expires_at)

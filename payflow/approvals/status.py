@@ -1,0 +1,150 @@
+"""Where a batch's approval stands, and recording a decision (maker != checker, bound to content).
+
+An approval counts only while the batch still has the content hash, totals and size the approver
+saw, and only if it acknowledged every warning the batch has now: any change voids it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from payflow.approvals.policy import ApprovalPolicy
+from payflow.approvals.requirement import Requirement, approval_requirement
+from payflow.ledger import ApprovalRecord, Ledger
+
+Decision = Literal["approve", "decline"]
+
+
+class ApprovalRefused(Exception):
+    """The decision cannot be recorded (own batch, unacknowledged warnings, already settled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Approved:
+    """The batch may be paid; `by` is empty when it was under every limit."""
+
+    by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """More approvals are needed."""
+
+    steps_left: int
+    by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Declined:
+    """Someone declined the batch as it is now; nothing is paid."""
+
+    by: str
+    note: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Void:
+    """Approvals were given to other content; the batch needs approving again."""
+
+    steps_left: int
+    voided: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """Nobody approved in time: counts as declined; nothing is paid."""
+
+    expired_at: str
+
+
+ApprovalStatus = Approved | Pending | Declined | Void | Expired
+
+
+def _binds(record: ApprovalRecord, requirement: Requirement) -> bool:
+    facts = requirement.facts
+    return (
+        record.content_hash == facts.content_hash
+        and record.totals == facts.totals
+        and record.rows == facts.rows
+        and requirement.acknowledgements <= set(record.acknowledged)
+    )
+
+
+def status_for(requirement: Requirement, records: list[ApprovalRecord]) -> ApprovalStatus:
+    """The status the records give under the requirement (pure: no clock, no database)."""
+    bound = [r for r in records if _binds(r, requirement)]
+    for record in bound:
+        if record.decision == "decline":
+            return Declined(record.approver, record.note)
+    maker = requirement.facts.made_by
+    approvers = tuple(
+        dict.fromkeys(r.approver for r in bound if r.decision == "approve" and r.approver != maker)
+    )
+    if len(approvers) >= requirement.steps:
+        return Approved(approvers)
+    left = requirement.steps - len(approvers)
+    voided = tuple(r.approver for r in records if r not in bound)
+    if voided:
+        return Void(left, voided)
+    return Pending(left, approvers)
+
+
+def approval_status(
+    ledger: Ledger, batch_id: str, policy: ApprovalPolicy | None = None
+) -> ApprovalStatus:
+    """Approved, Pending(steps left), Declined, Void or Expired, from the ledger as it is now."""
+    requirement = approval_requirement(ledger, batch_id, policy)
+    status = status_for(requirement, ledger.approvals_of(batch_id))
+    if isinstance(status, Pending | Void) and ledger.now() >= requirement.expires_at:
+        return Expired(requirement.expires_at.isoformat())
+    return status
+
+
+def record_decision(
+    ledger: Ledger,
+    batch_id: str,
+    *,
+    approver: str,
+    decision: Decision,
+    note: str | None = None,
+    acknowledge_warnings: bool = False,
+    via: str = "cli",
+    policy: ApprovalPolicy | None = None,
+) -> ApprovalStatus:
+    """Append the approver's decision bound to the batch as it is now; the status after it."""
+    requirement = approval_requirement(ledger, batch_id, policy)
+    before = approval_status(ledger, batch_id, policy)
+    if isinstance(before, Declined | Expired):
+        state = type(before).__name__.lower()
+        raise ApprovalRefused(f"batch {batch_id} is {state}; nothing will be paid")
+    if isinstance(before, Approved):
+        raise ApprovalRefused(f"batch {batch_id} is already approved")
+    approver = approver.strip()
+    if not approver:
+        raise ApprovalRefused("an approval needs the approver's name")
+    if requirement.facts.made_by is not None and approver == requirement.facts.made_by:
+        raise ApprovalRefused(f"{approver} made batch {batch_id} and cannot approve it")
+    if decision == "approve" and isinstance(before, Pending) and approver in before.by:
+        raise ApprovalRefused(
+            f"{approver} already approved batch {batch_id}; the next step needs another person"
+        )
+    if decision == "approve" and requirement.warnings and not acknowledge_warnings:
+        listed = "; ".join(w.text for w in requirement.warnings)
+        raise ApprovalRefused(f"acknowledge these warnings to approve: {listed}")
+    facts = requirement.facts
+    ledger.append_approval(
+        ApprovalRecord(
+            batch_id=batch_id,
+            approver=approver,
+            decision=decision,
+            at=ledger.now(),
+            content_hash=facts.content_hash,
+            totals=facts.totals,
+            rows=facts.rows,
+            acknowledged=tuple(sorted(requirement.acknowledgements)),
+            note=note,
+            via=via,
+        )
+    )
+    return approval_status(ledger, batch_id, policy)

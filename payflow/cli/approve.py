@@ -1,0 +1,74 @@
+"""`payflow approve BATCH_ID`: record an approval (or a decline) and resume the paused run."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from payflow.approvals import (
+    ApprovalRefused,
+    PolicyError,
+    UnknownBatch,
+    approval_form_markdown,
+    approval_requirement,
+    approval_status,
+    load_policy,
+)
+from payflow.approvals.decide import decide
+from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
+from payflow.ledger import Ledger
+
+
+@app.command("approve")
+def approve_command(
+    batch_id: Annotated[str, typer.Argument(help="The batch waiting for approval.")],
+    decline: Annotated[bool, typer.Option("--decline", help="Decline instead of approve.")] = False,
+    note: Annotated[str | None, typer.Option("--note", help="Why, kept with the record.")] = None,
+    acknowledge: Annotated[
+        bool,
+        typer.Option("--acknowledge-warnings", help="Approve although the batch has warnings."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+) -> None:
+    """Approve or decline a batch as the OS user; the maker cannot approve their own batch."""
+    settings = prepare()
+    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+        try:
+            policy = load_policy(settings.approvals_file)
+            requirement = approval_requirement(ledger, batch_id, policy)
+            form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+            outcome = decide(
+                settings,
+                ledger,
+                batch_id,
+                decline=decline,
+                note=note,
+                acknowledge_warnings=acknowledge,
+            )
+        except (ApprovalRefused, PolicyError, UnknownBatch) as exc:
+            fail(f"{exc}; nothing was recorded" if isinstance(exc, ApprovalRefused) else str(exc))
+    status = type(outcome.status).__name__
+    if as_json:
+        summary = {
+            "batch_id": batch_id,
+            "approver": outcome.approver,
+            "decision": "decline" if decline else "approve",
+            "status": status,
+            "resumed": outcome.resumed,
+        }
+        typer.echo(json.dumps(summary))
+    else:
+        typer.echo(form)
+        typer.echo("")
+        typer.echo(
+            f"{'declined' if decline else 'approved'} by {outcome.approver}; "
+            f"batch {batch_id} is now {status}"
+        )
+        for run_id in outcome.resumed:
+            typer.echo(f"resumed paused flow run {run_id}")
+        if outcome.resume_problem:
+            typer.echo(f"no run resumed: {outcome.resume_problem}")
+    raise typer.Exit(0)

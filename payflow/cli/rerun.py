@@ -1,0 +1,104 @@
+"""`payflow rerun BATCH_ID`: preview failed rows, or rerun the reviewed ones as new attempts."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.approvals import PolicyError
+from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
+from payflow.intake import BatchFileError
+from payflow.ledger import Ledger
+from payflow.paying import InsufficientBalanceError
+from payflow.rerun import (
+    RerunRefused,
+    Selection,
+    choose,
+    classify,
+    find_candidates,
+    parse_rows,
+    preview_lines,
+)
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.settings import Settings
+
+
+def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[str]:
+    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+        candidates = find_candidates(ledger, batch_id, classify)
+        return preview_lines(candidates, choose(candidates, selection))
+
+
+@app.command("rerun")
+def rerun_command(
+    batch_id: Annotated[str, typer.Argument(help="The batch whose failed rows to send again.")],
+    rows: Annotated[str, typer.Option("--rows", help="Source row numbers, e.g. 4,9 or 4-6.")] = "",
+    message: Annotated[
+        str | None, typer.Option("--message", help="Rows failed with this statusMessage.")
+    ] = None,
+    failure_class: Annotated[
+        str | None, typer.Option("--class", help="retryable, fix_details, do_not_retry, unknown.")
+    ] = None,
+    all_failed: Annotated[bool, typer.Option("--all-failed", help="Every failed row.")] = False,
+    corrections: Annotated[
+        Path | None,
+        typer.Option("--corrections", help="CSV/XLSX by externalId: requisites, bankName, name."),
+    ] = None,
+    reviewed: Annotated[
+        bool, typer.Option("--reviewed", help="I have read why they failed: send them.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+) -> None:
+    """Without --reviewed, show what would be sent and send nothing."""
+    settings = prepare()
+    try:
+        selection = Selection(parse_rows(rows), message, failure_class, all_failed)
+        if not reviewed:
+            lines = _preview(settings, batch_id, selection)
+            typer.echo(json.dumps({"preview": lines}) if as_json else "\n".join(lines))
+            raise typer.Exit(0)
+        if selection.empty:
+            fail("choose rows with --rows, --message, --class or --all-failed; nothing was sent")
+        # Imported here: loading Prefect costs seconds a preview need not pay.
+        from flows.rerun import rerun_failed, summary_lines
+
+        with api_endpoint(settings) as endpoint:
+            if endpoint.is_sandbox:
+                print(NO_REAL_MONEY, file=sys.stderr)
+            result = rerun_failed(
+                batch_id=batch_id,
+                rows=rows,
+                message=message,
+                failure_class=failure_class,
+                all_failed=all_failed,
+                reviewed=True,
+                corrections=str(corrections) if corrections else None,
+                made_by=getpass.getuser(),
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+                callback_url=settings.webhook_url,
+            )
+    except (RerunRefused, BatchFileError, PolicyError) as exc:
+        fail(str(exc))
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
+    except InsufficientBalanceError as exc:
+        fail(str(exc))
+    except PaymentsApiError as exc:
+        fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+    if as_json:
+        typer.echo(json.dumps(asdict(result)))
+    else:
+        typer.echo("\n".join(summary_lines(result)))
+    done = set(result.statuses) <= {"COMPLETED"} and not result.waiting
+    raise typer.Exit(0 if done else 1)

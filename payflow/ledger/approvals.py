@@ -1,0 +1,252 @@
+"""Approval records (append-only) and the batch facts an approval is bound to.
+
+Nothing here updates or deletes an approval: a decision is a new line. The policy (how many
+steps, what voids an approval) lives in `payflow.approvals`; this module only reads and appends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import Engine, and_, func, insert, select, update
+from sqlalchemy.orm import aliased
+
+from payflow.ledger.claims import in_batch
+from payflow.ledger.states import RowState
+from payflow.ledger.tables import Approval, Batch, Payout
+from payflow.model import canonical_amount
+
+PAID_OR_IN_FLIGHT = frozenset(
+    {
+        RowState.VALIDATED,  # registered earlier and about to be paid
+        RowState.SUBMITTING,
+        RowState.CREATED,
+        RowState.PROCESSING,
+        RowState.COMPLETED,
+    }
+)
+"""States of an earlier payout that make a new one to the same recipient a likely duplicate.
+
+Only states a payout may leave for a failure: so a batch's warnings never grow after its
+approval as other rows move on (a grown warning would void the approval mid-payment)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BatchFacts:
+    """What an approver approves: the content hash, totals and size, plus maker and age."""
+
+    batch_id: str
+    content_hash: str
+    totals: dict[str, Decimal]
+    rows: int
+    made_by: str | None
+    created_at: datetime
+    rerun_of: str | None
+    large_rows: tuple[tuple[str, str, Decimal], ...] = ()  # filled by the policy's row limit
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRecord:
+    """One line of the approvals table."""
+
+    batch_id: str
+    approver: str
+    decision: str
+    at: datetime
+    content_hash: str
+    totals: dict[str, Decimal]
+    rows: int
+    acknowledged: tuple[str, ...]
+    note: str | None
+    via: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecentDuplicate:
+    """A payout of the batch whose recipient, amount and currency were paid (or are in flight)
+    in the last days under another externalId."""
+
+    external_id: str
+    other_external_id: str
+    other_batch_id: str
+    other_state: RowState
+
+
+def batch_facts(engine: Engine, batch_id: str) -> BatchFacts | None:
+    """The batch's content hash (over every payout it is responsible for), totals and rows."""
+    with engine.connect() as connection:
+        batch = connection.execute(
+            select(Batch.__table__).where(Batch.batch_id == batch_id)
+        ).first()
+        if batch is None:
+            return None
+        rows = connection.execute(
+            select(Payout.external_id, Payout.content_hash, Payout.amount, Payout.currency)
+            .where(in_batch(batch_id))
+            .order_by(Payout.external_id)
+        ).all()
+    digest = hashlib.sha256()
+    totals: dict[str, Decimal] = {}
+    for row in rows:
+        digest.update(f"{row.external_id}\x1f{row.content_hash}\x1e".encode())
+        totals[row.currency] = totals.get(row.currency, Decimal(0)) + row.amount
+    record = batch
+    return BatchFacts(
+        batch_id=batch_id,
+        content_hash=digest.hexdigest(),
+        totals=totals,
+        rows=len(rows),
+        made_by=record.made_by,
+        created_at=record.created_at,
+        rerun_of=record.rerun_of,
+    )
+
+
+def rows_above(
+    engine: Engine, batch_id: str, limits: dict[str, Decimal]
+) -> list[tuple[str, str, Decimal]]:
+    """(externalId, currency, amount) of the batch's payouts above their currency's row limit."""
+    if not limits:
+        return []
+    with engine.connect() as connection:
+        rows = connection.execute(
+            select(Payout.external_id, Payout.currency, Payout.amount)
+            .where(in_batch(batch_id), Payout.currency.in_(list(limits)))
+            .order_by(Payout.external_id)
+        ).all()
+    return [(r.external_id, r.currency, r.amount) for r in rows if r.amount > limits[r.currency]]
+
+
+def recent_duplicates(
+    engine: Engine, batch_id: str, until: datetime, days: int = 30
+) -> list[RecentDuplicate]:
+    """Payouts of the batch whose requisites, amount and currency were paid or are in flight
+    under another externalId of another batch (not an attempt of the same root), registered in
+    the `days` before `until` (the batch's own registration: later batches never count)."""
+    mine = aliased(Payout)
+    other = aliased(Payout)
+    root = func.coalesce(mine.root_external_id, mine.external_id)
+    other_root = func.coalesce(other.root_external_id, other.external_id)
+    query = (
+        select(mine.external_id, mine.amount, other.external_id, other.amount, other.batch_id)
+        .add_columns(other.state)
+        .select_from(mine)
+        .join(
+            other,
+            and_(
+                other.requisites == mine.requisites,
+                other.currency == mine.currency,
+                other.external_id != mine.external_id,
+                other_root != root,
+                other.batch_id != batch_id,
+                other.state.in_([s.value for s in PAID_OR_IN_FLIGHT]),
+                other.created_at >= until - timedelta(days=days),
+                other.created_at <= until,
+            ),
+        )
+        .where(mine.batch_id == batch_id)
+        .order_by(mine.external_id, other.external_id)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    # Amounts are exact text, so compare them as Decimals here rather than as strings in SQL.
+    return [
+        RecentDuplicate(row[0], row[2], row[4], RowState(row[5]))
+        for row in rows
+        if row[1] == row[3]
+    ]
+
+
+def similar_batches(
+    engine: Engine, batch_id: str, until: datetime, days: int = 30
+) -> list[tuple[str, int]]:
+    """Batches registered in the `days` before `until` (this batch's registration) sharing
+    payout contents with this one, with the count of shared contents, most similar first."""
+    mine = aliased(Payout)
+    other = aliased(Payout)
+    shared = func.count(func.distinct(other.content_hash))
+    query = (
+        select(other.batch_id, shared)
+        .select_from(mine)
+        .join(
+            other,
+            and_(
+                other.content_hash == mine.content_hash,
+                # A rerun resends its own root's content: that is not a copied file.
+                func.coalesce(other.root_external_id, other.external_id)
+                != func.coalesce(mine.root_external_id, mine.external_id),
+            ),
+        )
+        .join(Batch, Batch.batch_id == other.batch_id)
+        .where(
+            mine.batch_id == batch_id,
+            other.batch_id != batch_id,
+            Batch.created_at >= until - timedelta(days=days),
+            Batch.created_at <= until,
+        )
+        .group_by(other.batch_id)
+        .order_by(shared.desc())
+    )
+    with engine.connect() as connection:
+        return [(str(b), int(n)) for b, n in connection.execute(query)]
+
+
+def totals_json(totals: dict[str, Decimal]) -> str:
+    """Totals as stable JSON text (exact amounts, sorted currencies)."""
+    return json.dumps({c: canonical_amount(a) for c, a in sorted(totals.items())})
+
+
+def append_approval(engine: Engine, record: ApprovalRecord) -> None:
+    """Append one decision; nothing ever updates or deletes one."""
+    with engine.begin() as connection:
+        connection.execute(
+            insert(Approval).values(
+                batch_id=record.batch_id,
+                approver=record.approver,
+                decision=record.decision,
+                at=record.at,
+                content_hash=record.content_hash,
+                totals=totals_json(record.totals),
+                rows=record.rows,
+                acknowledged=json.dumps(sorted(record.acknowledged)),
+                note=record.note,
+                via=record.via,
+            )
+        )
+
+
+def approvals_of(engine: Engine, batch_id: str) -> list[ApprovalRecord]:
+    """Every decision on the batch, oldest first."""
+    query = select(Approval.__table__).where(Approval.batch_id == batch_id).order_by(Approval.id)
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return [
+        ApprovalRecord(
+            batch_id=r.batch_id,
+            approver=r.approver,
+            decision=r.decision,
+            at=r.at,
+            content_hash=r.content_hash,
+            totals={c: Decimal(a) for c, a in json.loads(r.totals).items()},
+            rows=r.rows,
+            acknowledged=tuple(json.loads(r.acknowledged)),
+            note=r.note,
+            via=r.via,
+        )
+        for r in rows
+    ]
+
+
+def set_maker(engine: Engine, batch_id: str, maker: str) -> bool:
+    """Record who made the batch, once (a later call never changes it). True when written."""
+    with engine.begin() as connection:
+        result = connection.execute(
+            update(Batch)
+            .where(Batch.batch_id == batch_id, Batch.made_by.is_(None))
+            .values(made_by=maker)
+        )
+    return bool(result.rowcount)

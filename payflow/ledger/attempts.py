@@ -1,0 +1,268 @@
+"""Rerun attempts: a failed payout sent again as a new payout linked to its parent and root.
+
+A root (the first payout of a row) and its attempts form one chain: the unique constraint on
+`payouts.reruns_external_id` lets each payout have at most one child, so a root has at most one
+live attempt however many reruns race. `create_attempts` inserts with ON CONFLICT DO NOTHING,
+so the loser of a race inserts nothing and says which attempt already exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import aliased
+
+from payflow.ledger.records import Disposition
+from payflow.ledger.states import RowState
+from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout
+from payflow.model import PayoutInstruction
+
+RERUNNABLE_STATES = frozenset(
+    {RowState.FAILED, RowState.CANCELED, RowState.EXPIRED, RowState.SUBMIT_REJECTED}
+)
+"""States a payout may be rerun from (a COMPLETED payout corrected to FAILED is FAILED)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptView:
+    """One source row of a batch seen through the latest attempt of its root."""
+
+    row_number: int
+    root_external_id: str | None
+    disposition: Disposition
+    external_id: str | None  # the latest attempt's (the root itself when never rerun)
+    attempt: int
+    batch_id: str | None  # the batch that registered the latest attempt
+    state: RowState
+    payout_id: str | None
+    status_message: str | None
+    amount: Decimal | None
+    currency: str | None
+    payment_type: str | None
+    requisites: str | None
+    corrected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NewAttempt:
+    """A payout to create as the next attempt of `parent_external_id` (in `instruction`)."""
+
+    parent_external_id: str
+    root_external_id: str
+    attempt: int
+    instruction: PayoutInstruction
+
+
+@dataclass
+class AttemptsOutcome:
+    """What `create_attempts` did: created now, created by an earlier identical call, refused."""
+
+    batch_id: str
+    created: list[str] = field(default_factory=list)
+    already_created: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # parent externalId -> reason
+
+
+def latest_attempts(engine: Engine, batch_id: str) -> list[AttemptView]:
+    """Every source row of the batch once, by the latest attempt of its root (for reports)."""
+    own = aliased(Payout)
+    latest = aliased(Payout)
+    root = func.coalesce(own.root_external_id, own.external_id)
+    last = (
+        select(Payout.root_external_id.label("root"), func.max(Payout.attempt).label("n"))
+        .where(Payout.root_external_id.is_not(None))
+        .group_by(Payout.root_external_id)
+        .subquery()
+    )
+    query = (
+        select(
+            BatchRow.row_number,
+            BatchRow.disposition,
+            root.label("root"),
+            latest.external_id,
+            latest.attempt,
+            latest.batch_id,
+            latest.state,
+            latest.payout_id,
+            latest.status_message,
+            latest.amount,
+            latest.currency,
+            latest.payment_type,
+            latest.requisites,
+            latest.corrected,
+        )
+        .select_from(BatchRow)
+        .outerjoin(own, own.external_id == BatchRow.external_id)
+        .outerjoin(last, last.c.root == root)
+        .outerjoin(
+            latest,
+            or_(
+                and_(last.c.root.is_(None), latest.external_id == own.external_id),
+                and_(latest.root_external_id == last.c.root, latest.attempt == last.c.n),
+            ),
+        )
+        .where(BatchRow.batch_id == batch_id)
+        .order_by(BatchRow.row_number)
+    )
+    with engine.connect() as connection:
+        return [_view(row) for row in connection.execute(query)]
+
+
+def _view(row: Any) -> AttemptView:
+    disposition = Disposition(row.disposition)
+    if disposition in (Disposition.REJECTED, Disposition.CONFLICT) or row.state is None:
+        # A CONFLICT row points at someone else's payout: never show that payout as this row's.
+        state = RowState.CONFLICT if disposition is Disposition.CONFLICT else RowState.REJECTED
+        return AttemptView(
+            row.row_number, None, disposition, None, 0, None, state,
+            None, None, None, None, None, None, False,
+        )  # fmt: skip
+    return AttemptView(
+        row_number=row.row_number,
+        root_external_id=row.root,
+        disposition=disposition,
+        external_id=row.external_id,
+        attempt=row.attempt,
+        batch_id=row.batch_id,
+        state=RowState(row.state),
+        payout_id=row.payout_id,
+        status_message=row.status_message,
+        amount=row.amount,
+        currency=row.currency,
+        payment_type=row.payment_type,
+        requisites=row.requisites,
+        corrected=bool(row.corrected),
+    )
+
+
+def payout_instruction(engine: Engine, external_id: str) -> PayoutInstruction | None:
+    """The stored instruction of one payout (what was sent), or None when unknown."""
+    columns = [getattr(Payout, name) for name in INSTRUCTION_FIELDS]
+    with engine.connect() as connection:
+        row = connection.execute(select(*columns).where(Payout.external_id == external_id)).first()
+    if row is None:
+        return None
+    return PayoutInstruction(**{name: getattr(row, name) for name in INSTRUCTION_FIELDS})
+
+
+def _insert_ignoring_conflicts(connection: Connection, table: Any, values: dict[str, Any]) -> int:
+    """INSERT one row; 0 when a unique constraint already holds an equal key (a lost race)."""
+    if connection.dialect.name == "postgresql":
+        statement: Any = postgresql.insert(table).values(values).on_conflict_do_nothing()
+    else:
+        statement = sqlite.insert(table).values(values).on_conflict_do_nothing()
+    return int(connection.execute(statement).rowcount or 0)
+
+
+def _child_values(item: NewAttempt, batch_id: str, now: datetime) -> dict[str, Any]:
+    instruction = item.instruction
+    values = {name: getattr(instruction, name) for name in INSTRUCTION_FIELDS}
+    values.update(
+        content_hash=instruction.content_hash(),
+        batch_id=batch_id,
+        state=RowState.VALIDATED.value,
+        attempts=0,
+        corrected=False,
+        reruns_external_id=item.parent_external_id,
+        root_external_id=item.root_external_id,
+        attempt=item.attempt,
+        created_at=now,
+        updated_at=now,
+    )
+    return values
+
+
+def _parent_state(connection: Connection, external_id: str) -> RowState | None:
+    query = select(Payout.state).where(Payout.external_id == external_id).with_for_update()
+    state = connection.scalar(query)
+    return None if state is None else RowState(state)
+
+
+def _existing_child(connection: Connection, parent: str) -> tuple[str, str] | None:
+    row = connection.execute(
+        select(Payout.external_id, Payout.batch_id).where(Payout.reruns_external_id == parent)
+    ).first()
+    return None if row is None else (row.external_id, row.batch_id)
+
+
+def _create_one(
+    connection: Connection, batch_id: str, item: NewAttempt, now: datetime, out: AttemptsOutcome
+) -> None:
+    parent = item.parent_external_id
+    new_id = item.instruction.external_id
+    state = _parent_state(connection, parent)
+    child = _existing_child(connection, parent)
+    if child is not None:
+        if child == (new_id, batch_id):
+            out.already_created.append(new_id)
+        else:
+            out.refused[parent] = f"already rerun as {child[0]} (batch {child[1]})"
+        return
+    if state not in RERUNNABLE_STATES:
+        out.refused[parent] = f"is {state or 'unknown'} in the ledger, not a failed final state"
+        return
+    if _insert_ignoring_conflicts(connection, Payout.__table__, _child_values(item, batch_id, now)):
+        row = {
+            "batch_id": batch_id,
+            "row_number": item.instruction.row_number,
+            "external_id": new_id,
+            "disposition": Disposition.NEW.value,
+        }
+        connection.execute(insert(BatchRow).values(row))
+        out.created.append(new_id)
+        return
+    # Another rerun inserted first (it held the unique key until it committed).
+    child = _existing_child(connection, parent)
+    taken = f"already rerun as {child[0]} (batch {child[1]})" if child else None
+    out.refused[parent] = taken or f"externalId {new_id!r} is already used by another payout"
+
+
+def create_attempts(
+    engine: Engine,
+    batch_id: str,
+    *,
+    rerun_of: str,
+    source_name: str,
+    made_by: str | None,
+    attempts: Sequence[NewAttempt],
+    now: datetime,
+) -> AttemptsOutcome:
+    """Register `attempts` as the rerun batch `batch_id` in one transaction; see the module."""
+    out = AttemptsOutcome(batch_id)
+    with engine.begin() as connection:
+        batch = {
+            "batch_id": batch_id,
+            "source_name": source_name,
+            "total_rows": len(attempts),
+            "valid_rows": len(attempts),
+            "rejected_rows": 0,
+            "created_at": now,
+            "rerun_of": rerun_of,
+            "made_by": made_by,
+        }
+        # Two identical reruns at once: the second waits for the first's batch row, then skips.
+        fresh = _insert_ignoring_conflicts(connection, Batch.__table__, batch) == 1
+        for item in sorted(attempts, key=lambda a: a.parent_external_id):
+            _create_one(connection, batch_id, item, now, out)
+        if fresh and not out.created:
+            connection.execute(delete(Batch).where(Batch.batch_id == batch_id))
+        elif fresh:
+            connection.execute(
+                update(Batch)
+                .where(Batch.batch_id == batch_id)
+                .values(total_rows=len(out.created), valid_rows=len(out.created))
+            )
+    return out
+
+
+def rerun_batches(engine: Engine, batch_id: str) -> list[str]:
+    """Ids of the rerun batches registered for `batch_id`, oldest first."""
+    query = select(Batch.batch_id).where(Batch.rerun_of == batch_id).order_by(Batch.created_at)
+    with engine.connect() as connection:
+        return list(connection.scalars(query))

@@ -1,0 +1,48 @@
+"""Rerunning reviewed failed rows as new attempts linked to their parent and root.
+
+`find_candidates` -> `choose` (or `preview_lines`) -> `refetch_parents` -> `plan_attempts`
+-> `register_rerun`; the rerun batch is then paid by the ordinary submit and track code.
+"""
+
+from payflow.rerun.candidates import (
+    Candidate,
+    Candidates,
+    Classifier,
+    Ineligible,
+    RerunRefused,
+    find_candidates,
+)
+from payflow.rerun.classify import FAILURE_CLASSES, FailureClass, classify
+from payflow.rerun.corrections import Correction, Validate, apply_corrections, read_corrections
+from payflow.rerun.ids import attempt_external_id, rerun_batch_id
+from payflow.rerun.plan import plan_attempts, register_rerun
+from payflow.rerun.preview import group_candidates, preview_lines
+from payflow.rerun.refetch import Dropped, refetch_parents
+from payflow.rerun.selection import Selection, choose, parse_rows
+
+__all__ = [
+    "FAILURE_CLASSES",
+    "Candidate",
+    "Candidates",
+    "Classifier",
+    "Correction",
+    "Dropped",
+    "FailureClass",
+    "Ineligible",
+    "RerunRefused",
+    "Selection",
+    "Validate",
+    "apply_corrections",
+    "attempt_external_id",
+    "choose",
+    "classify",
+    "find_candidates",
+    "group_candidates",
+    "parse_rows",
+    "plan_attempts",
+    "preview_lines",
+    "read_corrections",
+    "refetch_parents",
+    "register_rerun",
+    "rerun_batch_id",
+]

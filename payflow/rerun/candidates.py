@@ -1,0 +1,100 @@
+"""Which rows of a batch may be rerun: each row by the latest attempt of its root."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from payflow.ledger import RERUNNABLE_STATES, AttemptView, Ledger, RowState
+from payflow.rerun.classify import FailureClass
+
+Classifier = Callable[[str, str | None], tuple[FailureClass, str]]
+
+
+class RerunRefused(Exception):
+    """The rerun cannot go ahead as asked; the message says why in one line. Nothing was sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A row whose latest attempt failed for good: the parent of the next attempt."""
+
+    row_number: int
+    root_external_id: str
+    external_id: str  # the parent: the latest attempt
+    attempt: int
+    state: RowState
+    status_message: str | None
+    payout_id: str | None
+    amount: Decimal
+    currency: str
+    corrected: bool
+    failure_class: FailureClass
+    next_step: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ineligible:
+    """A row that may not be rerun, and why."""
+
+    row_number: int
+    external_id: str | None
+    state: RowState
+    reason: str
+    awaiting_payment: bool = False  # an attempt registered by a rerun and not sent yet
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The batch's rows split into those a rerun may choose and those it must refuse."""
+
+    batch_id: str
+    eligible: list[Candidate]
+    ineligible: list[Ineligible]
+
+
+def _reason(view: AttemptView) -> str:
+    if view.state is RowState.COMPLETED:
+        return "COMPLETED: it was paid"
+    if view.state is RowState.CONFLICT:
+        return "CONFLICT: its externalId belongs to another payout; upload a corrected row"
+    if view.state is RowState.REJECTED:
+        return "REJECTED by validation: fix the file and upload it"
+    if view.state is RowState.VALIDATED and view.attempt > 0:
+        return f"rerun as {view.external_id} (batch {view.batch_id}), not sent yet"
+    return f"{view.state}: not final yet; wait for its final status"
+
+
+def find_candidates(ledger: Ledger, batch_id: str, classify: Classifier) -> Candidates:
+    """Split every source row of `batch_id` by whether its latest attempt may be rerun."""
+    if not ledger.batch_exists(batch_id):
+        raise RerunRefused(f"no batch {batch_id!r} in the ledger")
+    eligible: list[Candidate] = []
+    ineligible: list[Ineligible] = []
+    for view in ledger.latest_attempts(batch_id):
+        if view.state not in RERUNNABLE_STATES or view.external_id is None:
+            waiting = view.state is RowState.VALIDATED and view.attempt > 0
+            ineligible.append(
+                Ineligible(view.row_number, view.external_id, view.state, _reason(view), waiting)
+            )
+            continue
+        assert view.amount is not None and view.currency is not None
+        failure_class, next_step = classify(view.state.value, view.status_message)
+        eligible.append(
+            Candidate(
+                row_number=view.row_number,
+                root_external_id=view.root_external_id or view.external_id,
+                external_id=view.external_id,
+                attempt=view.attempt,
+                state=view.state,
+                status_message=view.status_message,
+                payout_id=view.payout_id,
+                amount=view.amount,
+                currency=view.currency,
+                corrected=view.corrected,
+                failure_class=failure_class,
+                next_step=next_step,
+            )
+        )
+    return Candidates(batch_id, eligible, ineligible)

@@ -1,0 +1,76 @@
+"""The preview of a rerun: eligible rows grouped by statusMessage and class, nothing sent."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from payflow.model import display_amount
+from payflow.rerun.candidates import Candidate, Candidates
+
+SHOWN_ROWS = 20
+
+
+@dataclass
+class PreviewGroup:
+    """Rows that failed the same way: same statusMessage (or status) and failure class."""
+
+    message: str
+    failure_class: str
+    next_step: str
+    rows: list[int] = field(default_factory=list)
+    totals: dict[str, Decimal] = field(default_factory=dict)
+
+    def add(self, candidate: Candidate) -> None:
+        """Count one more row of this group."""
+        self.rows.append(candidate.row_number)
+        current = self.totals.get(candidate.currency, Decimal(0))
+        self.totals[candidate.currency] = current + candidate.amount
+
+
+def group_candidates(chosen: Sequence[Candidate]) -> list[PreviewGroup]:
+    """Groups by (statusMessage or status, class), largest first."""
+    groups: dict[tuple[str, str], PreviewGroup] = {}
+    for candidate in chosen:
+        message = candidate.status_message or f"({candidate.state}, no statusMessage)"
+        key = (message, candidate.failure_class)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = PreviewGroup(message, *key[1:], candidate.next_step)
+        group.add(candidate)
+    return sorted(groups.values(), key=lambda g: (-len(g.rows), g.message))
+
+
+def _rows_text(rows: Sequence[int]) -> str:
+    shown = ", ".join(str(r) for r in rows[:SHOWN_ROWS])
+    return shown + (f" and {len(rows) - SHOWN_ROWS} more" if len(rows) > SHOWN_ROWS else "")
+
+
+def _totals_text(totals: dict[str, Decimal]) -> str:
+    return ", ".join(f"{display_amount(a)} {c}" for c, a in sorted(totals.items()))
+
+
+def preview_lines(candidates: Candidates, chosen: Sequence[Candidate]) -> list[str]:
+    """What a rerun of `chosen` would send, for the operator to review; sends nothing."""
+    lines = [f"batch {candidates.batch_id}: {len(chosen)} rows would be sent again"]
+    for group in group_candidates(chosen):
+        lines += [
+            f"  {len(group.rows)} x {group.message!r} [{group.failure_class}]: "
+            f"{_totals_text(group.totals)}",
+            f"      {'rows' if len(group.rows) > 1 else 'row'} {_rows_text(group.rows)}",
+            f"      next step: {group.next_step}",
+        ]
+    waiting = [i for i in candidates.ineligible if i.awaiting_payment]
+    if waiting:
+        lines.append(f"  {len(waiting)} rows already rerun and waiting to be paid (approval?)")
+    states = Counter(str(i.state) for i in candidates.ineligible if not i.awaiting_payment)
+    if states:
+        counted = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
+        lines.append(f"  not eligible: {counted}")
+    lines.append(
+        "nothing was sent; choose rows with --rows, --message, --class or --all-failed "
+        "and confirm with --reviewed"
+    )
+    return lines

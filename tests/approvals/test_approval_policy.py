@@ -1,0 +1,203 @@
+"""Approval rules, records and status against a real ledger file: limits, maker/checker,
+binding to content, expiry, warnings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from paying_support import register, row
+
+from payflow.approvals import (
+    ApprovalRefused,
+    Approved,
+    Declined,
+    Expired,
+    Pending,
+    PolicyError,
+    Void,
+    approval_form_markdown,
+    approval_requirement,
+    approval_status,
+    load_policy,
+    record_decision,
+)
+from payflow.ledger import Ledger, utc_now
+
+POLICY = """
+currencies:
+  XOF:
+    bands:
+      - {up_to: "1000", steps: 0}
+      - {up_to: "100000", steps: 1}
+      - {steps: 2}
+    row_max: "50000"
+    expiry_hours: 2
+  "*":
+    bands:
+      - {steps: 1}
+"""
+
+
+@pytest.fixture
+def policy(tmp_path):
+    path = tmp_path / "approvals.yaml"
+    path.write_text(POLICY, encoding="utf-8")
+    return load_policy(path)
+
+
+def batch_of(ledger: Ledger, prefix: str, amounts: list[int], maker: str = "maker") -> str:
+    rows = [row(f"{prefix}-{n}", n, amount=Decimal(a)) for n, a in enumerate(amounts, start=2)]
+    batch_id = register(ledger, rows)
+    ledger.set_maker(batch_id, maker)
+    return batch_id
+
+
+def approve(ledger, batch_id, policy, who, **options):
+    return record_decision(
+        ledger, batch_id, approver=who, decision="approve", policy=policy, **options
+    )
+
+
+def test_a_batch_under_every_limit_goes_on_by_itself_and_one_above_waits(ledger, policy):
+    small = batch_of(ledger, "small", [500, 500])
+    large = batch_of(ledger, "large", [600, 500])
+
+    assert approval_requirement(ledger, small, policy).steps == 0
+    assert approval_status(ledger, small, policy) == Approved(())
+    requirement = approval_requirement(ledger, large, policy)
+    assert requirement.steps == 1
+    assert requirement.rules == ("XOF total 1100: above 1000 up to 100000: 1 approval step(s)",)
+    assert approval_status(ledger, large, policy) == Pending(1, ())
+
+
+def test_two_steps_need_two_people_and_a_large_row_needs_its_own_approval(ledger, policy):
+    batch_id = batch_of(ledger, "two", [60000, 50000])
+    requirement = approval_requirement(ledger, batch_id, policy)
+    assert requirement.steps == 2
+    assert [w.key for w in requirement.large_rows] == ["row:two-2"]
+    form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+    assert "| XOF | 110000 |" in form and "two-2: 60000 XOF is above the per-row maximum" in form
+
+    assert approve(ledger, batch_id, policy, "bob") == Pending(1, ("bob",))
+    with pytest.raises(ApprovalRefused, match="needs another person"):
+        approve(ledger, batch_id, policy, "bob")
+    assert approve(ledger, batch_id, policy, "carol") == Approved(("bob", "carol"))
+
+
+def test_the_maker_cannot_approve_their_own_batch(ledger, policy):
+    batch_id = batch_of(ledger, "own", [5000], maker="alice")
+
+    with pytest.raises(ApprovalRefused, match=r"alice made batch .* cannot approve it"):
+        approve(ledger, batch_id, policy, "alice")
+
+    assert ledger.approvals_of(batch_id) == []
+    assert approval_status(ledger, batch_id, policy) == Pending(1, ())
+
+
+def test_a_changed_batch_voids_its_approval(ledger, policy):
+    batch_id = batch_of(ledger, "chg", [5000])
+    assert approve(ledger, batch_id, policy, "bob") == Approved(("bob",))
+
+    # The batch gains a row after it was approved (a registration completed later).
+    ledger.register_batch(batch_id, "test.csv", [row("chg-9", 9, amount=Decimal(5))], [])
+
+    status = approval_status(ledger, batch_id, policy)
+    assert status == Void(1, ("bob",))
+    [record] = ledger.approvals_of(batch_id)
+    assert record.totals == {"XOF": Decimal(5000)} and record.rows == 1
+    assert approve(ledger, batch_id, policy, "carol") == Approved(("carol",))
+
+
+def test_a_decline_stops_the_batch_for_good(ledger, policy):
+    batch_id = batch_of(ledger, "dec", [5000])
+    status = record_decision(
+        ledger, batch_id, approver="bob", decision="decline", note="wrong file", policy=policy
+    )
+    assert status == Declined("bob", "wrong file")
+    with pytest.raises(ApprovalRefused, match="declined"):
+        approve(ledger, batch_id, policy, "carol")
+
+
+def test_an_approval_not_given_in_time_expires(ledger_url, policy):
+    with Ledger.open(ledger_url) as ledger:
+        batch_id = batch_of(ledger, "exp", [5000])
+    later = utc_now() + timedelta(hours=3)
+    with Ledger.open(ledger_url, clock=lambda: later) as ledger:
+        assert isinstance(approval_status(ledger, batch_id, policy), Expired)
+        with pytest.raises(ApprovalRefused, match="expired"):
+            approve(ledger, batch_id, policy, "bob")
+
+
+def test_a_recent_payment_to_the_same_recipient_must_be_acknowledged(ledger, policy):
+    first = batch_of(ledger, "paid", [500])
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("paid-2", "payout-1", "COMPLETED")
+    again = register(ledger, [row("other-2", 2, amount=Decimal(500))])
+
+    requirement = approval_requirement(ledger, again, policy)
+    keys = {w.key for w in requirement.warnings}
+    assert keys == {"duplicate:other-2", f"similar:{first}"}
+    assert requirement.steps == 1  # under every limit, but a warning needs a person
+    with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
+        approve(ledger, again, policy, "bob")
+    assert approve(ledger, again, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
+
+
+def test_a_float_amount_in_the_rules_is_refused(tmp_path):
+    path = tmp_path / "approvals.yaml"
+    path.write_text(POLICY.replace('"1000"', "1000.5"), encoding="utf-8")
+    with pytest.raises(PolicyError, match="never as floats"):
+        load_policy(path)
+
+
+def test_the_shipped_rules_load():
+    policy = load_policy()
+    assert policy.rule_for("XOF").steps_for(Decimal(500))[0] == 0
+    assert policy.rule_for("KES").steps_for(Decimal(1))[0] == 1
+
+
+def test_payflow_approve_refuses_the_maker_in_one_line(tmp_path):
+    import getpass
+
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    with Ledger.open(ledger_url) as ledger:
+        batch_id = batch_of(ledger, "cli", [2_000_000], maker=getpass.getuser())
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PAYFLOW_HOME": str(home),
+        "PAYFLOW_LEDGER_URL": ledger_url,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "payflow", "approve", batch_id, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"payflow: {getpass.getuser()} made batch {batch_id} and cannot approve it; "
+        "nothing was recorded"
+    ]
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.approvals_of(batch_id) == []
+
+
+def test_later_batches_never_void_an_earlier_approval(ledger, policy):
+    first = batch_of(ledger, "early", [5000])
+    assert approve(ledger, first, policy, "bob") == Approved(("bob",))
+
+    # A copy of the file arrives later, and the first batch's payout moves on.
+    register(ledger, [row("copy-2", 2, amount=Decimal(5000))])
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("early-2", "payout-9", "PROCESSING")
+
+    assert approval_requirement(ledger, first, policy).warnings == ()
+    assert approval_status(ledger, first, policy) == Approved(("bob",))

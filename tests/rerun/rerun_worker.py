@@ -1,0 +1,50 @@
+"""One OS process running a rerun of the given rows, for the two-reruns-at-once test.
+
+Runs the same functions the rerun-failed flow's tasks call, starting when the go file appears.
+Usage: rerun_worker.py SANDBOX_URL LEDGER_URL BATCH_ID ROWS GO_FILE
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from payflow.api import AsyncPayoutsClient
+from payflow.ledger import Ledger
+from payflow.paying import submit_batch
+from payflow.rerun import (
+    Selection,
+    choose,
+    classify,
+    find_candidates,
+    parse_rows,
+    plan_attempts,
+    refetch_parents,
+    register_rerun,
+)
+from payflow.sandbox import SandboxConfig
+
+
+async def main(url: str, ledger_url: str, batch_id: str, rows: str, go: Path) -> None:
+    with Ledger.open(ledger_url) as ledger:
+        chosen = choose(find_candidates(ledger, batch_id, classify), Selection(parse_rows(rows)))
+        async with AsyncPayoutsClient(SandboxConfig().token, base_url=url) as client:
+            kept, _ = await refetch_parents(client, chosen)
+            while not go.exists():
+                time.sleep(0.01)
+            outcome = register_rerun(ledger, batch_id, plan_attempts(ledger, kept, {}, None), "t")
+            print(f"created={len(outcome.created)} refused={len(outcome.refused)}", flush=True)
+            await submit_batch(
+                client,
+                ledger,
+                outcome.batch_id,
+                worker_id=str(go),
+                chunk_size=10,
+                callback_url=None,
+            )
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:5], Path(sys.argv[5])))

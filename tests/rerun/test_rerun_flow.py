@@ -1,0 +1,186 @@
+"""The rerun-failed flow against a real sandbox and ledger: preview, choice, links, refusals."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+from rerun_support import correct_at_service, paid_batch, posts
+from sqlalchemy import create_engine, update
+
+from flows.rerun import RerunResult, rerun_failed
+from payflow.approvals import ApprovalRefused, record_decision
+from payflow.ledger import Ledger, RowState, utc_now
+from payflow.ledger.tables import Batch
+from payflow.rerun import RerunRefused, attempt_external_id
+from payflow.sandbox import SandboxServer
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+def rerun(sandbox: SandboxServer, ledger: Ledger, batch_id: str, **options) -> RerunResult:
+    return rerun_failed(
+        batch_id=batch_id, api_url=sandbox.url, sandbox=True, ledger_url=ledger.url, **options
+    )
+
+
+def latest(ledger: Ledger, batch_id: str) -> dict[int, tuple[str, RowState, int]]:
+    return {
+        v.row_number: (v.external_id, v.state, v.attempt) for v in ledger.latest_attempts(batch_id)
+    }
+
+
+def write_corrections(tmp_path, text: str):
+    path = tmp_path / "corrections.csv"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_preview_sends_nothing(prefect_api, sandbox, ledger):
+    batch_id = paid_batch(sandbox, ledger, "prev")
+    before = posts(sandbox)
+
+    result = rerun(sandbox, ledger, batch_id, all_failed=True)
+
+    assert posts(sandbox) == before
+    assert ledger.rerun_batches(batch_id) == []
+    text = "\n".join(result.preview)
+    assert "4 rows would be sent again" in text
+    assert "2 x 'Recipient not found' [fix_details]: 60 XOF" in text
+    assert "rows 3, 7" in text
+    assert "1 x 'Recipient account is blocked' [do_not_retry]" in text
+    assert "not eligible: 1 COMPLETED, 1 PROCESSING" in text
+
+
+def test_only_the_chosen_rows_are_rerun_and_linked_to_their_root(
+    prefect_api, sandbox, ledger, tmp_path
+):
+    batch_id = paid_batch(sandbox, ledger, "only")
+    fix = write_corrections(tmp_path, "externalId,requisites\nonly-3,2250700030009\n")
+
+    result = rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, corrections=fix)
+
+    new_id = attempt_external_id("only-3", 1)
+    assert result.created == [new_id]
+    sent = posts(sandbox)
+    assert sent[new_id] == 1
+    assert "only-7-r1" not in sent and "only-4-r1" not in sent
+    assert latest(ledger, batch_id)[3] == (new_id, RowState.COMPLETED, 1)
+    assert latest(ledger, batch_id)[7] == ("only-7", RowState.FAILED, 0)
+    [rerun_id] = ledger.rerun_batches(batch_id)
+    [view] = ledger.latest_attempts(rerun_id)
+    assert view.root_external_id == "only-3" and view.external_id == new_id
+    # The report counts the root once, by its latest attempt.
+    assert result.statuses == {"COMPLETED": 2, "FAILED": 2, "CANCELED": 1, "PROCESSING": 1}
+    stored = ledger.payout_instruction(new_id)
+    assert stored is not None and stored.requisites == "2250700030009"
+    assert stored.amount == ledger.payout_instruction("only-3").amount
+
+
+def test_the_same_rerun_twice_pays_nothing_more(prefect_api, sandbox, ledger, tmp_path):
+    batch_id = paid_batch(sandbox, ledger, "twice")
+    fix = write_corrections(
+        tmp_path, "externalId,requisites\ntwice-3,2250700030009\ntwice-7,2250700070009\n"
+    )
+    first = rerun(
+        sandbox, ledger, batch_id, message="Recipient not found", reviewed=True, corrections=fix
+    )
+    assert sorted(first.created) == ["twice-3-r1", "twice-7-r1"]
+    after_first = posts(sandbox)
+
+    second = rerun(
+        sandbox, ledger, batch_id, message="Recipient not found", reviewed=True, corrections=fix
+    )
+
+    assert second.created == [] and second.paid_batches == []
+    assert posts(sandbox) == after_first
+    with pytest.raises(RerunRefused, match="row 3 is COMPLETED"):
+        rerun(sandbox, ledger, batch_id, rows="3", reviewed=True)
+    assert posts(sandbox) == after_first
+
+
+def test_completed_and_pending_rows_are_refused(prefect_api, sandbox, ledger):
+    batch_id = paid_batch(sandbox, ledger, "refuse")
+    before = posts(sandbox)
+
+    with pytest.raises(RerunRefused, match=r"row 2 is COMPLETED.*row 6 is PROCESSING"):
+        rerun(sandbox, ledger, batch_id, rows="2,3,6", reviewed=True)
+
+    assert posts(sandbox) == before
+    assert ledger.rerun_batches(batch_id) == []
+
+
+def test_a_parent_corrected_to_completed_is_dropped(prefect_api, sandbox, ledger):
+    batch_id = paid_batch(sandbox, ledger, "drop")
+    blocked = next(v for v in ledger.latest_attempts(batch_id) if v.row_number == 4)
+    correct_at_service(sandbox, blocked.payout_id, "COMPLETED")
+
+    result = rerun(sandbox, ledger, batch_id, rows="4,5", reviewed=True)
+
+    assert len(result.dropped) == 1 and result.dropped[0].startswith("row 4 (drop-4)")
+    assert "now says COMPLETED" in result.dropped[0]
+    assert result.created == ["drop-5-r1"]
+    sent = posts(sandbox)
+    assert "drop-4-r1" not in sent and sent["drop-5-r1"] == 1
+
+
+def test_corrections_may_not_change_amount_and_are_validated(
+    prefect_api, sandbox, ledger, tmp_path
+):
+    batch_id = paid_batch(sandbox, ledger, "corr")
+    before = posts(sandbox)
+    amount = write_corrections(
+        tmp_path, "externalId,amount,requisites\ncorr-3,999995,2250700030009\n"
+    )
+    with pytest.raises(RerunRefused, match="cannot change the amount"):
+        rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, corrections=amount)
+    bad = write_corrections(tmp_path, "externalId,requisites\ncorr-3,+225 07 abc\n")
+    with pytest.raises(RerunRefused, match="corr-3: requisites"):
+        rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, corrections=bad)
+    user = write_corrections(tmp_path, "externalId,userId\ncorr-3,someone-else\n")
+    with pytest.raises(RerunRefused, match="not userId"):
+        rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, corrections=user)
+    assert posts(sandbox) == before
+    assert ledger.rerun_batches(batch_id) == []
+
+
+def test_a_rerun_above_the_limit_waits_for_approval_and_an_expired_one_pays_nothing(
+    prefect_api, sandbox, ledger
+):
+    # 2,000,000 XOF per row: above the shipped rules' 1,000,000 limit, so one approval step.
+    batch_id = paid_batch(sandbox, ledger, "big", ("2222", "2222"), amount=Decimal(2_000_000))
+
+    waiting = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, made_by="alice")
+    [first_rerun] = ledger.rerun_batches(batch_id)
+    assert waiting.created == ["big-2-r1"] and waiting.waiting == {first_rerun: "Pending"}
+    assert "big-2-r1" not in posts(sandbox)
+
+    with pytest.raises(ApprovalRefused, match="cannot approve"):
+        record_decision(ledger, first_rerun, approver="alice", decision="approve")
+    record_decision(ledger, first_rerun, approver="bob", decision="approve")
+    paid = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, made_by="alice")
+    assert paid.paid_batches == [first_rerun] and posts(sandbox)["big-2-r1"] == 1
+
+    rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, made_by="alice")
+    second_rerun = ledger.rerun_batches(batch_id)[1]
+    engine = create_engine(ledger.url)
+    with engine.begin() as connection:  # a day and more passes with nobody approving
+        connection.execute(
+            update(Batch)
+            .where(Batch.batch_id == second_rerun)
+            .values(created_at=utc_now() - timedelta(hours=25))
+        )
+    engine.dispose()
+
+    expired = rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, made_by="alice")
+
+    assert expired.waiting == {second_rerun: "Expired"} and expired.paid_batches == []
+    assert "big-3-r1" not in posts(sandbox)
+    with pytest.raises(ApprovalRefused, match="expired"):
+        record_decision(ledger, second_rerun, approver="bob", decision="approve")
