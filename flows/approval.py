@@ -27,6 +27,9 @@ class BatchApproval(RunInput):
 
     approve: bool
     approved_by: str = ""
+    # What `payflow approve` sends (payflow.approvals.resume.approval_input); the server refuses
+    # fields the model lacks, so without it the CLI could not resume the run.
+    approver: str = ""
 
 
 class BatchStopped(Exception):
@@ -96,4 +99,4 @@ def request_approval(
         answer = await_approval(counts.batch_id, description, timeout_seconds)
     if not answer.approve:
         raise BatchStopped(f"batch {counts.batch_id} was not approved; nothing was paid")
-    return Approval(counts.batch_id, digest, answer.approved_by)
+    return Approval(counts.batch_id, digest, answer.approver or answer.approved_by)

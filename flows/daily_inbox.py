@@ -1,35 +1,63 @@
-"""The daily run: every batch file dropped into the inbox folder goes through payout-batch."""
+"""The daily run: every new file in the inbox folder becomes its own batch with its own pay run.
+
+Each file is registered (intake, a subflow), then its batch gets a pay run of the `pay-batch`
+deployment that waits for its own approval, so one paused, declined or broken batch holds up
+none of the others. The file leaves the inbox only after that (see `payflow.inbox`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
 
-from flows.payout_batch import payout_batch
-from payflow.run_results import PayResult
+from flows.intake_batch import intake_batch
+from payflow.inbox import InboxOutcome, Settled, inbox_files, inbox_markdown
+from payflow.intake.problems import BatchFileError
+from tasks.inbox import settle_inbox_file, start_pay_run
 
-BATCH_SUFFIXES = (".csv", ".xlsx")
-
-
-def inbox_files(inbox: Path) -> list[Path]:
-    """Batch files waiting in the inbox, oldest first; `processed/` holds the ones done."""
-    files = [p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in BATCH_SUFFIXES]
-    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name))
+PAY_DEPLOYMENT = "pay-batch/pay-batch"
 
 
-@flow(name="daily-inbox", persist_result=False)
-def daily_inbox(inbox: str, approved: bool = False) -> list[PayResult]:
-    """Run payout-batch on each inbox file, then move it to `processed/`.
+class InboxFilesFailed(Exception):
+    """Some inbox files could not become batches; the others went on."""
 
-    Each batch pauses for an operator's approval unless `approved`; a re-run of a file already
-    paid pays nothing again (the ledger is keyed by externalId).
-    """
+
+@flow(name="daily-payouts", persist_result=False, log_prints=False)
+def daily_payouts(inbox: str, pay_deployment: str = PAY_DEPLOYMENT) -> list[InboxOutcome]:
+    """Register each inbox file as a batch and start its pay run; move it to `processed/`, or to
+    `failed/` with `<file>.why.txt`. Ends FAILED (after every file) when any file failed."""
     folder = Path(inbox)
-    done = folder / "processed"
-    done.mkdir(parents=True, exist_ok=True)
-    results = []
-    for path in inbox_files(folder):
-        results.append(payout_batch(path=str(path), approved=approved))
-        path.rename(done / path.name)
-    return results
+    outcomes = [_take_file(path, pay_deployment) for path in inbox_files(folder)]
+    create_markdown_artifact(key="daily-payouts", markdown=inbox_markdown(folder, outcomes))
+    trouble = [o for o in outcomes if o.settled is not Settled.PROCESSED]
+    if trouble:
+        names = ", ".join(o.file for o in trouble)
+        raise InboxFilesFailed(f"{len(trouble)} of {len(outcomes)} inbox files not paid: {names}")
+    return outcomes
+
+
+def _take_file(path: Path, pay_deployment: str) -> InboxOutcome:
+    logger = get_run_logger()
+    try:
+        intake = intake_batch(str(path))
+    except BatchFileError as exc:
+        settle_inbox_file(str(path), Settled.FAILED, str(exc))
+        return InboxOutcome(path.name, Settled.FAILED, reason=str(exc))
+    except Exception as exc:  # not the file's fault (ledger, API): the next run tries again
+        logger.warning("%s stays in the inbox: intake stopped (%s)", path.name, type(exc).__name__)
+        return InboxOutcome(path.name, Settled.LEFT, reason=f"intake stopped: {type(exc).__name__}")
+    counts = intake.counts
+    if counts.rows and counts.rejected == counts.rows:
+        why = f"every one of its {counts.rows} rows was rejected; see {intake.rejects_csv}"
+        settle_inbox_file(str(path), Settled.FAILED, why)
+        return InboxOutcome(path.name, Settled.FAILED, intake.batch_id, reason=why)
+    try:
+        run_id = start_pay_run(pay_deployment, intake.batch_id)
+    except Exception as exc:  # the batch is registered; the next run starts its pay run
+        reason = f"pay run not started: {type(exc).__name__}"
+        logger.warning("%s stays in the inbox: %s", path.name, reason)
+        return InboxOutcome(path.name, Settled.LEFT, intake.batch_id, reason=reason)
+    settle_inbox_file(str(path), Settled.PROCESSED)
+    return InboxOutcome(path.name, Settled.PROCESSED, intake.batch_id, run_id)

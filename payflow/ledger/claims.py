@@ -155,7 +155,9 @@ def _claim_validated(
             updated_at=lease.now,
         )
     )
-    _record(connection, rows, RowState.VALIDATED, EventSource.SUBMIT, [None] * len(rows), lease.now)
+    # The claimer stays in the history after the lease is cleared: who sent each payout.
+    claimed = [f"claimed by {lease.worker_id}"] * len(rows)
+    _record(connection, rows, RowState.VALIDATED, EventSource.SUBMIT, claimed, lease.now)
     return [_claimed(row, row.attempts + 1, lease.until, False) for row in rows]
 
 

@@ -18,7 +18,14 @@ def _deployments() -> list[dict]:
 
 def test_every_entrypoint_is_a_flow_in_flows():
     deployments = _deployments()
-    assert {d["name"] for d in deployments} >= {"daily", "one-batch"}
+    assert {d["name"] for d in deployments} >= {
+        "daily-payouts",
+        "one-batch",
+        "pay-batch",
+        "reconcile-pending",
+        "reconcile-recent",
+        "rerun-failed",
+    }
     for deployment in deployments:
         file, _, name = deployment["entrypoint"].partition(":")
         assert file.startswith("flows/") and (REPO / file).is_file()
@@ -37,9 +44,18 @@ def test_parameters_name_real_flow_parameters_and_hold_no_secret():
 
 
 def test_the_daily_run_is_scheduled_and_never_overlaps():
-    daily = next(d for d in _deployments() if d["name"] == "daily")
+    daily = next(d for d in _deployments() if d["name"] == "daily-payouts")
     assert daily["schedules"][0]["cron"]
+    assert daily["schedules"][0]["timezone"]
     assert daily["concurrency_limit"] == 1
+
+
+def test_every_deployment_has_a_work_pool_and_pay_runs_are_not_limited():
+    # `prefect --no-prompt deploy --all` needs a pool for each; a paused pay run must not hold a
+    # slot that other batches (or other runs of the same batch) wait for.
+    by_name = {d["name"]: d for d in _deployments()}
+    assert all(d.get("work_pool", {}).get("name") for d in by_name.values())
+    assert "concurrency_limit" not in by_name["pay-batch"]
 
 
 def test_reconciliation_keeps_checking_every_30_minutes_and_daily():

@@ -1,0 +1,82 @@
+"""The inbox folder of the daily run: which files wait, and where each goes once it is settled.
+
+A file leaves the inbox only after its batch is in the ledger (and its pay run exists), so a
+crash at any point leaves it where the next run finds it; the batch id is the file's content
+hash, so taking the same file again registers nothing new and pays nothing twice.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+BATCH_SUFFIXES = (".csv", ".xlsx")
+NOTE_SUFFIX = ".why.txt"
+
+
+class Settled(StrEnum):
+    """Where a file of the inbox ends up."""
+
+    PROCESSED = "processed"  # its batch is in the ledger and a pay run was started
+    FAILED = "failed"  # it could not become a batch to pay; a note says why
+    LEFT = "left"  # something outside the file went wrong; it stays for the next run
+
+
+@dataclass(frozen=True)
+class InboxOutcome:
+    """What the daily run did with one file."""
+
+    file: str
+    settled: Settled
+    batch_id: str | None = None
+    pay_run_id: str | None = None
+    reason: str | None = None
+
+
+def inbox_files(inbox: Path) -> list[Path]:
+    """Batch files waiting in the inbox (not in its subfolders), oldest first."""
+    files = [p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in BATCH_SUFFIXES]
+    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def _free_name(folder: Path, name: str) -> Path:
+    """`name` in `folder`, or `stem-2.ext`, `stem-3.ext`... when a file of that name is there."""
+    target = folder / name
+    stem, suffix = os.path.splitext(name)
+    n = 1
+    while target.exists() or (folder / f"{target.name}{NOTE_SUFFIX}").exists():
+        n += 1
+        target = folder / f"{stem}-{n}{suffix}"
+    return target
+
+
+def settle_file(path: Path, where: Settled, note: str | None = None) -> Path:
+    """Move an inbox file to `processed/` or `failed/` beside it; for a failed file the note goes
+    first into `<file>.why.txt`, so a crash between the two leaves the file in the inbox."""
+    if where is Settled.LEFT:
+        return path
+    folder = path.parent / where.value
+    folder.mkdir(parents=True, exist_ok=True)
+    target = _free_name(folder, path.name)
+    if note is not None:
+        (folder / f"{target.name}{NOTE_SUFFIX}").write_text(note.rstrip() + "\n", encoding="utf-8")
+    path.replace(target)
+    return target
+
+
+def inbox_markdown(inbox: Path, outcomes: list[InboxOutcome]) -> str:
+    """The daily run's summary: one line per file, with its batch, pay run or reason."""
+    if not outcomes:
+        return f"## Inbox {inbox.name}\n\nNo new files."
+    lines = [
+        f"## Inbox {inbox.name}",
+        "",
+        "| file | went to | batch | pay run | why |",
+        "|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        cells = (o.file, o.settled.value, o.batch_id or "", o.pay_run_id or "", o.reason or "")
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return "\n".join(lines)

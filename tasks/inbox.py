@@ -1,0 +1,46 @@
+"""Tasks of the daily run: start a batch's pay run, and move an inbox file once it is settled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import FlowRun
+from prefect.deployments import run_deployment
+
+from payflow.approvals.resume import batch_tag
+from payflow.inbox import Settled, settle_file
+
+
+def pay_run_key(batch_id: str) -> str:
+    """The idempotency key of a batch's pay run: asking again returns the run already made."""
+    return f"pay-batch:{batch_id}"
+
+
+@task(name="start-pay-run", cache_policy=NO_CACHE)
+def start_pay_run(deployment: str, batch_id: str) -> str:
+    """Create (or find, by idempotency key) the batch's pay run on `deployment`; its id.
+
+    The run is not a subflow: it waits for its own approval while the other batches go on. No
+    retries here: if it cannot be made, the file stays in the inbox for the next daily run."""
+    # Called from a sync task: the synchronous variant runs and returns the FlowRun.
+    run = cast(
+        FlowRun,
+        run_deployment(
+            deployment,
+            parameters={"batch_id": batch_id},
+            timeout=0,
+            as_subflow=False,
+            idempotency_key=pay_run_key(batch_id),
+            tags=[batch_tag(batch_id)],
+        ),
+    )
+    return str(run.id)
+
+
+@task(name="settle-inbox-file", cache_policy=NO_CACHE)
+def settle_inbox_file(path: str, where: Settled, note: str | None = None) -> str:
+    """Move the file to `processed/` or `failed/` (with its note); the path it now has."""
+    return str(settle_file(Path(path), where, note))

@@ -1,0 +1,411 @@
+"""End to end on real servers: a Prefect server on PostgreSQL started here, `prefect deploy --all`
+from prefect.yaml, two process workers, a `payflow sandbox` process and the PostgreSQL ledger.
+
+The daily run takes an inbox of two good files and a broken one; `payflow approve` (another
+person than the maker) releases each paused batch; every payout reaches the sandbox exactly once.
+Then one large batch is paid by two pay runs at once, one on each worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from payflow.intake import batch_id_of
+from payflow.settings import SANDBOX_TOKEN_DEFAULT
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(900)]
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PREFECT, PAYFLOW = [str(BIN / "prefect")], [str(BIN / "payflow")]
+FAST_SANDBOX = ["--processing-delay", "0.05", "--final-delay", "0.1"]
+PG = "postgres@127.0.0.1:5432"
+HEADER = "externalId,amount,currency,paymentType,requisites,name,userId\n"
+POLICY = 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 24\n'
+MAKER, APPROVER = "maker-e2e", "checker-e2e"
+# Who payflow records: PAYFLOW_USER (maker at intake, approver at `payflow approve`); main before
+# g-approve's change reads the approver from PAYFLOW_APPROVER. Both are set, each in its process.
+AS_APPROVER = {"PAYFLOW_USER": APPROVER, "PAYFLOW_APPROVER": APPROVER}
+SANDBOX_OUTCOME_SUFFIXES = {"1111", "2222", "3333", "4444", "5555", "6666"}
+DEPLOYMENTS = {
+    "daily-payouts",
+    "pay-batch",
+    "one-batch",
+    "reconcile-pending",
+    "reconcile-recent",
+    "rerun-failed",
+    "refunds",
+    "links",
+}
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 150) -> Any:
+    """Poll `check` until it returns something truthy; fail naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Stack:
+    root: Path
+    prefect_url: str
+    sandbox_url: str
+    ledger_url: str
+    inbox: Path
+    reports: Path
+    env: dict[str, str]
+    worker_logs: dict[str, Path]
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        response = httpx.request(method, f"{self.prefect_url}{path}", json=body, timeout=30)
+        response.raise_for_status()
+        return response.json()
+
+    def runs(self, *, tags: list[str], flow: str | None = None, state: str | None = None) -> list:
+        body: dict[str, Any] = {"flow_runs": {"tags": {"all_": tags}}}
+        if state:
+            body["flow_runs"]["state"] = {"type": {"any_": [state]}}
+        if flow:
+            body["flows"] = {"name": {"any_": [flow]}}
+        return list(self.api("POST", "/flow_runs/filter", body))
+
+    def state_of(self, run_id: str) -> str:
+        return str(self.api("GET", f"/flow_runs/{run_id}")["state"]["type"])
+
+    def cli(self, *args: str, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(
+            args, cwd=REPO, env={**self.env, **(env or {})}, capture_output=True, text=True
+        )
+        assert done.returncode == 0, f"{args}: {done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def deployment_run(self, name: str, *params: str) -> str:
+        out = self.cli(*PREFECT, "deployment", "run", name, *params)
+        match = re.search(r"UUID: ([0-9a-f-]{36})", out)
+        assert match, out
+        return match.group(1)
+
+    def approve(self, batch_id: str) -> dict[str, Any]:
+        out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env={"PAYFLOW_APPROVER": APPROVER})
+        return dict(json.loads(out.strip().splitlines()[-1]))
+
+    def sandbox_stats(self) -> dict[str, Any]:
+        return dict(httpx.get(f"{self.sandbox_url}/_sandbox/stats", timeout=30).json())
+
+    def ledger(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.ledger_url.replace("+psycopg", ""), autocommit=True) as db:
+            return list(db.execute(sql, params).fetchall())
+
+
+def create_database(prefix: str) -> str:
+    name = f"{prefix}_{secrets.token_hex(5)}"
+    with psycopg.connect(f"postgresql://{PG}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    return name
+
+
+def drop_database(name: str) -> None:
+    with psycopg.connect(f"postgresql://{PG}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start a server in its own session with SIGINT at its default: a process started from a
+    non-interactive parent inherits SIGINT ignored, and a Prefect worker then ignores SIGTERM."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            args,
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group we started (the worker and its flow run processes)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def up(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    import asyncpg  # noqa: F401  (the Prefect server's PostgreSQL driver must be installed)
+
+    root = tmp_path_factory.mktemp("daily-e2e")
+    prefect_db, ledger_db = create_database("prefect_e2e"), create_database("payflow_e2e")
+    processes: list[subprocess.Popen[bytes]] = []
+    prefect_port, sandbox_port = free_port(), free_port()
+    prefect_url = f"http://127.0.0.1:{prefect_port}/api"
+    sandbox_url = f"http://127.0.0.1:{sandbox_port}"
+    ledger_url = f"postgresql+psycopg://{PG}/{ledger_db}"
+    (root / "approvals.yaml").write_text(POLICY, encoding="utf-8")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PAYFLOW_"))}
+    env = {
+        **base,
+        "PREFECT_HOME": str(root / "prefect-home"),
+        "PREFECT_API_URL": prefect_url,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PAYFLOW_API_URL": sandbox_url,
+        "PAYFLOW_API_TOKEN": SANDBOX_TOKEN_DEFAULT,
+        "PAYFLOW_LEDGER_URL": ledger_url,
+        "PAYFLOW_HOME": str(root / "home"),
+        "PAYFLOW_APPROVALS_FILE": str(root / "approvals.yaml"),
+        "PAYFLOW_CHECKOUT": str(REPO),
+        "PAYFLOW_INBOX": str(root / "inbox"),
+        "PAYFLOW_USER": MAKER,
+        # Small claims, a few requests in flight and quick polls: two runs of one batch overlap.
+        "PAYFLOW_CHUNK_SIZE": "100",
+        "PAYFLOW_MAX_IN_FLIGHT": "4",
+        "PAYFLOW_POLL_INTERVAL": "0.5",
+        "PAYFLOW_POLL_MAX_INTERVAL": "2",
+    }
+    server_env = {
+        **env,
+        "PREFECT_API_DATABASE_CONNECTION_URL": f"postgresql+asyncpg://{PG}/{prefect_db}",
+        # Runs are started by hand here; the cron and interval schedules are checked as data.
+        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+        "PREFECT_UI_ENABLED": "false",
+    }
+    reports = root / "home" / "reports"
+    stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env, {})
+    try:
+        processes.append(
+            start(
+                [*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(prefect_port)],
+                server_env,
+                root / "server.log",
+            )
+        )
+        processes.append(
+            start(
+                [*PAYFLOW, "sandbox", "--port", str(sandbox_port), *FAST_SANDBOX],
+                env,
+                root / "sandbox.log",
+            )
+        )
+        wait_for("the Prefect server", lambda: up(f"{prefect_url}/health"), timeout=120)
+        wait_for("the sandbox", lambda: up(f"{sandbox_url}/_sandbox/stats"), timeout=60)
+        stack.cli(*PREFECT, "work-pool", "create", "payflow", "--type", "process")
+        stack.cli(*PREFECT, "--no-prompt", "deploy", "--all")
+        for name in ("worker-a", "worker-b"):
+            log = root / f"{name}.log"
+            stack.worker_logs[name] = log
+            processes.append(
+                start(
+                    [
+                        *PREFECT,
+                        "worker",
+                        "start",
+                        "--pool",
+                        "payflow",
+                        "--name",
+                        name,
+                        "--limit",
+                        "1",
+                    ],
+                    {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
+                    log,
+                )
+            )
+        yield stack
+    finally:
+        for process in reversed(processes):
+            stop(process)
+        drop_database(prefect_db)
+        drop_database(ledger_db)
+
+
+def batch_file(path: Path, prefix: str, rows: int, first: int) -> tuple[str, list[str]]:
+    """A valid XOF mobile-money batch; requisites avoid the sandbox's failing suffixes."""
+    ids, lines, n = [], [], first
+    while len(ids) < rows:
+        phone = f"22507{n:08d}"
+        n += 1
+        if phone[-4:] in SANDBOX_OUTCOME_SUFFIXES:
+            continue
+        ids.append(f"{prefix}-{len(ids) + 1}")
+        lines.append(f"{ids[-1]},{1000 + 5 * len(ids)},XOF,SIM,{phone},Kouadio Yao,u-{n}\n")
+    path.write_text(HEADER + "".join(lines), encoding="utf-8")
+    return batch_id_of(path.read_bytes()), ids
+
+
+def pay_runs(stack: Stack, batch_id: str, state: str | None = None) -> list:
+    return stack.runs(tags=[f"batch:{batch_id}"], flow="pay-batch", state=state)
+
+
+def paused(stack: Stack, batch_id: str) -> list:
+    return stack.runs(tags=[f"batch:{batch_id}"], state="PAUSED")
+
+
+def final(stack: Stack, run_id: str) -> str | None:
+    state = stack.state_of(run_id)
+    return state if state in {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"} else None
+
+
+def test_every_deployment_is_deployed_with_the_daily_cron_in_its_timezone(stack: Stack) -> None:
+    deployments = {d["name"]: d for d in stack.api("POST", "/deployments/filter", {})}
+    assert set(deployments) >= DEPLOYMENTS
+    [daily] = deployments["daily-payouts"]["schedules"]
+    assert daily["schedule"]["cron"] and daily["schedule"]["timezone"] == "Europe/Moscow"
+    assert deployments["daily-payouts"]["parameters"] == {"inbox": str(stack.inbox)}
+
+
+def test_daily_inbox_pays_each_approved_file_once_and_sets_the_broken_one_aside(
+    stack: Stack,
+) -> None:
+    stack.inbox.mkdir()
+    first, first_ids = batch_file(stack.inbox / "monday-a.csv", "e2e-a", 3, 1)
+    second, second_ids = batch_file(stack.inbox / "monday-b.csv", "e2e-b", 4, 100)
+    (stack.inbox / "broken.csv").write_text("who,what\nx,y\n", encoding="utf-8")
+
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    # The broken file fails the daily run only after the others got their pay runs.
+    assert wait_for("the daily run to end", lambda: final(stack, daily)) == "FAILED"
+    assert sorted(p.name for p in stack.inbox.iterdir() if p.is_file()) == []
+    assert sorted(p.name for p in (stack.inbox / "processed").iterdir()) == [
+        "monday-a.csv",
+        "monday-b.csv",
+    ]
+    assert sorted(p.name for p in (stack.inbox / "failed").iterdir()) == [
+        "broken.csv",
+        "broken.csv.why.txt",
+    ]
+    why = (stack.inbox / "failed" / "broken.csv.why.txt").read_text(encoding="utf-8")
+    assert "broken.csv" in why and "column" in why
+
+    for batch_id in (first, second):
+        # Both batches wait at once (one pay run each, on its own worker): neither blocks.
+        wait_for(f"batch {batch_id} to pause", lambda b=batch_id: paused(stack, b))
+    for batch_id in (first, second):
+        answer = stack.approve(batch_id)
+        assert answer["approver"] == APPROVER and answer["resumed"], answer
+    for batch_id in (first, second):
+        [run] = pay_runs(stack, batch_id)
+        assert wait_for(f"pay run of {batch_id}", lambda r=run["id"]: final(stack, r)) == (
+            "COMPLETED"
+        )
+
+    stats = stack.sandbox_stats()
+    assert stats["payoutsByExternalId"] == dict.fromkeys(first_ids + second_ids, 1)
+    for batch_id in (first, second):
+        assert (stack.reports / f"{batch_id}-reconciliation.csv").is_file()
+        assert (stack.reports / f"{batch_id}-reconciliation.xlsx").is_file()
+
+
+def set_latency(stack: Stack, seconds: float) -> None:
+    url = f"{stack.sandbox_url}/_sandbox/faults"
+    httpx.post(url, json={"latency": seconds}, timeout=30).raise_for_status()
+
+
+def worker_of_run(stack: Stack) -> dict[str, str]:
+    """flow run id -> the worker that ran it, from the workers' own logs."""
+    owners = {}
+    for name, log in stack.worker_logs.items():
+        for run_id in re.findall(r"submitting flow run '([0-9a-f-]{36})'", log.read_text()):
+            owners[run_id] = name
+    return owners
+
+
+def test_a_large_batch_is_split_across_both_workers_and_nothing_is_paid_twice(
+    stack: Stack,
+) -> None:
+    stack.inbox.mkdir(exist_ok=True)
+    big, big_ids = batch_file(stack.inbox / "large.csv", "e2e-big", 2000, 10_000)
+    # A file already paid comes back: its batch is registered, so no new pay run, nothing twice.
+    again = stack.inbox / "monday-a-again.csv"
+    (stack.inbox / "processed" / "monday-a.csv").rename(again)
+    paid_before = stack.sandbox_stats()["payoutsByExternalId"]
+    first = batch_id_of(again.read_bytes())
+    [first_pay_run] = [run["id"] for run in pay_runs(stack, first)]
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+    assert [run["id"] for run in pay_runs(stack, first)] == [first_pay_run]
+    assert (stack.inbox / "processed" / "monday-a-again.csv").is_file()
+    # A second pay run of the same batch: both claim rows from the one ledger.
+    stack.deployment_run("pay-batch/pay-batch", "-p", f"batch_id={big}", "--tag", f"batch:{big}")
+    wait_for("two paused pay runs", lambda: len(paused(stack, big)) == 2)
+    # Each run notices its resume on its own poll (up to 10 s apart). A slow sandbox (its
+    # balance checks come before any claim) keeps the first from claiming, or paying everything,
+    # before the second is under way; full speed once both have claimed rows.
+    set_latency(stack, 8.0)
+    assert len(stack.approve(big)["resumed"]) == 2
+
+    def claimers() -> set[str]:
+        rows = stack.ledger(
+            "SELECT DISTINCT e.status_message FROM status_events e JOIN payouts p "
+            "ON p.external_id = e.external_id WHERE p.batch_id = %s AND e.to_state = 'SUBMITTING'",
+            big,
+        )
+        return {r[0] for r in rows}
+
+    wait_for("both pay runs to claim rows", lambda: len(claimers()) == 2)
+    set_latency(stack, 0.0)
+    runs = pay_runs(stack, big)
+    assert len(runs) == 2
+    for run in runs:
+        assert wait_for("a large pay run", lambda r=run["id"]: final(stack, r), 240) == "COMPLETED"
+
+    # Each payout sent once, by one of the two runs; each run (on its own worker) sent some.
+    sent = stack.sandbox_stats()["payoutsByExternalId"]
+    assert sent == {**paid_before, **dict.fromkeys(big_ids, 1)}
+    claims = stack.ledger(
+        "SELECT e.status_message, count(*) FROM status_events e JOIN payouts p "
+        "ON p.external_id = e.external_id WHERE p.batch_id = %s AND e.to_state = 'SUBMITTING' "
+        "GROUP BY e.status_message",
+        big,
+    )
+    by_pid = {msg.split(":")[1]: n for msg, n in claims}  # "claimed by host:pid:nonce"
+    assert sum(by_pid.values()) == 2000 and all(n > 0 for n in by_pid.values())
+    owners = worker_of_run(stack)
+    workers = Counter()
+    for run in runs:
+        pid = str(stack.api("GET", f"/flow_runs/{run['id']}")["infrastructure_pid"])
+        workers[owners[run["id"]]] += by_pid[pid.rpartition(":")[2]]
+    assert set(workers) == {"worker-a", "worker-b"} and all(workers.values())
+    statuses = stack.ledger(
+        "SELECT state, count(*) FROM payouts WHERE batch_id = %s GROUP BY state", big
+    )
+    assert dict(statuses) == {"COMPLETED": 2000}

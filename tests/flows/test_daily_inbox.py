@@ -1,0 +1,84 @@
+"""The daily run's inbox: a file leaves only once its batch is in the ledger and its pay run
+exists; a broken file goes to `failed/` with its note; the others are not held up."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.daily_inbox import InboxFilesFailed, daily_payouts
+from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file
+from payflow.intake import batch_id_of
+from payflow.ledger import Ledger
+
+GOOD = """externalId,amount,currency,paymentType,requisites,name,userId
+inbox-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1
+"""
+
+
+def test_inbox_files_are_the_batch_files_at_the_top_oldest_first(tmp_path):
+    for name, mtime in (("b.csv", 20), ("a.XLSX", 30), ("c.csv", 10), ("notes.txt", 5)):
+        (tmp_path / name).write_text("x")
+        os.utime(tmp_path / name, (mtime, mtime))
+    (tmp_path / "processed").mkdir()
+    (tmp_path / "processed" / "old.csv").write_text("x")
+
+    assert [p.name for p in inbox_files(tmp_path)] == ["c.csv", "b.csv", "a.XLSX"]
+
+
+def test_a_failed_file_gets_its_note_and_a_second_file_of_the_same_name_keeps_both(tmp_path):
+    for content in ("first", "second"):
+        (tmp_path / "pay.csv").write_text(content)
+        settle_file(tmp_path / "pay.csv", Settled.FAILED, f"{content} was broken")
+
+    failed = tmp_path / "failed"
+    assert sorted(p.name for p in failed.iterdir()) == [
+        "pay-2.csv",
+        "pay-2.csv.why.txt",
+        "pay.csv",
+        "pay.csv.why.txt",
+    ]
+    assert (failed / "pay-2.csv").read_text() == "second"
+    assert (failed / "pay-2.csv.why.txt").read_text() == "second was broken\n"
+    assert not (tmp_path / "pay.csv").exists()
+
+
+def test_a_file_left_for_the_next_run_does_not_move(tmp_path):
+    (tmp_path / "pay.csv").write_text("x")
+    assert settle_file(tmp_path / "pay.csv", Settled.LEFT) == tmp_path / "pay.csv"
+    assert (tmp_path / "pay.csv").exists()
+    assert "No new files" in inbox_markdown(tmp_path, [])
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_fails(
+    prefect_api, make_sandbox, tmp_path, monkeypatch
+):
+    sandbox = make_sandbox()
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
+    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "good.csv").write_text(GOOD, encoding="utf-8")
+    (inbox / "broken.csv").write_text("who,what\nx,y\n", encoding="utf-8")
+
+    # No such deployment: the batch is registered, but without its pay run the file stays.
+    with pytest.raises(InboxFilesFailed, match="2 of 2 inbox files not paid"):
+        daily_payouts(str(inbox), pay_deployment="no-such-flow/no-such-deployment")
+
+    assert [p.name for p in inbox_files(inbox)] == ["good.csv"]
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.batch_exists(batch_id_of(GOOD.encode()))
+    note = (inbox / "failed" / "broken.csv.why.txt").read_text(encoding="utf-8")
+    assert "broken.csv" in note
+    assert not (inbox / "processed").exists()
