@@ -6,7 +6,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows.payout_batch import payout_batch
+from payflow.flows.payout_batch import payout_batch
 from payflow.run_results import PayResult
 
 BATCH_SUFFIXES = (".csv", ".xlsx")

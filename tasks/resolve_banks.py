@@ -17,7 +17,7 @@ from payflow.intake.lookups import (
     prefetched,
     sbp_phones,
 )
-from tasks.connections import RunTarget, open_client
+from payflow.tasks.connections import RunTarget, open_client
 
 __all__ = ["load_services", "prefetched", "resolve_banks", "sbp_phones"]
 

@@ -31,8 +31,8 @@ from prefect.flow_runs import resume_flow_run
 from prefect.settings import get_current_settings
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.approval import batch_tag
-from flows.payout_batch import payout_batch
+from payflow.flows.approval import batch_tag
+from payflow.flows.payout_batch import payout_batch
 from payflow.intake import batch_id_of
 
 REPO = Path(__file__).resolve().parents[2]

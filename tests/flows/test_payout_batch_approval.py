@@ -21,14 +21,14 @@ from prefect.client.schemas.objects import StateType
 from prefect.flow_runs import resume_flow_run
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.approval import BatchStopped, batch_tag
-from flows.intake_batch import intake_batch
-from flows.pay_batch import pay_batch
-from flows.payout_batch import payout_batch
+from payflow.flows.approval import BatchStopped, batch_tag
+from payflow.flows.intake_batch import intake_batch
+from payflow.flows.pay_batch import pay_batch
+from payflow.flows.payout_batch import payout_batch
 from payflow.intake import batch_id_of
 from payflow.paying.binding import ApprovalVoided, approval_digest
 from payflow.run_results import PayResult
-from tasks.count_batch import UnknownBatch
+from payflow.tasks.count_batch import UnknownBatch
 
 BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
 {p}-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1

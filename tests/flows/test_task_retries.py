@@ -8,7 +8,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.testing.utilities import prefect_test_harness
 
 from payflow.api.errors import RejectedError, ServerError
-from tasks.retrying import transient_only
+from payflow.tasks.retrying import transient_only
 
 
 @pytest.fixture(scope="module")
