@@ -7,8 +7,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 venv_pip() {
-  (cd "$work" && "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --no-compile "$@")
+  # pip's output only when it fails (this machine's index notes are noise otherwise).
+  if ! (cd "$work" && "$work/venv/bin/python" -m pip install --quiet \
+    --disable-pip-version-check --no-compile "$@" >"$work/pip.log" 2>&1); then
+    grep -v "^WARNING: Location" "$work/pip.log" >&2
+    return 1
+  fi
 }
 
 python3 -m venv "$work/venv"
