@@ -23,7 +23,7 @@ BIK = "044525225"
 def write_batch(path: Path, rows: int) -> None:
     """A mixed batch: SIM XOF and KES, SBP by bank id, BANK_ACCOUNT with BIK, all valid."""
     sys.path.insert(0, str(ROOT))
-    from schemas.requisites import account_with_key
+    from payflow.schemas.requisites import account_with_key
 
     accounts = [account_with_key(BIK, f"40817810{n:012d}") for n in range(1000)]
     with path.open("w", encoding="utf-8") as handle:
@@ -55,7 +55,7 @@ def phase(name: str, path: Path) -> dict[str, float]:
         sys.path.insert(0, str(ROOT))
         from payflow.intake import read_batch_file
         from payflow.intake.lookups import BankInfo, ServiceInfo
-        from schemas.validation import validate_rows
+        from payflow.schemas.validation import validate_rows
 
         bank = [BankInfo("100000000111", "Сбербанк")]
         report = validate_rows(

@@ -19,7 +19,9 @@ HEADER = [
     "userId", "serviceId", "bik", "userEmail", "userIp", "callbackUrl", "note",
 ]  # fmt: skip
 BIK = "044525225"
-ACCOUNT = "40817810899910004312"  # check key fitted to BIK by schemas.requisites.account_with_key
+ACCOUNT = (
+    "40817810899910004312"  # check key fitted to BIK by payflow.schemas.requisites.account_with_key
+)
 
 CLEAN = [
     ["ok-sbp-1", "1500", "RUB", "SBP", "79161234567", "100000000111", "Иванов Иван", "u-1", "", "", "ivan@example.com", "", "", ""],

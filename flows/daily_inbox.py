@@ -12,10 +12,10 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from flows.intake_batch import intake_batch
+from payflow.flows.intake_batch import intake_batch
 from payflow.inbox import InboxOutcome, Settled, inbox_files, inbox_markdown
 from payflow.intake.problems import BatchFileError
-from tasks.inbox import settle_inbox_file, start_pay_run
+from payflow.tasks.inbox import settle_inbox_file, start_pay_run
 
 PAY_DEPLOYMENT = "pay-batch/pay-batch"
 

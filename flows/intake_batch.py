@@ -8,12 +8,12 @@ from payflow.connections import run_target
 from payflow.intake.report_files import summary_lines
 from payflow.run_results import IntakeResult
 from payflow.settings import Settings
-from tasks.count_batch import count_batch
-from tasks.read_batch import read_batch
-from tasks.register_rows import register_rows
-from tasks.resolve_banks import load_services, prefetched, resolve_banks, sbp_phones
-from tasks.validate_batch import validate_batch
-from tasks.write_report import write_rejects
+from payflow.tasks.count_batch import count_batch
+from payflow.tasks.read_batch import read_batch
+from payflow.tasks.register_rows import register_rows
+from payflow.tasks.resolve_banks import load_services, prefetched, resolve_banks, sbp_phones
+from payflow.tasks.validate_batch import validate_batch
+from payflow.tasks.write_report import write_rejects
 
 BANK_LOOKUPS_IN_FLIGHT = 16
 

@@ -15,8 +15,8 @@ from prefect.artifacts import create_markdown_artifact
 from payflow.links.tracking import RefreshResult
 from payflow.runtime import api_endpoint
 from payflow.settings import Settings
-from tasks.connections import RunTarget
-from tasks.links import (
+from payflow.tasks.connections import RunTarget
+from payflow.tasks.links import (
     find_expired_claims,
     issue_link_claims,
     read_links,

@@ -18,8 +18,8 @@ from prefect.artifacts import (
 )
 from prefect.futures import PrefectFuture, as_completed, wait
 
-from flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, request_approval
 from payflow.connections import RunTarget, run_target
+from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, request_approval
 from payflow.ledger import BatchCounts
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.binding import check_approval
@@ -29,10 +29,14 @@ from payflow.progress_line import Throttled, progress_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted
-from tasks.count_batch import count_batch
-from tasks.reconcile_batch import reconcile_batch, snapshot_balance, write_batch_report_only
-from tasks.submit_payouts import check_merchant_balance, release_dead_leases, submit_payout_chunk
-from tasks.track_payouts import track_payouts
+from payflow.tasks.count_batch import count_batch
+from payflow.tasks.reconcile_batch import reconcile_batch, snapshot_balance, write_batch_report_only
+from payflow.tasks.submit_payouts import (
+    check_merchant_balance,
+    release_dead_leases,
+    submit_payout_chunk,
+)
+from payflow.tasks.track_payouts import track_payouts
 
 
 @flow(name="pay-batch", persist_result=False, log_prints=False)

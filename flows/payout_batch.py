@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows.approval import APPROVAL_TIMEOUT_SECONDS
-from flows.intake_batch import intake_batch
-from flows.pay_batch import pay_batch
 from payflow.connections import run_target
+from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
+from payflow.flows.intake_batch import intake_batch
+from payflow.flows.pay_batch import pay_batch
 from payflow.paying.binding import approval_digest
 from payflow.run_results import PayResult
 from payflow.settings import Settings

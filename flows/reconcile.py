@@ -14,8 +14,8 @@ from prefect import flow
 from payflow.connections import run_target
 from payflow.ledger import RowState, utc_now
 from payflow.settings import Settings
-from tasks.connections import open_ledger
-from tasks.reconcile_batch import ReconcileOutcome, reconcile_batch
+from payflow.tasks.connections import open_ledger
+from payflow.tasks.reconcile_batch import ReconcileOutcome, reconcile_batch
 
 PENDING_STATES = [RowState.CREATED.value, RowState.PROCESSING.value, RowState.SUBMITTING.value]
 

@@ -6,13 +6,17 @@ from dataclasses import dataclass, field
 
 from prefect import flow
 
-from flows.approval import BatchStopped
 from payflow.connections import run_target
+from payflow.flows.approval import BatchStopped
 from payflow.paying import SubmitStats
 from payflow.settings import Settings
-from tasks.connections import new_worker_id
-from tasks.refund_intake import check_refund_funds, prepare_refund_file
-from tasks.refund_send import submit_refund_batch, track_refund_batch, write_refund_batch_report
+from payflow.tasks.connections import new_worker_id
+from payflow.tasks.refund_intake import check_refund_funds, prepare_refund_file
+from payflow.tasks.refund_send import (
+    submit_refund_batch,
+    track_refund_batch,
+    write_refund_batch_report,
+)
 
 FINAL_OK = frozenset({"COMPLETED"})
 

@@ -13,8 +13,8 @@ from payflow.approvals import Approved
 from payflow.connections import run_target
 from payflow.rerun import RerunRefused, Selection, choose, parse_rows, preview_lines
 from payflow.settings import Settings
-from tasks.connections import RunTarget, open_ledger
-from tasks.rerun_failed import (
+from payflow.tasks.connections import RunTarget, open_ledger
+from payflow.tasks.rerun_failed import (
     find_rerun_candidates,
     pay_rerun_batch,
     plan_rerun,

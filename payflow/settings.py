@@ -73,7 +73,8 @@ class Settings(BaseSettings):
         description="Minutes a payout may stay CREATED/PROCESSING per paymentType ('*': others).",
     )
     failure_classes_path: Path | None = Field(
-        default=None, description="CSV of failure classes; unset: data/failure_classes.csv."
+        default=None,
+        description="CSV of failure classes; unset: payflow/defaults/failure_classes.csv.",
     )
     reconcile_concurrency: int = Field(
         default=8, ge=1, le=256, description="Payouts re-fetched at once by reconciliation."
@@ -115,7 +116,8 @@ class Settings(BaseSettings):
         return value
 
     approvals_file: Path | None = Field(
-        default=None, description="Approval rules per currency; unset: data/approvals.yaml."
+        default=None,
+        description="Approval rules per currency; unset: payflow/defaults/approvals.yaml.",
     )
     approver: str | None = Field(
         default=None,

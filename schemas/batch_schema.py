@@ -14,10 +14,10 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
 from payflow.intake.problems import Problem, shown_value
-from schemas.column_rules import column_rules, prepare
-from schemas.destination_checks import destination_rules, row_message
-from schemas.rules import RulesTable
-from schemas.text_checks import no_control_characters
+from payflow.schemas.column_rules import column_rules, prepare
+from payflow.schemas.destination_checks import destination_rules, row_message
+from payflow.schemas.rules import RulesTable
+from payflow.schemas.text_checks import no_control_characters
 
 # Rules whose message names the row's own destination instead of every destination's rule.
 ROW_SPECIFIC_RULES = frozenset({"amount_step", "wallet_country_code"})

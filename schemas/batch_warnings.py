@@ -7,7 +7,7 @@ from decimal import Decimal
 import pandas as pd
 
 from payflow.intake.problems import Problem, shown_value
-from schemas.column_rules import CENTS
+from payflow.schemas.column_rules import CENTS
 
 OUTLIER_FACTOR = 20
 

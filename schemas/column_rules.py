@@ -1,6 +1,6 @@
 """Rules that need one column only (the general rules of a batch), and the helper columns.
 
-Cross-column rules (`schemas.destination_checks`) read two helper columns computed once per
+Cross-column rules (`payflow.schemas.destination_checks`) read two helper columns computed once per
 batch: `_cents` (exact integer cents of the amount, -1 when malformed) and `_dest` (index of the
 row's destination rule in the table, -1 when none applies).
 """
@@ -12,10 +12,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from schemas.iso4217 import ISO_4217_CODES
-from schemas.requisites import EMAIL_PATTERN
-from schemas.rules import ANY_CURRENCY, RulesTable
-from schemas.text_checks import (
+from payflow.schemas.iso4217 import ISO_4217_CODES
+from payflow.schemas.requisites import EMAIL_PATTERN
+from payflow.schemas.rules import ANY_CURRENCY, RulesTable
+from payflow.schemas.text_checks import (
     URL_PATTERN,
     amount_cents,
     blank,
@@ -89,7 +89,8 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
     types = sorted(table.payment_types)
     rules: dict[str, list[ColumnRule]] = {
         "amount": [
-            # Its format and sign are checked on the exact cents (schemas.destination_checks).
+            # Its format and sign are checked on the exact cents
+            # (payflow.schemas.destination_checks).
             ("amount_present", "amount is required", lambda s: s != ""),
         ],
         "currency": [

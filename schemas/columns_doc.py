@@ -1,7 +1,7 @@
 """The batch columns as an operator reads them: the README's table and the template's example
 rows, both built from the rules table so neither can drift from what validation checks.
 
-`python -m schemas.columns_doc` prints the README table.
+`python -m payflow.schemas.columns_doc` prints the README table.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from payflow.intake.columns import ALL_COLUMNS, REQUIRED_COLUMNS
-from schemas.column_rules import MAX_LENGTHS
-from schemas.requisites import REQUISITES_RULES, account_with_key
-from schemas.rules import ANY_CURRENCY, RulesTable, load_rules
+from payflow.schemas.column_rules import MAX_LENGTHS
+from payflow.schemas.requisites import REQUISITES_RULES, account_with_key
+from payflow.schemas.rules import ANY_CURRENCY, RulesTable, load_rules
 
 BIK = "044525225"
 GENERAL = {

@@ -13,11 +13,11 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
-from schemas.column_rules import CENTS, DEST
-from schemas.iso4217 import ISO_4217_CODES
-from schemas.requisites import REQUISITES_RULES, account_key_matches
-from schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
-from schemas.text_checks import AMOUNT_PATTERN, blank, fullmatch
+from payflow.schemas.column_rules import CENTS, DEST
+from payflow.schemas.iso4217 import ISO_4217_CODES
+from payflow.schemas.requisites import REQUISITES_RULES, account_key_matches
+from payflow.schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
+from payflow.schemas.text_checks import AMOUNT_PATTERN, blank, fullmatch
 
 AMOUNT_MESSAGE = (
     "amount must be a number with a point and at most two decimals, "

@@ -13,7 +13,7 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
 from payflow.intake.problems import Problem
-from schemas.text_checks import (
+from payflow.schemas.text_checks import (
     AMOUNT_PATTERN,
     URL_PATTERN,
     blank,

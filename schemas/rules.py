@@ -1,23 +1,25 @@
-"""The destination rules table (`data/destination_rules.csv`) as typed records.
+"""The destination rules table (`payflow/defaults/destination_rules.csv`) as typed records.
 
 One row per destination and currency says which requisites rule applies, which country codes a
 wallet phone may start with, the amount step, optional limits, and whether a bank id is needed.
 A row with a `service_id`, or with no requisites rule, carries only amount limits: of that payout
-service, or of the destination and currency (`*`: any currency). Enabling a new
-destination is a new row here (plus its requisites rule in `schemas.requisites` if it is new).
+service, or of the destination and currency (`*`: any currency). Enabling a new destination
+is a new row here (plus its requisites rule in `payflow.schemas.requisites` if it is new).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from schemas.requisites import REQUISITES_RULES
+from payflow.defaults import DESTINATION_RULES, default_file
+from payflow.schemas.requisites import REQUISITES_RULES
 
-DEFAULT_RULES_PATH = Path(__file__).resolve().parent.parent / "data" / "destination_rules.csv"
 ANY_CURRENCY = "*"
 
 
@@ -98,30 +100,44 @@ def _parse_row(row: dict[str, str], line: int) -> DestinationRule:
     )
 
 
+def load_rules(path: Path | None = None) -> RulesTable:
+    """The rules table at `path`, else the shipped default; loaded and checked once per file."""
+    return _rules_at(path) if path else _default_rules()
+
+
 @cache
-def load_rules(path: Path = DEFAULT_RULES_PATH) -> RulesTable:
-    """Load and check the table once per path."""
+def _default_rules() -> RulesTable:
+    return parse_rules(default_file(DESTINATION_RULES))
+
+
+@cache
+def _rules_at(path: Path) -> RulesTable:
+    return parse_rules(path)
+
+
+def parse_rules(path: Traversable) -> RulesTable:
+    """Read and check one rules table file (RulesTableError naming the line)."""
     destinations: list[DestinationRule] = []
     limits: list[AmountLimit] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            where = f"rules table line {line}"
-            service = row["service_id"].strip()
-            if not service and row["requisites_rule"].strip():
-                destinations.append(_parse_row(row, line))
-            low = _optional_cents(row["min_amount"], where)
-            high = _optional_cents(row["max_amount"], where)
-            if low is None and high is None:
-                continue
-            limits.append(
-                AmountLimit(
-                    payment_type=row["payment_type"].strip(),
-                    currency=row["currency"].strip() or ANY_CURRENCY,
-                    service_id=int(service) if service else None,
-                    min_cents=low,
-                    max_cents=high,
-                )
+    text = io.StringIO(path.read_bytes().decode("utf-8"), newline="")
+    for line, row in enumerate(csv.DictReader(text), start=2):
+        where = f"rules table line {line}"
+        service = row["service_id"].strip()
+        if not service and row["requisites_rule"].strip():
+            destinations.append(_parse_row(row, line))
+        low = _optional_cents(row["min_amount"], where)
+        high = _optional_cents(row["max_amount"], where)
+        if low is None and high is None:
+            continue
+        limits.append(
+            AmountLimit(
+                payment_type=row["payment_type"].strip(),
+                currency=row["currency"].strip() or ANY_CURRENCY,
+                service_id=int(service) if service else None,
+                min_cents=low,
+                max_cents=high,
             )
+        )
     keys = [(d.payment_type, d.currency) for d in destinations]
     if len(keys) != len(set(keys)):
         raise RulesTableError(f"{path.name}: a paymentType and currency pair appears twice")

@@ -15,10 +15,10 @@ from payflow.intake.identity import derived_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
 from payflow.intake.problems import FILE_ROW
 from payflow.model import PayoutInstruction
-from schemas.batch_schema import find_problems
-from schemas.batch_warnings import find_warnings
-from schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
-from schemas.rules import RulesTable, load_rules
+from payflow.schemas.batch_schema import find_problems
+from payflow.schemas.batch_warnings import find_warnings
+from payflow.schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
+from payflow.schemas.rules import RulesTable, load_rules
 
 # _instructions passes PayoutInstruction's fields by position, so their order is pinned here.
 _FIELD_ORDER = (
@@ -27,7 +27,7 @@ _FIELD_ORDER = (
     "callback_url",
 )  # fmt: skip
 if tuple(f.name for f in fields(PayoutInstruction)) != _FIELD_ORDER:
-    raise RuntimeError("PayoutInstruction's fields changed: update schemas.validation")
+    raise RuntimeError("PayoutInstruction's fields changed: update payflow.schemas.validation")
 
 
 def validate_rows(

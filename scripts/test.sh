@@ -12,3 +12,5 @@ ruff format --check .
 mypy payflow flows tasks schemas
 # Two workers: most tests wait on real servers and subprocesses, not on the CPU.
 pytest -n 2 --dist loadfile "$@"
+# A plain `pip install .` in a fresh venv must validate and pay the samples from anywhere.
+bash scripts/check-install.sh

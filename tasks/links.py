@@ -26,7 +26,7 @@ from payflow.links.report import LinksReportPaths
 from payflow.links.rows import LinkRowsReport, read_link_rows
 from payflow.links.store import LinkStore
 from payflow.links.tracking import RefreshResult, refresh_links
-from tasks.connections import RunTarget, open_client, open_ledger
+from payflow.tasks.connections import RunTarget, open_client, open_ledger
 
 
 def open_link_store(ledger_url: str) -> LinkStore:

@@ -20,7 +20,7 @@ from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapsho
 from payflow.reconcile import reconcile_batch as reconcile_with_service
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
 from payflow.settings import Settings
-from tasks.connections import RunTarget, open_client, open_ledger
+from payflow.tasks.connections import RunTarget, open_client, open_ledger
 
 
 @dataclass(frozen=True)

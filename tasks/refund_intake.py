@@ -9,7 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from payflow.paying import BalanceCheck
 from payflow.refunds.steps import PreparedRefunds, check_refund_balance, prepare_refunds
-from tasks.connections import RunTarget, open_client, open_ledger
+from payflow.tasks.connections import RunTarget, open_client, open_ledger
 
 
 @task(name="prepare-refunds", cache_policy=NO_CACHE)

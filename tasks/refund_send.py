@@ -14,7 +14,7 @@ from payflow.refunds.submit import submit_refunds
 from payflow.refunds.track import RefundTrackResult, track_refunds
 from payflow.reporting.reconciliation import ReportPaths
 from payflow.settings import Settings
-from tasks.connections import RunTarget, open_client, open_ledger, worker_is_dead
+from payflow.tasks.connections import RunTarget, open_client, open_ledger, worker_is_dead
 
 
 @task(name="submit-refunds", cache_policy=NO_CACHE)

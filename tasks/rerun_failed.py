@@ -25,9 +25,9 @@ from payflow.rerun import (
     refetch_parents,
     register_rerun,
 )
+from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
-from schemas.validation import validate_rows
-from tasks.connections import RunTarget, new_worker_id, open_client, open_ledger
+from payflow.tasks.connections import RunTarget, new_worker_id, open_client, open_ledger
 
 UNPAID = (RowState.VALIDATED, RowState.SUBMITTING)
 

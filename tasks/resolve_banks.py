@@ -1,4 +1,8 @@
-"""Fetching the lists validation needs, as Prefect tasks (the work: `payflow.intake.lookups`)."""
+"""Fetching the lists validation needs, as Prefect tasks (the work: `payflow.intake.lookups`).
+
+Both only read, so Prefect runs them again on a transient error the client's own bounded GET
+retries did not outlast (a 5xx, 429, timeout or dropped connection), never on a refusal.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +21,19 @@ from payflow.intake.lookups import (
     prefetched,
     sbp_phones,
 )
-from tasks.connections import RunTarget, open_client
+from payflow.tasks.connections import RunTarget, open_client
+from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
 
 __all__ = ["load_services", "prefetched", "resolve_banks", "sbp_phones"]
 
 
-@task(name="resolve-banks", cache_policy=NO_CACHE)
+@task(
+    name="resolve-banks",
+    cache_policy=NO_CACHE,
+    retries=READ_RETRIES,
+    retry_delay_seconds=READ_RETRY_DELAYS,
+    retry_condition_fn=transient_only,
+)
 def resolve_banks(
     target: RunTarget, phones: Sequence[str], concurrency: int = DEFAULT_CONCURRENCY
 ) -> dict[str, list[BankInfo]]:
@@ -35,7 +46,13 @@ def resolve_banks(
     return asyncio.run(run())
 
 
-@task(name="load-services", cache_policy=NO_CACHE)
+@task(
+    name="load-services",
+    cache_policy=NO_CACHE,
+    retries=READ_RETRIES,
+    retry_delay_seconds=READ_RETRY_DELAYS,
+    retry_condition_fn=transient_only,
+)
 def load_services(target: RunTarget) -> list[ServiceInfo]:
     """Prefect task: the payout services list, for validation."""
 

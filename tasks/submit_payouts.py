@@ -12,7 +12,7 @@ from payflow.connections import RunTarget, open_ledger, with_client
 from payflow.paying import BalanceCheck, ChunkResult, check_balance, submit_chunk
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.workers import release_dead_leases as release_leases_of_dead_workers
-from tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
+from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
 
 
 @task(

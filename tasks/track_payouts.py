@@ -10,7 +10,7 @@ from prefect.cache_policies import NO_CACHE
 from payflow.connections import RunTarget, open_ledger, with_client
 from payflow.paying import TrackResult, track_batch
 from payflow.paying.knobs import PayKnobs
-from tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
+from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
 
 
 @task(

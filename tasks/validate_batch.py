@@ -1,4 +1,4 @@
-"""Validating a read batch as a Prefect task (the work is in `schemas.validation`)."""
+"""Validating a read batch as a Prefect task (the work is in `payflow.schemas.validation`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import RawBatch, ValidationReport
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
-from schemas.validation import validate_rows
+from payflow.schemas.validation import validate_rows
 
 
 @task(name="validate-batch", cache_policy=NO_CACHE)

@@ -11,44 +11,27 @@ overrides through indirect parametrisation:
 
 Every server is stopped when the test ends. `sandbox_server.url` is the base URL,
 `.token` the accepted token (the default sandbox token), `.merchant_id` the merchant.
-Inspection: GET `{url}/_sandbox/stats`; run-time faults: POST `{url}/_sandbox/faults`.
+Inspection and run-time faults: `support.stats.sandbox_stats(server)`, `set_faults(server, ...)`.
+The factory itself is `support.sandbox.SandboxFactory`; PostgreSQL databases: `support.postgres`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.sandbox import MakeSandbox, SandboxFactory
 
-from payflow.sandbox import SandboxConfig, SandboxServer
-
-# Fast enough for tests, slow enough that CREATED and PROCESSING can be observed by polling.
-FAST_SANDBOX: dict[str, Any] = {
-    "processing_delay": 0.05,
-    "final_delay": 0.1,
-    "correction_delay": 0.4,
-    "webhook_backoff": 0.05,
-    "webhook_timeout": 2.0,
-}
-
-MakeSandbox = Callable[..., SandboxServer]
+from payflow.sandbox import SandboxServer
 
 
 @pytest.fixture
 def make_sandbox() -> Iterator[MakeSandbox]:
     """Factory: `make_sandbox(**overrides)` starts a sandbox with fast delays plus overrides."""
-    servers: list[SandboxServer] = []
-
-    def start(**overrides: Any) -> SandboxServer:
-        config = SandboxConfig().with_overrides(**{**FAST_SANDBOX, **overrides})
-        server = SandboxServer(config).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+    factory = SandboxFactory()
+    yield factory.start
+    factory.close()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Approval rules per currency, read from `approvals.yaml` (see `data/approvals.yaml`)."""
+"""Approval rules per currency, read from `approvals.yaml` (shipped: `payflow/defaults/`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-DEFAULT_POLICY_FILE = Path(__file__).resolve().parents[2] / "data" / "approvals.yaml"
+from payflow.defaults import APPROVALS, default_file
+
 ANY_CURRENCY = "*"
 MAX_STEPS = 2
 
@@ -91,15 +92,15 @@ class ApprovalPolicy(BaseModel):
 
 def load_policy(path: Path | None = None) -> ApprovalPolicy:
     """Read and check an approvals file (the shipped default when None)."""
-    path = path or DEFAULT_POLICY_FILE
+    source = path or default_file(APPROVALS)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
         return ApprovalPolicy.model_validate(data)
     except OSError as exc:
-        raise PolicyError(f"cannot read approvals file {path}: {exc.strerror or exc}") from None
+        raise PolicyError(f"cannot read approvals file {source}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise PolicyError(f"approvals file {path} is not valid YAML: {exc}") from None
+        raise PolicyError(f"approvals file {source} is not valid YAML: {exc}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise PolicyError(f"approvals file {path}: {where}: {first['msg']}") from None
+        raise PolicyError(f"approvals file {source}: {where}: {first['msg']}") from None

@@ -23,7 +23,7 @@ from payflow.intake import BatchFileError
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
 
 if TYPE_CHECKING:
-    from flows.links import Action, LinksResult
+    from payflow.flows.links import Action, LinksResult
 
 EXIT_OK, EXIT_SOME_REJECTED = 0, 1
 SHOWN_PROBLEMS = 10
@@ -47,7 +47,7 @@ app.add_typer(links_app, name="links")
 
 
 def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) -> LinksResult:
-    from flows.links import payout_links  # Prefect loads only for the commands that need it
+    from payflow.flows.links import payout_links  # Prefect loads only for the commands that need it
 
     try:
         if action == "issue":  # registers and writes claims: no API call

@@ -19,7 +19,7 @@ from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
 from payflow.webhooks import WebhookReceiver
 
 if TYPE_CHECKING:
-    from flows.refund_batch import RefundBatchResult
+    from payflow.flows.refund_batch import RefundBatchResult
 
 SHOWN_ROWS = 10
 
@@ -45,8 +45,8 @@ def refund_command(
     settings = prepare()
     _confirm(yes, file)
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
-    from flows.approval import BatchStopped
-    from flows.refund_batch import refund_batch
+    from payflow.flows.approval import BatchStopped
+    from payflow.flows.refund_batch import refund_batch
     from payflow.refunds.checks import OrderCheckError
 
     try:

@@ -68,7 +68,7 @@ def rerun_command(
         if selection.empty:
             fail("choose rows with --rows, --message, --class or --all-failed; nothing was sent")
         # Imported here: loading Prefect costs seconds a preview need not pay.
-        from flows.rerun import rerun_failed, summary_lines
+        from payflow.flows.rerun import rerun_failed, summary_lines
 
         with api_endpoint(settings) as endpoint:
             if endpoint.is_sandbox:

@@ -86,9 +86,9 @@ def run_command(
     """Validate a batch, pay every valid row exactly once, follow it to a final status, report."""
     settings = prepare()
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
-    from flows.approval import BatchStopped
-    from flows.intake_batch import intake_batch
-    from flows.pay_batch import pay_batch
+    from payflow.flows.approval import BatchStopped
+    from payflow.flows.intake_batch import intake_batch
+    from payflow.flows.pay_batch import pay_batch
 
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     out_dir = str(out) if out else None

@@ -9,8 +9,8 @@ import typer
 
 from payflow.cli.app import app, fail
 from payflow.intake.template_files import write_template_csv, write_template_xlsx
-from schemas.columns_doc import EXAMPLES, column_docs, example_rows
-from schemas.rules import ANY_CURRENCY, load_rules
+from payflow.schemas.columns_doc import EXAMPLES, column_docs, example_rows
+from payflow.schemas.rules import ANY_CURRENCY, load_rules
 
 EMAIL_CURRENCIES = ("USD", "EUR")
 

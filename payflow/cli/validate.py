@@ -18,9 +18,9 @@ from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batc
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
+from payflow.schemas.rules import RulesTableError
+from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
-from schemas.rules import RulesTableError
-from schemas.validation import validate_rows
 
 EXIT_VALID, EXIT_REJECTS = 0, 1
 

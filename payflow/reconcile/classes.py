@@ -1,22 +1,23 @@
 """The failure classification table: statusMessage patterns and statuses -> class and next step.
 
-The table is data (`data/failure_classes.csv`, or `PAYFLOW_FAILURE_CLASSES_PATH`) so an operator
-can edit it like the destination rules. The first line whose status matches (`*` matches any)
-and whose pattern (a case-insensitive regular expression; empty matches anything) is found in
-the statusMessage wins.
+The table is data (`payflow/defaults/failure_classes.csv`, or `PAYFLOW_FAILURE_CLASSES_PATH`)
+so an operator can edit it like the destination rules. The first line whose status matches
+(`*` matches any) and whose pattern (a case-insensitive regular expression; empty matches
+anything) is found in the statusMessage wins.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-DEFAULT_CLASSES_PATH = (
-    Path(__file__).resolve().parent.parent.parent / "data" / "failure_classes.csv"
-)
+from payflow.defaults import FAILURE_CLASSES, default_file
+
 COLUMNS = ("status", "message_pattern", "class", "next_step")
 
 
@@ -60,15 +61,15 @@ class FailureClasses:
     @classmethod
     def load(cls, path: Path | None = None) -> FailureClasses:
         """Read the CSV table; a bad line raises FailureTableError naming it."""
-        source = path or DEFAULT_CLASSES_PATH
+        source: Traversable = path or default_file(FAILURE_CLASSES)
         try:
-            with source.open(newline="", encoding="utf-8") as handle:
-                reader = csv.DictReader(handle)
-                if tuple(reader.fieldnames or ()) != COLUMNS:
-                    raise FailureTableError(f"{source}: the header must be {','.join(COLUMNS)}")
-                return cls([_rule(source, n, line) for n, line in enumerate(reader, start=2)])
+            text = source.read_bytes().decode("utf-8")
         except OSError as exc:
             raise FailureTableError(f"{source}: {exc.strerror}") from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise FailureTableError(f"{source}: the header must be {','.join(COLUMNS)}")
+        return cls([_rule(source, n, line) for n, line in enumerate(reader, start=2)])
 
     def classify(self, status: str, message: str | None) -> Classification:
         """The first matching line's class and next step, or `unknown`."""
@@ -81,7 +82,7 @@ class FailureClasses:
         return UNCLASSIFIED
 
 
-def _rule(source: Path, number: int, line: dict[str, str]) -> _Rule:
+def _rule(source: Traversable, number: int, line: dict[str, str]) -> _Rule:
     try:
         failure_class = FailureClass(line["class"].strip())
     except ValueError:

@@ -19,7 +19,7 @@ from payflow.intake.problems import Problem
 from payflow.ledger import RefundBook, RejectedRefund
 from payflow.model import RefundInstruction, display_amount
 from payflow.refunds.intake import RefundFile
-from schemas.refund_schema import refund_problems
+from payflow.schemas.refund_schema import refund_problems
 
 DEFAULT_CONCURRENCY = 8
 

@@ -1,7 +1,8 @@
 """Failure classes: what kind of failure a row had and what the operator should do next.
 
-This is the minimal stand-in for the reconciliation stage's table (`data/failure_classes.csv`);
-the rerun code only calls `classify`, so swapping the table in changes nothing else.
+This is the minimal stand-in for the reconciliation stage's table
+(`payflow/defaults/failure_classes.csv`); the rerun code only calls `classify`, so swapping
+the table in changes nothing else.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ class FaultSettings:
     webhook_duplicate_rate: float = 0.0  # the event is delivered twice
     webhook_reorder_rate: float = 0.0  # PROCESSING delivered after the final status
     webhook_bad_signature_rate: float = 0.0  # X-Signature does not match the body
+    fail_first: int = 0  # the next N /v1 requests answer 503 (set again: N more), then rates apply
     seed: int = 0
 
     def updated(self, changes: Mapping[str, Any]) -> FaultSettings:
@@ -69,7 +70,7 @@ class FaultSettings:
         for name, value in asdict(self).items():
             if name.endswith("_rate") and not 0 <= value <= 1:
                 raise ValueError(f"{name} must be between 0 and 1")
-            if name in {"latency", "retry_after"} and value < 0:
+            if name in {"latency", "retry_after", "fail_first"} and value < 0:
                 raise ValueError(f"{name} must not be negative")
 
     def as_json(self) -> dict[str, Any]:

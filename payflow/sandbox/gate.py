@@ -43,6 +43,9 @@ class ApiGate:
         faults, rng = self.state.faults, self.state.rng
         if faults.latency > 0:
             await asyncio.sleep(faults.latency)
+        if self.state.failures_left > 0:
+            self.state.failures_left -= 1
+            return error_response(503, "SERVICE_UNAVAILABLE", "injected fault: try again later")
         if rng.random() < faults.error_rate:
             status = rng.choice((500, 503))
             code = "INTERNAL_ERROR" if status == 500 else "SERVICE_UNAVAILABLE"

@@ -60,6 +60,7 @@ class SandboxState:
         self.config = config
         self.faults: FaultSettings = config.faults
         self.rng = random.Random(config.faults.seed)
+        self.failures_left = config.faults.fail_first  # requests `fail_first` still refuses
         self.balances = Balances(config.balances)
         self.payouts: dict[str, dict[str, Any]] = {}
         self.payout_ids_by_external: dict[str, str] = {}
@@ -81,6 +82,8 @@ class SandboxState:
         self.faults = self.faults.updated(changes)
         if "seed" in changes:
             self.rng.seed(self.faults.seed)
+        if {"fail_first", "failFirst"} & changes.keys():
+            self.failures_left = self.faults.fail_first
         return self.faults
 
     def callback_url(self, *candidates: str | None) -> str | None:

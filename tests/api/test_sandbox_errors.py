@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import uuid
 
-import httpx
 import pytest
 from api_sandbox_support import EitherClient
 from api_support import PinnedRetry, payout_request
+from support.stats import sandbox_stats, set_faults
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
 from payflow.api.errors import (
@@ -43,14 +43,6 @@ def connect(request):
     for client in clients:
         if isinstance(client.client, PayoutsClient):
             client.client.close()
-
-
-def set_faults(server, **faults) -> None:
-    httpx.post(f"{server.url}/_sandbox/faults", json=faults).raise_for_status()
-
-
-def stats(server) -> dict:
-    return httpx.get(f"{server.url}/_sandbox/stats").json()
 
 
 async def sbp(api, external_id: str):
@@ -100,7 +92,7 @@ async def test_lost_response_on_create_is_ambiguous_and_resolved_by_lookup(make_
     assert is_ambiguous_for_create(caught.value)
     found = await api.find_payout_by_external_id(request.external_id)
     assert found is not None and found.external_id == request.external_id
-    assert stats(server)["createAttempts"][request.external_id] == 1
+    assert sandbox_stats(server)["createAttempts"][request.external_id] == 1
 
 
 async def test_latency_beyond_the_timeout_is_ambiguous_on_post(sandbox_server, connect):
@@ -138,7 +130,7 @@ async def test_reused_external_id_is_conflict_and_pays_once(sandbox_server, conn
     with pytest.raises(ConflictError, match="already exists") as caught:
         await api.create_payout(request)
     assert is_ambiguous_for_create(caught.value)
-    counts = stats(sandbox_server)
+    counts = sandbox_stats(sandbox_server)
     assert counts["createAttempts"][request.external_id] == 2
     assert counts["payoutsByExternalId"][request.external_id] == 1
 

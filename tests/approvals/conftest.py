@@ -9,6 +9,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "paying"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paying_fixtures import ledger, ledger_url, postgres_url, sandbox, start_sandbox
+from paying_fixtures import ledger, ledger_url, postgres_url, sandbox
 
-__all__ = ["ledger", "ledger_url", "postgres_url", "sandbox", "start_sandbox"]
+__all__ = ["ledger", "ledger_url", "postgres_url", "sandbox"]

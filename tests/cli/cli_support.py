@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
-
 PAYFLOW = [sys.executable, "-m", "payflow"]
 NOISE = (
     "Traceback",
@@ -65,11 +63,3 @@ def write_sim_batch(path: Path, rows: int, prefix: str) -> list[str]:
                 [external_id, "1000", "XOF", "SIM", f"22507{i:08d}", "Kouadio Yao", f"u-{i}"]
             )
     return ids
-
-
-def sandbox_stats(url: str) -> dict[str, object]:
-    """The sandbox's own record of every payout and create attempt."""
-    response = httpx.get(f"{url}/_sandbox/stats", timeout=10)
-    response.raise_for_status()
-    stats: dict[str, object] = response.json()
-    return stats

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import payflow_env, run_payflow, sandbox_stats
+from cli_support import payflow_env, run_payflow
+from support.stats import sandbox_stats
 
 HEADER = "amount,currency,paymentType,requisites,name,userId"
 ROWS = [

@@ -11,14 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_support import (
-    NOISE,
-    PAYFLOW,
-    payflow_env,
-    run_payflow,
-    sandbox_stats,
-    write_sim_batch,
-)
+from cli_support import NOISE, PAYFLOW, payflow_env, run_payflow, write_sim_batch
+from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
 from payflow.settings import SANDBOX_TOKEN_DEFAULT

@@ -16,7 +16,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from cli_support import PAYFLOW, payflow_env, run_payflow, sandbox_stats, write_sim_batch
+from cli_support import PAYFLOW, payflow_env, run_payflow, write_sim_batch
+from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
 

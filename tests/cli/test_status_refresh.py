@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from cli_support import payflow_env, run_payflow, sandbox_stats
+from cli_support import payflow_env, run_payflow
 from sqlalchemy import create_engine, text
+from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger

@@ -10,8 +10,8 @@ import pytest
 from openpyxl import load_workbook
 
 from payflow.cli import main
-from schemas.columns_doc import EXAMPLES, columns_markdown
-from schemas.rules import load_rules
+from payflow.schemas.columns_doc import EXAMPLES, columns_markdown
+from payflow.schemas.rules import load_rules
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -67,5 +67,5 @@ def test_the_readme_columns_table_is_the_generated_one() -> None:
     text = README.read_text("utf-8")
     inside = text.split("<!-- columns:start -->\n", 1)[1].split("<!-- columns:end -->", 1)[0]
     assert inside == columns_markdown(load_rules()), (
-        "README columns table is stale: paste `.venv/bin/python -m schemas.columns_doc`"
+        "README columns table is stale: paste `.venv/bin/python -m payflow.schemas.columns_doc`"
     )

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from uuid import UUID
 
-import httpx
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
@@ -30,9 +29,10 @@ from prefect.deployments import run_deployment
 from prefect.flow_runs import resume_flow_run
 from prefect.settings import get_current_settings
 from prefect.testing.utilities import prefect_test_harness
+from support.stats import sandbox_stats
 
-from flows.approval import batch_tag
-from flows.payout_batch import payout_batch
+from payflow.flows.approval import batch_tag
+from payflow.flows.payout_batch import payout_batch
 from payflow.intake import batch_id_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,7 +153,7 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
             assert _state(one.id) == "RUNNING"
             assert _state(paused) == "PAUSED"
             assert _state(two.id) not in ("RUNNING", "CRASHED", "FAILED")
-            assert httpx.get(f"{sandbox.url}/_sandbox/stats").json()["createAttempts"] == {}
+            assert sandbox_stats(sandbox.url)["createAttempts"] == {}
             time.sleep(5)
 
         resume_flow_run(paused, run_input={"approve": True, "approved_by": "long-pause-test"})
@@ -172,7 +172,7 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
             worker.wait()
 
     assert "CRASHED" not in _children_of(one.id) + _children_of(two.id)
-    stats = httpx.get(f"{sandbox.url}/_sandbox/stats").json()
+    stats = sandbox_stats(sandbox.url)
     assert stats["payoutsByExternalId"] == dict.fromkeys(
         ["long-1-1", "long-1-2", "long-2-1", "long-2-2"], 1
     )

@@ -8,7 +8,7 @@ import os
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.daily_inbox import InboxFilesFailed, daily_payouts
+from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger

@@ -29,14 +29,14 @@ def test_every_entrypoint_is_a_flow_in_flows():
     for deployment in deployments:
         file, _, name = deployment["entrypoint"].partition(":")
         assert file.startswith("flows/") and (REPO / file).is_file()
-        module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+        module = importlib.import_module("payflow." + file.removesuffix(".py").replace("/", "."))
         assert isinstance(getattr(module, name), Flow)
 
 
 def test_parameters_name_real_flow_parameters_and_hold_no_secret():
     for deployment in _deployments():
         file, _, name = deployment["entrypoint"].partition(":")
-        module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+        module = importlib.import_module("payflow." + file.removesuffix(".py").replace("/", "."))
         accepted = getattr(module, name).parameters.properties
         for key, value in deployment.get("parameters", {}).items():
             assert key in accepted

@@ -8,7 +8,6 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
@@ -20,15 +19,16 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import StateType
 from prefect.flow_runs import resume_flow_run
 from prefect.testing.utilities import prefect_test_harness
+from support.stats import sandbox_stats
 
-from flows.approval import BatchStopped, batch_tag
-from flows.intake_batch import intake_batch
-from flows.pay_batch import pay_batch
-from flows.payout_batch import payout_batch
+from payflow.flows.approval import BatchStopped, batch_tag
+from payflow.flows.intake_batch import intake_batch
+from payflow.flows.pay_batch import pay_batch
+from payflow.flows.payout_batch import payout_batch
 from payflow.intake import batch_id_of
 from payflow.paying.binding import ApprovalVoided, approval_digest
 from payflow.run_results import PayResult
-from tasks.count_batch import UnknownBatch
+from payflow.tasks.count_batch import UnknownBatch
 
 BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
 {p}-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1
@@ -50,10 +50,6 @@ def paying_env(make_sandbox, tmp_path, monkeypatch):
     monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PAYFLOW_POLL_INTERVAL", "0.3")
     return sandbox
-
-
-def _stats(sandbox) -> dict:
-    return httpx.get(f"{sandbox.url}/_sandbox/stats").json()
 
 
 def _paused_run(tag: str, deadline: float):
@@ -98,13 +94,13 @@ def test_the_run_pays_only_after_approval(approve, prefect_api, paying_env, tmp_
     paused = _paused_run(batch_tag(batch_id_of(path.read_bytes())), time.monotonic() + 90)
     # The pause is a subflow's: the deployment's own run keeps its concurrency slot.
     assert paused.parent_task_run_id is not None
-    assert _stats(sandbox)["createAttempts"] == {}, "something was sent before approval"
+    assert sandbox_stats(sandbox)["createAttempts"] == {}, "something was sent before approval"
 
     resume_flow_run(paused.id, run_input={"approve": approve, "approved_by": "test"})
     thread.join(timeout=120)
     assert not thread.is_alive()
 
-    stats = _stats(sandbox)
+    stats = sandbox_stats(sandbox)
     if approve:
         result = outcome["result"]
         assert isinstance(result, PayResult)
@@ -130,7 +126,7 @@ def test_a_bare_resume_without_approve_is_refused(prefect_api, paying_env, tmp_p
     resume_flow_run(paused.id, run_input={"approve": False})
     thread.join(timeout=120)
     assert isinstance(outcome.get("error"), BatchStopped)
-    assert _stats(paying_env)["createAttempts"] == {}
+    assert sandbox_stats(paying_env)["createAttempts"] == {}
 
 
 def test_an_approval_is_void_once_the_batch_totals_change(prefect_api, paying_env, tmp_path):
@@ -150,10 +146,10 @@ def test_an_approval_is_void_once_the_batch_totals_change(prefect_api, paying_en
     with pytest.raises(ApprovalVoided):
         pay_batch(a.batch_id, approved_digest=approved)
 
-    assert set(_stats(sandbox)["createAttempts"]) == {"shared-1"}, "A sent a row after all"
+    assert set(sandbox_stats(sandbox)["createAttempts"]) == {"shared-1"}, "A sent a row after all"
 
 
 def test_paying_an_unknown_batch_id_sends_nothing(prefect_api, paying_env):
     with pytest.raises(UnknownBatch):
         pay_batch("no-such-batch", approved_digest="0" * 64)
-    assert _stats(paying_env)["createAttempts"] == {}
+    assert sandbox_stats(paying_env)["createAttempts"] == {}

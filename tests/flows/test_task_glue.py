@@ -6,10 +6,10 @@ import pytest
 
 from payflow.intake import batch_from_rows
 from payflow.ledger import Ledger
-from tasks.count_batch import UnknownBatch, count_batch
-from tasks.reconcile_batch import write_batch_report_only
-from tasks.register_rows import register_rows
-from tasks.validate_batch import validate_rows
+from payflow.tasks.count_batch import UnknownBatch, count_batch
+from payflow.tasks.reconcile_batch import write_batch_report_only
+from payflow.tasks.register_rows import register_rows
+from payflow.tasks.validate_batch import validate_rows
 
 ROWS = [
     ["externalId", "amount", "currency", "paymentType", "requisites", "name", "userId"],

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
 from prefect.testing.utilities import prefect_test_harness
+from support.sandbox import MakeSandbox
+from support.stats import sandbox_stats, set_faults
 
 from payflow.api.errors import RejectedError, ServerError
-from tasks.retrying import transient_only
+from payflow.api.retry import RetryPolicy
+from payflow.connections import RunTarget
+from payflow.tasks.resolve_banks import load_services, resolve_banks
+from payflow.tasks.retrying import transient_only
+
+# Every attempt the client makes for one GET: the first Prefect try of a lookup fails as a whole.
+FAILS_PAST_THE_CLIENT = RetryPolicy().max_retries + 1
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +58,45 @@ def test_a_rejected_request_is_not_retried(prefect_api):
     with pytest.raises(RejectedError):
         run()
     assert len(calls) == 1
+
+
+def _run_count(task_run_id) -> int:
+    with get_client(sync_client=True) as client:
+        return client.read_task_run(task_run_id).run_count
+
+
+def test_the_lookups_outlast_a_sandbox_that_fails_first(
+    prefect_api, make_sandbox: MakeSandbox, tmp_path: Path
+):
+    sandbox = make_sandbox(fail_first=FAILS_PAST_THE_CLIENT)
+    target = RunTarget(sandbox.url, f"sqlite:///{tmp_path / 'ledger.sqlite3'}", sandbox=True)
+
+    @flow
+    def lookups():
+        # Only the delay is shortened: retries and the retry condition are the tasks' own.
+        services = load_services.with_options(retry_delay_seconds=0)(target, return_state=True)
+        set_faults(sandbox, fail_first=FAILS_PAST_THE_CLIENT)
+        banks = resolve_banks.with_options(retry_delay_seconds=0)(
+            target, ["79161234567"], return_state=True
+        )
+        return services, banks
+
+    services, banks = lookups()
+    assert services.result() and "79161234567" in banks.result()
+    assert _run_count(services.state_details.task_run_id) == 2
+    assert _run_count(banks.state_details.task_run_id) == 2
+    assert sandbox_stats(sandbox)["bankLookups"] == 1
+
+
+def test_a_refused_lookup_is_not_retried(prefect_api, make_sandbox: MakeSandbox, tmp_path: Path):
+    sandbox = make_sandbox(token="another-token")
+    target = RunTarget(sandbox.url, f"sqlite:///{tmp_path / 'ledger.sqlite3'}", sandbox=True)
+
+    @flow
+    def lookups():
+        state = load_services.with_options(retry_delay_seconds=0)(target, return_state=True)
+        return state.is_failed(), state.state_details.task_run_id
+
+    failed, task_run_id = lookups()
+    assert failed
+    assert _run_count(task_run_id) == 1

@@ -9,7 +9,7 @@ from openpyxl import load_workbook
 
 from payflow.intake import Problem, ValidationReport, read_batch_file
 from payflow.intake.report_files import write_rejects_report
-from schemas.validation import validate_rows
+from payflow.schemas.validation import validate_rows
 
 
 def test_float_artifact_amount_is_a_reject(tmp_path: Path) -> None:

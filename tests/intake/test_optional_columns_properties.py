@@ -13,7 +13,7 @@ from intake_files import write_csv, write_xlsx
 from payflow.intake import read_batch_file
 from payflow.intake.columns import OPTIONAL_COLUMNS
 from payflow.intake.lookups import ServiceInfo
-from schemas.validation import validate_rows
+from payflow.schemas.validation import validate_rows
 
 REQUIRED = {
     "amount": "1500",

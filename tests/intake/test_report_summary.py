@@ -11,7 +11,7 @@ from openpyxl import load_workbook
 from payflow.intake import Problem, ValidationReport, batch_from_rows
 from payflow.intake.lookups import BankInfo, ServiceInfo
 from payflow.intake.report_files import summary_lines, write_rejects_report
-from schemas.validation import validate_rows
+from payflow.schemas.validation import validate_rows
 
 BANKS = [BankInfo("100000000111", "Сбербанк"), BankInfo("100000000004", "Т-Банк")]
 HEADER = ["amount", "currency", "paymentType", "requisites", "bankName", "name", "userId"]

@@ -13,8 +13,8 @@ from openpyxl import Workbook
 
 from payflow.intake import read_batch_file
 from payflow.intake.lookups import BankInfo
-from schemas.requisites import account_with_key
-from schemas.validation import validate_rows
+from payflow.schemas.requisites import account_with_key
+from payflow.schemas.validation import validate_rows
 
 HEADER = ["externalId", "amount", "currency", "paymentType", "requisites", "bankName", "name",
           "userId", "bik"]  # fmt: skip

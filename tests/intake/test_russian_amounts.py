@@ -10,7 +10,7 @@ from intake_files import HEADER, ROW, write_csv
 from payflow.intake import read_batch_file
 from payflow.intake.lookups import ServiceInfo
 from payflow.intake.report_files import summary_lines
-from schemas.validation import validate_rows
+from payflow.schemas.validation import validate_rows
 
 SERVICES = [ServiceInfo(201, "SIM", "XOF")]
 AMOUNTS = {

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ledger_support import FakeClock, fresh_postgres_database
+from ledger_support import FakeClock
+from support.postgres import fresh_postgres_database
 
 from payflow.ledger import Ledger
 

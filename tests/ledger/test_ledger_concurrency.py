@@ -7,9 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from ledger_support import fresh_postgres_database, instructions, unique
+from ledger_support import instructions, unique
 from ledger_worker_runner import run_workers
 from sqlalchemy import create_engine, text
+from support.postgres import fresh_postgres_database
 
 from payflow.ledger import Ledger
 

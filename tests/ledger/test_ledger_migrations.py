@@ -9,9 +9,9 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from ledger_support import fresh_postgres_database
 from ledger_worker_runner import run_workers
 from sqlalchemy import create_engine, inspect, text
+from support.postgres import fresh_postgres_database
 
 from payflow.ledger import Ledger
 from payflow.ledger.db import MIGRATIONS_DIR, LedgerUrlError

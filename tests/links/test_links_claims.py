@@ -19,6 +19,7 @@ from links_support import Clock, pay_through_widget, query_of, read_claims, writ
 from openpyxl import load_workbook
 from pydantic import SecretStr
 from sqlalchemy import create_engine, text
+from support.stats import sandbox_stats
 from widget_support import hmac_hex
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
@@ -158,7 +159,7 @@ def test_a_claim_opened_twice_mints_two_links_and_produces_one_payout(
     created = [pay_through_widget(link) for link in links]
     assert created[0]["created"] is True and created[1]["created"] is False
     assert created[0]["payout"]["id"] == created[1]["payout"]["id"]
-    stats = httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()
+    stats = sandbox_stats(sandbox_server.url)
     assert stats["payoutsByExternalId"] == {"c-1": 1}
     (view,) = store.rows(batch_id)
     assert view.links_minted == 2
@@ -200,7 +201,7 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     assert httpx.get(urls[opened_only]).status_code == 303  # opened, never paid
 
     def all_final() -> bool:
-        payouts = httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()["payouts"]
+        payouts = sandbox_stats(sandbox_server.url)["payouts"]
         return len(payouts) == len(used) and all(
             p["status"] in ("COMPLETED", "FAILED") for p in payouts
         )
@@ -243,10 +244,7 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     clock.now = datetime.now(UTC)  # back to real time: the widget checks expiresAt against it
     link = httpx.get(fresh[opened_only]).headers["location"]
     assert pay_through_widget(link)["created"] is True
-    assert (
-        httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()["payoutsByExternalId"][opened_only]
-        == 1
-    )
+    assert sandbox_stats(sandbox_server.url)["payoutsByExternalId"][opened_only] == 1
 
 
 def test_a_links_row_cannot_reuse_an_ordinary_payouts_external_id(

@@ -16,6 +16,7 @@ import pytest
 from browser_support import CHROMIUM_ARGS, require_browser, save_screenshot, serve_host_page
 from playwright.sync_api import sync_playwright
 from pydantic import SecretStr
+from support.stats import sandbox_stats
 from widget_support import payload_dict, requisites, signed_query, widget_url
 
 from payflow.api import PayoutsClient
@@ -178,7 +179,7 @@ def test_claim_in_an_iframe_fills_the_form_pays_once_and_reports_every_message(
     assert frame.locator("#screen-form").is_hidden()
     page.evaluate("src => window.embed(src, 390)", links_setup["claim_url"])
     frame.locator("text=Выплата выполнена").wait_for()
-    stats = httpx.get(f"{sandbox.url}/_sandbox/stats").json()
+    stats = sandbox_stats(sandbox.url)
     assert stats["payoutsByExternalId"] == {"link-browser-1": 1}
     payout = stats["payouts"][0]
     assert (payout["type"], payout["currency"], payout["status"]) == (

@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from schemas.requisites import account_with_key
+from payflow.schemas.requisites import account_with_key
 
 BIK = "044525225"  # Сбербанк in the sandbox's bank list
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from paying_fixtures import client, ledger, ledger_url, postgres_url, sandbox, start_sandbox
+from paying_fixtures import client, ledger, ledger_url, postgres_url, sandbox
 
-__all__ = ["client", "ledger", "ledger_url", "postgres_url", "sandbox", "start_sandbox"]
+__all__ = ["client", "ledger", "ledger_url", "postgres_url", "sandbox"]

@@ -2,37 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from paying_support import fresh_postgres_database, make_client
+from paying_support import make_client
+from support.postgres import fresh_postgres_database
+from support.sandbox import MakeSandbox
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
-from payflow.sandbox import SandboxConfig, SandboxServer
-
-# Sub-second sandbox delays keep the suite fast while payouts still pass through PROCESSING.
-FAST = {"processing_delay": 0.05, "final_delay": 0.1, "correction_delay": 0.5}
+from payflow.sandbox import SandboxServer
 
 
 @pytest.fixture
-def start_sandbox() -> Iterator[Callable[..., SandboxServer]]:
-    """Start a sandbox with the given config fields; stopped at the end of the test."""
-    with ExitStack() as stack:
-
-        def start(**config: Any) -> SandboxServer:
-            server = SandboxServer(SandboxConfig().with_overrides(**{**FAST, **config}))
-            return stack.enter_context(server)
-
-        yield start
-
-
-@pytest.fixture
-def sandbox(start_sandbox: Callable[..., SandboxServer]) -> SandboxServer:
-    return start_sandbox()
+def sandbox(make_sandbox: MakeSandbox) -> SandboxServer:
+    return make_sandbox()
 
 
 @pytest.fixture
@@ -49,7 +34,7 @@ def ledger(ledger_url: str) -> Iterator[Ledger]:
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A throwaway database on the PostgreSQL server CI runs (no skip when it is down)."""
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database("payflow_paying") as url:
         yield url
 
 

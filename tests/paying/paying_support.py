@@ -1,28 +1,20 @@
-"""Helpers for the paying and webhook tests: rows to pay, a throwaway PostgreSQL database."""
+"""Helpers for the paying and webhook tests: rows, a client bound to a sandbox, states."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
-
-import httpx
-import psycopg
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.transport import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
 from payflow.sandbox import SandboxServer
-
-PG_ADMIN_URL = os.environ.get(
-    "PAYFLOW_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 
 
 @asynccontextmanager
@@ -82,18 +74,6 @@ def register(ledger: Ledger, instructions: list[PayoutInstruction], batch_id: st
     return batch_id
 
 
-def sandbox_stats(base_url: str) -> dict:
-    """The sandbox's inspection route: payouts and POST counts per externalId."""
-    response = httpx.get(f"{base_url}/_sandbox/stats", timeout=10)
-    response.raise_for_status()
-    return response.json()
-
-
-def set_faults(base_url: str, **faults: object) -> None:
-    """Change the sandbox's fault settings at run time."""
-    httpx.post(f"{base_url}/_sandbox/faults", json=faults, timeout=10).raise_for_status()
-
-
 def states(ledger: Ledger, batch_id: str) -> dict[str, str]:
     """externalId -> state of every row of the batch."""
     return {
@@ -101,16 +81,3 @@ def states(ledger: Ledger, batch_id: str) -> dict[str, str]:
         for view in ledger.batch_rows(batch_id)
         if view.external_id is not None
     }
-
-
-@contextmanager
-def fresh_postgres_database() -> Iterator[str]:
-    """Create an empty PostgreSQL database, yield its URL, drop it afterwards (never skips)."""
-    name = f"payflow_paying_{secrets.token_hex(6)}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from paying_support import make_client, register, rows, sandbox_stats, states, unique
+from paying_support import make_client, register, rows, states, unique
+from support.stats import sandbox_stats
 
 from payflow.ledger import FINAL_STATUSES
 from payflow.paying import submit_batch, track_batch
@@ -15,9 +16,9 @@ MAX_ATTEMPTS = 4
 
 @pytest.mark.slow
 async def test_two_thousand_rows_under_faults_are_paid_exactly_once(
-    start_sandbox, ledger, ledger_url
+    make_sandbox, ledger, ledger_url
 ):
-    sandbox = start_sandbox(
+    sandbox = make_sandbox(
         latency=0.002,
         lost_response_rate=0.05,
         error_rate=0.05,

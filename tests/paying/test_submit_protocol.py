@@ -6,16 +6,8 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
-from paying_support import (
-    make_client,
-    register,
-    row,
-    rows,
-    sandbox_stats,
-    set_faults,
-    states,
-    unique,
-)
+from paying_support import make_client, register, row, rows, states, unique
+from support.stats import sandbox_stats, set_faults
 
 from payflow.api.errors import AuthError
 from payflow.ledger import RowState

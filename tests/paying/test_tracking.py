@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
-from paying_support import make_client, register, rows, sandbox_stats, states, unique
+from paying_support import make_client, register, rows, states, unique
+from support.stats import sandbox_stats
 
 from payflow.ledger import RowState
 from payflow.paying import check_balance, reconcile_finals, submit_batch, track_batch
@@ -47,7 +48,7 @@ async def test_reconciliation_finds_a_manual_correction_without_a_webhook(client
     result = await track_batch(client, ledger, batch_id, deadline=20, **FAST_TRACK)
     assert result.all_final
     assert states(ledger, batch_id)[corrected[0].external_id] == RowState.COMPLETED.value
-    # The platform corrects the payout after correction_delay (0.5 s here), without a webhook:
+    # The platform corrects the payout after correction_delay (0.4 s here), without a webhook:
     # reconcile until it shows, as the periodic reconcile deployment would.
     found = await _reconcile_until_found(client, ledger, batch_id, timeout=10)
     assert [c.external_id for c in found] == [corrected[0].external_id]
@@ -57,8 +58,8 @@ async def test_reconciliation_finds_a_manual_correction_without_a_webhook(client
     assert await reconcile_finals(client, ledger, batch_id) == []
 
 
-async def test_balance_shortfall_is_found_before_any_payout(start_sandbox, ledger):
-    sandbox = start_sandbox(balances={"XOF": Decimal("50"), "RUB": Decimal("10")})
+async def test_balance_shortfall_is_found_before_any_payout(make_sandbox, ledger):
+    sandbox = make_sandbox(balances={"XOF": Decimal("50"), "RUB": Decimal("10")})
     batch = rows(unique("poor"), 3)  # 15 + 20 + 25 XOF
     register(ledger, batch)
     totals = {"XOF": sum((r.amount for r in batch), Decimal(0)), "RUB": Decimal("5")}

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from paying_support import register, rows, sandbox_stats, states, unique
+from paying_support import register, rows, states, unique
+from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger, RowState
 
@@ -17,9 +18,9 @@ WORKER = Path(__file__).with_name("submit_worker.py")
 
 
 @pytest.mark.postgres
-def test_two_workers_never_submit_a_row_twice(start_sandbox, postgres_url):
+def test_two_workers_never_submit_a_row_twice(make_sandbox, postgres_url):
     # Latency keeps both workers busy at once, so their claims really interleave.
-    sandbox = start_sandbox(latency=0.02)
+    sandbox = make_sandbox(latency=0.02)
     batch = rows(unique("pg"), 400)
     with Ledger.open(postgres_url) as ledger:
         batch_id = register(ledger, batch)

@@ -5,7 +5,8 @@ item 4)."""
 from __future__ import annotations
 
 import pytest
-from paying_support import register, row, sandbox_stats, set_faults, states, unique
+from paying_support import register, row, states, unique
+from support.stats import sandbox_stats, set_faults
 
 from payflow.ledger import RowState
 from payflow.paying import submit_batch

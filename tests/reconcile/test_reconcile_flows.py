@@ -11,8 +11,8 @@ import pytest
 from prefect.testing.utilities import prefect_test_harness
 from reconcile_support import instruction, new_id, pay, payout_id, register
 
-from flows.reconcile import reconcile_pending, reconcile_recent
 from payflow.api import AsyncPayoutsClient
+from payflow.flows.reconcile import reconcile_pending, reconcile_recent
 from payflow.ledger import Ledger
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from tasks.connections import RunTarget, new_worker_id
-from tasks.refund_intake import prepare_refund_file
-from tasks.refund_send import submit_refund_batch
+from payflow.tasks.connections import RunTarget, new_worker_id
+from payflow.tasks.refund_intake import prepare_refund_file
+from payflow.tasks.refund_send import submit_refund_batch
 
 
 def main(ledger_url: str, api_url: str, path: str) -> None:

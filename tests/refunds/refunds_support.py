@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from paying_support import make_client, sandbox_stats
-from paying_support import set_faults as set_url_faults
+from paying_support import make_client
 
 from payflow.ledger import Ledger
 from payflow.refunds.steps import PreparedRefunds, check_refund_balance, prepare_refunds
@@ -29,17 +28,6 @@ def paid_orders(
     response.raise_for_status()
     ids: list[str] = response.json()["ids"]
     return ids
-
-
-def stats(server: SandboxServer) -> dict[str, Any]:
-    """GET /_sandbox/stats."""
-    result: dict[str, Any] = sandbox_stats(server.url)
-    return result
-
-
-def set_faults(server: SandboxServer, **faults: object) -> None:
-    """Change the sandbox's faults at run time."""
-    set_url_faults(server.url, **faults)
 
 
 def write_refunds(

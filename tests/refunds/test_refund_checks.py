@@ -8,7 +8,7 @@ from refunds_support import make_client, paid_orders, run_refunds, write_refunds
 from payflow.intake import BatchFileError
 from payflow.refunds.checks import check_refund_file
 from payflow.refunds.intake import read_refund_file, refund_file_from_rows
-from schemas.refund_schema import refund_problems
+from payflow.schemas.refund_schema import refund_problems
 
 ORDER = "0b8f3c2e-5a1d-4e6b-9f7a-100000000001"
 OTHER = "0b8f3c2e-5a1d-4e6b-9f7a-100000000002"

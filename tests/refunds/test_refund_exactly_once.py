@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from refunds_support import make_client, paid_orders, run_refunds, set_faults, stats, write_refunds
+from refunds_support import make_client, paid_orders, run_refunds, write_refunds
+from support.stats import sandbox_stats, set_faults
 
 from payflow.api.refunds import RefundRequest
 from payflow.paying import InsufficientBalanceError
@@ -15,9 +16,9 @@ from payflow.webhooks import WebhookReceiver
 
 @pytest.mark.slow
 async def test_a_thousand_refunds_under_faults_refund_each_order_once_and_a_rerun_nothing(
-    start_sandbox, ledger, ledger_url, tmp_path
+    make_sandbox, ledger, ledger_url, tmp_path
 ):
-    sandbox = start_sandbox()
+    sandbox = make_sandbox()
     orders = paid_orders(sandbox, 1000, amount="25.00")
     set_faults(sandbox, lost_response_rate=0.05, error_rate=0.05, webhook_drop_rate=0.3, seed=11)
     path = write_refunds(
@@ -27,7 +28,7 @@ async def test_a_thousand_refunds_under_faults_refund_each_order_once_and_a_reru
         prepared, tracked = await run_refunds(
             path, sandbox, ledger, callback_url=receiver.url, deadline=120
         )
-        seen = stats(sandbox)
+        seen = sandbox_stats(sandbox)
         assert len(seen["refunds"]) == 1000
         assert set(seen["refundsByOrderId"]) == set(orders)
         assert max(seen["refundsByOrderId"].values()) == 1
@@ -47,22 +48,22 @@ async def test_a_thousand_refunds_under_faults_refund_each_order_once_and_a_reru
         again, tracked_again = await run_refunds(path, sandbox, ledger, callback_url=receiver.url)
     assert again.registered.already_registered == 1000
     assert tracked_again.counts == {"COMPLETED": 1000}
-    assert len(stats(sandbox)["refunds"]) == 1000
+    assert len(sandbox_stats(sandbox)["refunds"]) == 1000
 
 
 async def test_the_same_refunds_in_a_new_file_are_known_and_never_sent(sandbox, ledger, tmp_path):
     orders = paid_orders(sandbox, 3)
     rows = [[o, f"same-{n}-0001", "", "", ""] for n, o in enumerate(orders)]
     await run_refunds(write_refunds(tmp_path / "a.csv", rows), sandbox, ledger)
-    attempts = stats(sandbox)["refundCreateAttempts"]
+    attempts = sandbox_stats(sandbox)["refundCreateAttempts"]
     edited = write_refunds(tmp_path / "b.csv", [*rows, ["", "", "", "", ""]])
     second, _ = await run_refunds(edited, sandbox, ledger)
     assert len(second.registered.already_known) == 3
-    assert stats(sandbox)["refundCreateAttempts"] == attempts
+    assert sandbox_stats(sandbox)["refundCreateAttempts"] == attempts
 
 
-async def test_a_balance_shortfall_stops_before_the_first_refund(start_sandbox, ledger, tmp_path):
-    sandbox = start_sandbox(balances={"RUB": 0})
+async def test_a_balance_shortfall_stops_before_the_first_refund(make_sandbox, ledger, tmp_path):
+    sandbox = make_sandbox(balances={"RUB": 0})
     orders = paid_orders(sandbox, 2, amount="50.00")  # credits RUB 100
     # A payout that never finishes holds RUB 60 of it: 40 are left for refunds.
     payout = {
@@ -78,8 +79,8 @@ async def test_a_balance_shortfall_stops_before_the_first_refund(start_sandbox, 
     )
     with pytest.raises(InsufficientBalanceError, match="RUB needs 100, balance 40"):
         await run_refunds(path, sandbox, ledger)
-    assert stats(sandbox)["refundCreateAttempts"] == {}
-    assert stats(sandbox)["refunds"] == []
+    assert sandbox_stats(sandbox)["refundCreateAttempts"] == {}
+    assert sandbox_stats(sandbox)["refunds"] == []
 
 
 async def test_403_rejects_the_row_with_the_message_and_others_go_on(sandbox, ledger, tmp_path):
@@ -93,7 +94,7 @@ async def test_403_rejects_the_row_with_the_message_and_others_go_on(sandbox, le
     assert views["m-0001"].state.value == "SUBMIT_REJECTED"
     assert "not enabled" in (views["m-0001"].status_message or "")
     assert views["m-0002"].state.value == "COMPLETED"
-    assert stats(sandbox)["refundCreateAttempts"]["m-0001"] == 1
+    assert sandbox_stats(sandbox)["refundCreateAttempts"]["m-0001"] == 1
 
 
 async def test_a_409_for_a_refund_made_elsewhere_is_resolved_by_lookup_never_resent(
@@ -109,7 +110,7 @@ async def test_a_409_for_a_refund_made_elsewhere_is_resolved_by_lookup_never_res
     [view] = ledger.refunds.rows(prepared.batch_id)
     assert view.state.value == "SUBMIT_REJECTED"
     assert "already has an active or completed refund" in (view.status_message or "")
-    assert stats(sandbox)["refundCreateAttempts"]["mine-0001"] == 1
+    assert sandbox_stats(sandbox)["refundCreateAttempts"]["mine-0001"] == 1
 
 
 async def test_refund_outcomes_failed_and_pending_are_reported_as_such(sandbox, ledger, tmp_path):

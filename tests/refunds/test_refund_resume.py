@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from refunds_support import paid_orders, stats, write_refunds
+from refunds_support import paid_orders, write_refunds
+from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
 
@@ -29,30 +30,28 @@ def _worker(ledger_url: str, api_url: str, path: Path) -> subprocess.Popen[str]:
     )
 
 
-def test_a_sigkilled_refund_run_resumes_without_a_second_refund(
-    start_sandbox, ledger_url, tmp_path
-):
-    sandbox = start_sandbox(latency=0.02)
+def test_a_sigkilled_refund_run_resumes_without_a_second_refund(make_sandbox, ledger_url, tmp_path):
+    sandbox = make_sandbox(latency=0.02)
     orders = paid_orders(sandbox, 200)
     path = write_refunds(
         tmp_path / "r.csv", [[o, f"kill-{n:04d}-0001", "", "", ""] for n, o in enumerate(orders)]
     )
     first = _worker(ledger_url, sandbox.url, path)
     deadline = time.monotonic() + 120
-    while len(stats(sandbox)["refunds"]) < 40:
+    while len(sandbox_stats(sandbox)["refunds"]) < 40:
         assert first.poll() is None, first.communicate()
         assert time.monotonic() < deadline, "the first run never got going"
         time.sleep(0.02)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
-    created_before = len(stats(sandbox)["refunds"])
+    created_before = len(sandbox_stats(sandbox)["refunds"])
     assert created_before < 200  # killed mid-batch
 
     second = _worker(ledger_url, sandbox.url, path)
     out, err = second.communicate(timeout=180)
     assert second.returncode == 0, err[-2000:]
 
-    seen = stats(sandbox)
+    seen = sandbox_stats(sandbox)
     assert len(seen["refunds"]) == 200
     assert set(seen["refundsByOrderId"].values()) == {1}
     batch_id = out.split()[0]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 import httpx
-from refunds_support import paid_orders, stats
+from refunds_support import paid_orders
+from support.stats import sandbox_stats
+from support.waiting import sandbox_is_idle, wait_until
 
 HEADERS = {"X-Api-Token": "sandbox-secret-token"}
 
@@ -24,12 +26,12 @@ def _wait_for(server, refund_id: str, status: str) -> dict:
     raise AssertionError(f"refund never reached {status}")
 
 
-def test_bulk_orders_are_completed_and_credit_the_balance(start_sandbox):
-    sandbox = start_sandbox(balances={"RUB": 0})
+def test_bulk_orders_are_completed_and_credit_the_balance(make_sandbox):
+    sandbox = make_sandbox(balances={"RUB": 0})
     ids = paid_orders(sandbox, 3, amount="10.50")
-    orders = {o["id"]: o for o in stats(sandbox)["orders"]}
+    orders = {o["id"]: o for o in sandbox_stats(sandbox)["orders"]}
     assert all(orders[i]["status"] == "COMPLETED" for i in ids)
-    rub = next(b for b in stats(sandbox)["balances"] if b["currency"] == "RUB")
+    rub = next(b for b in sandbox_stats(sandbox)["balances"] if b["currency"] == "RUB")
     assert rub["available"] == "31.50"
 
 
@@ -44,10 +46,11 @@ def test_outcomes_follow_the_last_four_characters_of_the_external_id(sandbox):
     assert _wait_for(sandbox, created["0001"]["id"], "COMPLETED")["statusMessage"] is None
     assert _wait_for(sandbox, created["1111"]["id"], "FAILED")["statusMessage"] is None
     assert _wait_for(sandbox, created["7777"]["id"], "COMPLETED")
-    time.sleep(0.3)  # longer than final_delay: 5555 would have moved by now
+    # Nothing is scheduled any more: a refund that were to move would have a pending move.
+    wait_until(lambda: sandbox_is_idle(sandbox_stats(sandbox)), what="the sandbox to go idle")
     still = httpx.get(f"{sandbox.url}/v1/refunds/{created['5555']['id']}", headers=HEADERS)
     assert still.json()["status"] == "PENDING"
-    orders = {o["id"]: o["status"] for o in stats(sandbox)["orders"]}
+    orders = {o["id"]: o["status"] for o in sandbox_stats(sandbox)["orders"]}
     assert orders[ids[0]] == "REFUND" and orders[ids[1]] == "COMPLETED"
 
 
@@ -63,13 +66,13 @@ def test_attempts_and_refunds_are_counted_per_external_id_and_order(sandbox):
     assert _post(sandbox, orderId=order, externalId="r-once").status_code == 201
     again = _post(sandbox, orderId=order, externalId="r-once")
     assert again.status_code == 409
-    seen = stats(sandbox)
+    seen = sandbox_stats(sandbox)
     assert seen["refundCreateAttempts"]["r-once"] == 2
     assert seen["refundsByExternalId"] == {"r-once": 1}
     assert seen["refundsByOrderId"] == {order: 1}
 
 
 def test_demo_orders_exist_from_start_for_the_sample_file(sandbox):
-    orders = {o["id"]: o for o in stats(sandbox)["orders"]}
+    orders = {o["id"]: o for o in sandbox_stats(sandbox)["orders"]}
     assert orders["0b8f3c2e-5a1d-4e6b-9f7a-100000000001"]["status"] == "COMPLETED"
     assert orders["0b8f3c2e-5a1d-4e6b-9f7a-100000000006"]["status"] == "CREATED"

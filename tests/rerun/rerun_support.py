@@ -6,7 +6,8 @@ import asyncio
 from decimal import Decimal
 
 import httpx
-from paying_support import make_client, register, row, sandbox_stats
+from paying_support import make_client, register, row
+from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
 from payflow.paying import submit_batch, track_batch

@@ -10,8 +10,8 @@ from prefect.testing.utilities import prefect_test_harness
 from rerun_support import correct_at_service, paid_batch, posts
 from sqlalchemy import create_engine, update
 
-from flows.rerun import RerunResult, rerun_failed
 from payflow.approvals import ApprovalRefused, record_decision
+from payflow.flows.rerun import RerunResult, rerun_failed
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.tables import Batch
 from payflow.rerun import RerunRefused, attempt_external_id

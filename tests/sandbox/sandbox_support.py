@@ -13,8 +13,6 @@ from typing import Any
 import httpx
 import pytest
 
-from payflow.sandbox import SandboxServer
-
 FINAL = {"COMPLETED", "FAILED", "CANCELED", "EXPIRED"}
 
 
@@ -40,11 +38,6 @@ def wait_for(client: httpx.Client, path: str, predicate: Any, timeout: float = 5
         if time.monotonic() > deadline:
             pytest.fail(f"{path} never matched; last body: {body}")
         time.sleep(0.02)
-
-
-def stats(sandbox: SandboxServer) -> dict:
-    """GET /_sandbox/stats."""
-    return httpx.get(f"{sandbox.url}/_sandbox/stats", timeout=5).json()
 
 
 def balance_of(client: httpx.Client, currency: str) -> dict[str, str]:

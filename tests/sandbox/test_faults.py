@@ -6,7 +6,8 @@ import time
 
 import httpx
 import pytest
-from sandbox_support import payout_body, stats, wait_for
+from sandbox_support import payout_body, wait_for
+from support.stats import sandbox_stats
 
 from payflow.sandbox import SandboxConfig
 
@@ -24,8 +25,8 @@ def test_error_rate_answers_500_or_503_before_anything_is_created(api, sandbox):
     }
 
     assert codes == {500, 503}
-    assert stats(sandbox)["payouts"] == []
-    assert stats(sandbox)["createAttempts"] == {}  # the handler was never reached
+    assert sandbox_stats(sandbox)["payouts"] == []
+    assert sandbox_stats(sandbox)["createAttempts"] == {}  # the handler was never reached
 
 
 @pytest.mark.parametrize(
@@ -60,7 +61,7 @@ def test_lost_response_drops_the_connection_after_the_payout_was_created(api, sa
     found = api.get("/v1/payouts/external/lost-1")
     assert found.status_code == 200
     assert found.json()["status"] in {"CREATED", "PROCESSING", "COMPLETED"}
-    seen = stats(sandbox)
+    seen = sandbox_stats(sandbox)
     assert seen["createAttempts"] == {"lost-1": 1}
     assert seen["payoutsByExternalId"] == {"lost-1": 1}
 
@@ -93,7 +94,7 @@ def test_faults_change_at_run_time_and_bad_values_are_refused(api, sandbox):
     assert changed.status_code == 200 and changed.json()["error_rate"] == 1
     assert api.get("/v1/payouts/services").status_code in {500, 503}
     assert refused.status_code == 400 and unknown.status_code == 400
-    assert stats(sandbox)["faults"]["error_rate"] == 1
+    assert sandbox_stats(sandbox)["faults"]["error_rate"] == 1
 
 
 def test_config_from_env_reads_prefixed_variables():

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 
 import httpx
 import pytest
-from sandbox_support import FINAL, balance_of, payout_body, stats, wait_for
+from sandbox_support import FINAL, balance_of, payout_body, wait_for
+from support.stats import sandbox_stats
+from support.waiting import sandbox_is_idle, wait_until
 
 from payflow.sandbox.payouts import CORRECTION_MESSAGE
 
@@ -65,9 +66,10 @@ def test_5555_stays_processing(api, sandbox):
     payout = api.post("/v1/payouts", json=payout_body("5555")).json()
     wait_for(api, f"/v1/payouts/{payout['id']}", lambda p: p["status"] == "PROCESSING")
 
-    time.sleep(0.4)  # four times final_delay: a finishing payout would be final by now
+    # Nothing is scheduled any more: a payout that were to finish would have a pending move.
+    wait_until(lambda: sandbox_is_idle(sandbox_stats(sandbox)), what="the sandbox to go idle")
 
-    assert stats(sandbox)["pendingMoves"] == 0
+    assert sandbox_stats(sandbox)["pendingMoves"] == 0
     assert api.get(f"/v1/payouts/{payout['id']}").json()["status"] == "PROCESSING"
     assert balance_of(api, "XOF")["held"] == "100.00"
 
@@ -120,7 +122,7 @@ def test_reused_external_id_is_refused_and_creates_nothing(api, sandbox):
     assert second.status_code == 409
     assert second.json()["error"]["code"] == "DUPLICATE_EXTERNAL_ID"
     assert balance_of(api, "XOF")["held"] == held_after_first
-    seen = stats(sandbox)
+    seen = sandbox_stats(sandbox)
     assert seen["payoutsByExternalId"] == {"dup-1": 1}
     assert seen["createAttempts"] == {"dup-1": 2}
     assert len(seen["payouts"]) == 1
@@ -135,7 +137,7 @@ def test_insufficient_balance_is_409_and_creates_nothing(make_sandbox):
         assert refused.status_code == 409
         assert refused.json()["error"]["code"] == "INSUFFICIENT_BALANCE"
         assert accepted.status_code == 201
-        assert stats(sandbox)["payoutsByExternalId"] == {}
+        assert sandbox_stats(sandbox)["payoutsByExternalId"] == {}
 
 
 def test_lookups_by_id_and_external_id(api):
@@ -184,4 +186,4 @@ def test_requests_without_a_valid_token_get_401(sandbox, token):
 
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "UNAUTHORIZED"
-    assert stats(sandbox)["payouts"] == []
+    assert sandbox_stats(sandbox)["payouts"] == []

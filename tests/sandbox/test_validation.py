@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from sandbox_support import payout_body, stats
+from sandbox_support import payout_body
+from support.stats import sandbox_stats
 
 from payflow.sandbox import SandboxServer
 from payflow.sandbox.catalogue import default_service
@@ -79,7 +80,7 @@ BAD_REQUESTS = {
 @pytest.mark.parametrize("case", list(BAD_REQUESTS))
 def test_broken_rule_is_400_with_message_and_creates_nothing(api, shared, case):
     body, fragment = BAD_REQUESTS[case]
-    payouts_before = len(stats(shared)["payouts"])
+    payouts_before = len(sandbox_stats(shared)["payouts"])
 
     response = api.post("/v1/payouts", json=body)
 
@@ -87,7 +88,7 @@ def test_broken_rule_is_400_with_message_and_creates_nothing(api, shared, case):
     error = response.json()["error"]
     assert error["code"] == "VALIDATION_ERROR"
     assert fragment in error["message"]
-    assert len(stats(shared)["payouts"]) == payouts_before
+    assert len(sandbox_stats(shared)["payouts"]) == payouts_before
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'{"amount": NaN}'])

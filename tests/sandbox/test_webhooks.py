@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
-from sandbox_support import payout_body, stats, wait_for
+from sandbox_support import payout_body, wait_for
+from support.stats import sandbox_stats
+from support.waiting import sandbox_is_idle, wait_until
 
 
 def _payout(sandbox, receiver, last4: str = "0001", **changes) -> dict:
@@ -51,7 +51,7 @@ def test_correction_of_6666_sends_no_webhook(sandbox, receiver):
     with httpx.Client(base_url=sandbox.url, headers={"X-Api-Token": sandbox.token}) as api:
         wait_for(api, f"/v1/payouts/{payout['id']}", lambda p: p["status"] == "FAILED")
 
-    time.sleep(0.1)
+    wait_until(lambda: sandbox_is_idle(sandbox_stats(sandbox)), what="the sandbox to go idle")
     assert _statuses(receiver.received) == ["PROCESSING", "COMPLETED"]
 
 
@@ -66,7 +66,7 @@ def test_failed_delivery_is_retried_with_backoff(make_sandbox, receiver):
     assert _statuses(received) == ["PROCESSING"]
     assert second - first >= 0.09  # first retry after webhook_backoff
     assert received[0].at - second >= 0.19  # then twice as long
-    assert stats(sandbox)["webhooks"]["attempts"] == 3
+    assert sandbox_stats(sandbox)["webhooks"]["attempts"] == 3
 
 
 def test_delivery_gives_up_after_max_attempts(make_sandbox, receiver):
@@ -86,7 +86,7 @@ def test_unreachable_address_is_retried_then_abandoned(make_sandbox):
         api.post("/v1/payouts", json=payout_body("5555", callbackUrl="http://127.0.0.1:9/x"))
         wait_for(api, f"{sandbox.url}/_sandbox/stats", lambda s: s["webhooks"]["failed"] == 1)
 
-    assert stats(sandbox)["webhooks"]["attempts"] == 2
+    assert sandbox_stats(sandbox)["webhooks"]["attempts"] == 2
 
 
 def test_dropped_webhooks_never_arrive(make_sandbox, receiver):
@@ -95,9 +95,9 @@ def test_dropped_webhooks_never_arrive(make_sandbox, receiver):
     with httpx.Client(base_url=sandbox.url, headers={"X-Api-Token": sandbox.token}) as api:
         wait_for(api, f"/v1/payouts/{payout['id']}", lambda p: p["status"] == "COMPLETED")
 
-    time.sleep(0.1)
+    wait_until(lambda: sandbox_is_idle(sandbox_stats(sandbox)), what="the sandbox to go idle")
     assert receiver.received == []
-    assert stats(sandbox)["webhooks"]["dropped"] == 2
+    assert sandbox_stats(sandbox)["webhooks"]["dropped"] == 2
 
 
 def test_duplicated_webhooks_arrive_twice(make_sandbox, receiver):

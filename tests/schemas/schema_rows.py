@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 from payflow.intake import ValidationReport, batch_from_rows
 from payflow.intake.lookups import BankInfo, ServiceInfo
-from schemas.requisites import account_with_key
-from schemas.validation import validate_rows
+from payflow.schemas.requisites import account_with_key
+from payflow.schemas.validation import validate_rows
 
 BIK = "044525225"
 ACCOUNT = account_with_key(BIK, "40817810099910004312")

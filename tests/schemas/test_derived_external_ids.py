@@ -15,7 +15,7 @@ from schema_rows import SERVICES, banks_by_phone, row
 
 from payflow.intake import ValidationReport, batch_from_rows, read_batch_file
 from payflow.intake.identity import derived_external_ids
-from tasks.validate_batch import validate_rows
+from payflow.tasks.validate_batch import validate_rows
 
 HEADER = ["amount", "currency", "paymentType", "requisites", "name", "userId"]
 ROWS = [

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from schema_rows import ACCOUNT, BIK, SERVICES, row, rules_of, validate
 
+from payflow.defaults import DESTINATION_RULES, default_file
 from payflow.intake.lookups import ServiceInfo
-from schemas.requisites import account_with_key
-from schemas.rules import RulesTableError, load_rules
+from payflow.schemas.requisites import account_with_key
+from payflow.schemas.rules import RulesTableError, load_rules
 
 
 @pytest.mark.parametrize(
@@ -70,9 +71,9 @@ def test_destination_accepts(payment_type: str, cells: dict[str, str]) -> None:
 
 
 def _table(tmp_path: Path, extra: str) -> Path:
-    source = Path(__file__).resolve().parents[2] / "data" / "destination_rules.csv"
+    shipped = default_file(DESTINATION_RULES).read_text("utf-8")
     path = tmp_path / "rules.csv"
-    path.write_text(source.read_text("utf-8") + extra, "utf-8")
+    path.write_text(shipped + extra, "utf-8")
     return path
 
 

@@ -88,7 +88,7 @@ def test_a_bank_name_that_matches_nothing_suggests_close_names() -> None:
 
 
 def test_close_bank_names_prefers_names_containing_the_given_text() -> None:
-    from schemas.lookups import close_bank_names
+    from payflow.schemas.lookups import close_bank_names
 
     names = ["Банк ВТБ", "ВТБ Капитал", "Сбербанк", "Т-Банк"]
     assert close_bank_names("втб", names) == ["Банк ВТБ", "ВТБ Капитал"]

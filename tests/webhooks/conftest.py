@@ -8,6 +8,6 @@ from pathlib import Path
 # The helpers live beside the paying tests; put them on the path even when only this folder runs.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "paying"))
 
-from paying_fixtures import client, ledger, ledger_url, sandbox, start_sandbox
+from paying_fixtures import client, ledger, ledger_url, sandbox
 
-__all__ = ["client", "ledger", "ledger_url", "sandbox", "start_sandbox"]
+__all__ = ["client", "ledger", "ledger_url", "sandbox"]

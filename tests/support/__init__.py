@@ -1,0 +1,5 @@
+"""Helpers every test folder shares: the sandbox factory, its stats, throwaway PostgreSQL databases.
+
+`tests/` is on sys.path (the root conftest's folder), so tests import `support.sandbox`,
+`support.stats` and `support.postgres`.
+"""
