@@ -19,10 +19,10 @@ def inbox_files(inbox: Path) -> list[Path]:
 
 
 @flow(name="daily-inbox", persist_result=False)
-def daily_inbox(inbox: str, approved: bool = False) -> list[PayResult]:
+def daily_inbox(inbox: str) -> list[PayResult]:
     """Run payout-batch on each inbox file, then move it to `processed/`.
 
-    Each batch pauses for an operator's approval unless `approved`; a re-run of a file already
+    Each batch pauses for approval when the approval policy asks for it; a re-run of a file already
     paid pays nothing again (the ledger is keyed by externalId).
     """
     folder = Path(inbox)
@@ -30,6 +30,6 @@ def daily_inbox(inbox: str, approved: bool = False) -> list[PayResult]:
     done.mkdir(parents=True, exist_ok=True)
     results = []
     for path in inbox_files(folder):
-        results.append(payout_batch(path=str(path), approved=approved))
+        results.append(payout_batch(path=str(path)))
         path.rename(done / path.name)
     return results

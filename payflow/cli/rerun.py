@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 from dataclasses import asdict
@@ -13,6 +12,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError
+from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
@@ -81,7 +81,8 @@ def rerun_command(
                 all_failed=all_failed,
                 reviewed=True,
                 corrections=str(corrections) if corrections else None,
-                made_by=getpass.getuser(),
+                made_by=current_user(settings),
+                wait_for_approval=False,
                 api_url=endpoint.base_url,
                 sandbox=endpoint.is_sandbox,
                 callback_url=settings.webhook_url,
