@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -37,6 +39,15 @@ def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[st
         return preview_lines(candidates, choose(candidates, selection))
 
 
+@contextmanager
+def _stopped_is_one_line(stopped: type[Exception]) -> Iterator[None]:
+    """A rerun batch stopped before paying (balance): one line, exit 2."""
+    try:
+        yield
+    except stopped as exc:
+        fail(str(exc))
+
+
 @app.command("rerun")
 def rerun_command(
     batch_id: Annotated[str, typer.Argument(help="The batch whose failed rows to send again.")],
@@ -68,9 +79,10 @@ def rerun_command(
         if selection.empty:
             fail("choose rows with --rows, --message, --class or --all-failed; nothing was sent")
         # Imported here: loading Prefect costs seconds a preview need not pay.
+        from flows.approval import BatchStopped
         from flows.rerun import rerun_failed, summary_lines
 
-        with api_endpoint(settings) as endpoint:
+        with api_endpoint(settings) as endpoint, _stopped_is_one_line(BatchStopped):
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
             result = rerun_failed(
