@@ -1,102 +1,162 @@
-"""The pause for an operator's approval, in a subflow so the parent keeps its concurrency slot.
+"""The approval gate of the pay flow: ask the policy, pause in a subflow until it is satisfied.
 
-Prefect 3.8.8 releases a deployment's concurrency slot when its *top-level* run pauses, and
-both runs have been seen to crash minutes later; a paused subflow keeps the parent's slot. The
-paused run is tagged `batch:<batch_id>` so `payflow approve` can find it.
+`payflow.approvals` decides (steps, maker != checker, binding to content, expiry); this module
+only waits. A batch the policy lets through goes on by itself. Otherwise the run pauses in a
+subflow (`await-approval`, tagged `batch:<batch_id>`, so the parent keeps its concurrency slot:
+Prefect 3.8.8 releases it when a *top-level* run pauses, and both runs then crashed). An answer
+typed in the Prefect UI is recorded with `record_decision(..., via="prefect")`; an answer sent by
+`payflow approve` was recorded before the resume. Either way the flow then trusts
+`approval_status` from the ledger, never the input itself.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from prefect import flow, tags
+from prefect import flow, get_run_logger, tags
 from prefect.artifacts import create_markdown_artifact
+from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
+from pydantic import Field
 
-from payflow.ledger import BatchCounts
-from payflow.model import canonical_amount
-from payflow.paying.binding import approval_digest
+from payflow.approvals import Approved, Declined, Expired
+from payflow.approvals.resume import batch_tag
+from payflow.ledger.tables import USER_LENGTH
+from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
 
 APPROVAL_TIMEOUT_SECONDS = 24 * 3600
 
+__all__ = [
+    "APPROVAL_TIMEOUT_SECONDS",
+    "ApprovalNeeded",
+    "BatchApproval",
+    "BatchApprovalWithWarnings",
+    "BatchStopped",
+    "NotApproved",
+    "await_approval",
+    "batch_tag",
+    "ensure_approved",
+]
+
 
 class BatchApproval(RunInput):
-    """What an operator answers when a run pauses before paying. `approve` has no default, so
-    a bare "Resume" is refused by the server."""
+    """An approver's answer. `approve` has no default, so a bare "Resume" is refused by the
+    server; `approver` names the person (open-source Prefect records no identity)."""
 
     approve: bool
-    approved_by: str = ""
-    # What `payflow approve` sends (payflow.approvals.resume.approval_input); the server refuses
-    # fields the model lacks, so without it the CLI could not resume the run.
-    approver: str = ""
+    approver: str = Field(min_length=1, max_length=USER_LENGTH)
+
+
+class BatchApprovalWithWarnings(BatchApproval):
+    """The answer when the batch has warnings: approving must acknowledge them explicitly."""
+
+    acknowledge_warnings: bool
 
 
 class BatchStopped(Exception):
     """The batch stopped before its first payout (balance, approval); nothing was paid."""
 
 
-@dataclass(frozen=True)
-class Approval:
-    """An approval given to a batch as it stood: the digest `check_approval` compares later."""
+class ApprovalNeeded(BatchStopped):
+    """The batch needs approvals it does not have (Pending or Void), and this run may not wait
+    for them."""
 
-    batch_id: str
-    digest: str
-    approved_by: str
+    def __init__(self, batch_id: str, steps_left: int, status_name: str) -> None:
+        super().__init__(
+            f"batch {batch_id} is waiting for approval by {steps_left} "
+            f"{'person' if steps_left == 1 else 'people'}: payflow approve {batch_id}"
+        )
+        self.batch_id = batch_id
+        self.steps_left = steps_left
+        self.status_name = status_name
 
 
-def batch_tag(batch_id: str) -> str:
-    """The tag of the run that waits for the batch's approval."""
-    return f"batch:{batch_id}"
+class NotApproved(BatchStopped):
+    """The batch was declined, or its approval expired: it will not be paid."""
 
-
-def approval_markdown(counts: BatchCounts, digest: str) -> str:
-    """Totals to pay, rows already settled, and the digest the approval is bound to."""
-    lines = [
-        f"## Batch {counts.batch_id} waits for approval",
-        "",
-        f"{counts.new} new rows to pay, {counts.pending} pending, "
-        f"{counts.final} already final, of {counts.rows} rows.",
-        "",
-        "| currency | type | rows | to pay |",
-        "|---|---|---|---|",
-        *(
-            f"| {t.currency} | {t.payment_type} | {t.rows} | {canonical_amount(t.amount)} |"
-            for t in counts.to_pay
-        ),
-        "",
-        f"Content hash `{counts.content_hash}`; approval digest `{digest}`. Any change to the "
-        "batch or its totals voids this approval.",
-    ]
-    return "\n".join(lines)
+    def __init__(self, message: str, status_name: str) -> None:
+        super().__init__(message)
+        self.status_name = status_name
 
 
 @flow(name="await-approval", persist_result=False)
-def await_approval(batch_id: str, description: str, timeout_seconds: int) -> BatchApproval:
-    """Pause this subflow until an operator answers (`{"approve": true|false, ...}`)."""
-    prompt = BatchApproval.with_initial_data(description=description)
+def await_approval(
+    batch_id: str, description: str, timeout_seconds: int, warnings: bool, step: int
+) -> BatchApproval:
+    """Pause this subflow until someone answers; one pause key per step."""
+    model = BatchApprovalWithWarnings if warnings else BatchApproval
     answer: BatchApproval = pause_flow_run(
-        wait_for_input=prompt, timeout=timeout_seconds, key=f"approve-{batch_id}"
+        wait_for_input=model.with_initial_data(description=description),
+        timeout=timeout_seconds,
+        key=f"approve-{batch_id}-{step}",
     )
     return answer
 
 
-def request_approval(
-    counts: BatchCounts, *, timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS
-) -> Approval:
-    """Show the totals, pause in a tagged subflow, and return the approval bound to `counts`.
+def _settled(view: ApprovalView, batch_id: str, wait: bool) -> Approved | None:
+    """Approved: go on; None: wait; raises when the batch will not be paid."""
+    status = view.status
+    if isinstance(status, Approved):
+        return status
+    if isinstance(status, Declined):
+        why = f" ({status.note})" if status.note else ""
+        raise NotApproved(
+            f"batch {batch_id} was declined by {status.by}{why}; nothing was paid", "Declined"
+        )
+    if isinstance(status, Expired):
+        raise NotApproved(
+            f"batch {batch_id}: its approval expired at {status.expired_at}; nothing was paid",
+            "Expired",
+        )
+    if not wait:
+        raise ApprovalNeeded(batch_id, status.steps_left, type(status).__name__)
+    return None
 
-    Raises `BatchStopped` when the operator declines. The policy (who may approve, when a pause
-    is needed at all) decides whether to call this."""
-    digest = approval_digest(counts)
-    description = approval_markdown(counts, digest)
-    create_markdown_artifact(
-        key="batch-approval",
-        markdown=description,
-        description="Totals to pay; resume the waiting run with approve=true to pay them.",
-    )
-    with tags(batch_tag(counts.batch_id)):
-        answer = await_approval(counts.batch_id, description, timeout_seconds)
-    if not answer.approve:
-        raise BatchStopped(f"batch {counts.batch_id} was not approved; nothing was paid")
-    return Approval(counts.batch_id, digest, answer.approver or answer.approved_by)
+
+def ensure_approved(
+    ledger_url: str,
+    batch_id: str,
+    approvals_file: str | None,
+    *,
+    wait: bool,
+    timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
+) -> Approved:
+    """Return once the ledger says the batch is approved, pausing for answers when `wait`.
+
+    Raises `BatchStopped` (declined, expired, no answer in time) or, when not `wait`,
+    `ApprovalNeeded`."""
+    logger = get_run_logger()
+    step = 0
+    while True:
+        view = read_approval(ledger_url, batch_id, approvals_file)
+        approved = _settled(view, batch_id, wait)
+        if approved is not None:
+            return approved
+        step += 1
+        create_markdown_artifact(
+            key="batch-approval",
+            markdown=view.form,
+            description="The batch waits for approval: payflow approve BATCH_ID, or resume "
+            "the paused await-approval run.",
+        )
+        timeout = max(1, min(timeout_seconds, view.seconds_left))
+        try:
+            with tags(batch_tag(batch_id)):
+                answer = await_approval(batch_id, view.form, timeout, view.has_warnings, step)
+        except FlowPauseTimeout:
+            if isinstance(read_approval(ledger_url, batch_id, approvals_file).status, Expired):
+                raise NotApproved(
+                    f"batch {batch_id}: nobody approved it in time; nothing was paid", "Expired"
+                ) from None
+            raise BatchStopped(
+                f"batch {batch_id}: no answer within {timeout} s; nothing was paid"
+            ) from None
+        refused = record_answer(
+            ledger_url,
+            batch_id,
+            approvals_file,
+            approve=answer.approve,
+            approver=answer.approver,
+            acknowledge_warnings=bool(getattr(answer, "acknowledge_warnings", False)),
+        )
+        if refused:
+            logger.warning("approval answer not recorded: %s", refused)

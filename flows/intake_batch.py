@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefect import flow
 
+from payflow.approvals.identity import current_user
 from payflow.connections import run_target
 from payflow.intake.report_files import summary_lines
 from payflow.run_results import IntakeResult
@@ -27,10 +28,13 @@ def intake_batch(
     api_url: str | None = None,
     sandbox: bool = False,
     bank_lookups_in_flight: int | None = None,
+    made_by: str | None = None,
 ) -> IntakeResult:
     """Read, resolve SBP banks, validate, register every row, write the rejects report; return
-    the batch id with its figures read from the ledger."""
+    the batch id with its figures read from the ledger. `made_by` (the maker; None: the
+    settings' user, else the OS user) is recorded once and may never approve the batch."""
     settings = Settings()
+    maker = made_by or current_user(settings)
     in_flight = bank_lookups_in_flight or min(settings.max_in_flight, BANK_LOOKUPS_IN_FLIGHT)
     with run_target(settings, api_url, sandbox) as target:
         raw = read_batch(path, sheet)
@@ -39,7 +43,7 @@ def intake_batch(
         report = validate_batch(
             raw, services=services, banks_for_phones=prefetched(banks), strict=strict
         )
-        registered = register_rows(report, target.ledger_url)
+        registered = register_rows(report, target.ledger_url, maker)
         counts = count_batch(target.ledger_url, report.batch_id)
     rejects: tuple[str | None, str | None] = (None, None)
     if report.rejects:

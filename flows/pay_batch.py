@@ -6,6 +6,7 @@ It starts from a batch id, never from a file: what was registered (and approved)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import cast
 from uuid import UUID
@@ -19,10 +20,9 @@ from prefect.artifacts import (
 from prefect.futures import PrefectFuture, as_completed, wait
 
 from payflow.connections import RunTarget, run_target
-from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, request_approval
+from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
 from payflow.ledger import BatchCounts
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
-from payflow.paying.binding import check_approval
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text
@@ -42,7 +42,6 @@ from payflow.tasks.track_payouts import track_payouts
 @flow(name="pay-batch", persist_result=False, log_prints=False)
 def pay_batch(
     batch_id: str,
-    approved_digest: str | None = None,
     out_dir: str | None = None,
     api_url: str | None = None,
     sandbox: bool = False,
@@ -52,12 +51,15 @@ def pay_batch(
     track_deadline: float | None = None,
     poll_interval: float | None = None,
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
+    wait_for_approval: bool = True,
+    ledger_url: str | None = None,
 ) -> PayResult:
     """Pay the batch's rows not yet sent, follow every payout to a final status, report.
 
-    Without `approved_digest` the run pauses for an operator (a tagged subflow); either way the
-    approval must still match the batch's content hash and totals before the first payout.
-    Knobs left None default from settings."""
+    Before the first payout the approval policy must say Approved, read from the ledger: a
+    batch under every limit goes on by itself; otherwise the run pauses in a tagged subflow
+    (or, with `wait_for_approval=False`, stops with `ApprovalNeeded`). Knobs left None default
+    from settings, and so does `ledger_url`."""
     settings = Settings()
     knobs = PayKnobs.from_settings(
         settings,
@@ -67,11 +69,18 @@ def pay_batch(
         poll_interval=poll_interval,
     )
     reports = out_dir or str(settings.reports_dir())
-    with run_target(settings, api_url, sandbox, callback_url) as target:
+    with run_target(settings, api_url, sandbox, callback_url) as configured:
+        target = replace(configured, ledger_url=ledger_url) if ledger_url else configured
         before = count_batch(target.ledger_url, batch_id)
         if before.to_send:
-            digest = approved_digest or _approval(before, approval_timeout_seconds)
-            _check_before_paying(target, batch_id, digest, reports)
+            ensure_approved(
+                target.ledger_url,
+                batch_id,
+                str(settings.approvals_file) if settings.approvals_file else None,
+                wait=wait_for_approval,
+                timeout_seconds=approval_timeout_seconds,
+            )
+            _check_balance(target, batch_id, reports)
         release_dead_leases(target, batch_id)
         sent = _submit_all(target, batch_id, knobs, before.to_send)
         if STOP.requested():
@@ -96,14 +105,9 @@ def pay_batch(
     return result
 
 
-def _approval(counts: BatchCounts, timeout_seconds: int) -> str:
-    return request_approval(counts, timeout_seconds=timeout_seconds).digest
-
-
-def _check_before_paying(target: RunTarget, batch_id: str, digest: str, reports: str) -> None:
-    """The approval still matches the ledger, and the balance covers what is left to pay."""
+def _check_balance(target: RunTarget, batch_id: str, reports: str) -> None:
+    """The balance covers what is left to pay (counted after the approval)."""
     now = count_batch(target.ledger_url, batch_id)
-    check_approval(digest, now)
     balance = check_merchant_balance(target, now.amounts_to_pay())
     if not balance.ok:
         write_batch_report_only(target.ledger_url, batch_id, reports, target.sandbox)

@@ -8,7 +8,6 @@ from payflow.connections import run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
 from payflow.flows.intake_batch import intake_batch
 from payflow.flows.pay_batch import pay_batch
-from payflow.paying.binding import approval_digest
 from payflow.run_results import PayResult
 from payflow.settings import Settings
 
@@ -16,7 +15,6 @@ from payflow.settings import Settings
 @flow(name="payout-batch", persist_result=False, log_prints=False)
 def payout_batch(
     path: str,
-    approved: bool = False,
     out_dir: str | None = None,
     sheet: str | None = None,
     strict: bool = False,
@@ -24,9 +22,10 @@ def payout_batch(
     max_in_flight: int | None = None,
     track_deadline: float | None = None,
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
+    made_by: str | None = None,
 ) -> PayResult:
-    """Register the file as a batch, then pay that batch id (pausing for approval unless
-    `approved`, which approves the batch exactly as intake registered it)."""
+    """Register the file as a batch, then pay that batch id (pausing for approval when the
+    approval policy asks for it). The maker is `made_by`, else the worker's user."""
     settings = Settings()
     # One API (or one embedded sandbox) for both halves of the run.
     with run_target(settings) as target:
@@ -37,10 +36,10 @@ def payout_batch(
             out_dir=out_dir,
             api_url=target.api_url,
             sandbox=target.sandbox,
+            made_by=made_by,
         )
         return pay_batch(
             intake.batch_id,
-            approved_digest=approval_digest(intake.counts) if approved else None,
             out_dir=out_dir,
             api_url=target.api_url,
             sandbox=target.sandbox,

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field, replace
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from payflow.approvals import Approved
+from payflow.approvals.identity import current_user
 from payflow.connections import run_target
+from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
+from payflow.flows.pay_batch import pay_batch
 from payflow.rerun import RerunRefused, Selection, choose, parse_rows, preview_lines
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_ledger
 from payflow.tasks.rerun_failed import (
     find_rerun_candidates,
-    pay_rerun_batch,
     plan_rerun,
     refetch_rerun_parents,
     register_rerun_attempts,
@@ -36,7 +37,7 @@ class RerunResult:
     already_created: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
     paid_batches: list[str] = field(default_factory=list)
-    waiting: dict[str, str] = field(default_factory=dict)  # rerun batch -> approval status
+    waiting: dict[str, str] = field(default_factory=dict)  # rerun batch -> what it waits for
     statuses: dict[str, int] = field(default_factory=dict)  # by each root's latest attempt
     sandbox: bool = False
 
@@ -55,9 +56,14 @@ def rerun_failed(
     sandbox: bool = False,
     callback_url: str | None = None,
     ledger_url: str | None = None,
+    wait_for_approval: bool = True,
+    approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
 ) -> RerunResult:
-    """Preview (unreviewed) or rerun the chosen failed rows of a batch, then pay approved reruns."""
+    """Preview (unreviewed) or rerun the chosen failed rows of a batch, then pay each rerun
+    batch through `pay_batch`: the same approval (pausing unless `wait_for_approval` is
+    False), balance check, submit, track, reconcile and report as any batch."""
     settings = Settings()
+    made_by = made_by or current_user(settings)
     selection = Selection(parse_rows(rows), message, failure_class, all_failed)
     with _target(settings, api_url, sandbox, callback_url, ledger_url) as target:
         candidates = find_rerun_candidates(target.ledger_url, batch_id)
@@ -79,12 +85,21 @@ def rerun_failed(
             result.created = outcome.created
             result.already_created = outcome.already_created
             result.refused = outcome.refused
-        for rerun_id, status in rerun_batches_to_pay(target.ledger_url, batch_id).items():
-            if isinstance(status, Approved):
-                pay_rerun_batch(target, rerun_id)
-                result.paid_batches.append(rerun_id)
+        for rerun_id in rerun_batches_to_pay(target.ledger_url, batch_id):
+            try:
+                pay_batch(
+                    rerun_id,
+                    ledger_url=target.ledger_url,
+                    api_url=target.api_url,
+                    sandbox=target.sandbox,
+                    callback_url=target.callback_url,
+                    wait_for_approval=wait_for_approval,
+                    approval_timeout_seconds=approval_timeout_seconds,
+                )
+            except (ApprovalNeeded, NotApproved) as stopped:
+                result.waiting[rerun_id] = stopped.status_name
             else:
-                result.waiting[rerun_id] = type(status).__name__
+                result.paid_batches.append(rerun_id)
         result.statuses = _latest_statuses(target.ledger_url, batch_id)
     create_markdown_artifact(key="rerun-summary", markdown=_markdown(summary_lines(result)))
     return result
@@ -124,7 +139,10 @@ def summary_lines(result: RerunResult) -> list[str]:
     if not acted and not result.paid_batches and not result.waiting:
         lines.append("  nothing to send: no chosen row is still failed; nothing was sent")
     for rerun_id, status in sorted(result.waiting.items()):
-        lines.append(f"  rerun batch {rerun_id} is {status}: payflow approve {rerun_id}")
+        lines.append(
+            f"  rerun batch {rerun_id} is {status}: payflow approve {rerun_id}, "
+            f"then payflow pay {rerun_id}"
+        )
     lines.append("  rows by latest attempt:")
     lines += [f"    {state:<16} {n}" for state, n in sorted(result.statuses.items())]
     return lines

@@ -119,9 +119,10 @@ class Settings(BaseSettings):
         default=None,
         description="Approval rules per currency; unset: payflow/defaults/approvals.yaml.",
     )
-    approver: str | None = Field(
+    user: str | None = Field(
         default=None,
-        description="Who `payflow approve` records; unset: the OS user. For tests only.",
+        description="Who payflow records as a batch's maker and as an approver; unset: the OS "
+        "user. For tests: one process stands for one person.",
     )
 
     @property

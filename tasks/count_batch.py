@@ -5,12 +5,11 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from payflow.approvals import UnknownBatch
 from payflow.connections import open_ledger
 from payflow.ledger import BatchCounts
 
-
-class UnknownBatch(LookupError):
-    """No batch with this id was registered in the ledger."""
+__all__ = ["UnknownBatch", "count_batch"]
 
 
 @task(name="count-batch", cache_policy=NO_CACHE)

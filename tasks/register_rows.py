@@ -12,6 +12,10 @@ from payflow.ledger import RegisterOutcome
 
 
 @task(name="register-rows", cache_policy=NO_CACHE)
-def register_rows(report: ValidationReport, ledger_url: str) -> RegisterOutcome:
-    """VALIDATED or REJECTED per row, keyed by externalId; a re-upload registers nothing new."""
-    return register_report(open_ledger(ledger_url), report)
+def register_rows(report: ValidationReport, ledger_url: str, maker: str) -> RegisterOutcome:
+    """VALIDATED or REJECTED per row, keyed by externalId; a re-upload registers nothing new.
+    The first registration records `maker`, who can then never approve the batch."""
+    ledger = open_ledger(ledger_url)
+    outcome = register_report(ledger, report)
+    ledger.set_maker(report.batch_id, maker)
+    return outcome

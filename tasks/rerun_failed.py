@@ -1,19 +1,16 @@
-"""Tasks of the rerun-failed flow: glue over `payflow.rerun`, `payflow.approvals` and paying."""
+"""Tasks of the rerun-failed flow: glue over `payflow.rerun`; paying is `pay_batch`'s."""
 
 from __future__ import annotations
 
 import asyncio
-from decimal import Decimal
 from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from payflow.approvals import ApprovalStatus, approval_status, load_policy
 from payflow.intake import RawBatch, ValidationReport
 from payflow.intake.lookups import fetch_lookups, prefetched
-from payflow.ledger import AttemptsOutcome, NewAttempt, RowState
-from payflow.paying import TrackResult, check_balance, submit_batch, track_batch
+from payflow.ledger import AttemptsOutcome, NewAttempt
 from payflow.rerun import (
     Candidate,
     Candidates,
@@ -27,9 +24,7 @@ from payflow.rerun import (
 )
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
-from payflow.tasks.connections import RunTarget, new_worker_id, open_client, open_ledger
-
-UNPAID = (RowState.VALIDATED, RowState.SUBMITTING)
+from payflow.tasks.connections import RunTarget, open_client, open_ledger
 
 
 @task(name="find-rerun-candidates", cache_policy=NO_CACHE)
@@ -89,45 +84,11 @@ def register_rerun_attempts(
 
 
 @task(name="rerun-batches-to-pay", cache_policy=NO_CACHE)
-def rerun_batches_to_pay(ledger_url: str, batch_id: str) -> dict[str, ApprovalStatus]:
-    """The batch's rerun batches that still have unpaid rows, with their approval status."""
+def rerun_batches_to_pay(ledger_url: str, batch_id: str) -> list[str]:
+    """The batch's rerun batches that still have rows to send, oldest first."""
     ledger = open_ledger(ledger_url)
-    policy = load_policy(Settings().approvals_file)
-    return {
-        rerun_id: approval_status(ledger, rerun_id, policy)
+    return [
+        rerun_id
         for rerun_id in ledger.rerun_batches(batch_id)
-        if any(row.state in UNPAID for row in ledger.batch_rows(rerun_id))
-    }
-
-
-@task(name="pay-rerun-batch", cache_policy=NO_CACHE)
-def pay_rerun_batch(target: RunTarget, batch_id: str) -> TrackResult:
-    """Pay an approved rerun batch with the ordinary submit protocol, then track it."""
-    settings = Settings()
-    ledger = open_ledger(target.ledger_url)
-    totals: dict[str, Decimal] = {}
-    for row in ledger.batch_rows(batch_id):
-        if row.state in UNPAID and row.amount is not None and row.currency:
-            totals[row.currency] = totals.get(row.currency, Decimal(0)) + row.amount
-
-    async def run() -> TrackResult:
-        async with open_client(target, settings) as client:
-            (await check_balance(client, totals)).raise_if_short()
-            await submit_batch(
-                client,
-                ledger,
-                batch_id,
-                worker_id=new_worker_id(),
-                chunk_size=settings.chunk_size,
-                callback_url=target.callback_url,
-            )
-            return await track_batch(
-                client,
-                ledger,
-                batch_id,
-                deadline=settings.track_deadline,
-                poll_interval=settings.poll_interval,
-                poll_max_interval=settings.poll_max_interval,
-            )
-
-    return asyncio.run(run())
+        if ledger.batch_counts(rerun_id).to_send
+    ]

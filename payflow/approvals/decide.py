@@ -4,10 +4,11 @@ settled (approved by every step needed, or declined)."""
 from __future__ import annotations
 
 import asyncio
-import getpass
 from dataclasses import dataclass, field
 
+from payflow.approvals.identity import current_user
 from payflow.approvals.policy import load_policy
+from payflow.approvals.requirement import approval_requirement
 from payflow.approvals.resume import resume_paused_runs
 from payflow.approvals.status import (
     ApprovalStatus,
@@ -29,11 +30,6 @@ class DecisionOutcome:
     resume_problem: str | None = None
 
 
-def approver_of(settings: Settings) -> str:
-    """The OS user, unless the settings name one (tests build Settings(approver=...))."""
-    return settings.approver or getpass.getuser()
-
-
 def prefect_api_configured() -> bool:
     """True when a Prefect server is configured (otherwise there is no run to resume)."""
     from prefect.settings import get_current_settings
@@ -51,7 +47,8 @@ def decide(
     acknowledge_warnings: bool = False,
 ) -> DecisionOutcome:
     """Record the approver's decision; resume the paused run once the decision settles it."""
-    approver = approver_of(settings)
+    approver = current_user(settings)
+    policy = load_policy(settings.approvals_file)
     status = record_decision(
         ledger,
         batch_id,
@@ -59,8 +56,10 @@ def decide(
         decision="decline" if decline else "approve",
         note=note,
         acknowledge_warnings=acknowledge_warnings,
-        policy=load_policy(settings.approvals_file),
+        policy=policy,
     )
+    # The paused run's form asks for `acknowledge_warnings` exactly when the batch has warnings.
+    warned = bool(approval_requirement(ledger, batch_id, policy).warnings)
     outcome = DecisionOutcome(approver, status)
     if not isinstance(status, Approved | Declined):
         return outcome  # more steps needed: the run stays paused for the next approver
@@ -69,7 +68,12 @@ def decide(
         return outcome
     try:
         outcome.resumed = asyncio.run(
-            resume_paused_runs(batch_id, isinstance(status, Approved), approver)
+            resume_paused_runs(
+                batch_id,
+                isinstance(status, Approved),
+                approver,
+                (acknowledge_warnings and not decline) if warned else None,
+            )
         )
     except Exception as exc:  # the decision is recorded; the run can still be resumed by hand
         outcome.resume_problem = f"could not resume the paused run ({type(exc).__name__})"

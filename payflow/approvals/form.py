@@ -31,6 +31,13 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
     if requirement.warnings:
         lines += ["", "**Warnings (approving acknowledges them):**"]
         lines += [f"- {w.text}" for w in requirement.warnings]
+    if requirement.held:
+        lines += ["", "**Held as repeats (not paid, not covered by this approval):**"]
+        lines += [f"- {w.text}" for w in requirement.held]
+        lines.append(
+            "The maker releases them with `payflow run FILE --allow-repeat`; "
+            "then the batch needs approving again."
+        )
     if isinstance(status, Pending | Void):
         lines += ["", f"Steps left: {status.steps_left}."]
     if isinstance(status, Void):
@@ -40,7 +47,9 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
     lines += [
         "",
         f"Content hash `{facts.content_hash[:16]}`: any change to the batch voids an approval.",
-        "Answer with `approve` (true to pay, false to decline) and your name as `approver`;",
-        f"or run `payflow approve {facts.batch_id}` (records your OS user).",
+        "Answer with `approve` (true to pay, false to decline), your name as `approver`"
+        + (" and `acknowledge_warnings`;" if requirement.warnings else ";"),
+        f"or run `payflow approve {facts.batch_id}` (records your OS user). The maker cannot "
+        "approve, and each step needs another person.",
     ]
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from payflow.approvals.policy import ApprovalPolicy, load_policy
-from payflow.ledger import BatchFacts, Ledger
+from payflow.ledger import BatchFacts, HeldRow, Ledger
 from payflow.model import display_amount
 
 RECENT_DAYS = 30
@@ -38,6 +38,7 @@ class Requirement:
     large_rows: tuple[ApprovalWarning, ...]
     warnings: tuple[ApprovalWarning, ...]
     expires_at: datetime
+    held: tuple[ApprovalWarning, ...] = ()  # repeats still HELD: shown, not paid, not approved
 
     @property
     def acknowledgements(self) -> frozenset[str]:
@@ -45,16 +46,33 @@ class Requirement:
         return frozenset(w.key for w in (*self.warnings, *self.large_rows))
 
 
-def _warnings(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
-    out = [
-        ApprovalWarning(
-            f"duplicate:{d.external_id}",
-            f"{d.external_id}: the same requisites, amount and currency are {d.other_state} "
-            f"under {d.other_external_id} (batch {d.other_batch_id}) in the last "
-            f"{RECENT_DAYS} days",
-        )
-        for d in ledger.recent_duplicates(facts.batch_id, facts.created_at, RECENT_DAYS)
-    ]
+def _repeat_text(row: HeldRow) -> str:
+    earlier = (
+        f"{row.earlier_external_id} ({row.earlier_state}, batch {row.earlier_batch_id})"
+        if row.earlier_external_id
+        else "an earlier payout"
+    )
+    return (
+        f"{row.external_id} (row {row.row_number}): the same requisites, amount and currency "
+        f"as {earlier}, paid or in flight within {RECENT_DAYS} days"
+    )
+
+
+def _repeats(ledger: Ledger, batch_id: str) -> tuple[list[ApprovalWarning], list[ApprovalWarning]]:
+    """(released repeats: warnings to acknowledge, still HELD repeats: shown only).
+
+    Both come from the ledger's repeat holds (`payflow.ledger.repeats`), the one place that
+    decides what a repeat is; a HELD row is never sent, so approving does not cover it."""
+    released: list[ApprovalWarning] = []
+    held: list[ApprovalWarning] = []
+    for row in ledger.repeat_rows(batch_id):
+        item = ApprovalWarning(f"repeat:{row.external_id}", _repeat_text(row))
+        (held if row.still_held else released).append(item)
+    return released, held
+
+
+def _similar(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
+    out = []
     for other, shared in ledger.similar_batches(facts.batch_id, facts.created_at, RECENT_DAYS):
         if facts.rows and Decimal(shared) / facts.rows >= SIMILAR_SHARE:
             out.append(
@@ -95,9 +113,13 @@ def approval_requirement(
         )
         for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
     )
-    warnings = tuple(_warnings(ledger, facts))
+    released, held = _repeats(ledger, batch_id)
+    warnings = tuple(released + _similar(ledger, facts))
     if large or warnings:
-        # Nothing that needs an acknowledgement can go on by itself.
+        # Nothing that needs an acknowledgement can go on by itself: the maker's own
+        # `--allow-repeat` is a submission, and a second person acknowledges it.
         steps = max(steps, 1)
     expires_at = facts.created_at + (expiry if expiry is not None else DEFAULT_EXPIRY)
-    return Requirement(batch_id, facts, steps, tuple(rules), large, warnings, expires_at)
+    return Requirement(
+        batch_id, facts, steps, tuple(rules), large, warnings, expires_at, tuple(held)
+    )

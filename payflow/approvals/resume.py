@@ -20,9 +20,15 @@ def batch_tag(batch_id: str) -> str:
     return f"batch:{batch_id}"
 
 
-def approval_input(approve: bool, approver: str) -> dict[str, object]:
-    """The run_input sent on resume: `{"approve": bool, "approver": str}`."""
-    return {"approve": approve, "approver": approver}
+def approval_input(
+    approve: bool, approver: str, acknowledge_warnings: bool | None = None
+) -> dict[str, object]:
+    """The run_input sent on resume: `{"approve": bool, "approver": str}`, plus
+    `"acknowledge_warnings"` when the batch has warnings (the form then asks for it)."""
+    answer: dict[str, object] = {"approve": approve, "approver": approver}
+    if acknowledge_warnings is not None:
+        answer["acknowledge_warnings"] = acknowledge_warnings
+    return answer
 
 
 async def paused_runs(batch_id: str) -> list[str]:
@@ -36,10 +42,13 @@ async def paused_runs(batch_id: str) -> list[str]:
     return [str(run.id) for run in runs]
 
 
-async def resume_paused_runs(batch_id: str, approve: bool, approver: str) -> list[str]:
+async def resume_paused_runs(
+    batch_id: str, approve: bool, approver: str, acknowledge_warnings: bool | None = None
+) -> list[str]:
     """Resume every paused run of the batch with the decision; the ids resumed."""
+    answer = approval_input(approve, approver, acknowledge_warnings)
     resumed = []
     for run_id in await paused_runs(batch_id):
-        await aresume_flow_run(UUID(run_id), run_input=approval_input(approve, approver))
+        await aresume_flow_run(UUID(run_id), run_input=answer)
         resumed.append(run_id)
     return resumed

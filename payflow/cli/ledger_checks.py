@@ -40,7 +40,9 @@ def held_lines(settings: Settings, batch_id: str) -> list[str]:
         lines.append(f"    row {row.row_number} {row.external_id}: repeats {earlier}")
     if len(held) > SHOWN_HELD:
         lines.append(f"    ... and {len(held) - SHOWN_HELD} more in the report")
-    lines.append("  to pay them anyway, run again with --allow-repeat")
+    lines.append(
+        "  to pay them anyway, run again with --allow-repeat; then another person approves"
+    )
     return lines
 
 

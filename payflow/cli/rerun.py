@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +14,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError
+from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
@@ -35,6 +37,15 @@ def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[st
     with Ledger.open(settings.ledger_url_or_default()) as ledger:
         candidates = find_candidates(ledger, batch_id, classify)
         return preview_lines(candidates, choose(candidates, selection))
+
+
+@contextmanager
+def _stopped_is_one_line(stopped: type[Exception]) -> Iterator[None]:
+    """A rerun batch stopped before paying (balance): one line, exit 2."""
+    try:
+        yield
+    except stopped as exc:
+        fail(str(exc))
 
 
 @app.command("rerun")
@@ -68,9 +79,10 @@ def rerun_command(
         if selection.empty:
             fail("choose rows with --rows, --message, --class or --all-failed; nothing was sent")
         # Imported here: loading Prefect costs seconds a preview need not pay.
+        from payflow.flows.approval import BatchStopped
         from payflow.flows.rerun import rerun_failed, summary_lines
 
-        with api_endpoint(settings) as endpoint:
+        with api_endpoint(settings) as endpoint, _stopped_is_one_line(BatchStopped):
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
             result = rerun_failed(
@@ -81,7 +93,8 @@ def rerun_command(
                 all_failed=all_failed,
                 reviewed=True,
                 corrections=str(corrections) if corrections else None,
-                made_by=getpass.getuser(),
+                made_by=current_user(settings),
+                wait_for_approval=False,
                 api_url=endpoint.base_url,
                 sandbox=endpoint.is_sandbox,
                 callback_url=settings.webhook_url,

@@ -1,17 +1,21 @@
-"""`payflow run FILE`: register the file as a batch, confirm its totals from the ledger, then pay
-exactly that batch id (the file is never read again), track, report."""
+"""`payflow run FILE`: register the file as a batch (the operator is its maker), confirm its totals
+from the ledger, then pay exactly that batch id once the approval policy says so (the file is
+never read again), track, report. The paying half is shared with `payflow pay BATCH_ID`."""
 
 from __future__ import annotations
 
 import json
 import sys
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.approvals import PolicyError, UnknownBatch
+from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import allow_repeats, api_failure, check_ledger, held_lines
 from payflow.cli.progress import LedgerProgress
@@ -20,11 +24,14 @@ from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts
 from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
-from payflow.paying.binding import ApprovalVoided, approval_digest
 from payflow.run_results import IntakeResult, PayResult
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
+from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
+
+if TYPE_CHECKING:
+    from payflow.flows.approval import ApprovalNeeded
 
 EXIT_ALL_COMPLETED, EXIT_NOT_ALL_COMPLETED = 0, 1
 EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
@@ -57,11 +64,95 @@ def _confirm(yes: bool, counts: BatchCounts) -> None:
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
 
 
-def _resume_line(file: Path, exc: RunInterrupted) -> str:
-    return (
-        f"stopped on {exc.signal_name}: nothing more is sent; every row of batch {exc.batch_id} "
-        f"is in the ledger. Resume with: payflow run {file} --yes"
-    )
+@contextmanager
+def paying_endpoint(settings: Settings) -> Iterator[tuple[ApiEndpoint, str | None]]:
+    """The API (or the embedded sandbox, with a webhook receiver on this machine) and the
+    callbackUrl to send; SIGTERM/SIGINT stop the run cleanly while inside."""
+    with ExitStack() as stack:
+        stack.enter_context(stop_on_signals())
+        endpoint = stack.enter_context(api_endpoint(settings))
+        if endpoint.is_sandbox:
+            print(NO_REAL_MONEY, file=sys.stderr)
+        callback_url = settings.webhook_url
+        if callback_url is None and endpoint.is_sandbox:
+            # The embedded sandbox can reach a receiver on this machine: show the whole loop.
+            receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
+            callback_url = stack.enter_context(receiver).url
+        yield endpoint, callback_url
+
+
+def pay_in_process(
+    settings: Settings,
+    batch_id: str,
+    rows: int,
+    endpoint: ApiEndpoint,
+    callback_url: str | None,
+    *,
+    out_dir: str | None,
+    live: bool,
+) -> PayResult:
+    """Run the pay flow for a batch in the ledger, here and now. It never waits for approval:
+    a batch the policy holds for approval raises `ApprovalNeeded`."""
+    from payflow.flows.pay_batch import pay_batch
+
+    progress = LedgerProgress(settings.ledger_url_or_default(), batch_id, rows, live=live)
+    with progress:
+        result: PayResult = run_until_done(
+            lambda: pay_batch(
+                batch_id,
+                out_dir=out_dir,
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+                callback_url=callback_url,
+                wait_for_approval=False,
+            )
+        )
+    return result
+
+
+def finish(settings: Settings, result: PayResult, *, as_json: bool) -> NoReturn:
+    """Print the result read from the ledger, the held rows, and exit 0 only if all paid."""
+    say = (lambda line: print(line, file=sys.stderr)) if as_json else print
+    _print_result(result, as_json=as_json)
+    for line in held_lines(settings, result.batch_id):
+        say(line)
+    raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
+
+
+def waiting(exc: ApprovalNeeded, *, as_json: bool) -> NoReturn:
+    """The batch is registered but needs approvals: say who must act, exit 1."""
+    if as_json:
+        print(json.dumps({"batch_id": exc.batch_id, "waiting_for_approvals": exc.steps_left}))
+    print(f"payflow: {exc}", file=sys.stderr)
+    raise typer.Exit(EXIT_NOT_ALL_COMPLETED)
+
+
+def stopped(settings: Settings, batch_id: str | None, exc: Exception, resume: str) -> NoReturn:
+    """One line (or the resume hint after a signal) for what stopped a pay run, and its exit."""
+    if isinstance(exc, RunInterrupted):
+        print(
+            f"payflow: stopped on {exc.signal_name}: nothing more is sent; every row of batch "
+            f"{exc.batch_id} is in the ledger. Resume with: {resume}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(EXIT_ON_SIGNAL.get(exc.signal_name, 143))
+    if isinstance(exc, ConfigurationError):
+        fail(f"configuration: {exc}")
+    if isinstance(exc, AuthError):
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
+    if isinstance(exc, PaymentsApiError):
+        fail(api_failure(settings, batch_id, exc))
+    fail(str(exc))
+
+
+PAY_STOPS = (
+    RunInterrupted,
+    ConfigurationError,
+    PaymentsApiError,
+    InsufficientBalanceError,
+    UnknownBatch,
+    PolicyError,
+)
 
 
 @app.command("run")
@@ -69,7 +160,7 @@ def run_command(
     file: Annotated[Path, typer.Argument(help="The batch: CSV (comma or semicolon) or XLSX.")],
     out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
     yes: Annotated[
-        bool, typer.Option("--yes", help="Pay without asking for confirmation.")
+        bool, typer.Option("--yes", help="Submit (and pay) without asking for confirmation.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
@@ -79,32 +170,24 @@ def run_command(
         typer.Option(
             "--allow-repeat",
             help="Pay rows held because the same recipient, amount and currency was paid "
-            "in the last 30 days under another externalId.",
+            "in the last 30 days under another externalId (then a second person approves).",
         ),
     ] = False,
 ) -> None:
-    """Validate a batch, pay every valid row exactly once, follow it to a final status, report."""
+    """Register a batch as its maker, pay it once approved (a batch under every approval limit
+    pays at once), follow every payout to a final status, report."""
     settings = prepare()
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
-    from payflow.flows.approval import BatchStopped
+    from payflow.flows.approval import ApprovalNeeded, BatchStopped
     from payflow.flows.intake_batch import intake_batch
-    from payflow.flows.pay_batch import pay_batch
 
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     out_dir = str(out) if out else None
     batch_id: str | None = None
+    resume = f"payflow run {file} --yes"
     try:
         check_ledger(settings)
-        with ExitStack() as stack:
-            stack.enter_context(stop_on_signals())
-            endpoint = stack.enter_context(api_endpoint(settings))
-            if endpoint.is_sandbox:
-                print(NO_REAL_MONEY, file=sys.stderr)
-            callback_url = settings.webhook_url
-            if callback_url is None and endpoint.is_sandbox:
-                # The embedded sandbox can reach a receiver on this machine: show the whole loop.
-                receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
-                callback_url = stack.enter_context(receiver).url
+        with paying_endpoint(settings) as (endpoint, callback_url):
             intake: IntakeResult = run_until_done(
                 lambda: intake_batch(
                     str(file),
@@ -113,6 +196,7 @@ def run_command(
                     out_dir=out_dir,
                     api_url=endpoint.base_url,
                     sandbox=endpoint.is_sandbox,
+                    made_by=current_user(settings),
                 )
             )
             batch_id = intake.batch_id
@@ -123,44 +207,20 @@ def run_command(
                 say(line)
             if STOP.requested():
                 fail(f"stopped on {STOP.signal_name} before paying; nothing was sent")
+            # The maker's confirmation submits the batch; it is not an approval. pay_batch asks
+            # the approval policy, from the ledger, before the first payout.
             _confirm(yes, counts)
-            # The confirmation approves the batch as the ledger holds it now; pay_batch refuses
-            # to send anything if the batch changed since.
-            digest = approval_digest(counts)
-            progress = LedgerProgress(
-                settings.ledger_url_or_default(),
-                intake.batch_id,
-                intake.counts.rows,
-                live=sys.stderr.isatty() and not as_json,
+            live = sys.stderr.isatty() and not as_json
+            result = pay_in_process(
+                settings, batch_id, counts.rows, endpoint, callback_url, out_dir=out_dir, live=live
             )
-            with progress:
-                result: PayResult = run_until_done(
-                    lambda: pay_batch(
-                        intake.batch_id,
-                        approved_digest=digest,
-                        out_dir=out_dir,
-                        api_url=endpoint.base_url,
-                        sandbox=endpoint.is_sandbox,
-                        callback_url=callback_url,
-                    )
-                )
-    except RunInterrupted as exc:
-        print(f"payflow: {_resume_line(file, exc)}", file=sys.stderr)
-        raise typer.Exit(EXIT_ON_SIGNAL.get(exc.signal_name, 143)) from None
+    except ApprovalNeeded as exc:
+        waiting(exc, as_json=as_json)
     except BatchFileError as exc:
         fail(str(exc))
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
-    except (BatchStopped, InsufficientBalanceError, ApprovalVoided) as exc:
-        fail(str(exc))
-    except PaymentsApiError as exc:
-        fail(api_failure(settings, batch_id, exc))
-    _print_result(result, as_json=as_json)
-    for line in held_lines(settings, result.batch_id):
-        say(line)
-    raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
+    except (*PAY_STOPS, BatchStopped) as exc:
+        stopped(settings, batch_id, exc, resume)
+    finish(settings, result, as_json=as_json)
 
 
 def _print_result(result: PayResult, *, as_json: bool) -> None:

@@ -5,7 +5,7 @@ live in `states.py`; see each module's docstring for how registering, claiming a
 statuses stay correct with several workers.
 """
 
-from payflow.ledger.approvals import ApprovalRecord, BatchFacts, RecentDuplicate
+from payflow.ledger.approvals import ApprovalRecord, BatchFacts
 from payflow.ledger.attempts import (
     RERUNNABLE_STATES,
     AttemptsOutcome,
@@ -108,7 +108,6 @@ __all__ = [
     "NewAttempt",
     "OutcomeTotal",
     "PayoutRef",
-    "RecentDuplicate",
     "RefundBook",
     "RefundRef",
     "RefundRegisterOutcome",

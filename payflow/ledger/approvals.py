@@ -16,23 +16,8 @@ from sqlalchemy import Engine, and_, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.claims import in_batch
-from payflow.ledger.states import RowState
 from payflow.ledger.tables import Approval, Batch, Payout
 from payflow.model import canonical_amount
-
-PAID_OR_IN_FLIGHT = frozenset(
-    {
-        RowState.VALIDATED,  # registered earlier and about to be paid
-        RowState.SUBMITTING,
-        RowState.CREATED,
-        RowState.PROCESSING,
-        RowState.COMPLETED,
-    }
-)
-"""States of an earlier payout that make a new one to the same recipient a likely duplicate.
-
-Only states a payout may leave for a failure: so a batch's warnings never grow after its
-approval as other rows move on (a grown warning would void the approval mid-payment)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +48,6 @@ class ApprovalRecord:
     acknowledged: tuple[str, ...]
     note: str | None
     via: str
-
-
-@dataclass(frozen=True, slots=True)
-class RecentDuplicate:
-    """A payout of the batch whose recipient, amount and currency were paid (or are in flight)
-    in the last days under another externalId."""
-
-    external_id: str
-    other_external_id: str
-    other_batch_id: str
-    other_state: RowState
 
 
 def batch_facts(engine: Engine, batch_id: str) -> BatchFacts | None:
@@ -119,46 +93,6 @@ def rows_above(
             .order_by(Payout.external_id)
         ).all()
     return [(r.external_id, r.currency, r.amount) for r in rows if r.amount > limits[r.currency]]
-
-
-def recent_duplicates(
-    engine: Engine, batch_id: str, until: datetime, days: int = 30
-) -> list[RecentDuplicate]:
-    """Payouts of the batch whose requisites, amount and currency were paid or are in flight
-    under another externalId of another batch (not an attempt of the same root), registered in
-    the `days` before `until` (the batch's own registration: later batches never count)."""
-    mine = aliased(Payout)
-    other = aliased(Payout)
-    root = func.coalesce(mine.root_external_id, mine.external_id)
-    other_root = func.coalesce(other.root_external_id, other.external_id)
-    query = (
-        select(mine.external_id, mine.amount, other.external_id, other.amount, other.batch_id)
-        .add_columns(other.state)
-        .select_from(mine)
-        .join(
-            other,
-            and_(
-                other.requisites == mine.requisites,
-                other.currency == mine.currency,
-                other.external_id != mine.external_id,
-                other_root != root,
-                other.batch_id != batch_id,
-                other.state.in_([s.value for s in PAID_OR_IN_FLIGHT]),
-                other.created_at >= until - timedelta(days=days),
-                other.created_at <= until,
-            ),
-        )
-        .where(mine.batch_id == batch_id)
-        .order_by(mine.external_id, other.external_id)
-    )
-    with engine.connect() as connection:
-        rows = connection.execute(query).all()
-    # Amounts are exact text, so compare them as Decimals here rather than as strings in SQL.
-    return [
-        RecentDuplicate(row[0], row[2], row[4], RowState(row[5]))
-        for row in rows
-        if row[1] == row[3]
-    ]
 
 
 def similar_batches(

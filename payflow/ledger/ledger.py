@@ -26,7 +26,7 @@ from payflow.ledger import (
     repeats,
     totals,
 )
-from payflow.ledger.approvals import ApprovalRecord, BatchFacts, RecentDuplicate
+from payflow.ledger.approvals import ApprovalRecord, BatchFacts
 from payflow.ledger.attempts import AttemptsOutcome, AttemptView, NewAttempt
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
@@ -133,6 +133,10 @@ class Ledger:
     def held_rows(self, batch_id: str) -> list[repeats.HeldRow]:
         """Rows of the batch HELD as repeats, each with the earlier payout it repeats."""
         return repeats.held_rows(self._reader, batch_id, self._clock())
+
+    def repeat_rows(self, batch_id: str) -> list[repeats.HeldRow]:
+        """Rows of the batch held as repeats at registration, still held or released since."""
+        return repeats.repeat_rows(self._reader, batch_id, self._clock())
 
     # -- claiming ----------------------------------------------------------------------------
 
@@ -434,13 +438,6 @@ class Ledger:
     ) -> list[tuple[str, str, Decimal]]:
         """(externalId, currency, amount) of rows above their currency's per-row limit."""
         return approvals.rows_above(self._reader, batch_id, limits)
-
-    def recent_duplicates(
-        self, batch_id: str, until: datetime, days: int = 30
-    ) -> list[RecentDuplicate]:
-        """Rows whose recipient, amount and currency another batch paid (or is paying) under
-        another id in the `days` before `until`."""
-        return approvals.recent_duplicates(self._reader, batch_id, until, days)
 
     def similar_batches(
         self, batch_id: str, until: datetime, days: int = 30

@@ -5,6 +5,10 @@ amount, currency) matches another batch's payout that is in flight, or COMPLETED
 REPEAT_WINDOW, under another externalId move to HELD. Nothing sends a HELD row; an operator's
 acknowledgement (`payflow run --allow-repeat`) is recorded for the batch and moves them back to
 VALIDATED. Both are set-based SQL over the `ix_payouts_repeat_key` index, never a Python loop.
+
+This is the one home of "the same recipient, amount and currency paid or in flight recently":
+the approval warnings (`payflow.approvals`) list the rows held here (`repeat_rows`), so what a
+row is held for and what an approver acknowledges are the same fact, fixed at registration.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class HeldRow:
     earlier_external_id: str
     earlier_batch_id: str
     earlier_state: RowState
+    still_held: bool = True  # False: an operator released it (`--allow-repeat`); it will pay
 
 
 def _earlier(since: datetime) -> tuple[type[Payout], ColumnElement[bool]]:
@@ -127,18 +132,30 @@ def acknowledge_repeats(engine: Engine, batch_id: str, now: datetime) -> int:
 
 
 def held_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
-    """The batch's HELD rows in row order, each with one earlier payout it repeats."""
+    """The batch's rows HELD now, in row order, each with one earlier payout it repeats."""
+    return [row for row in repeat_rows(engine, batch_id, now) if row.still_held]
+
+
+def repeat_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
+    """Every row of the batch held as a repeat when it registered: still HELD, or released by
+    an acknowledgement (its HELD event stays). Fixed at registration, so an approval that
+    acknowledged them is never voided by other batches moving on."""
     other, condition = _earlier(now - REPEAT_WINDOW)
+    ever_held = select(StatusEvent.external_id).where(StatusEvent.to_state == RowState.HELD.value)
     query = (
         select(
             Payout.row_number,
             Payout.external_id,
+            Payout.state,
             other.external_id.label("earlier_external_id"),
             other.batch_id.label("earlier_batch_id"),
             other.state.label("earlier_state"),
         )
-        .join(other, condition, isouter=True)
-        .where(in_batch(batch_id), Payout.state == RowState.HELD.value)
+        .join(other, and_(condition, other.created_at <= Payout.created_at), isouter=True)
+        .where(
+            Payout.batch_id == batch_id,
+            or_(Payout.state == RowState.HELD.value, Payout.external_id.in_(ever_held)),
+        )
         .order_by(Payout.row_number, other.id)
     )
     held: dict[str, HeldRow] = {}
@@ -152,5 +169,6 @@ def held_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
                 row.earlier_external_id or "",
                 row.earlier_batch_id or "",
                 RowState(row.earlier_state) if row.earlier_state else RowState.HELD,
+                still_held=row.state == RowState.HELD.value,
             )
     return list(held.values())

@@ -42,6 +42,9 @@ currencies:
 """
 
 
+RECIPIENT = "2250799990001"
+
+
 @pytest.fixture
 def policy(tmp_path):
     path = tmp_path / "approvals.yaml"
@@ -49,8 +52,12 @@ def policy(tmp_path):
     return load_policy(path)
 
 
-def batch_of(ledger: Ledger, prefix: str, amounts: list[int], maker: str = "maker") -> str:
-    rows = [row(f"{prefix}-{n}", n, amount=Decimal(a)) for n, a in enumerate(amounts, start=2)]
+def batch_of(
+    ledger: Ledger, prefix: str, amounts: list[int], maker: str = "maker", **same: object
+) -> str:
+    rows = [
+        row(f"{prefix}-{n}", n, amount=Decimal(a), **same) for n, a in enumerate(amounts, start=2)
+    ]
     batch_id = register(ledger, rows)
     ledger.set_maker(batch_id, maker)
     return batch_id
@@ -132,19 +139,39 @@ def test_an_approval_not_given_in_time_expires(ledger_url, policy):
             approve(ledger, batch_id, policy, "bob")
 
 
-def test_a_recent_payment_to_the_same_recipient_must_be_acknowledged(ledger, policy):
-    first = batch_of(ledger, "paid", [500])
+def test_a_repeat_is_held_and_once_released_must_be_acknowledged_by_a_checker(ledger, policy):
+    first = batch_of(ledger, "paid", [500], requisites=RECIPIENT)
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("paid-2", "payout-1", "COMPLETED")
-    again = register(ledger, [row("other-2", 2, amount=Decimal(500))])
+    again = batch_of(ledger, "other", [500], requisites=RECIPIENT)  # same recipient and amount
 
+    # Held at registration (ledger/repeats.py): shown, not paid, not covered by an approval.
     requirement = approval_requirement(ledger, again, policy)
-    keys = {w.key for w in requirement.warnings}
-    assert keys == {"duplicate:other-2", f"similar:{first}"}
+    assert [w.key for w in requirement.held] == ["repeat:other-2"]
+    assert "paid-2 (COMPLETED, batch " in requirement.held[0].text
+    assert {w.key for w in requirement.warnings} == {f"similar:{first}"}
+
+    # The maker releases it (--allow-repeat): now it will pay, so a second person must see it.
+    assert ledger.acknowledge_repeats(again) == 1
+    requirement = approval_requirement(ledger, again, policy)
+    assert requirement.held == ()
+    assert {w.key for w in requirement.warnings} == {"repeat:other-2", f"similar:{first}"}
     assert requirement.steps == 1  # under every limit, but a warning needs a person
     with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
         approve(ledger, again, policy, "bob")
     assert approve(ledger, again, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
+
+
+def test_releasing_a_repeat_after_approval_voids_the_approval(ledger, policy):
+    first = batch_of(ledger, "was", [700], requisites=RECIPIENT)
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("was-2", "payout-7", "PROCESSING")
+    again = batch_of(ledger, "now", [700, 900], requisites=RECIPIENT)
+    assert approve(ledger, again, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
+
+    ledger.acknowledge_repeats(again)  # now-2 will be paid after all: approve that again
+
+    assert isinstance(approval_status(ledger, again, policy), Void)
 
 
 def test_a_float_amount_in_the_rules_is_refused(tmp_path):
@@ -157,7 +184,8 @@ def test_a_float_amount_in_the_rules_is_refused(tmp_path):
 def test_the_shipped_rules_load():
     policy = load_policy()
     assert policy.rule_for("XOF").steps_for(Decimal(500))[0] == 0
-    assert policy.rule_for("KES").steps_for(Decimal(1))[0] == 1
+    assert policy.rule_for("KES").steps_for(Decimal(1))[0] == 0
+    assert policy.rule_for("XAF").steps_for(Decimal(1))[0] == 1  # "*": any other currency
 
 
 def test_payflow_approve_refuses_the_maker_in_one_line(tmp_path):

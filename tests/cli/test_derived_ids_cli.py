@@ -1,6 +1,7 @@
 """End to end through `payflow run` against the sandbox (issue 7, item 1): a file without
 externalIds, edited, reordered and saved again with CRLF line endings, pays nobody twice; a
-repeat under another externalId is held until `--allow-repeat`."""
+repeat under another externalId is held until the maker's `--allow-repeat`, and is then paid
+only once a second person approved it (`payflow approve --acknowledge-warnings`, `payflow pay`)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,19 @@ def test_a_repeat_under_another_external_id_is_held_until_allowed(
     assert _posts(sandbox.url) == {"mar-1": 1, "apr-2": 1}
 
     allowed = run_payflow(["run", str(again), "--yes", "--allow-repeat", "--json"], env, tmp_path)
-    assert allowed.returncode == 0, allowed.stderr
-    assert json.loads(allowed.stdout)["statuses"] == {"COMPLETED": 2}
+    assert allowed.returncode == 1, allowed.stderr
+    waiting = json.loads(allowed.stdout)
+    batch_id = waiting["batch_id"]
+    assert waiting["waiting_for_approvals"] == 1
+    assert f"waiting for approval by 1 person: payflow approve {batch_id}" in allowed.stderr
+    assert _posts(sandbox.url) == {"mar-1": 1, "apr-2": 1}, "the maker alone paid a repeat"
+
+    checker = {**env, "PAYFLOW_USER": "checker"}
+    unacknowledged = run_payflow(["approve", batch_id], checker, tmp_path)
+    assert unacknowledged.returncode == 2 and "acknowledge these warnings" in unacknowledged.stderr
+    approved = run_payflow(["approve", batch_id, "--acknowledge-warnings"], checker, tmp_path)
+    assert approved.returncode == 0, approved.stderr
+    paid = run_payflow(["pay", batch_id, "--json"], env, tmp_path)
+    assert paid.returncode == 0, paid.stderr
+    assert json.loads(paid.stdout)["statuses"] == {"COMPLETED": 2}
     assert _posts(sandbox.url) == {"mar-1": 1, "apr-1": 1, "apr-2": 1}

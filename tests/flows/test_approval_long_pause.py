@@ -38,10 +38,11 @@ from payflow.intake import batch_id_of
 REPO = Path(__file__).resolve().parents[2]
 PAUSED_LONGER_THAN = 330.0  # seconds: past the ~4 minutes after which the old layout crashed
 POOL = "long-pause"
+# Above the shipped approval rules' limits (XOF 1,000,000, KES 130,000): one approval step.
 BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
-{p}-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1
-{p}-2,2500,KES,SIM,254712345678,Wanjiru Kamau,u-2
-"""
+{p}-1,2000000,XOF,SIM,225070000010{d},Kouadio Yao,u-1
+{p}-2,200000,KES,SIM,25471234567{d},Wanjiru Kamau,u-2
+"""  # {d}: another recipient per batch, so the second batch holds no repeat of the first
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -62,7 +63,6 @@ async def _deploy() -> None:
             work_pool_name=POOL,
             path=str(REPO),
             entrypoint="flows/payout_batch.py:payout_batch",
-            parameters={"approved": False},
             parameter_openapi_schema=payout_batch.parameters.model_dump(),
             concurrency_limit=1,
         )
@@ -118,8 +118,8 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
     sandbox = make_sandbox()
     asyncio.run(_deploy())
     first, second = tmp_path / "first.csv", tmp_path / "second.csv"
-    first.write_text(BATCH.format(p="long-1"), encoding="utf-8")
-    second.write_text(BATCH.format(p="long-2"), encoding="utf-8")
+    first.write_text(BATCH.format(p="long-1", d=1), encoding="utf-8")
+    second.write_text(BATCH.format(p="long-2", d=2), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
     env.update(
         PREFECT_API_URL=prefect_api,
@@ -156,12 +156,12 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
             assert sandbox_stats(sandbox.url)["createAttempts"] == {}
             time.sleep(5)
 
-        resume_flow_run(paused, run_input={"approve": True, "approved_by": "long-pause-test"})
+        resume_flow_run(paused, run_input={"approve": True, "approver": "long-pause-test"})
         _wait_for(lambda: _state(one.id) == "COMPLETED", "the first run to complete")
         # Only now does the second run get the slot; it pauses for its own approval.
         tag_two = batch_tag(batch_id_of(second.read_bytes()))
         paused_two = _wait_for(lambda: _paused_child(tag_two), "the second run's pause")
-        resume_flow_run(paused_two, run_input={"approve": True, "approved_by": "long-pause-test"})
+        resume_flow_run(paused_two, run_input={"approve": True, "approver": "long-pause-test"})
         _wait_for(lambda: _state(two.id) == "COMPLETED", "the second run to complete")
     finally:
         os.killpg(worker.pid, signal.SIGTERM)

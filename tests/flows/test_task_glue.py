@@ -22,7 +22,7 @@ def test_register_count_and_report_a_batch(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     report = validate_rows(batch_from_rows(ROWS), services=None, banks_for_phones=None)
 
-    outcome = register_rows.fn(report, url)
+    outcome = register_rows.fn(report, url, "alice")
     counts = count_batch.fn(url, report.batch_id)
     xlsx = write_batch_report_only.fn(url, report.batch_id, str(tmp_path / "out"), True)
 
@@ -33,6 +33,8 @@ def test_register_count_and_report_a_batch(tmp_path):
     assert list((tmp_path / "out").glob("*-reconciliation.csv"))
     with Ledger.open(url) as ledger:
         assert ledger.batch_counts(report.batch_id) == counts
+        facts = ledger.batch_facts(report.batch_id)
+        assert facts is not None and facts.made_by == "alice"  # the maker, who may not approve
 
 
 def test_counting_an_unknown_batch_says_so(tmp_path):

@@ -25,6 +25,8 @@ def prefect_api():
 
 
 def rerun(sandbox: SandboxServer, ledger: Ledger, batch_id: str, **options) -> RerunResult:
+    # As `payflow rerun` runs it: a rerun batch that needs approval waits, it does not pause.
+    options.setdefault("wait_for_approval", False)
     return rerun_failed(
         batch_id=batch_id, api_url=sandbox.url, sandbox=True, ledger_url=ledger.url, **options
     )

@@ -1,0 +1,49 @@
+"""`payflow pay BATCH_ID`: pay a batch already in the ledger (registered by `payflow run`, a
+rerun or a deployment) once its approvals are given; the paying half of `payflow run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payflow.cli.app import app
+from payflow.cli.ledger_checks import check_ledger
+from payflow.cli.run import PAY_STOPS, finish, pay_in_process, paying_endpoint, stopped, waiting
+from payflow.cli.setup import prepare
+from payflow.ledger import Ledger
+
+
+@app.command("pay")
+def pay_command(
+    batch_id: Annotated[str, typer.Argument(help="A batch id from the ledger.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+) -> None:
+    """Pay the batch's rows not yet sent once its approval is complete, track, report; exit 1
+    (nothing sent) while it still waits for approval."""
+    settings = prepare()
+    from payflow.flows.approval import ApprovalNeeded, BatchStopped
+
+    try:
+        check_ledger(settings)
+        with Ledger.open(settings.ledger_url_or_default()) as ledger:
+            rows = ledger.batch_counts(batch_id).rows
+        with paying_endpoint(settings) as (endpoint, callback_url):
+            live = sys.stderr.isatty() and not as_json
+            result = pay_in_process(
+                settings,
+                batch_id,
+                rows,
+                endpoint,
+                callback_url,
+                out_dir=str(out) if out else None,
+                live=live,
+            )
+    except ApprovalNeeded as exc:
+        waiting(exc, as_json=as_json)
+    except (*PAY_STOPS, BatchStopped) as exc:
+        stopped(settings, batch_id, exc, f"payflow pay {batch_id}")
+    finish(settings, result, as_json=as_json)

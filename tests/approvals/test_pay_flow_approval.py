@@ -1,0 +1,231 @@
+"""The real pay flow asks the approval policy (the shipped `payflow/defaults/approvals.yaml`) on a real
+Prefect server: it goes on by itself under every limit and pauses above one; an answer is
+recorded in the ledger and the flow trusts the ledger, not the input."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from paying_support import register, row, sandbox_stats
+from prefect.flow_runs import resume_flow_run
+from prefect.settings import get_current_settings
+from prefect.testing.utilities import prefect_test_harness
+from sqlalchemy import create_engine, update
+
+from payflow.approvals import UnknownBatch
+from payflow.approvals.resume import paused_runs
+from payflow.flows.approval import ApprovalNeeded, NotApproved
+from payflow.flows.pay_batch import pay_batch
+from payflow.ledger import Ledger, utc_now
+from payflow.ledger.tables import Batch
+from payflow.run_results import PayResult
+
+REPO = Path(__file__).resolve().parents[2]
+# Shipped rules for XOF: up to 1,000,000 goes on by itself; up to 50,000,000 one step; above,
+# two steps; a row above 5,000,000 needs its own approval.
+UNDER_LIMITS = Decimal(5000)
+ONE_STEP = Decimal(2_000_000)
+TWO_STEPS = Decimal(60_000_000)
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield str(get_current_settings().api.url)
+
+
+def batch_of(ledger: Ledger, prefix: str, *amounts: Decimal, maker: str = "alice") -> str:
+    rows = [row(f"{prefix}-{n}", n, amount=a) for n, a in enumerate(amounts, start=2)]
+    batch_id = register(ledger, rows)
+    ledger.set_maker(batch_id, maker)
+    return batch_id
+
+
+def pay(sandbox, ledger: Ledger, batch_id: str, tmp_path: Path, **options) -> PayResult:
+    result: PayResult = pay_batch(
+        batch_id,
+        out_dir=str(tmp_path / "reports"),
+        api_url=sandbox.url,
+        sandbox=True,
+        ledger_url=ledger.url,
+        poll_interval=0.3,
+        **options,
+    )
+    return result
+
+
+def pay_in_thread(sandbox, ledger, batch_id, tmp_path) -> tuple[threading.Thread, dict]:
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = pay(sandbox, ledger, batch_id, tmp_path)
+        except BaseException as exc:  # the test inspects it
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def wait_for_pause(batch_id: str, thread: threading.Thread, not_in: set[str] = frozenset()):
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = [r for r in asyncio.run(paused_runs(batch_id)) if r not in not_in]
+        if found:
+            return found[0]
+        assert thread.is_alive(), "the pay flow ended without pausing"
+        time.sleep(0.2)
+    raise AssertionError("the pay flow never paused for approval")
+
+
+def posted(sandbox) -> dict[str, int]:
+    return sandbox_stats(sandbox.url)["createAttempts"]
+
+
+def test_a_batch_under_every_limit_pays_without_a_pause(prefect_api, sandbox, ledger, tmp_path):
+    batch_id = batch_of(ledger, "under", UNDER_LIMITS, UNDER_LIMITS)
+
+    result = pay(sandbox, ledger, batch_id, tmp_path)
+
+    assert result.counts.statuses == {"COMPLETED": 2}
+    assert ledger.approvals_of(batch_id) == []  # nobody was asked
+    assert asyncio.run(paused_runs(batch_id)) == []
+
+
+def test_above_a_limit_the_flow_pauses_and_a_ui_answer_is_recorded(
+    prefect_api, sandbox, ledger, tmp_path
+):
+    batch_id = batch_of(ledger, "above", ONE_STEP)
+    thread, outcome = pay_in_thread(sandbox, ledger, batch_id, tmp_path)
+    first = wait_for_pause(batch_id, thread)
+    assert posted(sandbox) == {}, "something was sent before approval"
+
+    # The maker types their own name into the resume form: refused, the flow asks again.
+    resume_flow_run(first, run_input={"approve": True, "approver": "alice"})
+    second = wait_for_pause(batch_id, thread, not_in={first})
+    assert posted(sandbox) == {} and ledger.approvals_of(batch_id) == []
+
+    resume_flow_run(second, run_input={"approve": True, "approver": "bob"})
+    thread.join(timeout=180)
+
+    assert outcome["result"].counts.statuses == {"COMPLETED": 1}
+    [record] = ledger.approvals_of(batch_id)
+    assert (record.approver, record.decision, record.via) == ("bob", "approve", "prefect")
+    assert posted(sandbox) == {"above-2": 1}
+
+
+def test_a_bare_resume_is_refused_and_a_decline_pays_nothing(
+    prefect_api, sandbox, ledger, tmp_path
+):
+    batch_id = batch_of(ledger, "bare", ONE_STEP)
+    thread, outcome = pay_in_thread(sandbox, ledger, batch_id, tmp_path)
+    paused = wait_for_pause(batch_id, thread)
+
+    with pytest.raises(Exception):
+        resume_flow_run(paused, run_input={"approver": "bob"})  # no `approve`: no default
+    with pytest.raises(Exception):
+        resume_flow_run(paused, run_input={"approve": True, "approver": ""})
+    assert asyncio.run(paused_runs(batch_id)) == [paused]
+
+    resume_flow_run(paused, run_input={"approve": False, "approver": "bob"})
+    thread.join(timeout=120)
+
+    assert isinstance(outcome.get("error"), NotApproved)
+    assert posted(sandbox) == {}
+
+
+def test_a_changed_batch_voids_its_approval(prefect_api, sandbox, ledger, tmp_path):
+    from payflow.approvals import record_decision
+
+    batch_id = batch_of(ledger, "chg", ONE_STEP)
+    record_decision(ledger, batch_id, approver="bob", decision="approve")
+    # The batch gains a row after it was approved.
+    ledger.register_batch(batch_id, "test.csv", [row("chg-9", 9, amount=Decimal(5))], [])
+
+    with pytest.raises(ApprovalNeeded, match="waiting for approval by 1 person"):
+        pay(sandbox, ledger, batch_id, tmp_path, wait_for_approval=False)
+
+    assert posted(sandbox) == {}
+
+
+def test_an_expired_approval_pays_nothing(prefect_api, sandbox, ledger, tmp_path):
+    batch_id = batch_of(ledger, "exp", ONE_STEP)
+    engine = create_engine(ledger.url)
+    with engine.begin() as connection:  # a day and more passes with nobody approving
+        connection.execute(
+            update(Batch)
+            .where(Batch.batch_id == batch_id)
+            .values(created_at=utc_now() - timedelta(hours=25))
+        )
+    engine.dispose()
+
+    with pytest.raises(NotApproved, match="expired") as stopped:
+        pay(sandbox, ledger, batch_id, tmp_path)
+
+    assert stopped.value.status_name == "Expired"
+    assert posted(sandbox) == {} and asyncio.run(paused_runs(batch_id)) == []
+
+
+def approve_cli(user: str, batch_id: str, ledger: Ledger, prefect_api: str, tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    env.update(
+        PAYFLOW_USER=user,
+        PAYFLOW_LEDGER_URL=ledger.url,
+        PAYFLOW_HOME=str(tmp_path / f"home-{user}"),
+        PREFECT_API_URL=prefect_api,
+        PREFECT_HOME=str(tmp_path / "prefect-home"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "payflow", "approve", batch_id, "--json"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_payflow_approve_by_two_people_resumes_the_paused_pay_flow(
+    prefect_api, sandbox, ledger, tmp_path
+):
+    batch_id = batch_of(ledger, "two", TWO_STEPS)
+    thread, outcome = pay_in_thread(sandbox, ledger, batch_id, tmp_path)
+    paused = wait_for_pause(batch_id, thread)
+
+    bob = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path)
+    assert bob.returncode == 0, bob.stderr
+    assert '"status": "Pending"' in bob.stdout and '"resumed": []' in bob.stdout
+    again = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path)
+    assert again.returncode == 2 and "needs another person" in again.stderr
+    maker = approve_cli("alice", batch_id, ledger, prefect_api, tmp_path)
+    assert maker.returncode == 2 and "alice made batch" in maker.stderr
+    assert asyncio.run(paused_runs(batch_id)) == [paused] and posted(sandbox) == {}
+
+    carol = approve_cli("carol", batch_id, ledger, prefect_api, tmp_path)
+    assert carol.returncode == 0, carol.stderr
+    assert '"status": "Approved"' in carol.stdout and paused in carol.stdout
+    thread.join(timeout=180)
+
+    assert outcome["result"].counts.statuses == {"COMPLETED": 1}
+    assert [(r.approver, r.via) for r in ledger.approvals_of(batch_id)] == [
+        ("bob", "cli"),
+        ("carol", "cli"),
+    ]
+    assert posted(sandbox) == {"two-2": 1}
+
+
+def test_paying_an_unknown_batch_id_sends_nothing(prefect_api, sandbox, ledger, tmp_path):
+    with pytest.raises(UnknownBatch):
+        pay(sandbox, ledger, "no-such-batch", tmp_path)
+    assert posted(sandbox) == {}
