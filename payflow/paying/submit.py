@@ -55,12 +55,12 @@ class _RowSubmitter:
         self._callback_url = callback_url
         self._max_attempts = max_attempts
         self.stop = StopSignal()
+        self._posted: set[str] = set()  # rows whose POST may have reached the service
 
     @property
     def auth_error(self) -> AuthError | None:
         """The token refusal that stopped the chunk, if any."""
         return self.stop.auth_error
-        self._posted: set[str] = set()  # rows whose POST may have reached the service
 
     async def run(self, row: ClaimedPayout) -> Outcome:
         try:
