@@ -76,8 +76,11 @@ class Settings(BaseSettings):
         default=None,
         description="CSV of failure classes; unset: payflow/defaults/failure_classes.csv.",
     )
-    reconcile_concurrency: int = Field(
-        default=8, ge=1, le=256, description="Payouts re-fetched at once by reconciliation."
+    reconcile_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="Payouts re-fetched at once by reconciliation; unset: max_in_flight.",
     )
     reconcile_recent_days: int = Field(
         default=30, ge=1, description="Days back that reconcile-recent re-fetches COMPLETED."

@@ -1,54 +1,141 @@
-"""The `payflow` command line: `main` wraps the typer app so no traceback reaches an operator."""
+"""The `payflow` command line: `main` wraps the typer app so no traceback reaches an operator.
+
+Commands load lazily: `payflow CMD ...` imports only CMD's module, and `payflow --help` imports
+none (each command's one-line help is read from its module's source), so asking for help never
+pays for pandas, SQLAlchemy or Prefect.
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import logging
 import sys
+from functools import cache
+from pathlib import Path
 
-from pydantic import ValidationError
+import typer
 
 from payflow.cli.app import CommandError, app
-from payflow.quiet import log_to_file, quiet_prefect
-from payflow.settings import Settings
 
-# Each module registers its commands on `app` when imported.
-COMMAND_MODULES = (
-    "validate",
-    "run",
-    "status",
-    "reconcile",
-    "refund",
-    "links",
-    "sandbox",
-    "webhooks",
-    "template",
-    "rerun",
-    "approve",
-    "pay",
-)
+# Each module registers its commands on `app` when imported; the key is the command's name.
+COMMAND_MODULES = {
+    "validate": "validate",
+    "run": "run",
+    "status": "status",
+    "reconcile": "reconcile",
+    "findings": "reconcile",
+    "refund": "refund",
+    "links": "links",
+    "sandbox": "sandbox",
+    "webhooks": "webhooks",
+    "template": "template",
+    "rerun": "rerun",
+    "approve": "approve",
+    "pay": "pay",
+}
+
+
+def _import_command(module: str) -> bool:
+    try:
+        importlib.import_module(f"payflow.cli.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"payflow.cli.{module}":
+            raise
+        return False
+    return True
 
 
 def _register_commands() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            importlib.import_module(f"payflow.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"payflow.cli.{name}":
-                raise
+    """Import every command module (tests and tools that want the whole app)."""
+    for module in dict.fromkeys(COMMAND_MODULES.values()):
+        _import_command(module)
+
+
+def _command_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """ "run" for `@app.command("run")`, the function's name for `@app.command()`, else None."""
+    for decorator in function.decorator_list:
+        if not (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)):
+            continue
+        if decorator.func.attr != "command":
+            continue
+        if not decorator.args:
+            return function.name.replace("_", "-")
+        first = decorator.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
+@cache
+def command_summaries() -> dict[str, str]:
+    """Each command's one-line help, from its function's docstring, without importing it."""
+    summaries: dict[str, str] = {}
+    here = Path(__file__).parent
+    for name, module in COMMAND_MODULES.items():
+        source = here / f"{module}.py"
+        if not source.exists():
+            continue
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                _command_name(node) == name
+            ):
+                summaries[name] = (ast.get_docstring(node) or "").split("\n")[0]
+        # A sub-app (`payflow links`): the help given to its `typer.Typer(help=...)`.
+        for node in ast.walk(tree):
+            if name in summaries or not isinstance(node, ast.Call):
+                continue
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg == "help" and isinstance(value, ast.Constant):
+                    summaries[name] = str(value.value).split("\n")[0]
+    return summaries
+
+
+def _requested_command(args: list[str]) -> str | None:
+    """The command named on the line (the first word that is not an option), if any."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg if arg in COMMAND_MODULES else None
+    return None
+
+
+def _command_group(loaded: set[str]) -> typer.core.TyperGroup:
+    """The click group of `app`, with a placeholder (name and help) for each unloaded command."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    for name, summary in command_summaries().items():
+        if name not in loaded and name not in group.commands:
+            group.add_command(typer.core.TyperCommand(name, help=summary, short_help=summary))
+    return group
+
+
+def _home() -> Path:
+    from pydantic import ValidationError
+
+    from payflow.settings import Settings
+
+    try:
+        return Settings().home
+    except ValidationError:
+        return Settings.model_fields["home"].default  # type: ignore[no-any-return]
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `payflow` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    wanted = _requested_command(args)
+    loaded: set[str] = set()
+    if wanted is not None:
+        from payflow.quiet import quiet_prefect
+
+        # Before any command module imports Prefect: its logging is configured once, at import.
+        quiet_prefect(_home())
+        if _import_command(COMMAND_MODULES[wanted]):
+            loaded.add(wanted)
     try:
-        home = Settings().home
-    except ValidationError:
-        home = Settings.model_fields["home"].default  # the command reports the bad setting
-    # Before any command module imports Prefect: its logging is configured once, at import.
-    quiet_prefect(home)
-    _register_commands()
-    try:
-        app(args=argv, standalone_mode=True)
+        _command_group(loaded).main(args=args, prog_name="payflow", standalone_mode=True)
     except CommandError as exc:
         print(f"payflow: {exc}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
@@ -56,8 +143,10 @@ def main(argv: list[str] | None = None) -> None:
         print("payflow: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as exc:
+        from payflow.quiet import log_to_file
+
         # A bug or a surprise: the operator gets one line, the log file gets the traceback.
-        log = log_to_file(home)
+        log = log_to_file(_home())
         logging.getLogger("payflow").exception("unexpected error")
         print(
             f"payflow: unexpected error ({type(exc).__name__}); details in {log}",

@@ -286,6 +286,10 @@ class Ledger:
         """Set the next poll of a non-final payout."""
         moves.schedule_poll(self._engine, external_id, next_poll_at)
 
+    def schedule_polls(self, schedule: Sequence[tuple[str, datetime]]) -> None:
+        """Set the next poll of many non-final payouts (externalId, when) in one transaction."""
+        moves.schedule_polls(self._engine, schedule)
+
     def make_polls_due(self, batch_id: str) -> int:
         """Every CREATED or PROCESSING payout of the batch is due for a poll now."""
         return moves.make_polls_due(self._engine, batch_id, self._clock())

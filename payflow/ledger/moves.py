@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, Engine, Row, bindparam, insert, or_, select, update
 
 from payflow.ledger.claims import in_batch
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
@@ -236,6 +236,22 @@ def schedule_poll(engine: Engine, external_id: str, next_poll_at: datetime) -> N
             .where(Payout.external_id == external_id, Payout.state.in_(pollable))
             .values(next_poll_at=next_poll_at)
         )
+
+
+def schedule_polls(engine: Engine, schedule: Sequence[tuple[str, datetime]]) -> None:
+    """`schedule_poll` for many payouts in one transaction (one statement, executemany)."""
+    if not schedule:
+        return
+    # executemany cannot expand an IN list: spell it as ORs.
+    pollable = or_(*(Payout.state == state.value for state in POLLABLE_STATES))
+    statement = (
+        update(Payout)
+        .where(Payout.external_id == bindparam("_external_id"), pollable)
+        .values(next_poll_at=bindparam("_next_poll_at"))
+    )
+    params = [{"_external_id": ext, "_next_poll_at": at} for ext, at in schedule]
+    with engine.begin() as connection:
+        connection.execute(statement, params)
 
 
 def make_polls_due(engine: Engine, batch_id: str, at: datetime) -> int:

@@ -163,11 +163,13 @@ def _record_polls(
     quiet: timedelta,
 ) -> None:
     now = datetime.now(UTC)
+    # Next polls are written together: one transaction per page, not one per payout.
+    schedule: list[tuple[str, datetime]] = []
     for ref in recent:
         assert ref.last_status_at is not None
-        ledger.schedule_poll(ref.external_id, ref.last_status_at + quiet)
+        schedule.append((ref.external_id, ref.last_status_at + quiet))
     for ref, payout in results:
-        if payout is not None:
+        if payout is not None and not _already_recorded(ref, payout):
             try:
                 ledger.record_status(
                     external_id=ref.external_id,
@@ -178,6 +180,12 @@ def _record_polls(
                 )
             except (IllegalTransition, LedgerError) as exc:
                 logger.error("poll of %s not recorded: %s", ref.external_id, exc)
-            if payout.is_final:
-                continue  # a final status ends polling: no schedule to write
-        ledger.schedule_poll(ref.external_id, now + backoff.next(ref.external_id))
+        if payout is not None and payout.is_final:
+            continue  # a final status ends polling: no schedule to write
+        schedule.append((ref.external_id, now + backoff.next(ref.external_id)))
+    ledger.schedule_polls(schedule)
+
+
+def _already_recorded(ref: PayoutRef, payout: Payout) -> bool:
+    """The ledger already holds this status and payout id: recording it would change nothing."""
+    return payout.status == ref.state.value and payout.id == ref.payout_id

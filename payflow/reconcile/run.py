@@ -69,6 +69,9 @@ def _record(ledger: Ledger, line: ReportLine, fetched: Fetched) -> tuple[str, bo
     payout = fetched.payout
     if payout is None or not is_sent(line) or line.external_id is None:
         return line.state, False
+    if payout.status == line.state and payout.id == line.payout_id:
+        # Nothing would move (the ledger already says so): skip a write transaction per row.
+        return line.state, False
     try:
         moved = ledger.record_status(
             external_id=line.external_id,
@@ -177,4 +180,6 @@ def _settle(
 def options_from(settings: Settings) -> ReconcileOptions:
     """Reconcile options from the settings (stuck limits in minutes per paymentType)."""
     limits = {k.upper(): timedelta(minutes=v) for k, v in settings.stuck_after_minutes.items()}
-    return ReconcileOptions(stuck_after=limits, concurrency=settings.reconcile_concurrency)
+    # By default as many as the client lets fly: at 8 the re-fetch took longer than the submit.
+    concurrency = settings.reconcile_concurrency or settings.max_in_flight
+    return ReconcileOptions(stuck_after=limits, concurrency=concurrency)
