@@ -81,7 +81,7 @@ def command_summaries() -> dict[str, str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
                 _command_name(node) == name
             ):
-                summaries[name] = (ast.get_docstring(node) or "").split("\n")[0]
+                summaries[name] = _first_paragraph(ast.get_docstring(node) or "")
         # A sub-app (`payflow links`): the help given to its `typer.Typer(help=...)`.
         for node in ast.walk(tree):
             if name in summaries or not isinstance(node, ast.Call):
@@ -89,8 +89,13 @@ def command_summaries() -> dict[str, str]:
             for keyword in node.keywords:
                 value = keyword.value
                 if keyword.arg == "help" and isinstance(value, ast.Constant):
-                    summaries[name] = str(value.value).split("\n")[0]
+                    summaries[name] = _first_paragraph(str(value.value))
     return summaries
+
+
+def _first_paragraph(docstring: str) -> str:
+    # A docstring's first sentence may wrap: the summary is its first paragraph, on one line.
+    return " ".join(docstring.split("\n\n")[0].split())
 
 
 def _requested_command(args: list[str]) -> str | None:

@@ -68,7 +68,9 @@ def rerun_command(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
 ) -> None:
-    """Without --reviewed, show what would be sent and send nothing."""
+    """Rerun reviewed failed rows as new linked attempts; without --reviewed only a preview.
+
+    Without --reviewed, show what would be sent and send nothing."""
     settings = prepare()
     try:
         selection = Selection(parse_rows(rows), message, failure_class, all_failed)

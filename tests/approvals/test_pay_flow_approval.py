@@ -1,6 +1,7 @@
 """The real pay flow asks the approval policy (the shipped
-`payflow/defaults/approvals.yaml`) on a real Prefect server: it goes on by itself under every limit and pauses above one; an answer is
-recorded in the ledger and the flow trusts the ledger, not the input."""
+`payflow/defaults/approvals.yaml`) on a real Prefect server: it goes on by itself under every
+limit and pauses above one; an answer is recorded in the ledger and the flow trusts the ledger,
+not the input."""
 
 from __future__ import annotations
 
