@@ -39,6 +39,13 @@ def reconcile_command(
 ) -> None:
     """Re-fetch every payout of a batch, record findings, write the reconciliation report."""
     settings = prepare()
+    if settings.uses_sandbox:
+        # A new embedded sandbox knows none of a past run's payouts: every row would be a false
+        # "missing at the service" finding. The report alone needs no service.
+        fail(
+            "reconcile asks the payments service, and a past run's embedded sandbox is gone: "
+            "set PAYFLOW_API_URL (and PAYFLOW_API_TOKEN), or read the report of that run"
+        )
     try:
         classes = FailureClasses.load(settings.failure_classes_path)
     except FailureTableError as exc:

@@ -77,3 +77,18 @@ def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
 
     unknown = run_payflow(["reconcile", "no-such-batch"], env, tmp_path)
     assert unknown.returncode == 2 and "no batch" in unknown.stderr
+
+
+def test_reconcile_without_an_api_refuses_instead_of_reporting_every_payout_missing(
+    tmp_path, sandbox_server
+) -> None:
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    batch_id, _ = _pay_one(ledger_url, sandbox_server)
+    env = payflow_env(home, tmp_path / "prefect")  # no PAYFLOW_API_URL: the embedded sandbox
+    result = run_payflow(["reconcile", batch_id], env, tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "PAYFLOW_API_URL" in lines[0], result.stderr
+    with Ledger.open(ledger_url) as ledger:
+        assert ledger.findings(batch_id) == []
