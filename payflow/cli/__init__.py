@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "template",
     "rerun",
     "approve",
+    "console",
 )
 
 
