@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from contextlib import ExitStack
@@ -42,6 +43,8 @@ def console_command(
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
+    # Without a Prefect server each pay run starts Prefect's temporary one: give it time.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     try:
         with ExitStack() as stack:
             ledger = stack.enter_context(open_ledger(settings))
@@ -53,7 +56,10 @@ def console_command(
                     receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                     callback_url = stack.enter_context(receiver).url
             target = RunTarget(
-                endpoint.base_url, settings.ledger_url_or_default(), endpoint.is_sandbox, callback_url
+                endpoint.base_url,
+                settings.ledger_url_or_default(),
+                endpoint.is_sandbox,
+                callback_url,
             )
             console = create_app(ConsoleContext(settings, ledger, target))
             config = uvicorn.Config(console, host=host, port=port, log_level="warning")

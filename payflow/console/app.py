@@ -16,6 +16,8 @@ from urllib.parse import quote
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -56,11 +58,12 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["money"] = display_amount
     limit_mb = ctx.max_upload_bytes / (1024 * 1024)
+    limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"
 
     def render(
         request: Request, session: Session, name: str, status: int = 200, **values: Any
     ) -> Response:
-        context = {"me": session.operator, "csrf": session.csrf, "limit_mb": limit_mb, **values}
+        context = {"me": session.operator, "csrf": session.csrf, "limit_text": limit_text, **values}
         return templates.TemplateResponse(request, name, context, status_code=status)
 
     def message(request: Request, session: Session, status: int, text: str) -> Response:
@@ -79,7 +82,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         request._body = bytes(body)  # the form parser reads the body already received
         return await request.form(max_files=1, max_fields=200, max_part_size=cap)
 
-    def page(roles: tuple[str, ...] = ()) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
+    def page(
+        roles: tuple[str, ...] = (),
+    ) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
         def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             async def endpoint(request: Request) -> Response:
                 session = sessions.get(request.cookies.get(COOKIE))
@@ -96,7 +101,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                             request,
                             session,
                             413,
-                            f"The file is larger than the {limit_mb:g} MB limit; nothing was "
+                            f"The file is larger than the {limit_text} limit; nothing was "
                             "stored. Split the batch into smaller files.",
                         )
                     given = request.headers.get("x-csrf-token") or form.get("csrf")
@@ -155,9 +160,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     sessions.drop(session_id)
                     session_id, _ = sessions.new(operator)
                     record_action(ctx.ledger, operator.name, "signed_in")
-                    response = RedirectResponse(_next(request), status_code=303)
-                    _set_cookie(response, session_id)
-                    return response
+                    signed: Response = RedirectResponse(_next(request), status_code=303)
+                    _set_cookie(signed, session_id)
+                    return signed
         response = render(request, session, "login.html", status, error=error)
         if fresh or status != 200:
             _set_cookie(response, session_id or "")
@@ -181,9 +186,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         raw_page = request.query_params.get("page", "1")
         number = int(raw_page) if raw_page.isdigit() and int(raw_page) > 0 else 1
         lines, pages_total = await run_in_threadpool(pages.batch_page, ctx, number)
-        return render(
-            request, session, "batches.html", lines=lines, page=number, pages=pages_total
-        )
+        return render(request, session, "batches.html", lines=lines, page=number, pages=pages_total)
 
     @page()
     async def upload_form(request: Request, session: Session) -> Response:
@@ -288,9 +291,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         )
         if not isinstance(status, Approved) and choice == "approve":
             notice += " (another checker must approve too)"
-        return RedirectResponse(
-            f"/batches/{batch_id}?notice={quote(notice)}", status_code=303
-        )
+        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
 
     @page()
     async def progress(request: Request, session: Session) -> Response:
@@ -308,9 +309,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         except RerunRefused as exc:
             return message(request, session, 400, str(exc))
         if started.rerun_batch_id is None:
-            return message(
-                request, session, 409, "Nothing to rerun: " + "; ".join(started.dropped)
-            )
+            return message(request, session, 409, "Nothing to rerun: " + "; ".join(started.dropped))
         notice = "rerun registered; a checker must approve it"
         if started.dropped:
             notice += " (left out: " + "; ".join(started.dropped) + ")"
@@ -357,22 +356,21 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         Route("/batches/{batch_id}/rejects.{suffix:str}", rejects),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=_headers)])
 
-    @app.middleware("http")
-    async def headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        response.headers["Content-Security-Policy"] = (
-            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
-        )
-        if not request.url.path.startswith("/static"):
-            response.headers["Cache-Control"] = "no-store"
-        return response
 
-    return app
+async def _headers(request: Request, call_next: Any) -> Response:
+    """No framing, no sniffing, no referrer, nothing cached but the static files."""
+    response: Response = await call_next(request)
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+    )
+    if not request.url.path.startswith("/static"):
+        response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def _next(request: Request) -> str:

@@ -30,7 +30,7 @@ class UploadResult:
     problems: list[Problem]
     warnings: list[Problem]
     counts: BatchCounts
-    already_registered: bool
+    already_registered: int  # rows registered by an earlier upload of the same file
 
 
 def safe_name(filename: str) -> str:

@@ -1,4 +1,4 @@
-"""Console operators (maker, checker) with argon2 password hashes, and the append-only action log."""
+"""Console operators (maker, checker) with argon2 password hashes, and the append-only log."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import desc, insert, select
 
 from payflow.ledger import Ledger
+from payflow.ledger.db import reader
 from payflow.ledger.tables import ConsoleAction, ConsoleOperator
 
 Role = Literal["maker", "checker"]
@@ -70,7 +71,7 @@ def add_operator(ledger: Ledger, name: str, role: str, password: str) -> Operato
 
 def check_password(ledger: Ledger, name: str, password: str) -> Operator | None:
     """The operator when the name and password match, else None (same work either way)."""
-    with ledger.engine.connect() as conn:
+    with reader(ledger.engine).connect() as conn:
         row = conn.execute(
             select(ConsoleOperator.name, ConsoleOperator.role, ConsoleOperator.password_hash).where(
                 ConsoleOperator.name == name.strip()
@@ -85,7 +86,7 @@ def check_password(ledger: Ledger, name: str, password: str) -> Operator | None:
 
 def operator_count(ledger: Ledger) -> int:
     """How many operators exist (0: the first-run message tells how to add one)."""
-    with ledger.engine.connect() as conn:
+    with reader(ledger.engine).connect() as conn:
         return len(conn.execute(select(ConsoleOperator.name)).all())
 
 
@@ -103,16 +104,18 @@ def record_action(
 
 def actions_of(ledger: Ledger, batch_id: str) -> list[ActionView]:
     """The batch's actions, oldest first."""
-    with ledger.engine.connect() as conn:
+    with reader(ledger.engine).connect() as conn:
         rows = conn.execute(
-            select(ConsoleAction).where(ConsoleAction.batch_id == batch_id).order_by(ConsoleAction.id)
+            select(ConsoleAction)
+            .where(ConsoleAction.batch_id == batch_id)
+            .order_by(ConsoleAction.id)
         ).all()
     return [ActionView(r.at, r.actor, r.action, r.batch_id, r.detail) for r in rows]
 
 
 def last_action(ledger: Ledger, batch_id: str, *actions: str) -> ActionView | None:
     """The newest of the named actions on the batch, if any."""
-    with ledger.engine.connect() as conn:
+    with reader(ledger.engine).connect() as conn:
         row = conn.execute(
             select(ConsoleAction)
             .where(ConsoleAction.batch_id == batch_id, ConsoleAction.action.in_(actions))

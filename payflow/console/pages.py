@@ -13,6 +13,7 @@ from payflow.console.context import ConsoleContext
 from payflow.console.operators import last_action
 from payflow.console.paying import is_paying
 from payflow.ledger import BatchCounts
+from payflow.ledger.db import reader
 from payflow.ledger.tables import Batch
 from payflow.model import display_amount
 from payflow.rerun import classify, find_candidates, group_candidates
@@ -46,8 +47,11 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
         return "declined"
     if last.action == "pay_failed":
         return "pay run stopped"
-    if last.action == "pay_started" or is_paying(batch_id) or counts.pending:
+    if is_paying(batch_id) or (last.action == "pay_started" and (counts.to_send or counts.pending)):
+        # A run in a Prefect worker records no end here: it is over when every row is final.
         return "paying"
+    if counts.pending:
+        return "finished with rows pending"
     return "paid" if counts.all_completed else "finished with failures"
 
 
@@ -71,7 +75,7 @@ def approvers(ctx: ConsoleContext, batch_id: str) -> str:
 def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
     """One page of batches, newest first, and the number of pages."""
     size = ctx.page_size
-    with ctx.ledger.engine.connect() as conn:
+    with reader(ctx.ledger.engine).connect() as conn:
         total = conn.execute(select(func.count()).select_from(Batch)).scalar_one()
         rows = conn.execute(
             select(Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by)

@@ -4,6 +4,7 @@ configured, otherwise `flows.pay_batch.pay_batch` in a thread of the console's o
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from payflow.approvals.decide import prefect_api_configured
 from payflow.console.context import ConsoleContext
@@ -23,7 +24,7 @@ def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
     if through_prefect:
         from prefect.deployments import run_deployment
 
-        run = run_deployment(
+        run: Any = run_deployment(
             ctx.prefect_deployment,
             parameters={"batch_id": batch_id, "approved_digest": digest},
             timeout=0,

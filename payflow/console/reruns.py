@@ -58,7 +58,9 @@ def rerun_rows(
     outcome = register_rerun(ctx.ledger, batch_id, attempts, maker.name)
     rerun_id = rerun_batch_id(batch_id, [a.instruction.external_id for a in attempts])
     rows_text = ", ".join(str(c.row_number) for c in kept)
-    record_action(ctx.ledger, maker.name, "rerun", batch_id, detail=f"rows {rows_text} as {rerun_id}")
+    record_action(
+        ctx.ledger, maker.name, "rerun", batch_id, detail=f"rows {rows_text} as {rerun_id}"
+    )
     record_action(ctx.ledger, maker.name, "uploaded", rerun_id, detail=f"rerun of {batch_id}")
     record_action(ctx.ledger, maker.name, "submitted", rerun_id)
     return RerunStarted(rerun_id, list(outcome.created), dropped_lines)

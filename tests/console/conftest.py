@@ -18,6 +18,8 @@ def console(
     monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    # In-process pay runs start Prefect's temporary server: slow on a loaded machine.
+    monkeypatch.setenv("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "300")
     started = start_console(tmp_path, sandbox_server.url, max_upload_bytes=64 * 1024)  # type: ignore[attr-defined]
     yield started
     started.server.stop()

@@ -84,9 +84,7 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     maker.goto(batch_url + "/approve")
     expect(maker.locator("#decide")).to_have_count(0)
     csrf = maker.locator("main").get_attribute("data-csrf") or ""
-    refused = maker.request.post(
-        batch_url + "/approve", form={"csrf": csrf, "decision": "approve"}
-    )
+    refused = maker.request.post(batch_url + "/approve", form={"csrf": csrf, "decision": "approve"})
     assert refused.status == 403
 
     checker = _sign_in(browser, console, "carl")

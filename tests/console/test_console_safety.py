@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
 from sqlalchemy import func, select
 
@@ -17,8 +18,6 @@ def _counts(console: Console) -> tuple[int, int]:
 
 
 def test_pages_redirect_to_sign_in(console: Console) -> None:
-    import httpx
-
     with httpx.Client(base_url=console.url) as anonymous:
         for path in ("/batches", "/upload", "/batches/x/approve"):
             response = anonymous.get(path)
@@ -28,15 +27,10 @@ def test_pages_redirect_to_sign_in(console: Console) -> None:
 
 
 def test_session_cookie_is_httponly_and_samesite(console: Console) -> None:
-    client = signed_in(console, "mia")
-    cookie = client.get("/login").headers.get("set-cookie") or ""
-    page = client.get("/batches")
-    assert page.status_code == 200
-    import httpx
-
-    raw = httpx.get(console.url + "/login").headers["set-cookie"].lower()
-    assert "httponly" in raw and "samesite=strict" in raw
-    del cookie
+    response = httpx.get(console.url + "/login")
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert signed_in(console, "mia").get("/batches").status_code == 200
 
 
 def test_csrf_missing_or_wrong_is_refused_with_nothing_changed(console: Console) -> None:
@@ -74,11 +68,19 @@ def test_oversized_and_non_spreadsheet_uploads_are_refused(console: Console) -> 
 def test_token_and_full_requisites_appear_in_no_response(console: Console) -> None:
     maker = signed_in(console, "mia")
     token = csrf_of(maker.get("/upload").text)
-    bodies = [maker.post("/upload", files={"file": ("clean.csv", batch_csv(CLEAN_ROWS))},
-                         data={"csrf": token}).text]
+    bodies = [
+        maker.post(
+            "/upload", files={"file": ("clean.csv", batch_csv(CLEAN_ROWS))}, data={"csrf": token}
+        ).text
+    ]
     batch_id = console.ctx.ledger.batches_with(["VALIDATED"])[0]
-    for path in ("/batches", f"/batches/{batch_id}", f"/batches/{batch_id}/approve",
-                 f"/batches/{batch_id}/progress.json", f"/batches/{batch_id}/report.csv"):
+    for path in (
+        "/batches",
+        f"/batches/{batch_id}",
+        f"/batches/{batch_id}/approve",
+        f"/batches/{batch_id}/progress.json",
+        f"/batches/{batch_id}/report.csv",
+    ):
         response = maker.get(path)
         assert response.status_code == 200, path
         bodies.append(response.text)
