@@ -59,6 +59,7 @@ def _download(page: Page, link: str, tmp_path: Path) -> Path:
     return target
 
 
+@pytest.mark.timeout(900)
 def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None:
     maker = _sign_in(browser, console, "mia")
 
