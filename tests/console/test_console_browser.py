@@ -59,7 +59,7 @@ def _download(page: Page, link: str, tmp_path: Path) -> Path:
     return target
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1500)
 def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None:
     maker = _sign_in(browser, console, "mia")
 
@@ -97,7 +97,7 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     expect(checker.locator(".notice")).to_contain_text("payout run started")
 
     # Progress updates without reloading, then the page reloads into the summary.
-    expect(checker.locator("#final-line")).to_have_text("5 of 5 final", timeout=240_000)
+    expect(checker.locator("#final-line")).to_have_text("5 of 5 final", timeout=600_000)
     expect(checker.locator("#summary")).to_be_visible(timeout=60_000)
     expect(checker.locator("#state")).to_have_text("finished with failures")
     expect(checker.locator("#failed")).to_contain_text("Recipient not found")
@@ -125,7 +125,7 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
 
     checker.goto(rerun_url + "/approve")
     checker.click("button[value=approve]")
-    expect(checker.locator("#final-line")).to_have_text("2 of 2 final", timeout=240_000)
+    expect(checker.locator("#final-line")).to_have_text("2 of 2 final", timeout=600_000)
     checker.goto(batch_url)
     expect(checker.locator("#history")).to_contain_text("rerun")
 
