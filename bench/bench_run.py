@@ -91,7 +91,7 @@ def _ending(n: int) -> int:
 def write_batch(path: Path, rows: int, prefix: str) -> None:
     """A mixed batch that all completes: SIM XOF, BANK_ACCOUNT RUB, SBP RUB (phones repeat)."""
     sys.path.insert(0, str(ROOT))
-    from schemas.requisites import account_with_key
+    from payflow.schemas.requisites import account_with_key
 
     bik = "044525225"
     phones = max(1, rows // 20)  # an SBP recipient is paid about twice a batch

@@ -33,6 +33,7 @@ COMMAND_MODULES = {
     "rerun": "rerun",
     "approve": "approve",
     "pay": "pay",
+    "console": "console",
 }
 
 

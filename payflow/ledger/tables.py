@@ -379,3 +379,27 @@ class Approval(Base):
     acknowledged: Mapped[str] = mapped_column(Text)  # JSON list of warning keys seen
     note: Mapped[str | None] = mapped_column(Text)
     via: Mapped[str] = mapped_column(String(16))  # cli | prefect
+
+
+class ConsoleOperator(Base):
+    """A person who signs in to `payflow console`: maker or checker, password hashed (argon2)."""
+
+    __tablename__ = "console_operators"
+
+    name: Mapped[str] = mapped_column(String(USER_LENGTH), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))  # maker | checker
+    password_hash: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ConsoleAction(Base):
+    """Append-only: who did what in the console, when (sign-in, upload, submit, approve...)."""
+
+    __tablename__ = "console_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    actor: Mapped[str] = mapped_column(String(USER_LENGTH))
+    action: Mapped[str] = mapped_column(String(32))
+    batch_id: Mapped[str | None] = mapped_column(String(BATCH_ID_LENGTH), index=True)
+    detail: Mapped[str | None] = mapped_column(Text)

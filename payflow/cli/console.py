@@ -1,0 +1,107 @@
+"""`payflow console --port N`: the operators' web console; `payflow console add-user NAME`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from contextlib import ExitStack
+from types import FrameType
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from payflow.cli.app import app, fail
+from payflow.cli.setup import prepare
+from payflow.console.operators import ROLES, OperatorError, add_operator, operator_count
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
+
+console_app = typer.Typer(
+    help="The operators' web console: upload, approve, follow, reconcile, rerun.",
+    invoke_without_command=True,
+)
+app.add_typer(console_app, name="console")
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """uvicorn has drained and closed; exit cleanly."""
+
+
+@console_app.callback()
+def console_command(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8300,
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+) -> None:
+    """Serve the console; without PAYFLOW_API_URL it pays the embedded sandbox."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from payflow.connections import RunTarget
+    from payflow.console.app import create_app
+    from payflow.console.context import ConsoleContext
+    from payflow.webhooks import WebhookReceiver
+
+    settings = prepare()
+    # Without a Prefect server each pay run starts Prefect's temporary one: give it time.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    try:
+        with ExitStack() as stack:
+            ledger = stack.enter_context(open_ledger(settings))
+            endpoint = stack.enter_context(api_endpoint(settings))
+            callback_url = settings.webhook_url
+            if endpoint.is_sandbox:
+                print(NO_REAL_MONEY, file=sys.stderr)
+                if callback_url is None:
+                    receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
+                    callback_url = stack.enter_context(receiver).url
+            target = RunTarget(
+                endpoint.base_url,
+                settings.ledger_url_or_default(),
+                endpoint.is_sandbox,
+                callback_url,
+            )
+            console = create_app(ConsoleContext(settings, ledger, target))
+            config = uvicorn.Config(console, host=host, port=port, log_level="warning")
+            server = uvicorn.Server(config)
+            if operator_count(ledger) == 0:
+                typer.echo(
+                    "first run: no operators yet. Create them with\n"
+                    "  payflow console add-user NAME --role maker\n"
+                    "  payflow console add-user OTHER --role checker",
+                    err=True,
+                )
+            for stop_signal in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(stop_signal, _stopped)
+            typer.echo(f"payflow console: http://{host}:{port}/")
+            server.run()
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    except (OSError, SystemExit):
+        fail(f"cannot listen on {host}:{port}")
+
+
+@console_app.command("add-user")
+def add_user_command(
+    name: Annotated[str, typer.Argument(help="The operator's sign-in name.")],
+    role: Annotated[str, typer.Option("--role", help="maker (uploads, reruns) or checker.")],
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input.")
+    ] = False,
+) -> None:
+    """Create an operator; the password comes from a prompt (or stdin) and is stored hashed."""
+    settings = prepare()
+    if role not in ROLES:
+        fail(f"role must be one of {', '.join(ROLES)}")
+    if password_stdin or not sys.stdin.isatty():
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        with open_ledger(settings) as ledger:
+            operator = add_operator(ledger, name, role, password)
+    except OperatorError as exc:
+        fail(f"{exc}; nothing was created")
+    except ConfigurationError as exc:
+        fail(f"configuration: {exc}")
+    typer.echo(f"operator {operator.name} ({operator.role}) created")

@@ -1,0 +1,383 @@
+"""The console's Starlette application: sign-in, upload, approve, batch, batches.
+
+Every page needs a signed-in operator (else a redirect to /login); every POST needs the
+session's CSRF token (form field `csrf` or header `X-CSRF-Token`) and is refused otherwise,
+before anything is read or changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, UploadFile
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from payflow.approvals import (
+    ApprovalRefused,
+    Approved,
+    approval_requirement,
+    approval_status,
+    load_policy,
+)
+from payflow.console import pages
+from payflow.console.context import ConsoleContext
+from payflow.console.decisions import decide, is_submitted, submit_for_approval
+from payflow.console.intake import UploadRefused, rejects_file, take_upload
+from payflow.console.operators import Operator, actions_of, check_password, record_action
+from payflow.console.reruns import rerun_rows
+from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
+from payflow.model import display_amount
+from payflow.reporting.reconciliation import write_batch_report
+from payflow.rerun import RerunRefused
+
+HERE = Path(__file__).parent
+BATCH_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the small fields beside the file
+Handler = Callable[[Request, Session], Awaitable[Response]]
+
+
+class TooLarge(Exception):
+    """The request body is over the upload limit."""
+
+
+def create_app(ctx: ConsoleContext) -> Starlette:
+    """The console over `ctx` (its ledger, API target and limits)."""
+    sessions = Sessions()
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters["money"] = display_amount
+    limit_mb = ctx.max_upload_bytes / (1024 * 1024)
+    limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"
+
+    def render(
+        request: Request, session: Session, name: str, status: int = 200, **values: Any
+    ) -> Response:
+        context = {"me": session.operator, "csrf": session.csrf, "limit_text": limit_text, **values}
+        return templates.TemplateResponse(request, name, context, status_code=status)
+
+    def message(request: Request, session: Session, status: int, text: str) -> Response:
+        return render(request, session, "message.html", status, text=text)
+
+    async def read_form(request: Request) -> FormData:
+        declared = request.headers.get("content-length")
+        cap = ctx.max_upload_bytes + FORM_OVERHEAD
+        if declared and declared.isdigit() and int(declared) > cap:
+            raise TooLarge
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > cap:
+                raise TooLarge
+        request._body = bytes(body)  # the form parser reads the body already received
+        return await request.form(max_files=1, max_fields=200, max_part_size=cap)
+
+    def page(
+        roles: tuple[str, ...] = (),
+    ) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
+        def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+            async def endpoint(request: Request) -> Response:
+                session = sessions.get(request.cookies.get(COOKIE))
+                if session is None or session.operator is None:
+                    if request.method != "GET":
+                        return JSONResponse({"error": "sign in first"}, status_code=401)
+                    target = quote(request.url.path, safe="/")
+                    return RedirectResponse(f"/login?next={target}", status_code=303)
+                if request.method == "POST":
+                    try:
+                        form = await read_form(request)
+                    except TooLarge:
+                        return message(
+                            request,
+                            session,
+                            413,
+                            f"The file is larger than the {limit_text} limit; nothing was "
+                            "stored. Split the batch into smaller files.",
+                        )
+                    given = request.headers.get("x-csrf-token") or form.get("csrf")
+                    if not csrf_matches(session, given if isinstance(given, str) else None):
+                        return message(
+                            request,
+                            session,
+                            403,
+                            "This form expired or came from another page; nothing was changed. "
+                            "Go back, reload the page and try again.",
+                        )
+                    request.state.form = form
+                if roles and session.operator.role not in roles:
+                    return message(
+                        request,
+                        session,
+                        403,
+                        f"This needs the {' or '.join(roles)} role; you are a "
+                        f"{session.operator.role}. Nothing was changed.",
+                    )
+                batch_id = request.path_params.get("batch_id")
+                if batch_id is not None and (
+                    not BATCH_ID.match(batch_id) or not ctx.ledger.batch_exists(batch_id)
+                ):
+                    return message(request, session, 404, "No such batch.")
+                return await handler(request, session)
+
+            return endpoint
+
+        return wrap
+
+    def me(session: Session) -> Operator:
+        assert session.operator is not None  # `page` lets only signed-in sessions through
+        return session.operator
+
+    # --- sign-in ---------------------------------------------------------------------------
+
+    async def login(request: Request) -> Response:
+        session_id = request.cookies.get(COOKIE)
+        session = sessions.get(session_id)
+        fresh = session is None
+        if session is None:
+            session_id, session = sessions.new()
+        status, error = 200, None
+        if request.method == "POST":
+            form = await request.form(max_files=0, max_fields=10)
+            given = form.get("csrf")
+            if not csrf_matches(session, given if isinstance(given, str) else None):
+                status, error = 403, "The sign-in form expired; try again."
+            else:
+                name, password = str(form.get("name", "")), str(form.get("password", ""))
+                operator = await run_in_threadpool(check_password, ctx.ledger, name, password)
+                if operator is None:
+                    status, error = 401, "Wrong name or password."
+                else:
+                    sessions.drop(session_id)
+                    session_id, _ = sessions.new(operator)
+                    record_action(ctx.ledger, operator.name, "signed_in")
+                    signed: Response = RedirectResponse(_next(request), status_code=303)
+                    _set_cookie(signed, session_id)
+                    return signed
+        response = render(request, session, "login.html", status, error=error)
+        if fresh or status != 200:
+            _set_cookie(response, session_id or "")
+        return response
+
+    @page()
+    async def logout(request: Request, session: Session) -> Response:
+        sessions.drop(request.cookies.get(COOKIE))
+        record_action(ctx.ledger, me(session).name, "signed_out")
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    # --- batches ---------------------------------------------------------------------------
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/batches", status_code=303)
+
+    @page()
+    async def batches(request: Request, session: Session) -> Response:
+        raw_page = request.query_params.get("page", "1")
+        number = int(raw_page) if raw_page.isdigit() and int(raw_page) > 0 else 1
+        lines, pages_total = await run_in_threadpool(pages.batch_page, ctx, number)
+        return render(request, session, "batches.html", lines=lines, page=number, pages=pages_total)
+
+    @page()
+    async def upload_form(request: Request, session: Session) -> Response:
+        return render(request, session, "upload.html", result=None, error=None)
+
+    @page(roles=("maker",))
+    async def upload(request: Request, session: Session) -> Response:
+        file = request.state.form.get("file")
+        if not isinstance(file, UploadFile) or not file.filename:
+            return render(
+                request, session, "upload.html", 400, result=None, error="Choose a file first."
+            )
+        data = await file.read()
+        try:
+            result = await run_in_threadpool(
+                take_upload, ctx, file.filename, data, me(session).name
+            )
+        except UploadRefused as exc:
+            return render(request, session, "upload.html", 400, result=None, error=str(exc))
+        return render(request, session, "upload.html", result=result, error=None)
+
+    @page()
+    async def batch(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        counts = ctx.ledger.batch_counts(batch_id)
+        state = pages.batch_state(ctx, batch_id, counts)
+        summary = await run_in_threadpool(pages.summary, ctx, batch_id)
+        facts = ctx.ledger.batch_facts(batch_id)
+        return render(
+            request,
+            session,
+            "batch.html",
+            batch_id=batch_id,
+            facts=facts,
+            counts=counts,
+            state=state,
+            summary=summary,
+            bars=pages.chart_bars(summary.outcomes),
+            actions=actions_of(ctx.ledger, batch_id),
+            has_rejects=rejects_file(ctx, batch_id, "csv") is not None,
+            submitted=is_submitted(ctx, batch_id),
+            notice=request.query_params.get("notice"),
+        )
+
+    @page(roles=("maker",))
+    async def submit(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        try:
+            submit_for_approval(ctx, batch_id, me(session))
+        except ApprovalRefused as exc:
+            return message(request, session, 409, f"{exc}. Nothing was changed.")
+        return RedirectResponse(f"/batches/{batch_id}", status_code=303)
+
+    @page()
+    async def approve_form(request: Request, session: Session) -> Response:
+        return await _approval_page(request, session, None, 200)
+
+    async def _approval_page(
+        request: Request, session: Session, error: str | None, status: int
+    ) -> Response:
+        batch_id = request.path_params["batch_id"]
+        policy = load_policy(ctx.settings.approvals_file)
+        requirement = approval_requirement(ctx.ledger, batch_id, policy)
+        counts = ctx.ledger.batch_counts(batch_id)
+        return render(
+            request,
+            session,
+            "approve.html",
+            status,
+            batch_id=batch_id,
+            requirement=requirement,
+            approval=approval_status(ctx.ledger, batch_id, policy),
+            counts=counts,
+            state=pages.batch_state(ctx, batch_id, counts),
+            error=error,
+        )
+
+    @page(roles=("checker",))
+    async def approve(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        form = request.state.form
+        choice = form.get("decision")
+        if choice not in ("approve", "decline"):
+            return await _approval_page(request, session, "Choose approve or decline.", 400)
+        try:
+            status, started = await run_in_threadpool(
+                lambda: decide(
+                    ctx,
+                    batch_id,
+                    me(session),
+                    approve=choice == "approve",
+                    note=str(form.get("note", "")).strip()[:1000],
+                    acknowledge_warnings=form.get("acknowledge") == "yes",
+                )
+            )
+        except ApprovalRefused as exc:
+            return await _approval_page(request, session, f"Refused: {exc}.", 403)
+        notice = started or (
+            "declined: nothing will be paid"
+            if choice == "decline"
+            else f"recorded; the batch is {type(status).__name__}"
+        )
+        if not isinstance(status, Approved) and choice == "approve":
+            notice += " (another checker must approve too)"
+        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
+
+    @page()
+    async def progress(request: Request, session: Session) -> Response:
+        return JSONResponse(pages.progress(ctx, request.path_params["batch_id"]))
+
+    @page(roles=("maker",))
+    async def rerun(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        form = request.state.form
+        rows = [int(v) for v in form.getlist("row") if isinstance(v, str) and v.isdigit()]
+        try:
+            started = await run_in_threadpool(
+                rerun_rows, ctx, batch_id, me(session), rows, form.get("reasons_read") == "yes"
+            )
+        except RerunRefused as exc:
+            return message(request, session, 400, str(exc))
+        if started.rerun_batch_id is None:
+            return message(request, session, 409, "Nothing to rerun: " + "; ".join(started.dropped))
+        notice = "rerun registered; a checker must approve it"
+        if started.dropped:
+            notice += " (left out: " + "; ".join(started.dropped) + ")"
+        return RedirectResponse(
+            f"/batches/{started.rerun_batch_id}?notice={quote(notice)}", status_code=303
+        )
+
+    @page()
+    async def report(request: Request, session: Session) -> Response:
+        batch_id, suffix = request.path_params["batch_id"], request.path_params["suffix"]
+        if suffix not in ("csv", "xlsx"):
+            return message(request, session, 404, "Reports are CSV or XLSX.")
+        written = await run_in_threadpool(
+            lambda: write_batch_report(
+                ctx.ledger, batch_id, ctx.batch_dir(batch_id), sandbox=ctx.target.sandbox
+            )
+        )
+        path = written.csv if suffix == "csv" else written.xlsx
+        record_action(ctx.ledger, me(session).name, "report_downloaded", batch_id, suffix)
+        return FileResponse(path, filename=f"{batch_id}-report.{suffix}")
+
+    @page()
+    async def rejects(request: Request, session: Session) -> Response:
+        batch_id, suffix = request.path_params["batch_id"], request.path_params["suffix"]
+        path = rejects_file(ctx, batch_id, suffix) if suffix in ("csv", "xlsx") else None
+        if path is None:
+            return message(request, session, 404, "This batch has no rejects report.")
+        return FileResponse(path, filename=f"{batch_id}-rejects.{suffix}")
+
+    routes = [
+        Route("/", home),
+        Route("/login", login, methods=["GET", "POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/batches", batches),
+        Route("/upload", upload_form, methods=["GET"]),
+        Route("/upload", upload, methods=["POST"]),
+        Route("/batches/{batch_id}", batch),
+        Route("/batches/{batch_id}/submit", submit, methods=["POST"]),
+        Route("/batches/{batch_id}/approve", approve_form, methods=["GET"]),
+        Route("/batches/{batch_id}/approve", approve, methods=["POST"]),
+        Route("/batches/{batch_id}/progress.json", progress),
+        Route("/batches/{batch_id}/rerun", rerun, methods=["POST"]),
+        Route("/batches/{batch_id}/report.{suffix:str}", report),
+        Route("/batches/{batch_id}/rejects.{suffix:str}", rejects),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=_headers)])
+
+
+async def _headers(request: Request, call_next: Any) -> Response:
+    """No framing, no sniffing, no referrer, nothing cached but the static files."""
+    response: Response = await call_next(request)
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+    )
+    if not request.url.path.startswith("/static"):
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _next(request: Request) -> str:
+    """Where to go after signing in: a path of this site only."""
+    target = request.query_params.get("next", "/batches")
+    return target if target.startswith("/") and not target.startswith("//") else "/batches"
+
+
+def _set_cookie(response: Response, session_id: str) -> None:
+    response.set_cookie(COOKIE, session_id, httponly=True, samesite="strict", path="/")

@@ -1,0 +1,34 @@
+"""What every console page works with: settings, the ledger, where payouts go, and the limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from payflow.connections import RunTarget
+from payflow.ledger import Ledger
+from payflow.settings import Settings
+
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+ACCEPTED_SUFFIXES = (".csv", ".xlsx")
+
+
+@dataclass
+class ConsoleContext:
+    """One console process: the ledger it reads and writes and the API its payouts go to."""
+
+    settings: Settings
+    ledger: Ledger
+    target: RunTarget
+    max_upload_bytes: int = MAX_UPLOAD_BYTES
+    page_size: int = 20
+    prefect_deployment: str = "pay-batch/pay-batch"
+    # None: through the deployment when PREFECT_API_URL is configured; False: always in-process.
+    pay_through_prefect: bool | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def batch_dir(self, batch_id: str) -> Path:
+        """Where the console keeps a batch's rejects and reports (never named in a URL)."""
+        path = self.settings.reports_dir() / "console" / batch_id
+        path.mkdir(parents=True, exist_ok=True)
+        return path

@@ -1,0 +1,82 @@
+"""Submitting a batch for approval and a checker's decision, over `payflow.approvals`."""
+
+from __future__ import annotations
+
+from payflow.approvals import (
+    ApprovalRefused,
+    ApprovalStatus,
+    Approved,
+    approval_status,
+    load_policy,
+    record_decision,
+)
+from payflow.console.context import ConsoleContext
+from payflow.console.operators import Operator, last_action, record_action
+from payflow.console.paying import start_payment
+
+
+def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> None:
+    """The maker hands the batch to the checkers (recorded; the maker was set at upload)."""
+    if maker.role != "maker":
+        raise ApprovalRefused("only a maker submits a batch for approval")
+    facts = ctx.ledger.batch_facts(batch_id)
+    if facts is None:
+        raise ApprovalRefused(f"no batch {batch_id} in the ledger")
+    if facts.made_by not in (None, maker.name):
+        raise ApprovalRefused(f"batch {batch_id} was made by {facts.made_by}")
+    if not ctx.ledger.batch_counts(batch_id).to_send:
+        raise ApprovalRefused("this batch has no rows to pay; nothing to approve")
+    ctx.ledger.set_maker(batch_id, maker.name)
+    record_action(ctx.ledger, maker.name, "submitted", batch_id)
+
+
+def is_submitted(ctx: ConsoleContext, batch_id: str) -> bool:
+    """True once a maker submitted the batch for approval."""
+    return last_action(ctx.ledger, batch_id, "submitted") is not None
+
+
+def decide(
+    ctx: ConsoleContext,
+    batch_id: str,
+    checker: Operator,
+    *,
+    approve: bool,
+    note: str,
+    acknowledge_warnings: bool,
+) -> tuple[ApprovalStatus, str | None]:
+    """Record the checker's decision; start paying once the batch is approved."""
+    if checker.role != "checker":
+        raise ApprovalRefused("only a checker approves or declines a batch")
+    facts = ctx.ledger.batch_facts(batch_id)
+    if facts is None:
+        raise ApprovalRefused(f"no batch {batch_id} in the ledger")
+    if facts.made_by == checker.name:
+        raise ApprovalRefused(f"{checker.name} made batch {batch_id} and cannot approve it")
+    if not is_submitted(ctx, batch_id):
+        raise ApprovalRefused("the maker has not submitted this batch for approval yet")
+    if last_action(ctx.ledger, batch_id, "approved", "declined", "pay_started") is not None:
+        raise ApprovalRefused(f"batch {batch_id} was already decided")
+    policy = load_policy(ctx.settings.approvals_file)
+    before = approval_status(ctx.ledger, batch_id, policy)
+    if isinstance(before, Approved) and not before.by:
+        # Under every limit the policy asks for no step, but the console still wants a checker.
+        status: ApprovalStatus = before
+    else:
+        status = record_decision(
+            ctx.ledger,
+            batch_id,
+            approver=checker.name,
+            decision="approve" if approve else "decline",
+            note=note or None,
+            acknowledge_warnings=acknowledge_warnings,
+            via="console",
+            policy=policy,
+        )
+    if not approve:
+        record_action(ctx.ledger, checker.name, "declined", batch_id, detail=note or None)
+        return status, None
+    if not isinstance(status, Approved):
+        record_action(ctx.ledger, checker.name, "approval_step", batch_id, detail=note or None)
+        return status, None
+    record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
+    return status, start_payment(ctx, batch_id, checker.name)

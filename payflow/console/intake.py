@@ -1,0 +1,89 @@
+"""An uploaded file becomes a registered batch: the intake flow's functions, run in-process."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+from payflow.connections import with_client
+from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
+from payflow.console.operators import record_action
+from payflow.intake import BatchFileError, Problem, read_batch_file
+from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
+from payflow.intake.report_files import write_rejects_report
+from payflow.intake.to_ledger import register_report
+from payflow.ledger import BatchCounts
+from payflow.schemas.validation import validate_rows
+
+
+class UploadRefused(ValueError):
+    """The upload is not a batch file the console takes; nothing was stored."""
+
+
+@dataclass(frozen=True)
+class UploadResult:
+    """What the upload page shows: every problem, warnings and the ledger's counts."""
+
+    batch_id: str
+    source_name: str
+    problems: list[Problem]
+    warnings: list[Problem]
+    counts: BatchCounts
+    already_registered: int  # rows registered by an earlier upload of the same file
+
+
+def safe_name(filename: str) -> str:
+    """The file's own name without folders; refused unless it ends in .csv or .xlsx."""
+    name = PurePath(filename.replace("\\", "/")).name.strip()
+    if not name.lower().endswith(ACCEPTED_SUFFIXES):
+        raise UploadRefused("only CSV or XLSX batch files are accepted; nothing was stored")
+    return name
+
+
+def looks_like(name: str, data: bytes) -> None:
+    """An .xlsx is a zip; a .csv is text. Anything else is refused before it is read."""
+    if name.lower().endswith(".xlsx") and not data.startswith(b"PK\x03\x04"):
+        raise UploadRefused("this .xlsx file is not a spreadsheet; nothing was stored")
+    if name.lower().endswith(".csv") and b"\x00" in data[:4096]:
+        raise UploadRefused("this .csv file is not text; nothing was stored")
+
+
+def take_upload(ctx: ConsoleContext, filename: str, data: bytes, maker: str) -> UploadResult:
+    """Read, look up services and banks, validate and register the batch; record the maker."""
+    name = safe_name(filename)
+    looks_like(name, data)
+    if not data:
+        raise UploadRefused("the file is empty; nothing was stored")
+    with tempfile.TemporaryDirectory(prefix="payflow-upload-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        try:
+            raw = read_batch_file(path)
+        except BatchFileError as exc:
+            raise UploadRefused(f"{exc}; nothing was stored") from None
+
+    async def lookups(client: object) -> Lookups:
+        return await fetch_lookups(client, raw)  # type: ignore[arg-type]
+
+    found = with_client(ctx.target, lookups)
+    report = validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))
+    outcome = register_report(ctx.ledger, report)
+    ctx.ledger.set_maker(report.batch_id, maker)
+    if report.rejects:
+        write_rejects_report(report, ctx.batch_dir(report.batch_id))
+    record_action(ctx.ledger, maker, "uploaded", report.batch_id, detail=name)
+    return UploadResult(
+        batch_id=report.batch_id,
+        source_name=report.source_name,
+        problems=list(report.rejects),
+        warnings=list(report.warnings),
+        counts=ctx.ledger.batch_counts(report.batch_id),
+        already_registered=outcome.already_registered,
+    )
+
+
+def rejects_file(ctx: ConsoleContext, batch_id: str, suffix: str) -> Path | None:
+    """The batch's rejects report written at upload, if any."""
+    path = ctx.batch_dir(batch_id) / f"{batch_id}-rejects.{suffix}"
+    return path if path.is_file() else None

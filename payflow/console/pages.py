@@ -1,0 +1,155 @@
+"""What the batch pages show, read from the ledger: list rows, state, progress, summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import desc, func, select
+
+from payflow.approvals import Approved, approval_status, load_policy
+from payflow.console.context import ConsoleContext
+from payflow.console.operators import last_action
+from payflow.console.paying import is_paying
+from payflow.ledger import BatchCounts
+from payflow.ledger.db import reader
+from payflow.ledger.tables import Batch
+from payflow.model import display_amount
+from payflow.rerun import classify, find_candidates, group_candidates
+from payflow.rerun.preview import PreviewGroup
+
+
+@dataclass(frozen=True)
+class BatchLine:
+    """One line of the batches list."""
+
+    batch_id: str
+    source_name: str
+    created_at: datetime
+    state: str
+    rows: int
+    totals: str
+    made_by: str
+    approved_by: str
+
+
+def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
+    """uploaded, awaiting approval, declined, paying, paid, finished with failures, pay failed."""
+    last = last_action(
+        ctx.ledger, batch_id, "submitted", "declined", "pay_started", "pay_finished", "pay_failed"
+    )
+    if last is None:
+        return "nothing to pay" if not counts.to_send and not counts.pending else "uploaded"
+    if last.action == "submitted":
+        return "awaiting approval"
+    if last.action == "declined":
+        return "declined"
+    if last.action == "pay_failed":
+        return "pay run stopped"
+    if is_paying(batch_id) or (last.action == "pay_started" and (counts.to_send or counts.pending)):
+        # A run in a Prefect worker records no end here: it is over when every row is final.
+        return "paying"
+    if counts.pending:
+        return "finished with rows pending"
+    return "paid" if counts.all_completed else "finished with failures"
+
+
+def totals_text(counts: BatchCounts) -> str:
+    """Per currency: the amount of the batch's valid rows."""
+    sums: dict[str, Decimal] = {}
+    for total in counts.to_pay:
+        sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
+    return ", ".join(f"{display_amount(a)} {c}" for c, a in sorted(sums.items())) or "-"
+
+
+def approvers(ctx: ConsoleContext, batch_id: str) -> str:
+    """Who approved (or declined) the batch."""
+    names = [r.approver for r in ctx.ledger.approvals_of(batch_id)]
+    done = last_action(ctx.ledger, batch_id, "approved", "declined")
+    if done is not None and done.actor not in names:
+        names.append(done.actor)
+    return ", ".join(dict.fromkeys(names)) or "-"
+
+
+def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
+    """One page of batches, newest first, and the number of pages."""
+    size = ctx.page_size
+    with reader(ctx.ledger.engine).connect() as conn:
+        total = conn.execute(select(func.count()).select_from(Batch)).scalar_one()
+        rows = conn.execute(
+            select(Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by)
+            .order_by(desc(Batch.created_at), desc(Batch.batch_id))
+            .offset((page - 1) * size)
+            .limit(size)
+        ).all()
+    lines = []
+    for row in rows:
+        counts = ctx.ledger.batch_counts(row.batch_id)
+        lines.append(
+            BatchLine(
+                batch_id=row.batch_id,
+                source_name=row.source_name,
+                created_at=row.created_at,
+                state=batch_state(ctx, row.batch_id, counts),
+                rows=counts.rows,
+                totals=totals_text(counts),
+                made_by=row.made_by or "-",
+                approved_by=approvers(ctx, row.batch_id),
+            )
+        )
+    return lines, max(1, -(-total // size))
+
+
+def progress(ctx: ConsoleContext, batch_id: str) -> dict[str, object]:
+    """The small JSON the batch page polls: rows per state and whether the run is over."""
+    counts = ctx.ledger.batch_counts(batch_id)
+    state = batch_state(ctx, batch_id, counts)
+    return {
+        "batch": batch_id,
+        "rows": counts.rows,
+        "final": counts.final,
+        "by_state": dict(sorted(counts.by_state.items())),
+        "state": state,
+        "running": state == "paying",
+    }
+
+
+@dataclass
+class Summary:
+    """The reconciliation summary: outcomes for the chart, failure groups, findings."""
+
+    outcomes: list[tuple[str, int]] = field(default_factory=list)
+    groups: list[PreviewGroup] = field(default_factory=list)
+    findings: list[tuple[int, str, str, str]] = field(default_factory=list)
+    rerun_batches: list[tuple[str, str]] = field(default_factory=list)
+
+
+def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
+    """Outcome counts, failed rows grouped by statusMessage (rerun candidates), findings."""
+    out = Summary()
+    by_outcome: dict[str, int] = {}
+    for total in ctx.ledger.outcome_totals(batch_id):
+        by_outcome[str(total.outcome)] = by_outcome.get(str(total.outcome), 0) + total.rows
+    out.outcomes = sorted(by_outcome.items(), key=lambda kv: -kv[1])
+    candidates = find_candidates(ctx.ledger, batch_id, classify)
+    out.groups = group_candidates(candidates.eligible)
+    out.findings = [
+        (f.row_number, f.kind, f.state, f.detail) for f in ctx.ledger.findings(batch_id)
+    ]
+    policy = load_policy(ctx.settings.approvals_file)
+    for rerun_id in ctx.ledger.rerun_batches(batch_id):
+        counts = ctx.ledger.batch_counts(rerun_id)
+        state = batch_state(ctx, rerun_id, counts)
+        if state == "awaiting approval" and isinstance(
+            approval_status(ctx.ledger, rerun_id, policy), Approved
+        ):
+            state = "awaiting a checker"
+        out.rerun_batches.append((rerun_id, state))
+    return out
+
+
+def chart_bars(outcomes: list[tuple[str, int]]) -> list[tuple[str, int, float, int]]:
+    """(label, rows, bar width in %, y) for the inline SVG chart."""
+    top = max((n for _, n in outcomes), default=0) or 1
+    return [(label, n, 100.0 * n / top, 28 * i) for i, (label, n) in enumerate(outcomes)]

@@ -1,0 +1,90 @@
+"""A console on 127.0.0.1 over a fresh SQLite ledger and a sandbox, with a maker and a checker."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from payflow.connections import RunTarget
+from payflow.console.app import create_app
+from payflow.console.context import ConsoleContext
+from payflow.console.operators import add_operator
+from payflow.ledger import Ledger
+from payflow.serving import ThreadedServer
+from payflow.settings import Settings
+
+PASSWORD = "correct horse battery"
+HEADER = "externalId,amount,currency,paymentType,requisites,name,userId\n"
+# Requisites ending 1111/2222 fail at the sandbox; the rest complete.
+CLEAN_ROWS = [
+    ("c-ok-1", "1500", "KES", "SIM", "254712340001", "Wanjiru Kamau", "u-1"),
+    ("c-ok-2", "2500", "KES", "SIM", "254712340002", "Otieno Achieng", "u-2"),
+    ("c-bad-1", "700", "KES", "SIM", "254712342222", "Njeri Wambui", "u-3"),
+    ("c-bad-2", "900", "KES", "SIM", "254712352222", "Kiprop Kibet", "u-4"),
+    ("c-blk-1", "1100", "KES", "SIM", "254712341111", "Mutua Musyoka", "u-5"),
+]
+ERROR_ROWS = [
+    ("e-1", "", "KES", "SIM", "254712349001", "A", "u-1"),
+    ("e-2", "0", "KES", "SIM", "254712349002", "B", "u-2"),
+    ("e-3", "100", "XYZ", "SIM", "254712349003", "C", "u-3"),
+    ("e-4", "100", "KES", "SIM", "254712349004", "D", "u-4"),
+]
+
+
+def batch_csv(rows: list[tuple[str, ...]]) -> bytes:
+    """A batch file's bytes."""
+    return (HEADER + "".join(",".join(r) + "\n" for r in rows)).encode()
+
+
+@dataclass
+class Console:
+    """A running console: its URL and context."""
+
+    url: str
+    ctx: ConsoleContext
+    server: ThreadedServer
+
+
+def start_console(
+    tmp_path: Path, sandbox_url: str, *, max_upload_bytes: int = 10 * 1024 * 1024
+) -> Console:
+    """Open the ledger, add `mia` (maker) and `carl` (checker), serve the console."""
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    settings = Settings(ledger_url=ledger_url, home=tmp_path / "home")
+    ledger = Ledger.open(ledger_url)
+    add_operator(ledger, "mia", "maker", PASSWORD)
+    add_operator(ledger, "carl", "checker", PASSWORD)
+    add_operator(ledger, "mark", "maker", PASSWORD)
+    ctx = ConsoleContext(
+        settings,
+        ledger,
+        RunTarget(sandbox_url, ledger_url, True, None),
+        max_upload_bytes=max_upload_bytes,
+        pay_through_prefect=False,
+    )
+    config = uvicorn.Config(create_app(ctx), host="127.0.0.1", port=0, log_level="warning")
+    server = ThreadedServer(config, name="console")
+    port = server.start()
+    return Console(f"http://127.0.0.1:{port}", ctx, server)
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF token in a page's forms."""
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "no CSRF field in the page"
+    return found.group(1)
+
+
+def signed_in(console: Console, name: str) -> httpx.Client:
+    """An HTTP client signed in as `name`."""
+    client = httpx.Client(base_url=console.url, follow_redirects=False, timeout=60)
+    page = client.get("/login")
+    response = client.post(
+        "/login", data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD}
+    )
+    assert response.status_code == 303, response.text
+    return client

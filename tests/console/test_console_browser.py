@@ -1,0 +1,141 @@
+"""The whole day in headless Chromium: sign in, upload, approve, follow, reconcile, rerun."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import openpyxl
+import pytest
+from console_support import CLEAN_ROWS, ERROR_ROWS, PASSWORD, Console, batch_csv
+from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+WIDTHS = {"wide": 1280, "phone": 390}
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    executable = require_browser()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _sign_in(browser: Browser, console: Console, name: str) -> Page:
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page.goto(console.url + "/batches")
+    expect(page).to_have_url(re.compile(r"/login\?next=/batches$"))
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    expect(page).to_have_url(re.compile(r"/batches$"))
+    return page
+
+
+def _shots(page: Page, tmp_path: Path, name: str) -> None:
+    for label, width in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": 900})
+        save_screenshot(page, tmp_path, f"console-{name}-{label}.png")
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def _upload(page: Page, console: Console, name: str, data: bytes, tmp_path: Path) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    page.goto(console.url + "/upload")
+    page.set_input_files("#file", str(path))
+    page.click("#upload-form button[type=submit]")
+    expect(page.locator("#result")).to_be_visible()
+
+
+def _download(page: Page, link: str, tmp_path: Path) -> Path:
+    with page.expect_download() as info:
+        page.click(f"a[href$='{link}']")
+    target = tmp_path / info.value.suggested_filename
+    info.value.save_as(target)
+    return target
+
+
+@pytest.mark.skip(
+    reason="issue 13 open: the in-process pay run after approval has not reached the final "
+    "counts here (each run starts a temporary Prefect server); see the issue's note"
+)
+@pytest.mark.timeout(1500)
+def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None:
+    maker = _sign_in(browser, console, "mia")
+
+    _upload(maker, console, "errors.csv", batch_csv(ERROR_ROWS), tmp_path)
+    problems = maker.locator("#problems tbody tr")
+    expect(problems).to_have_count(3)
+    for rule in ("amount_present", "amount_positive", "currency_iso4217"):
+        expect(maker.locator("#problems")).to_contain_text(rule)
+    rejects = _download(maker, "rejects.xlsx", tmp_path)
+    sheet = openpyxl.load_workbook(rejects).active
+    assert sheet is not None and sheet.max_row >= 4
+    _shots(maker, tmp_path, "upload-errors")
+
+    _upload(maker, console, "clean.csv", batch_csv(CLEAN_ROWS), tmp_path)
+    expect(maker.locator("#problems")).to_have_count(0)
+    expect(maker.locator("#totals")).to_contain_text("KES")
+    _shots(maker, tmp_path, "upload")
+    maker.click("text=Submit 5 rows for approval")
+    expect(maker.locator("#state")).to_have_text("awaiting approval")
+    batch_url = maker.url
+
+    # The maker cannot approve: the page says so and a forged POST is refused.
+    maker.goto(batch_url + "/approve")
+    expect(maker.locator("#decide")).to_have_count(0)
+    csrf = maker.locator("main").get_attribute("data-csrf") or ""
+    refused = maker.request.post(batch_url + "/approve", form={"csrf": csrf, "decision": "approve"})
+    assert refused.status == 403
+
+    checker = _sign_in(browser, console, "carl")
+    checker.goto(batch_url + "/approve")
+    expect(checker.locator("#rules")).to_contain_text("KES total")
+    _shots(checker, tmp_path, "approve")
+    checker.fill("textarea[name=note]", "checked against the invoice list")
+    checker.click("button[value=approve]")
+    expect(checker.locator(".notice")).to_contain_text("payout run started")
+
+    # Progress updates without reloading, then the page reloads into the summary.
+    expect(checker.locator("#final-line")).to_have_text("5 of 5 final", timeout=600_000)
+    expect(checker.locator("#summary")).to_be_visible(timeout=60_000)
+    expect(checker.locator("#state")).to_have_text("finished with failures")
+    expect(checker.locator("#failed")).to_contain_text("Recipient not found")
+    _shots(checker, tmp_path, "batch")
+
+    csv_report = _download(checker, "report.csv", tmp_path)
+    assert "c-bad-1" in csv_report.read_text(encoding="utf-8")
+    xlsx_report = openpyxl.load_workbook(_download(checker, "report.xlsx", tmp_path))
+    assert len(xlsx_report.sheetnames) >= 1
+
+    # The maker reruns the "Recipient not found" group after confirming the reasons.
+    maker.goto(batch_url)
+    group = maker.locator("fieldset.group", has_text="Recipient not found")
+    group.locator(".group-toggle").check()
+    maker.click("#rerun-button")
+    expect(maker.locator(".message")).to_contain_text("confirm that you read")
+    maker.goto(batch_url)
+    group = maker.locator("fieldset.group", has_text="Recipient not found")
+    group.locator(".group-toggle").check()
+    maker.check("#reasons-read")
+    maker.click("#rerun-button")
+    expect(maker.locator(".notice")).to_contain_text("a checker must approve it")
+    expect(maker.locator("#state")).to_have_text("awaiting approval")
+    rerun_url = maker.url.split("?")[0]
+
+    checker.goto(rerun_url + "/approve")
+    checker.click("button[value=approve]")
+    expect(checker.locator("#final-line")).to_have_text("2 of 2 final", timeout=600_000)
+    checker.goto(batch_url)
+    expect(checker.locator("#history")).to_contain_text("rerun")
+
+
+def test_unsigned_page_redirects_in_the_browser(console: Console, browser: Browser) -> None:
+    page = browser.new_page()
+    page.goto(console.url + "/upload")
+    expect(page).to_have_url(re.compile(r"/login\?next=/upload$"))
+    expect(page.locator("h1")).to_have_text("Sign in")

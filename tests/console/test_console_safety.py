@@ -1,0 +1,91 @@
+"""Sign-in, CSRF, upload limits and secrets: refused requests change nothing."""
+
+from __future__ import annotations
+
+import httpx
+from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
+from sqlalchemy import func, select
+
+from payflow.ledger.tables import Batch, ConsoleAction
+from payflow.settings import SANDBOX_TOKEN_DEFAULT
+
+
+def _counts(console: Console) -> tuple[int, int]:
+    with console.ctx.ledger.engine.connect() as conn:
+        batches = conn.execute(select(func.count()).select_from(Batch)).scalar_one()
+        actions = conn.execute(select(func.count()).select_from(ConsoleAction)).scalar_one()
+    return batches, actions
+
+
+def test_pages_redirect_to_sign_in(console: Console) -> None:
+    with httpx.Client(base_url=console.url) as anonymous:
+        for path in ("/batches", "/upload", "/batches/x/approve"):
+            response = anonymous.get(path)
+            assert response.status_code == 303
+            assert response.headers["location"].startswith("/login?next=")
+        assert anonymous.post("/upload", files={"file": ("a.csv", b"x")}).status_code == 401
+
+
+def test_session_cookie_is_httponly_and_samesite(console: Console) -> None:
+    response = httpx.get(console.url + "/login")
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert signed_in(console, "mia").get("/batches").status_code == 200
+
+
+def test_csrf_missing_or_wrong_is_refused_with_nothing_changed(console: Console) -> None:
+    client = signed_in(console, "mia")
+    before = _counts(console)
+    upload = {"file": ("clean.csv", batch_csv(CLEAN_ROWS), "text/csv")}
+    assert client.post("/upload", files=upload).status_code == 403
+    assert client.post("/upload", files=upload, data={"csrf": "forged"}).status_code == 403
+    wrong_header = client.post("/upload", files=upload, headers={"X-CSRF-Token": "forged"})
+    assert wrong_header.status_code == 403
+    assert "nothing was changed" in wrong_header.text
+    assert _counts(console) == before
+    # The same upload with the page's token is taken.
+    token = csrf_of(client.get("/upload").text)
+    assert client.post("/upload", files=upload, data={"csrf": token}).status_code == 200
+    assert _counts(console)[0] == before[0] + 1
+
+
+def test_oversized_and_non_spreadsheet_uploads_are_refused(console: Console) -> None:
+    client = signed_in(console, "mia")
+    token = csrf_of(client.get("/upload").text)
+    before = _counts(console)
+    big = batch_csv(CLEAN_ROWS) + b"x" * (console.ctx.max_upload_bytes + 70 * 1024)
+    response = client.post("/upload", files={"file": ("big.csv", big)}, data={"csrf": token})
+    assert response.status_code == 413
+    assert "limit; nothing was stored" in response.text
+    for name, data in (("notes.txt", b"hello"), ("fake.xlsx", b"not a zip"), ("x.pdf", b"%PDF")):
+        refused = client.post("/upload", files={"file": (name, data)}, data={"csrf": token})
+        assert refused.status_code == 400, name
+        assert "nothing was stored" in refused.text
+    assert _counts(console) == before
+    assert not list((console.ctx.settings.reports_dir() / "console").glob("*/*"))
+
+
+def test_token_and_full_requisites_appear_in_no_response(console: Console) -> None:
+    maker = signed_in(console, "mia")
+    token = csrf_of(maker.get("/upload").text)
+    bodies = [
+        maker.post(
+            "/upload", files={"file": ("clean.csv", batch_csv(CLEAN_ROWS))}, data={"csrf": token}
+        ).text
+    ]
+    batch_id = console.ctx.ledger.batches_with(["VALIDATED"])[0]
+    for path in (
+        "/batches",
+        f"/batches/{batch_id}",
+        f"/batches/{batch_id}/approve",
+        f"/batches/{batch_id}/progress.json",
+        f"/batches/{batch_id}/report.csv",
+    ):
+        response = maker.get(path)
+        assert response.status_code == 200, path
+        bodies.append(response.text)
+        assert SANDBOX_TOKEN_DEFAULT not in str(response.url)
+    for body in bodies:
+        assert SANDBOX_TOKEN_DEFAULT not in body
+        for row in CLEAN_ROWS:
+            assert row[4] not in body, row[4]
