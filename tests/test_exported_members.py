@@ -55,7 +55,6 @@ EXPORTED = {
         "NewAttempt",
         "OutcomeTotal",
         "PayoutRef",
-        "RecentDuplicate",
         "RefundBook",
         "RefundRef",
         "RefundRegisterOutcome",

@@ -16,7 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from paying_support import register, row, sandbox_stats
+from paying_support import register, row
+from support.stats import sandbox_stats
 from prefect.flow_runs import resume_flow_run
 from prefect.settings import get_current_settings
 from prefect.testing.utilities import prefect_test_harness

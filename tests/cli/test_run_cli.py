@@ -137,7 +137,7 @@ def test_a_run_killed_mid_submit_resumes_without_duplicates_or_lost_rows(
     with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8") as handle:
         report = list(csv.DictReader(handle))
     assert sorted(r["external_id"] for r in report) == sorted(ids)
-    assert {r["state"] for r in report} == {"COMPLETED"}
+    assert {r["ledger_state"] for r in report} == {"COMPLETED"}
     with Ledger.open(f"sqlite:///{tmp_path / 'home' / 'ledger.sqlite3'}") as ledger:
         assert ledger.batch_summary(summary["batch_id"]) == {"COMPLETED": rows}
 

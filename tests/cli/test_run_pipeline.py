@@ -187,7 +187,7 @@ def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_cod
     with _ledger(tmp_path / "home") as ledger:
         assert ledger.batch_summary(summary["batch_id"]) == summary["statuses"]
     with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8") as handle:
-        states = {r["external_id"]: r["state"] for r in csv.DictReader(handle)}
+        states = {r["external_id"]: r["ledger_state"] for r in csv.DictReader(handle)}
     assert states == {"corr-1": "COMPLETED", "corr-2": "FAILED"}
 
     again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
