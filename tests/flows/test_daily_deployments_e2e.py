@@ -114,7 +114,7 @@ class Stack:
         return match.group(1)
 
     def approve(self, batch_id: str) -> dict[str, Any]:
-        out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env={"PAYFLOW_APPROVER": APPROVER})
+        out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env=AS_APPROVER)
         return dict(json.loads(out.strip().splitlines()[-1]))
 
     def sandbox_stats(self) -> dict[str, Any]:
