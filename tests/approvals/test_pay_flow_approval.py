@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 from paying_support import register, row
-from support.stats import sandbox_stats
 from prefect.flow_runs import resume_flow_run
 from prefect.settings import get_current_settings
 from prefect.testing.utilities import prefect_test_harness
 from sqlalchemy import create_engine, update
+from support.stats import sandbox_stats
 
 from payflow.approvals import UnknownBatch
 from payflow.approvals.resume import paused_runs
