@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Row, case, func, select
+from sqlalchemy import ColumnElement, Engine, Row, Select, case, func, select
 
 from payflow.ledger.claims import in_batch
 from payflow.ledger.records import Disposition, PayoutRef, RowView, StatusEventView
@@ -15,6 +15,7 @@ from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, RowState
 from payflow.ledger.tables import Batch, BatchRow, Payout, StatusEvent
 
 PAGE_ROWS = 2_000
+T = TypeVar("T")
 _REF = (
     Payout.external_id,
     Payout.payout_id,
@@ -145,15 +146,23 @@ def batch_rows(engine: Engine, batch_id: str) -> Iterator[RowView]:
         .order_by(BatchRow.row_number)
         .limit(PAGE_ROWS)
     )
+    return by_row_number(engine, base, _view, PAGE_ROWS)
+
+
+def by_row_number(
+    engine: Engine, base: Select[Any], convert: Callable[[Any], T], page_rows: int
+) -> Iterator[T]:
+    """Stream `base` (ordered by BatchRow.row_number, limited to `page_rows`) page by page:
+    each page is one short read keyed on the last row number, so a caller may stop early."""
     after: int | None = None
     while True:
         query = base if after is None else base.where(BatchRow.row_number > after)
         with engine.connect() as connection:
-            page = [_view(row) for row in connection.execute(query)]
-        yield from page
-        if len(page) < PAGE_ROWS:
+            rows = list(connection.execute(query))
+        yield from (convert(row) for row in rows)
+        if len(rows) < page_rows:
             return
-        after = page[-1].row_number
+        after = int(rows[-1].row_number)
 
 
 def batch_exists(engine: Engine, batch_id: str) -> bool:

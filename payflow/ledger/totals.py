@@ -31,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import aliased
 
+from payflow.ledger.reading import by_row_number
 from payflow.ledger.records import Disposition
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import BatchRow, Finding, Payout, ServiceCheck, StatusEvent
@@ -315,15 +316,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         .order_by(BatchRow.row_number)
         .limit(STREAM_ROWS)
     )
-    after: int | None = None
-    while True:
-        query = base if after is None else base.where(BatchRow.row_number > after)
-        with engine.connect() as connection:
-            page = [_line(row) for row in connection.execute(query)]
-        yield from page
-        if len(page) < STREAM_ROWS:
-            return
-        after = page[-1].row_number
+    return by_row_number(engine, base, _line, STREAM_ROWS)
 
 
 def _line(row: Any) -> ReportLine:
