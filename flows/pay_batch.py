@@ -24,6 +24,7 @@ from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensur
 from payflow.ledger import BatchCounts
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.knobs import PayKnobs
+from payflow.paying.run_end import record_pay_run_end
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text
 from payflow.run_results import PayResult
@@ -39,7 +40,15 @@ from payflow.tasks.submit_payouts import (
 from payflow.tasks.track_payouts import track_payouts
 
 
-@flow(name="pay-batch", persist_result=False, log_prints=False)
+@flow(
+    name="pay-batch",
+    persist_result=False,
+    log_prints=False,
+    on_completion=[record_pay_run_end],
+    on_failure=[record_pay_run_end],
+    on_crashed=[record_pay_run_end],
+    on_cancellation=[record_pay_run_end],
+)
 def pay_batch(
     batch_id: str,
     out_dir: str | None = None,
@@ -53,13 +62,15 @@ def pay_batch(
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
     wait_for_approval: bool = True,
     ledger_url: str | None = None,
+    started_by: str | None = None,
 ) -> PayResult:
     """Pay the batch's rows not yet sent, follow every payout to a final status, report.
 
     Before the first payout the approval policy must say Approved, read from the ledger: a
     batch under every limit goes on by itself; otherwise the run pauses in a tagged subflow
     (or, with `wait_for_approval=False`, stops with `ApprovalNeeded`). Knobs left None default
-    from settings, and so does `ledger_url`."""
+    from settings, and so does `ledger_url`. With `started_by` (who approved, in the console)
+    the run appends its end to the action log, wherever it runs."""
     settings = Settings()
     knobs = PayKnobs.from_settings(
         settings,

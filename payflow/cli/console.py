@@ -37,13 +37,15 @@ def console_command(
     """Serve the console; without PAYFLOW_API_URL it pays the embedded sandbox."""
     if ctx.invoked_subcommand is not None:
         return
+    from payflow.approvals.decide import prefect_api_configured
     from payflow.connections import RunTarget
     from payflow.console.app import create_app
     from payflow.console.context import ConsoleContext
+    from payflow.console.paying import start_local_prefect
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
-    # Without a Prefect server each pay run starts Prefect's temporary one: give it time.
+    # Without a Prefect server the console starts Prefect's temporary one: give it time.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     try:
         with ExitStack() as stack:
@@ -61,7 +63,12 @@ def console_command(
                 endpoint.is_sandbox,
                 callback_url,
             )
-            console = create_app(ConsoleContext(settings, ledger, target))
+            prefect_api_url = None
+            if not prefect_api_configured():
+                typer.echo("starting Prefect's local server for the console's pay runs", err=True)
+                prefect_api_url = start_local_prefect()
+            context = ConsoleContext(settings, ledger, target, prefect_api_url=prefect_api_url)
+            console = create_app(context)
             config = uvicorn.Config(console, host=host, port=port, log_level="warning")
             server = uvicorn.Server(config)
             if operator_count(ledger) == 0:

@@ -35,9 +35,10 @@ from payflow.console import pages
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.intake import UploadRefused, rejects_file, take_upload
-from payflow.console.operators import Operator, actions_of, check_password, record_action
+from payflow.console.operators import Operator, check_password
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
+from payflow.ledger.actions import actions_of, record_action
 from payflow.model import display_amount
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused

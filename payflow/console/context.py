@@ -25,6 +25,8 @@ class ConsoleContext:
     prefect_deployment: str = "pay-batch/pay-batch"
     # None: through the deployment when PREFECT_API_URL is configured; False: always in-process.
     pay_through_prefect: bool | None = None
+    # The Prefect server in-process pay runs use (`start_local_prefect`); None: start it then.
+    prefect_api_url: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     def batch_dir(self, batch_id: str) -> Path:

@@ -11,8 +11,9 @@ from payflow.approvals import (
     record_decision,
 )
 from payflow.console.context import ConsoleContext
-from payflow.console.operators import Operator, last_action, record_action
+from payflow.console.operators import Operator
 from payflow.console.paying import start_payment
+from payflow.ledger.actions import last_action, record_action
 
 
 def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> None:

@@ -8,12 +8,12 @@ from pathlib import Path, PurePath
 
 from payflow.connections import with_client
 from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
-from payflow.console.operators import record_action
 from payflow.intake import BatchFileError, Problem, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import write_rejects_report
 from payflow.intake.to_ledger import register_report
 from payflow.ledger import BatchCounts
+from payflow.ledger.actions import record_action
 from payflow.schemas.validation import validate_rows
 
 

@@ -1,18 +1,18 @@
-"""Console operators (maker, checker) with argon2 password hashes, and the append-only log."""
+"""Console operators (maker, checker) with argon2 password hashes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Literal, get_args
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import desc, insert, select
+from sqlalchemy import insert, select
 
 from payflow.ledger import Ledger
+from payflow.ledger.actions import record_action
 from payflow.ledger.db import reader
-from payflow.ledger.tables import ConsoleAction, ConsoleOperator
+from payflow.ledger.tables import ConsoleOperator
 
 Role = Literal["maker", "checker"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -32,17 +32,6 @@ class Operator:
 
     name: str
     role: str
-
-
-@dataclass(frozen=True, slots=True)
-class ActionView:
-    """One line of the action log."""
-
-    at: datetime
-    actor: str
-    action: str
-    batch_id: str | None
-    detail: str | None
 
 
 def add_operator(ledger: Ledger, name: str, role: str, password: str) -> Operator:
@@ -88,38 +77,3 @@ def operator_count(ledger: Ledger) -> int:
     """How many operators exist (0: the first-run message tells how to add one)."""
     with reader(ledger.engine).connect() as conn:
         return len(conn.execute(select(ConsoleOperator.name)).all())
-
-
-def record_action(
-    ledger: Ledger, actor: str, action: str, batch_id: str | None = None, detail: str | None = None
-) -> None:
-    """Append who did what and when; nothing ever updates or deletes a line."""
-    with ledger.engine.begin() as conn:
-        conn.execute(
-            insert(ConsoleAction).values(
-                at=ledger.now(), actor=actor, action=action, batch_id=batch_id, detail=detail
-            )
-        )
-
-
-def actions_of(ledger: Ledger, batch_id: str) -> list[ActionView]:
-    """The batch's actions, oldest first."""
-    with reader(ledger.engine).connect() as conn:
-        rows = conn.execute(
-            select(ConsoleAction)
-            .where(ConsoleAction.batch_id == batch_id)
-            .order_by(ConsoleAction.id)
-        ).all()
-    return [ActionView(r.at, r.actor, r.action, r.batch_id, r.detail) for r in rows]
-
-
-def last_action(ledger: Ledger, batch_id: str, *actions: str) -> ActionView | None:
-    """The newest of the named actions on the batch, if any."""
-    with reader(ledger.engine).connect() as conn:
-        row = conn.execute(
-            select(ConsoleAction)
-            .where(ConsoleAction.batch_id == batch_id, ConsoleAction.action.in_(actions))
-            .order_by(desc(ConsoleAction.id))
-            .limit(1)
-        ).first()
-    return ActionView(row.at, row.actor, row.action, row.batch_id, row.detail) if row else None

@@ -10,12 +10,13 @@ from sqlalchemy import desc, func, select
 
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.console.context import ConsoleContext
-from payflow.console.operators import last_action
 from payflow.console.paying import is_paying
 from payflow.ledger import BatchCounts
+from payflow.ledger.actions import last_action
 from payflow.ledger.db import reader
 from payflow.ledger.tables import Batch
 from payflow.model import display_amount
+from payflow.paying.run_end import FAILED, FINISHED
 from payflow.rerun import classify, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup
 
@@ -34,21 +35,23 @@ class BatchLine:
     approved_by: str
 
 
+STARTED = ("pay_started", "pay_resumed")
+
+
 def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     """uploaded, awaiting approval, declined, paying, paid, finished with failures, pay failed."""
-    last = last_action(
-        ctx.ledger, batch_id, "submitted", "declined", "pay_started", "pay_finished", "pay_failed"
-    )
+    last = last_action(ctx.ledger, batch_id, "submitted", "declined", *STARTED, FINISHED, FAILED)
     if last is None:
         return "nothing to pay" if not counts.to_send and not counts.pending else "uploaded"
     if last.action == "submitted":
         return "awaiting approval"
     if last.action == "declined":
         return "declined"
-    if last.action == "pay_failed":
+    if last.action == FAILED:
         return "pay run stopped"
-    if is_paying(batch_id) or (last.action == "pay_started" and (counts.to_send or counts.pending)):
-        # A run in a Prefect worker records no end here: it is over when every row is final.
+    if is_paying(batch_id) or (last.action in STARTED and (counts.to_send or counts.pending)):
+        # Until its end is recorded a run is over when every row is final (a worker that was
+        # killed records no end).
         return "paying"
     if counts.pending:
         return "finished with rows pending"

@@ -3,12 +3,15 @@ configured, otherwise `flows.pay_batch.pay_batch` in a thread of the console's o
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
 from payflow.approvals.decide import prefect_api_configured
+from payflow.approvals.resume import batch_tag, resume_paused_runs
 from payflow.console.context import ConsoleContext
-from payflow.console.operators import record_action
+from payflow.ledger.actions import last_action, record_action
+from payflow.paying.run_end import FAILED, FINISHED
 
 _running: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
@@ -23,15 +26,7 @@ def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
     if through_prefect is None:
         through_prefect = prefect_api_configured()
     if through_prefect:
-        from prefect.deployments import run_deployment
-
-        run: Any = run_deployment(
-            ctx.prefect_deployment,
-            parameters={"batch_id": batch_id},
-            timeout=0,
-        )
-        record_action(ctx.ledger, actor, "pay_started", batch_id, detail=f"flow run {run.id}")
-        return f"payout flow run {run.id} started through the Prefect deployment"
+        return _start_through_prefect(ctx, batch_id, actor)
     with _lock:
         running = _running.get(batch_id)
         if running is not None and running.is_alive():
@@ -45,23 +40,68 @@ def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
     return "payout run started in the console process"
 
 
-def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
-    from payflow.flows.pay_batch import pay_batch
+def _start_through_prefect(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
+    """Resume the batch's pay run paused for approval (a daily inbox run), else start one."""
+    from prefect.deployments import run_deployment
 
     try:
-        pay_batch(
-            batch_id,
-            wait_for_approval=False,
-            ledger_url=ctx.ledger.url,
-            out_dir=str(ctx.batch_dir(batch_id)),
-            api_url=ctx.target.api_url,
-            sandbox=ctx.target.sandbox,
-            callback_url=ctx.target.callback_url,
-        )
-    except Exception as exc:  # the operator sees one line; the rows stay in the ledger
-        record_action(ctx.ledger, actor, "pay_failed", batch_id, detail=_one_line(exc))
-        return
-    record_action(ctx.ledger, actor, "pay_finished", batch_id)
+        resumed = asyncio.run(resume_paused_runs(batch_id, True, actor))
+    except Exception:  # e.g. its form wants more input; a new run pays just as safely
+        resumed = []
+    if resumed:
+        record_action(ctx.ledger, actor, "pay_resumed", batch_id, detail=", ".join(resumed))
+        return f"the batch's paused payout run {resumed[0]} was resumed"
+    run: Any = run_deployment(
+        ctx.prefect_deployment,
+        parameters={"batch_id": batch_id, "started_by": actor},
+        timeout=0,
+        as_subflow=False,
+        tags=[batch_tag(batch_id)],
+    )
+    record_action(ctx.ledger, actor, "pay_started", batch_id, detail=f"flow run {run.name}")
+    return f"payout flow run {run.name} started through the Prefect deployment"
+
+
+def start_local_prefect(timeout_seconds: int | None = None) -> str:
+    """Start Prefect's temporary server once for the console's life; its API URL.
+
+    In-process pay runs then talk to this one server instead of each starting its own from a
+    worker thread (slow, and on a loaded machine a run could stall before its first task)."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    # Once per process, stopped at exit; None: PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.
+    server.start(timeout=timeout_seconds)
+    return str(server.api_url)
+
+
+def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from payflow.flows.pay_batch import pay_batch
+
+    problem = None
+    try:
+        with temporary_settings({PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect()}):
+            # The flow records its own end (pay_finished / pay_failed) through `started_by`.
+            pay_batch(
+                batch_id,
+                wait_for_approval=False,
+                ledger_url=ctx.ledger.url,
+                out_dir=str(ctx.batch_dir(batch_id)),
+                api_url=ctx.target.api_url,
+                sandbox=ctx.target.sandbox,
+                callback_url=ctx.target.callback_url,
+                started_by=actor,
+            )
+    except BaseException as exc:  # a thread that dies silently would leave "paying" forever
+        problem = _one_line(exc)
+    finally:
+        last = last_action(ctx.ledger, batch_id, "pay_started", FINISHED, FAILED)
+        if last is None or last.action == "pay_started":
+            # No hook ran: the run never began (e.g. Prefect's server did not start).
+            detail = problem or "the run ended without recording its end"
+            record_action(ctx.ledger, actor, FAILED, batch_id, detail=detail)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from payflow.api import AsyncPayoutsClient
 from payflow.connections import with_client
 from payflow.console.context import ConsoleContext
-from payflow.console.operators import Operator, record_action
+from payflow.console.operators import Operator
+from payflow.ledger.actions import record_action
 from payflow.rerun import (
     Candidate,
     Dropped,

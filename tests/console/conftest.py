@@ -8,19 +8,31 @@ from pathlib import Path
 import pytest
 from console_support import Console, start_console
 
+from payflow.console.paying import start_local_prefect
+
 
 @pytest.fixture
 def console(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox_server: object
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sandbox_server: object,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Console]:
     """A console over a new SQLite ledger and the test's sandbox (flows read the same env)."""
     monkeypatch.setenv("PAYFLOW_LEDGER_URL", f"sqlite:///{tmp_path / 'ledger.db'}")
     monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    # In-process pay runs start Prefect's temporary server: slow on a loaded machine.
-    monkeypatch.setenv("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "300")
-    started = start_console(tmp_path, sandbox_server.url, max_upload_bytes=64 * 1024)  # type: ignore[attr-defined]
+    # As `payflow console` does: one Prefect server for the console's pay runs, started first.
+    pays = request.node.get_closest_marker("pays")
+    # A fresh Prefect home on a loaded 2-core machine can take minutes to start.
+    prefect_api_url = start_local_prefect(timeout_seconds=300) if pays else None
+    started = start_console(
+        tmp_path,
+        sandbox_server.url,  # type: ignore[attr-defined]
+        max_upload_bytes=64 * 1024,
+        prefect_api_url=prefect_api_url,
+    )
     yield started
     started.server.stop()
     started.ctx.ledger.close()

@@ -50,7 +50,11 @@ class Console:
 
 
 def start_console(
-    tmp_path: Path, sandbox_url: str, *, max_upload_bytes: int = 10 * 1024 * 1024
+    tmp_path: Path,
+    sandbox_url: str,
+    *,
+    max_upload_bytes: int = 10 * 1024 * 1024,
+    prefect_api_url: str | None = None,
 ) -> Console:
     """Open the ledger, add `mia` (maker) and `carl` (checker), serve the console."""
     ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
@@ -65,6 +69,7 @@ def start_console(
         RunTarget(sandbox_url, ledger_url, True, None),
         max_upload_bytes=max_upload_bytes,
         pay_through_prefect=False,
+        prefect_api_url=prefect_api_url,
     )
     config = uvicorn.Config(create_app(ctx), host="127.0.0.1", port=0, log_level="warning")
     server = ThreadedServer(config, name="console")

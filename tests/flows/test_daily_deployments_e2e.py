@@ -409,3 +409,67 @@ def test_a_large_batch_is_split_across_both_workers_and_nothing_is_paid_twice(
         "SELECT state, count(*) FROM payouts WHERE batch_id = %s GROUP BY state", big
     )
     assert dict(statuses) == {"COMPLETED": 2000}
+
+
+def test_console_approval_pays_through_the_deployment_and_records_the_end(
+    stack: Stack,
+) -> None:
+    """With PREFECT_API_URL set, `payflow console` starts the pay-batch deployment on approval;
+    the run, in a worker, pays each row once and writes its own end to the console's history."""
+    from console.console_support import csrf_of
+
+    for name, role in (("mia-e2e", "maker"), ("carl-e2e", "checker")):
+        made = subprocess.run(
+            [*PAYFLOW, "console", "add-user", name, "--role", role, "--password-stdin"],
+            cwd=REPO,
+            env=stack.env,
+            input="correct horse battery\n",
+            capture_output=True,
+            text=True,
+        )
+        assert made.returncode == 0, made.stderr
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    console = start([*PAYFLOW, "console", "--port", str(port)], stack.env, stack.root / "c.log")
+    try:
+        wait_for("the console", lambda: up(f"{url}/login"), timeout=120)
+        path = stack.root / "console-batch.csv"
+        batch_id, ids = batch_file(path, "e2e-console", 6, 50_000)
+
+        def signed_in(name: str) -> tuple[httpx.Client, str]:
+            client = httpx.Client(base_url=url, timeout=60)
+            form = {"name": name, "password": "correct horse battery"}
+            form["csrf"] = csrf_of(client.get("/login").text)
+            assert client.post("/login", data=form).status_code == 303
+            return client, csrf_of(client.get("/upload").text)
+
+        maker, maker_csrf = signed_in("mia-e2e")
+        upload = {"file": (path.name, path.read_bytes(), "text/csv")}
+        assert maker.post("/upload", files=upload, data={"csrf": maker_csrf}).status_code == 200
+        submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": maker_csrf})
+        assert submitted.status_code == 303, submitted.text
+        checker, checker_csrf = signed_in("carl-e2e")
+        decision = {"csrf": checker_csrf, "decision": "approve", "note": "e2e"}
+        approved = checker.post(
+            f"/batches/{batch_id}/approve", data=decision, follow_redirects=True
+        )
+        assert "started through the Prefect deployment" in approved.text, approved.text
+
+        [run] = wait_for("the console's pay run", lambda: pay_runs(stack, batch_id))
+        assert run["parameters"] == {"batch_id": batch_id, "started_by": "carl-e2e"}
+        assert wait_for("the pay run", lambda: final(stack, run["id"]), 240) == "COMPLETED"
+        ends = wait_for(
+            "the run's end in the history",
+            lambda: stack.ledger(
+                "SELECT actor, detail FROM console_actions WHERE batch_id = %s "
+                "AND action = 'pay_finished'",
+                batch_id,
+            ),
+        )
+        assert ends == [("carl-e2e", f"run {run['name']}: 6 rows sent, 6 final, 0 pending (of 6)")]
+        sent = stack.sandbox_stats()["payoutsByExternalId"]
+        assert {i: sent.get(i) for i in ids} == dict.fromkeys(ids, 1)
+        page = checker.get(f"/batches/{batch_id}").text
+        assert re.search(r'id="state"[^>]*>paid<', page) and "pay finished" in page
+    finally:
+        stop(console)
