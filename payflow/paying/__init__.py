@@ -2,7 +2,7 @@
 
 `submit_batch` / `submit_chunk` / `submit_claimed` run the submit protocol over the ledger's
 claims; `check_balance` stops a batch that would overdraw a currency; `track_batch` polls what
-webhooks did not settle; `reconcile_finals` finds the platform's manual corrections.
+webhooks did not settle. The platform's manual corrections are found by `payflow.reconcile`.
 """
 
 from payflow.paying.balance import (
@@ -14,7 +14,6 @@ from payflow.paying.balance import (
 )
 from payflow.paying.batch import ChunkLoop, ChunkResult, submit_batch, submit_chunk
 from payflow.paying.outcomes import Outcome, SubmitStats
-from payflow.paying.reconcile import Correction, reconcile_finals
 from payflow.paying.requests import build_payout_request, payout_differences
 from payflow.paying.submit import submit_claimed
 from payflow.paying.track import Fetched, TrackResult, fetch_payout, refresh_batch, track_batch
@@ -23,7 +22,6 @@ __all__ = [
     "BalanceCheck",
     "ChunkLoop",
     "ChunkResult",
-    "Correction",
     "Fetched",
     "InsufficientBalanceError",
     "Outcome",
@@ -35,7 +33,6 @@ __all__ = [
     "compare_balance",
     "fetch_payout",
     "payout_differences",
-    "reconcile_finals",
     "refresh_batch",
     "submit_batch",
     "submit_chunk",

@@ -1,15 +1,14 @@
-"""Tracking: polling to final, the deadline, corrections found by reconciliation, the balance."""
+"""Tracking: polling to final, the deadline, the balance (corrections: tests/reconcile)."""
 
 from __future__ import annotations
 
-import asyncio
 from decimal import Decimal
 
-from paying_support import make_client, register, rows, states, unique
+from paying_support import make_client, register, rows, unique
 from support.stats import sandbox_stats
 
 from payflow.ledger import RowState
-from payflow.paying import check_balance, reconcile_finals, submit_batch, track_batch
+from payflow.paying import check_balance, submit_batch, track_batch
 
 FAST_TRACK = {"poll_interval": 0.05, "poll_max_interval": 0.2, "quiet_period": 0.05}
 
@@ -18,15 +17,6 @@ async def _submit(client, ledger, batch_id):
     return await submit_batch(
         client, ledger, batch_id, worker_id="w", chunk_size=50, callback_url=None
     )
-
-
-async def _reconcile_until_found(client, ledger, batch_id, *, timeout):
-    ends = asyncio.get_running_loop().time() + timeout
-    while True:
-        found = await reconcile_finals(client, ledger, batch_id)
-        if found or asyncio.get_running_loop().time() > ends:
-            return found
-        await asyncio.sleep(0.1)
 
 
 async def test_a_payout_that_never_finishes_is_reported_pending_at_the_deadline(client, ledger):
@@ -38,24 +28,6 @@ async def test_a_payout_that_never_finishes_is_reported_pending_at_the_deadline(
     assert result.timed_out and not result.all_final
     assert result.pending_external_ids == sorted(r.external_id for r in never)
     assert result.counts.get(RowState.COMPLETED.value) == 3
-
-
-async def test_reconciliation_finds_a_manual_correction_without_a_webhook(client, ledger):
-    corrected = rows(unique("fix"), 1, last4="6666")
-    steady = rows(unique("steady"), 2, first_row=10)
-    batch_id = register(ledger, corrected + steady)
-    await _submit(client, ledger, batch_id)
-    result = await track_batch(client, ledger, batch_id, deadline=20, **FAST_TRACK)
-    assert result.all_final
-    assert states(ledger, batch_id)[corrected[0].external_id] == RowState.COMPLETED.value
-    # The platform corrects the payout after correction_delay (0.4 s here), without a webhook:
-    # reconcile until it shows, as the periodic reconcile deployment would.
-    found = await _reconcile_until_found(client, ledger, batch_id, timeout=10)
-    assert [c.external_id for c in found] == [corrected[0].external_id]
-    assert (found[0].previous, found[0].current) == ("COMPLETED", "FAILED")
-    [view] = [v for v in ledger.batch_rows(batch_id) if v.external_id == found[0].external_id]
-    assert view.state == RowState.FAILED and view.corrected
-    assert await reconcile_finals(client, ledger, batch_id) == []
 
 
 async def test_balance_shortfall_is_found_before_any_payout(make_sandbox, ledger):
