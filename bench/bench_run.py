@@ -6,7 +6,8 @@
 Each size runs `payflow run FILE --yes --json` as an operator would, in its own process, with a
 fresh PAYFLOW_HOME (ledger, logs, reports) and the settings of a real deployment: the sandbox in
 its own process (`payflow sandbox --latency L`) at PAYFLOW_API_URL, a webhook receiver in its
-own process (`payflow webhooks`) at PAYFLOW_WEBHOOK_URL, PAYFLOW_MAX_IN_FLIGHT=32. With
+own process (`payflow webhooks`) at PAYFLOW_WEBHOOK_URL, PAYFLOW_MAX_IN_FLIGHT=32, and an
+approvals file that asks for no approval (the bench times paying, not waiting). With
 `--prefect server` a Prefect server is started once beforehand and reused through PREFECT_API_URL;
 with `temporary` (the default) every run starts its own, as `payflow run` does with no
 PREFECT_API_URL.
@@ -375,6 +376,11 @@ def main() -> None:
     )
     work = Path(tempfile.mkdtemp(prefix="bench-run-"))
     env = base_env()
+    # The default policy asks a checker to approve a large RUB total: the run would stop there
+    # and the bench would time waiting, not paying. Measure paying: no approval steps.
+    no_approvals = work / "approvals.yaml"
+    no_approvals.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 0}\n')
+    env["PAYFLOW_APPROVALS_FILE"] = str(no_approvals)
     if args.quick_checks:
         quick_checks(env, work)
     sandbox_port = free_port()
