@@ -7,8 +7,8 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport, printable
-from payflow.reporting.inert import inert_row, text_cells
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")
 SHOWN_PROBLEMS = 40

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from payflow.inert import inert_text
 from payflow.links.records import IssuedClaim
 from payflow.model import display_amount
-from payflow.reporting.inert import inert_text
 
 CLAIM_PATH = "/claim/"
 OWNER_ONLY = 0o600

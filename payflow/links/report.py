@@ -13,10 +13,10 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from payflow.inert import inert_text
 from payflow.intake import Problem
 from payflow.links.records import ClaimState, LinkView
 from payflow.model import display_amount
-from payflow.reporting.inert import inert_text
 
 HEADER = (
     "row",

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from payflow.inert import inert_text
 from payflow.ledger import Disposition, RefundRowView
 from payflow.model import display_amount
-from payflow.reporting.inert import inert_text
 from payflow.reporting.reconciliation import ReportPaths
 from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
 

@@ -13,10 +13,10 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
+from payflow.inert import inert_text
 from payflow.ledger import ReportLine, RowOutcome
 from payflow.reconcile import Classification, FailureClasses
 from payflow.redact import mask_requisites
-from payflow.reporting.inert import inert_text
 from payflow.reporting.money import quantized
 
 LAYOUT_VERSION = "1.0"

@@ -19,9 +19,9 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from payflow.inert import inert_text
 from payflow.ledger import RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT
-from payflow.reporting.inert import inert_text
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
 from payflow.reporting.money import number_format
 from payflow.reporting.summary import NO_CURRENCY, Summary
