@@ -68,6 +68,7 @@ EXPORTED = {
         "RowView",
         "ServiceView",
         "StatusEventView",
+        "StatusUpdate",
         "UnknownFinding",
         "UnknownPayout",
         "UnknownRefund",

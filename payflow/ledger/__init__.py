@@ -26,6 +26,7 @@ from payflow.ledger.findings import (
     UnknownFinding,
 )
 from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, Ledger, utc_now
+from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     ClaimedPayout,
     ConflictRow,
@@ -121,6 +122,7 @@ __all__ = [
     "RowView",
     "ServiceView",
     "StatusEventView",
+    "StatusUpdate",
     "UnknownFinding",
     "UnknownPayout",
     "UnknownRefund",

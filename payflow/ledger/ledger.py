@@ -38,8 +38,10 @@ from payflow.ledger.findings import (
     FindingView,
     ServiceView,
 )
+from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     ClaimedPayout,
+    LedgerError,
     PayoutRef,
     RegisterOutcome,
     RejectedRow,
@@ -47,7 +49,7 @@ from payflow.ledger.records import (
     StatusEventView,
 )
 from payflow.ledger.refund_book import RefundBook
-from payflow.ledger.states import EventSource, RowState
+from payflow.ledger.states import EventSource, IllegalTransition, RowState
 from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
 from payflow.model import PayoutInstruction
 
@@ -267,16 +269,22 @@ class Ledger:
         """Record a service status forward only: True if the row moved; False for a duplicate,
         a late (stale) or an unknown status (kept as the message). Raises IllegalTransition
         or UnknownPayout."""
-        return moves.record_status(
-            self._engine,
-            external_id=external_id,
-            payout_id=payout_id,
+        change = moves.StatusUpdate(
             status=status,
             message=status_message,
             source=EventSource(source),
-            now=self._clock(),
+            external_id=external_id,
+            payout_id=payout_id,
             at=at,
         )
+        return moves.record_status(self._engine, change, now=self._clock())
+
+    def record_statuses(
+        self, updates: Sequence[StatusUpdate]
+    ) -> list[bool | LedgerError | IllegalTransition]:
+        """`record_status` for many updates in order, in one transaction: per update True,
+        False, or the error it raised (that update alone is rolled back)."""
+        return moves.record_statuses(self._engine, updates, now=self._clock())
 
     def payouts_to_poll(self, batch_id: str, now: datetime, limit: int) -> list[PayoutRef]:
         """CREATED/PROCESSING payouts of the batch whose next poll is due at `now`."""

@@ -178,53 +178,80 @@ def mark_submit_outcome(
         return True
 
 
-def record_status(
-    engine: Engine,
-    *,
-    external_id: str | None,
-    payout_id: str | None,
-    status: str,
-    message: str | None,
-    source: EventSource,
-    now: datetime,
-    at: datetime | None,
-) -> bool:
+@dataclass(frozen=True, slots=True)
+class StatusUpdate:
+    """One status the service reported (webhook or poll), to be recorded forward only."""
+
+    status: str
+    message: str | None
+    source: EventSource
+    external_id: str | None = None
+    payout_id: str | None = None
+    at: datetime | None = None
+
+
+def record_status(engine: Engine, change: StatusUpdate, *, now: datetime) -> bool:
     """Record a status from a webhook or a poll, forward only; see Ledger.record_status."""
     with engine.begin() as connection:
-        row = load_for_update(connection, external_id=external_id, payout_id=payout_id)
-        if payout_id is not None:
-            _set_payout_id(connection, row, payout_id, now)
-        state = parse_api_status(status)
-        if state is None:
-            note = f"unrecognised status {status!r}" + (f": {message}" if message else "")
-            connection.execute(
-                update(Payout)
-                .where(Payout.id == row.id)
-                .values(status_message=note, updated_at=now, last_status_at=at or now)
-            )
-            return False
-        current = RowState(row.state)
-        try:
-            move = check_move(row.external_id, current, state)
-        except IllegalTransition:
-            # A redelivered webhook for a status the payout already passed through (before a
-            # correction moved it on) is old news, not a surprise.
-            if _was_ever(connection, row.external_id, state):
-                return False
-            raise
-        if move is Move.STALE:
-            return False
-        apply_move(
-            connection,
-            row,
-            state,
-            source=source,
-            message=message,
-            now=now,
-            at=at,
-            payout_id=payout_id,
+        return _record_in(connection, change, now)
+
+
+def record_statuses(
+    engine: Engine, updates: Sequence[StatusUpdate], *, now: datetime
+) -> list[bool | LedgerError | IllegalTransition]:
+    """`record_status` for many updates, in order, in one transaction (one commit, one fsync).
+
+    Each update runs in its own savepoint, so one that raises is rolled back alone and its
+    error returned in its place; later updates of the same payout see the earlier ones."""
+    results: list[bool | LedgerError | IllegalTransition] = []
+    with engine.begin() as connection:
+        for change in updates:
+            try:
+                with connection.begin_nested():
+                    results.append(_record_in(connection, change, now))
+            except (LedgerError, IllegalTransition) as exc:
+                results.append(exc)
+    return results
+
+
+def _record_in(connection: Connection, change: StatusUpdate, now: datetime) -> bool:
+    row = load_for_update(connection, external_id=change.external_id, payout_id=change.payout_id)
+    at = change.at
+    if change.payout_id is not None:
+        _set_payout_id(connection, row, change.payout_id, now)
+    state = parse_api_status(change.status)
+    if state is None:
+        note = f"unrecognised status {change.status!r}" + (
+            f": {change.message}" if change.message else ""
         )
-        return True
+        connection.execute(
+            update(Payout)
+            .where(Payout.id == row.id)
+            .values(status_message=note, updated_at=now, last_status_at=at or now)
+        )
+        return False
+    current = RowState(row.state)
+    try:
+        move = check_move(row.external_id, current, state)
+    except IllegalTransition:
+        # A redelivered webhook for a status the payout already passed through (before a
+        # correction moved it on) is old news, not a surprise.
+        if _was_ever(connection, row.external_id, state):
+            return False
+        raise
+    if move is Move.STALE:
+        return False
+    apply_move(
+        connection,
+        row,
+        state,
+        source=change.source,
+        message=change.message,
+        now=now,
+        at=at,
+        payout_id=change.payout_id,
+    )
+    return True
 
 
 def schedule_poll(engine: Engine, external_id: str, next_poll_at: datetime) -> None:

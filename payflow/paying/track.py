@@ -19,7 +19,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import NotFoundError, PaymentsApiError
 from payflow.api.models import Payout
 from payflow.api.retry import exponential_backoff
-from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, PayoutRef
+from payflow.ledger import EventSource, Ledger, PayoutRef, StatusUpdate
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.stopping import STOP
 
@@ -168,18 +168,26 @@ def _record_polls(
     for ref in recent:
         assert ref.last_status_at is not None
         schedule.append((ref.external_id, ref.last_status_at + quiet))
+    # Statuses too: one transaction for the page's news.
+    news = [
+        (ref, payout)
+        for ref, payout in results
+        if payout is not None and not _already_recorded(ref, payout)
+    ]
+    updates = [
+        StatusUpdate(
+            status=payout.status,
+            message=payout.status_message,
+            source=EventSource.POLL,
+            external_id=ref.external_id,
+            payout_id=payout.id,
+        )
+        for ref, payout in news
+    ]
+    for (ref, _), outcome in zip(news, ledger.record_statuses(updates), strict=True):
+        if isinstance(outcome, Exception):
+            logger.error("poll of %s not recorded: %s", ref.external_id, outcome)
     for ref, payout in results:
-        if payout is not None and not _already_recorded(ref, payout):
-            try:
-                ledger.record_status(
-                    external_id=ref.external_id,
-                    payout_id=payout.id,
-                    status=payout.status,
-                    status_message=payout.status_message,
-                    source=EventSource.POLL,
-                )
-            except (IllegalTransition, LedgerError) as exc:
-                logger.error("poll of %s not recorded: %s", ref.external_id, exc)
         if payout is not None and payout.is_final:
             continue  # a final status ends polling: no schedule to write
         schedule.append((ref.external_id, now + backoff.next(ref.external_id)))

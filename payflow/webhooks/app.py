@@ -1,12 +1,15 @@
 """The signed-webhook receiver: verify, record in the ledger, answer fast.
 
 Its only job is to record. Forward-only status moves and duplicate handling are the ledger's
-job (`Ledger.record_status`), so a replayed, duplicated or late delivery changes nothing.
+job (`Ledger.record_statuses`), so a replayed, duplicated or late delivery changes nothing.
+Payout events are written many per transaction (`group_commit`), each answered once stored.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from pydantic import SecretStr
 from starlette.applications import Starlette
@@ -17,9 +20,9 @@ from starlette.routing import Route
 
 from payflow.api.errors import SignatureInvalidError
 from payflow.api.signing import verify_signature
-from payflow.api.webhooks import PayoutEvent, parse_payout_webhook
-from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, UnknownPayout
-from payflow.links.store import record_link_event
+from payflow.api.webhooks import parse_payout_webhook
+from payflow.ledger import Ledger
+from payflow.webhooks.group_commit import GroupRecorder
 from payflow.webhooks.refund_events import REFUND_KINDS, record_refund_webhook
 
 logger = logging.getLogger(__name__)
@@ -31,6 +34,7 @@ PAYOUT_UPDATE = "PAYOUT_UPDATE"
 def create_receiver_app(ledger: Ledger, token: str | SecretStr) -> Starlette:
     """An ASGI app that records signed PAYOUT_UPDATE webhooks in `ledger`."""
     secret = token if isinstance(token, SecretStr) else SecretStr(token)
+    recorder = GroupRecorder(ledger)
 
     async def receive(request: Request) -> Response:
         body = await request.body()
@@ -56,36 +60,21 @@ def create_receiver_app(ledger: Ledger, token: str | SecretStr) -> Starlette:
             # Signed by the service but not a payout event we understand: nothing to record.
             logger.warning("signed webhook with an unreadable payout body ignored")
             return JSONResponse({"recorded": False, "reason": "unreadable body"}, status_code=202)
-        recorded = await run_in_threadpool(_record, ledger, event)
+        recorded = await recorder.record(event)
         return JSONResponse({"recorded": recorded})
 
     async def health(_: Request) -> Response:
         return PlainTextResponse("ok")
 
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        await recorder.close()
+
     return Starlette(
+        lifespan=lifespan,
         routes=[
             Route(WEBHOOK_PATH, receive, methods=["POST"]),
             Route("/health", health, methods=["GET"]),
-        ]
+        ],
     )
-
-
-def _record(ledger: Ledger, event: PayoutEvent) -> bool:
-    """Record one event forward only; False when nothing moved or the payout is not ours."""
-    try:
-        return ledger.record_status(
-            external_id=event.external_id,
-            payout_id=event.payout_id,
-            status=event.status,
-            status_message=event.status_message,
-            source=EventSource.WEBHOOK,
-        )
-    except UnknownPayout:
-        if event.external_id and record_link_event(ledger, event):
-            return True  # a payout a recipient created through a payout link
-        # Another merchant system's payout, or one this ledger never sent: nothing to record.
-        logger.info("webhook for payout %s not in this ledger; ignored", event.payout_id)
-        return False
-    except (IllegalTransition, LedgerError) as exc:
-        logger.error("webhook not recorded: %s", exc)
-        return False

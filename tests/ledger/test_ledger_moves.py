@@ -10,11 +10,13 @@ from ledger_support import FakeClock, instructions, unique
 
 from payflow.ledger import (
     FINAL_STATUSES,
+    EventSource,
     IllegalTransition,
     LeaseLost,
     Ledger,
     LedgerError,
     RowState,
+    StatusUpdate,
     UnknownPayout,
 )
 
@@ -206,3 +208,54 @@ def test_times_are_aware_utc(ledger: Ledger, clock: FakeClock) -> None:
     )
     last = ledger.status_events(ext)[-1]
     assert last.at == at and last.at.utcoffset() == timedelta(0)
+
+
+def test_many_statuses_in_one_transaction_each_settled_alone(ledger: Ledger) -> None:
+    batch, exts = _submitting(ledger, 3)
+    for ext in exts:
+        ledger.mark_created(ext, unique("pay"), "CREATED")
+    first, second, third = exts
+    updates = [
+        StatusUpdate("PROCESSING", None, EventSource.WEBHOOK, external_id=first),
+        StatusUpdate("COMPLETED", "paid", EventSource.WEBHOOK, external_id=first),
+        StatusUpdate("COMPLETED", "again", EventSource.WEBHOOK, external_id=first),  # duplicate
+        StatusUpdate("FAILED", "no", EventSource.WEBHOOK, payout_id=unique("nobody's")),
+        StatusUpdate("PROCESSING", None, EventSource.WEBHOOK, external_id=second),
+        StatusUpdate("FAILED", "closed", EventSource.WEBHOOK, external_id=third),
+        StatusUpdate("PROCESSING", None, EventSource.WEBHOOK, external_id=third),  # late
+    ]
+    results = ledger.record_statuses(updates)
+    assert results[:3] == [True, True, False]
+    assert isinstance(results[3], UnknownPayout)
+    assert results[4:] == [True, True, False]
+    assert _state(ledger, batch, first) is S.COMPLETED
+    assert _state(ledger, batch, second) is S.PROCESSING
+    assert _state(ledger, batch, third) is S.FAILED
+    assert [h[1] for h in _history(ledger, first)] == [
+        "SUBMITTING",
+        "CREATED",
+        "PROCESSING",
+        "COMPLETED",
+    ]
+
+
+def test_an_update_that_raises_is_rolled_back_alone(ledger: Ledger) -> None:
+    batch, p = unique("b"), unique()
+    ledger.register_batch(batch, "a.csv", instructions(p, 2), [])
+    [sent] = ledger.claim_for_submit(batch, "w", 1)
+    ledger.mark_created(sent.external_id, unique("pay"), "CREATED")
+    never_sent = next(r.external_id for r in ledger.batch_rows(batch) if r.state is S.VALIDATED)
+    results = ledger.record_statuses(
+        [
+            # A payout id for a row never POSTed: the id is written, then the move is refused;
+            # the savepoint must take the id back with it.
+            StatusUpdate("COMPLETED", None, EventSource.WEBHOOK, never_sent, unique("pay")),
+            StatusUpdate("COMPLETED", None, EventSource.POLL, external_id=sent.external_id),
+        ]
+    )
+    assert isinstance(results[0], IllegalTransition)
+    assert results[1] is True
+    rows = {r.external_id: r for r in ledger.batch_rows(batch)}
+    assert (rows[never_sent].state, rows[never_sent].payout_id) == (S.VALIDATED, None)
+    assert _history(ledger, never_sent) == []
+    assert rows[sent.external_id].state is S.COMPLETED

@@ -3,6 +3,7 @@ with the receiver down, polling alone finishes the batch."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -10,6 +11,7 @@ import socket
 
 import httpx
 from paying_support import register, rows, states, unique
+from sqlalchemy import Engine, event
 
 from payflow.ledger import RowState
 from payflow.paying import submit_batch, track_batch
@@ -123,3 +125,43 @@ async def test_with_the_receiver_down_polling_finishes_the_batch(sandbox, client
     result = await track_batch(client, ledger, batch_id, **FAST_TRACK)
     assert result.all_final and not result.timed_out
     assert set(states(ledger, batch_id).values()) == {RowState.COMPLETED.value}
+
+
+async def test_a_burst_of_webhooks_is_stored_in_fewer_transactions(
+    sandbox, client, ledger, ledger_url
+):
+    batch = rows(unique("burst"), 60)
+    batch_id = register(ledger, batch)
+    await submit_batch(client, ledger, batch_id, worker_id="w", chunk_size=60, callback_url=None)
+    by_external_id = {view.external_id: view.payout_id for view in ledger.batch_rows(batch_id)}
+    bodies = []
+    for one in batch:
+        payout = {"id": by_external_id[one.external_id], "amount": "1", "currency": "RUB"}
+        bodies += [_event(payout, one.external_id, s) for s in ("PROCESSING", "COMPLETED")]
+    commits = 0
+
+    def count(connection) -> None:
+        nonlocal commits
+        commits += connection.engine.url.render_as_string() == ledger_url
+
+    event.listen(Engine, "commit", count)
+    try:
+        with WebhookReceiver(ledger_url, sandbox.token) as receiver:
+            async with httpx.AsyncClient(timeout=30) as http:
+                answers = await asyncio.gather(
+                    *(
+                        http.post(
+                            receiver.url,
+                            content=body,
+                            headers={"X-Signature": _signature(body, sandbox.token)},
+                        )
+                        for body in bodies
+                    )
+                )
+    finally:
+        event.remove(Engine, "commit", count)
+    assert [a.status_code for a in answers] == [200] * len(bodies)
+    # Each answer came after its event was stored: the ledger has them all now.
+    assert set(states(ledger, batch_id).values()) == {RowState.COMPLETED.value}
+    assert sum(a.json()["recorded"] for a in answers) >= len(batch)
+    assert commits < len(bodies) / 2, f"{commits} commits for {len(bodies)} webhooks"
