@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 PAYFLOW = [sys.executable, "-m", "payflow"]
+# Set by conftest's shared_prefect_server: the address of this test process's Prefect server.
+SHARED_PREFECT_VARIABLE = "CLI_TESTS_PREFECT_API_URL"
 NOISE = (
     "Traceback",
     "database is locked",
@@ -21,9 +23,19 @@ NOISE = (
 )
 
 
-def payflow_env(home: Path, prefect_home: Path, **extra: str) -> dict[str, str]:
-    """The environment of one operator: own PAYFLOW_HOME, a shared Prefect home (fast start)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+def payflow_env(
+    home: Path, prefect_home: Path, *, temporary_prefect: bool = False, **extra: str
+) -> dict[str, str]:
+    """The environment of one operator: own PAYFLOW_HOME, and the test process's Prefect server
+    (or, with `temporary_prefect`, a temporary one per run over a shared Prefect home)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PAYFLOW_", "PREFECT_")) and k != SHARED_PREFECT_VARIABLE
+    }
+    shared = os.environ.get(SHARED_PREFECT_VARIABLE)
+    if shared and not temporary_prefect:
+        env["PREFECT_API_URL"] = shared
     env.update(
         PAYFLOW_HOME=str(home),
         PREFECT_HOME=str(prefect_home),

@@ -54,10 +54,13 @@ def _ledger(home: Path) -> Ledger:
     return Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}")
 
 
-def _env(tmp_path: Path, prefect_home: Path, sandbox, **extra: str) -> dict[str, str]:
+def _env(
+    tmp_path: Path, prefect_home: Path, sandbox, *, temporary_prefect: bool = False, **extra: str
+) -> dict[str, str]:
     return payflow_env(
         tmp_path / "home",
         prefect_home,
+        temporary_prefect=temporary_prefect,
         PAYFLOW_API_URL=sandbox.url,
         PAYFLOW_API_TOKEN=sandbox.token,
         **extra,
@@ -265,7 +268,15 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
     sandbox = make_sandbox(latency=0.1)
     batch = tmp_path / "signal.csv"
     ids = write_sim_batch(batch, rows, f"sig-{signal_name}")
-    env = _env(tmp_path, prefect_home, sandbox, PAYFLOW_MAX_IN_FLIGHT="2", PAYFLOW_CHUNK_SIZE="20")
+    # The temporary server is one of the servers a signal must stop.
+    env = _env(
+        tmp_path,
+        prefect_home,
+        sandbox,
+        temporary_prefect=True,
+        PAYFLOW_MAX_IN_FLIGHT="2",
+        PAYFLOW_CHUNK_SIZE="20",
+    )
     process = subprocess.Popen(
         [*PAYFLOW, "run", str(batch), "--yes", "--json"],
         env=env,
