@@ -9,11 +9,12 @@ from typing import Annotated
 
 import typer
 
-from payflow.cli.app import app
+from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.run import PAY_STOPS, finish, pay_in_process, paying_endpoint, stopped, waiting
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger
+from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 
 
 @app.command("pay")
@@ -25,6 +26,7 @@ def pay_command(
     """Pay the batch's rows not yet sent once its approval is complete, track, report; exit 1
     (nothing sent) while it still waits for approval."""
     settings = prepare()
+    prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
 
     try:
@@ -32,6 +34,7 @@ def pay_command(
         with Ledger.open(settings.ledger_url_or_default()) as ledger:
             rows = ledger.batch_counts(batch_id).rows
         with paying_endpoint(settings) as (endpoint, callback_url):
+            prefect.ready()
             live = sys.stderr.isatty() and not as_json
             result = pay_in_process(
                 settings,
@@ -44,6 +47,8 @@ def pay_command(
             )
     except ApprovalNeeded as exc:
         waiting(exc, as_json=as_json)
+    except PrefectServerNotStarted as exc:
+        fail(str(exc))
     except (*PAY_STOPS, BatchStopped) as exc:
         stopped(settings, batch_id, exc, f"payflow pay {batch_id}")
     finish(settings, result, as_json=as_json)

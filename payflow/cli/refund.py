@@ -15,6 +15,7 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
+from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
 from payflow.webhooks import WebhookReceiver
 
@@ -44,6 +45,7 @@ def refund_command(
     """Refund every valid row of a file exactly once, follow each to its end, report."""
     settings = prepare()
     _confirm(yes, file)
+    prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
     from payflow.flows.approval import BatchStopped
     from payflow.flows.refund_batch import refund_batch
@@ -58,6 +60,7 @@ def refund_command(
             if callback_url is None and endpoint.is_sandbox:
                 receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                 callback_url = stack.enter_context(receiver).url
+            prefect.ready()
             result = refund_batch(
                 path=str(file),
                 out_dir=str(out) if out else None,
@@ -66,7 +69,7 @@ def refund_command(
                 sandbox=endpoint.is_sandbox,
                 callback_url=callback_url,
             )
-    except (BatchFileError, OrderCheckError) as exc:
+    except (BatchFileError, OrderCheckError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except ConfigurationError as exc:
         fail(f"configuration: {exc}")

@@ -20,6 +20,7 @@ from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
 from payflow.ledger import Ledger
 from payflow.paying import InsufficientBalanceError
+from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.rerun import (
     RerunRefused,
     Selection,
@@ -80,11 +81,13 @@ def rerun_command(
             raise typer.Exit(0)
         if selection.empty:
             fail("choose rows with --rows, --message, --class or --all-failed; nothing was sent")
+        prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
         # Imported here: loading Prefect costs seconds a preview need not pay.
         from payflow.flows.approval import BatchStopped
         from payflow.flows.rerun import rerun_failed, summary_lines
 
         with api_endpoint(settings) as endpoint, _stopped_is_one_line(BatchStopped):
+            prefect.ready()
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
             result = rerun_failed(
@@ -101,7 +104,7 @@ def rerun_command(
                 sandbox=endpoint.is_sandbox,
                 callback_url=settings.webhook_url,
             )
-    except (RerunRefused, BatchFileError, PolicyError) as exc:
+    except (RerunRefused, BatchFileError, PolicyError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except ConfigurationError as exc:
         fail(f"configuration: {exc}")

@@ -24,6 +24,7 @@ from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts
 from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
+from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.run_results import IntakeResult, PayResult
 from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
 from payflow.settings import Settings
@@ -177,6 +178,7 @@ def run_command(
     """Register a batch as its maker, pay it once approved (a batch under every approval limit
     pays at once), follow every payout to a final status, report."""
     settings = prepare()
+    prefect = TemporaryPrefect(settings.home)  # boots while the lines below import and open
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
     from payflow.flows.intake_batch import intake_batch
@@ -188,6 +190,7 @@ def run_command(
     try:
         check_ledger(settings)
         with paying_endpoint(settings) as (endpoint, callback_url):
+            prefect.ready()
             intake: IntakeResult = run_until_done(
                 lambda: intake_batch(
                     str(file),
@@ -216,7 +219,7 @@ def run_command(
             )
     except ApprovalNeeded as exc:
         waiting(exc, as_json=as_json)
-    except BatchFileError as exc:
+    except (BatchFileError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except (*PAY_STOPS, BatchStopped) as exc:
         stopped(settings, batch_id, exc, resume)

@@ -1,0 +1,128 @@
+"""Prefect's temporary server, started when a command begins instead of at its first flow.
+
+With no PREFECT_API_URL, Prefect starts a temporary server at the first flow call and waits for
+it. Measured with bench/bench_run.py, that start was most of a small run's cost: this process
+imported Prefect's whole server package only to launch it, and the launch came after every
+other import and after the sandbox. Launched here first (the same uvicorn command and settings
+Prefect uses), the server boots on the other core while the command imports Prefect, opens the
+ledger and starts the sandbox; `ready()` waits only for what is left. An operator's
+PREFECT_API_URL (a warm server) is used as it is, and nothing is started.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+DEFAULT_TIMEOUT_SECONDS = 90.0
+
+
+class PrefectServerNotStarted(Exception):
+    """The temporary Prefect server did not answer in time; nothing was sent."""
+
+
+class TemporaryPrefect:
+    """A temporary Prefect server for this command (or none, when PREFECT_API_URL is set)."""
+
+    def __init__(self, home: Path) -> None:
+        self._log_path = home / "logs" / "prefect-server.log"
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._port = 0
+        self._ready = "PREFECT_API_URL" in os.environ
+        if not self._ready:
+            self._launch()
+            # Prefect reads its settings from the environment when first imported: after this.
+            os.environ["PREFECT_API_URL"] = self.api_url
+            atexit.register(self.stop)
+
+    @property
+    def api_url(self) -> str:
+        """The API URL of the server started here."""
+        return f"http://127.0.0.1:{self._port}/api"
+
+    def ready(self) -> None:
+        """Wait until the server answers its health check; at once when it already has."""
+        if self._ready:
+            return
+        timeout = float(
+            os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
+            or DEFAULT_TIMEOUT_SECONDS
+        )
+        deadline = time.monotonic() + timeout
+        with httpx.Client(timeout=5) as client:
+            while time.monotonic() < deadline:
+                if self._process is None or self._process.poll() is not None:
+                    break  # it exited: its log says why
+                try:
+                    if client.get(f"{self.api_url}/health").status_code == 200:
+                        self._ready = True
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.1)
+        raise PrefectServerNotStarted(
+            f"Prefect's temporary server did not start within {timeout:.0f} s (see "
+            f"{self._log_path}); nothing was sent. A busy machine may need a higher "
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, or set PREFECT_API_URL to a "
+            "running server"
+        )
+
+    def stop(self) -> None:
+        """Stop the server started here (called at exit too)."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def _launch(self) -> None:
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = self._log_path.open("ab")
+        # The socket is bound here and handed over, so no other process can take the port
+        # between choosing it and the server's start; early health checks wait in its backlog.
+        listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(128)
+        self._port = listening.getsockname()[1]
+        with listening:
+            self._process = subprocess.Popen(  # noqa: S603 - fixed arguments, no input
+                [
+                    sys.executable,
+                    "-m",
+                    "uvicorn",
+                    "--factory",
+                    "prefect.server.api.server:create_app",
+                    "--fd",
+                    str(listening.fileno()),
+                    "--log-level",
+                    "error",
+                    "--lifespan",
+                    "on",
+                ],
+                # The variables Prefect's own temporary server runs with (SubprocessASGIServer).
+                env={
+                    **os.environ,
+                    "PREFECT_UI_ENABLED": "0",
+                    "PREFECT__SERVER_EPHEMERAL": "1",
+                    "PREFECT__SERVER_FINAL": "1",
+                },
+                pass_fds=(listening.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+            )
