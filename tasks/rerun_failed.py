@@ -15,7 +15,7 @@ from payflow.rerun import (
     Candidate,
     Candidates,
     Dropped,
-    classify,
+    classifier,
     find_candidates,
     plan_attempts,
     read_corrections,
@@ -30,7 +30,9 @@ from payflow.tasks.connections import RunTarget, open_client, open_ledger
 @task(name="find-rerun-candidates", cache_policy=NO_CACHE)
 def find_rerun_candidates(ledger_url: str, batch_id: str) -> Candidates:
     """Every row of the batch by its latest attempt: eligible for a rerun or not, and why."""
-    return find_candidates(open_ledger(ledger_url), batch_id, classify)
+    return find_candidates(
+        open_ledger(ledger_url), batch_id, classifier(Settings().failure_classes_path)
+    )
 
 
 @task(name="refetch-parents", cache_policy=NO_CACHE)

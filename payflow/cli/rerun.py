@@ -21,11 +21,12 @@ from payflow.intake import BatchFileError
 from payflow.ledger import Ledger
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
+from payflow.reconcile import FailureTableError
 from payflow.rerun import (
     RerunRefused,
     Selection,
     choose,
-    classify,
+    classifier,
     find_candidates,
     parse_rows,
     preview_lines,
@@ -36,7 +37,7 @@ from payflow.settings import Settings
 
 def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[str]:
     with Ledger.open(settings.ledger_url_or_default()) as ledger:
-        candidates = find_candidates(ledger, batch_id, classify)
+        candidates = find_candidates(ledger, batch_id, classifier(settings.failure_classes_path))
         return preview_lines(candidates, choose(candidates, selection))
 
 
@@ -104,7 +105,13 @@ def rerun_command(
                 sandbox=endpoint.is_sandbox,
                 callback_url=settings.webhook_url,
             )
-    except (RerunRefused, BatchFileError, PolicyError, PrefectServerNotStarted) as exc:
+    except (
+        RerunRefused,
+        BatchFileError,
+        PolicyError,
+        PrefectServerNotStarted,
+        FailureTableError,
+    ) as exc:
         fail(str(exc))
     except ConfigurationError as exc:
         fail(f"configuration: {exc}")

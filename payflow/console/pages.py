@@ -17,7 +17,7 @@ from payflow.ledger.db import reader
 from payflow.ledger.tables import Batch
 from payflow.model import display_amount
 from payflow.paying.run_end import FAILED, FINISHED
-from payflow.rerun import classify, find_candidates, group_candidates
+from payflow.rerun import classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup
 
 
@@ -135,7 +135,9 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
     for total in ctx.ledger.outcome_totals(batch_id):
         by_outcome[str(total.outcome)] = by_outcome.get(str(total.outcome), 0) + total.rows
     out.outcomes = sorted(by_outcome.items(), key=lambda kv: -kv[1])
-    candidates = find_candidates(ctx.ledger, batch_id, classify)
+    candidates = find_candidates(
+        ctx.ledger, batch_id, classifier(ctx.settings.failure_classes_path)
+    )
     out.groups = group_candidates(candidates.eligible)
     out.findings = [
         (f.row_number, f.kind, f.state, f.detail) for f in ctx.ledger.findings(batch_id)

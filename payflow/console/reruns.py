@@ -17,7 +17,7 @@ from payflow.rerun import (
     RerunRefused,
     Selection,
     choose,
-    classify,
+    classifier,
     find_candidates,
     plan_attempts,
     refetch_parents,
@@ -45,7 +45,9 @@ def rerun_rows(
         raise RerunRefused("confirm that you read why the rows failed; nothing was sent")
     if not rows:
         raise RerunRefused("choose rows or groups to rerun; nothing was sent")
-    candidates = find_candidates(ctx.ledger, batch_id, classify)
+    candidates = find_candidates(
+        ctx.ledger, batch_id, classifier(ctx.settings.failure_classes_path)
+    )
     chosen = choose(candidates, Selection(rows=tuple(sorted(set(rows)))))
 
     async def refetch(client: AsyncPayoutsClient) -> tuple[list[Candidate], list[Dropped]]:

@@ -7,12 +7,11 @@
 from payflow.rerun.candidates import (
     Candidate,
     Candidates,
-    Classifier,
     Ineligible,
     RerunRefused,
     find_candidates,
 )
-from payflow.rerun.classify import FAILURE_CLASSES, FailureClass, classify
+from payflow.rerun.classify import FAILURE_CLASSES, Classifier, FailureClass, classifier
 from payflow.rerun.corrections import Correction, Validate, apply_corrections, read_corrections
 from payflow.rerun.ids import attempt_external_id, rerun_batch_id
 from payflow.rerun.plan import plan_attempts, register_rerun
@@ -35,7 +34,7 @@ __all__ = [
     "apply_corrections",
     "attempt_external_id",
     "choose",
-    "classify",
+    "classifier",
     "find_candidates",
     "group_candidates",
     "parse_rows",

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 from payflow.ledger import RERUNNABLE_STATES, AttemptView, Ledger, RowState
-from payflow.rerun.classify import FailureClass
-
-Classifier = Callable[[str, str | None], tuple[FailureClass, str]]
+from payflow.rerun.classify import Classifier, FailureClass
 
 
 class RerunRefused(Exception):
