@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -73,6 +74,17 @@ def test_a_parent_not_failed_in_the_ledger_gets_no_attempt(ledger):
     assert ledger.rerun_batches(batch_id) == []
 
 
+def _wait_until_ready(workers: list[subprocess.Popen[str]], folder: Path) -> None:
+    """Both workers have read their candidates; a slow start must not turn the race into a
+    sequence, where the late worker rightly refuses rows the first is already paying."""
+    deadline = time.monotonic() + 120
+    while len(list(folder.glob("ready-*"))) < len(workers):
+        exited = [w for w in workers if w.poll() is not None]
+        assert not exited, [w.communicate() for w in exited]
+        assert time.monotonic() < deadline, "the rerun workers did not get ready"
+        time.sleep(0.02)
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("choices", [("2,3", "2,3"), ("2,3", "2")])
 def test_two_reruns_at_once_on_postgres_pay_each_root_once(
@@ -91,6 +103,7 @@ def test_two_reruns_at_once_on_postgres_pay_each_root_once(
         )
         for rows in choices
     ]
+    _wait_until_ready(workers, tmp_path)
     go.touch()
     outputs = [w.communicate(timeout=120) for w in workers]
     assert [w.returncode for w in workers] == [0, 0], outputs
