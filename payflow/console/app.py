@@ -27,6 +27,7 @@ from starlette.templating import Jinja2Templates
 from payflow.approvals import (
     ApprovalRefused,
     Approved,
+    PolicyError,
     approval_requirement,
     approval_status,
     load_policy,
@@ -40,6 +41,7 @@ from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
 from payflow.ledger.actions import actions_of, record_action
 from payflow.model import display_amount
+from payflow.reconcile import FailureTableError
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
 
@@ -128,7 +130,18 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     not BATCH_ID.match(batch_id) or not ctx.ledger.batch_exists(batch_id)
                 ):
                     return message(request, session, 404, "No such batch.")
-                return await handler(request, session)
+                try:
+                    return await handler(request, session)
+                except (FailureTableError, PolicyError) as exc:
+                    # Both are read before anything is written: a settings file to fix, not a
+                    # crash to show.
+                    return message(
+                        request,
+                        session,
+                        500,
+                        f"A settings file cannot be used: {exc}. Nothing was changed; fix the "
+                        "file (or its setting) and reload.",
+                    )
 
             return endpoint
 

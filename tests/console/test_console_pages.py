@@ -1,0 +1,85 @@
+"""The batches list (newest first, paged) and a checker's decline, over HTTP."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
+
+from payflow.ledger import RowState
+from payflow.ledger.actions import actions_of
+
+
+def _upload(client: httpx.Client, name: str, prefix: str) -> str:
+    """Upload the clean rows under new externalIds; the batch id the page names."""
+    rows = [(f"{prefix}-{ext}", *rest) for ext, *rest in CLEAN_ROWS]
+    token = csrf_of(client.get("/upload").text)
+    page = client.post("/upload", files={"file": (name, batch_csv(rows))}, data={"csrf": token})
+    assert page.status_code == 200, page.text
+    found = re.search(r'action="/batches/([0-9a-f]+)/submit"', page.text)
+    assert found, "the upload page offers no submit for approval"
+    return found.group(1)
+
+
+def _listed(html: str) -> list[str]:
+    return re.findall(r'<a href="/batches/([0-9a-f]+)">', html)
+
+
+def test_the_batches_list_is_newest_first_and_paged(console: Console) -> None:
+    console.ctx.page_size = 2
+    maker = signed_in(console, "mia")
+    first, second, third = (_upload(maker, f"day-{n}.csv", f"p{n}") for n in (1, 2, 3))
+
+    page_one = maker.get("/batches").text
+    assert _listed(page_one) == [third, second]
+    assert "page 1 of 2" in page_one and 'href="/batches?page=2"' in page_one
+    assert "day-3.csv" in page_one and "mia" in page_one
+
+    page_two = maker.get("/batches?page=2").text
+    assert _listed(page_two) == [first]
+    assert "page 2 of 2" in page_two and 'href="/batches?page=1"' in page_two
+    # A page number that is not one shows the first page rather than an error.
+    assert _listed(maker.get("/batches?page=x").text) == [third, second]
+
+
+def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Console) -> None:
+    maker = signed_in(console, "mia")
+    batch_id = _upload(maker, "decline.csv", "d")
+    batch_page = maker.get(f"/batches/{batch_id}").text
+    submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(batch_page)})
+    assert submitted.status_code == 303
+
+    checker = signed_in(console, "carl")
+    form = checker.get(f"/batches/{batch_id}/approve").text
+    note = "amounts do not match the invoice list"
+    declined = checker.post(
+        f"/batches/{batch_id}/approve",
+        data={"csrf": csrf_of(form), "decision": "decline", "note": note},
+        follow_redirects=True,
+    )
+    assert declined.status_code == 200
+    assert "declined: nothing will be paid" in declined.text
+    assert note in declined.text and "carl" in declined.text
+
+    counts = console.ctx.ledger.batch_counts(batch_id)
+    assert dict(counts.by_state) == {RowState.VALIDATED.value: len(CLEAN_ROWS)}
+    actions = [a.action for a in actions_of(console.ctx.ledger, batch_id)]
+    assert "pay_started" not in actions
+    assert re.search(r'id="state"[^>]*>declined<', declined.text)
+
+
+def test_a_broken_settings_file_is_one_clear_page_not_a_crash(
+    console: Console, tmp_path: Path
+) -> None:
+    maker = signed_in(console, "mia")
+    batch_id = _upload(maker, "table.csv", "t")
+    table = tmp_path / "classes.csv"
+    table.write_text("status,message_pattern,class\nFAILED,,retryable\n", encoding="utf-8")
+    console.ctx.settings = console.ctx.settings.model_copy(update={"failure_classes_path": table})
+
+    page = maker.get(f"/batches/{batch_id}")
+    assert page.status_code == 500
+    assert "A settings file cannot be used" in page.text and "the header must be" in page.text
+    assert "Traceback" not in page.text
