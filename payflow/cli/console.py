@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from contextlib import ExitStack
@@ -15,6 +14,7 @@ import uvicorn
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.console.operators import ROLES, OperatorError, add_operator, operator_count
+from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
 
 console_app = typer.Typer(
@@ -41,12 +41,15 @@ def console_command(
     from payflow.connections import RunTarget
     from payflow.console.app import create_app
     from payflow.console.context import ConsoleContext
-    from payflow.console.paying import start_local_prefect
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
-    # Without a Prefect server the console starts Prefect's temporary one: give it time.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    # Without a Prefect server of the operator's, pay runs go to a temporary one started now,
+    # the way `payflow run` starts it: it boots while the ledger and the sandbox open.
+    own_prefect = None
+    if not prefect_api_configured():
+        typer.echo("starting Prefect's local server for the console's pay runs", err=True)
+        own_prefect = TemporaryPrefect(settings.home)
     try:
         with ExitStack() as stack:
             ledger = stack.enter_context(open_ledger(settings))
@@ -63,13 +66,17 @@ def console_command(
                 endpoint.is_sandbox,
                 callback_url,
             )
-            prefect_api_url = None
-            if not prefect_api_configured():
-                typer.echo("starting Prefect's local server for the console's pay runs", err=True)
-                prefect_api_url = start_local_prefect()
-            context = ConsoleContext(settings, ledger, target, prefect_api_url=prefect_api_url)
-            console = create_app(context)
-            config = uvicorn.Config(console, host=host, port=port, log_level="warning")
+            if own_prefect is not None:
+                own_prefect.ready()
+            context = ConsoleContext(
+                settings,
+                ledger,
+                target,
+                # The temporary server has no deployments: pay in the console's process.
+                pay_through_prefect=False if own_prefect is not None else None,
+                prefect_api_url=own_prefect.api_url if own_prefect is not None else None,
+            )
+            config = uvicorn.Config(create_app(context), host=host, port=port, log_level="warning")
             server = uvicorn.Server(config)
             if operator_count(ledger) == 0:
                 typer.echo(
@@ -81,11 +88,14 @@ def console_command(
             for stop_signal in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(stop_signal, _stopped)
             typer.echo(f"payflow console: http://{host}:{port}/")
-            server.run()
+            try:
+                server.run()
+            except (OSError, SystemExit):  # uvicorn exits when it cannot bind
+                fail(f"cannot listen on {host}:{port}")
     except ConfigurationError as exc:
         fail(f"configuration: {exc}")
-    except (OSError, SystemExit):
-        fail(f"cannot listen on {host}:{port}")
+    except PrefectServerNotStarted as exc:
+        fail(str(exc))
 
 
 @console_app.command("add-user")

@@ -1,16 +1,20 @@
-"""`payflow console` as an operator starts it: no settings, its URL, the first-run message."""
+"""`payflow console` as an operator starts it: no settings, its URL, the first-run message,
+and an approved batch paid in the console's own process on the embedded sandbox."""
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
+from subprocess import CompletedProcess
+from typing import Any
 
 import httpx
 from cli.cli_support import PAYFLOW, payflow_env, run_payflow
-from console_support import csrf_of
+from console_support import CLEAN_ROWS, PASSWORD, batch_csv, csrf_of
 
 
 def _free_port() -> int:
@@ -30,7 +34,7 @@ def _wait_for_line(path: Path, text: str, process: subprocess.Popen[str]) -> str
     raise AssertionError(f"no {text!r} in {path}")
 
 
-def test_console_with_no_settings_prints_its_url_and_how_to_add_the_first_user(
+def test_console_with_no_settings_guides_the_first_user_and_pays_in_its_own_process(
     tmp_path: Path,
 ) -> None:
     env = payflow_env(tmp_path / "home", tmp_path / "prefect")
@@ -59,34 +63,69 @@ def test_console_with_no_settings_prints_its_url_and_how_to_add_the_first_user(
         assert bad_role.returncode != 0 and "role must be one of" in bad_role.stderr
         assert "Traceback" not in bad_role.stderr
 
-        added = subprocess.run(
-            [*PAYFLOW, "console", "add-user", "ann", "--role", "maker", "--password-stdin"],
-            env=env,
-            cwd=tmp_path,
-            input="a long enough password\n",
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert added.returncode == 0, added.stderr
-        assert added.stdout.strip() == "operator ann (maker) created"
+        for name, role in (("ann", "maker"), ("bob", "checker")):
+            added = _add_user(env, tmp_path, name, role)
+            assert added.returncode == 0, added.stderr
+            assert added.stdout.strip() == f"operator {name} ({role}) created"
 
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            assert client.get("/batches").status_code == 303  # to the sign-in page
-            signed = client.post(
-                "/login",
-                data={
-                    "csrf": csrf_of(client.get("/login").text),
-                    "name": "ann",
-                    "password": "a long enough password",
-                },
-            )
-            assert signed.status_code == 303
-            assert "No batches yet" in client.get("/batches").text
+        base = f"http://127.0.0.1:{port}"
+        maker, checker = _signed_in(base, "ann"), _signed_in(base, "bob")
+        assert "No batches yet" in maker.get("/batches").text
+        token = csrf_of(maker.get("/upload").text)
+        uploaded = maker.post(
+            "/upload", files={"file": ("cli.csv", batch_csv(CLEAN_ROWS))}, data={"csrf": token}
+        )
+        found = re.search(r'action="/batches/([0-9a-f]+)/submit"', uploaded.text)
+        assert found, uploaded.text
+        batch_id = found.group(1)
+        maker.post(f"/batches/{batch_id}/submit", data={"csrf": token})
+        form = checker.get(f"/batches/{batch_id}/approve").text
+        approved = checker.post(
+            f"/batches/{batch_id}/approve",
+            data={"csrf": csrf_of(form), "decision": "approve"},
+            follow_redirects=True,
+        )
+        assert "payout run started in the console process" in approved.text
+        progress = _wait_until_over(checker, batch_id)
+        maker.close()
+        checker.close()
+        assert progress["final"] == len(CLEAN_ROWS), progress
+        assert progress["state"] == "finished with failures", progress
     finally:
         console.send_signal(signal.SIGTERM)
         code = console.wait(timeout=60)
     said = err.read_text(encoding="utf-8")
     assert code == 0, said
-    assert "Traceback" not in said and "a long enough password" not in said
+    assert "Traceback" not in said and PASSWORD not in said
+
+
+def _add_user(env: dict[str, str], cwd: Path, name: str, role: str) -> CompletedProcess[str]:
+    return subprocess.run(
+        [*PAYFLOW, "console", "add-user", name, "--role", role, "--password-stdin"],
+        env=env,
+        cwd=cwd,
+        input=PASSWORD + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _signed_in(base: str, name: str) -> httpx.Client:
+    client = httpx.Client(base_url=base, timeout=60)
+    assert client.get("/batches").status_code == 303  # to the sign-in page
+    token = csrf_of(client.get("/login").text)
+    signed = client.post("/login", data={"csrf": token, "name": name, "password": PASSWORD})
+    assert signed.status_code == 303, signed.text
+    return client
+
+
+def _wait_until_over(client: httpx.Client, batch_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 300
+    while True:
+        progress: dict[str, Any] = client.get(f"/batches/{batch_id}/progress.json").json()
+        if progress["state"] not in ("paying", "awaiting approval"):
+            return progress
+        assert time.monotonic() < deadline, progress
+        time.sleep(0.5)
