@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import sys
 from contextlib import ExitStack
 from types import FrameType
@@ -28,6 +30,16 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
     """uvicorn has drained and closed; exit cleanly."""
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The console's listening socket, bound now; one line when the address is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=128)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        fail(f"cannot listen on {host}:{port}: {reason.lower()}")
+
+
 @console_app.callback()
 def console_command(
     ctx: typer.Context,
@@ -44,6 +56,7 @@ def console_command(
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
+    listening = _listen(host, port)  # before anything starts: a busy port is the first answer
     # Without a Prefect server of the operator's, pay runs go to a temporary one started now,
     # the way `payflow run` starts it: it boots while the ledger and the sandbox open.
     own_prefect = None
@@ -88,10 +101,7 @@ def console_command(
             for stop_signal in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(stop_signal, _stopped)
             typer.echo(f"payflow console: http://{host}:{port}/")
-            try:
-                server.run()
-            except (OSError, SystemExit):  # uvicorn exits when it cannot bind
-                fail(f"cannot listen on {host}:{port}")
+            server.run(sockets=[listening])
     except ConfigurationError as exc:
         fail(f"configuration: {exc}")
     except PrefectServerNotStarted as exc:

@@ -129,3 +129,18 @@ def _wait_until_over(client: httpx.Client, batch_id: str) -> dict[str, Any]:
             return progress
         assert time.monotonic() < deadline, progress
         time.sleep(0.5)
+
+
+def test_a_busy_port_is_one_line_before_anything_starts(tmp_path: Path) -> None:
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_payflow(["console", "--port", str(port)], env, tmp_path, timeout=60)
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        == f"payflow: cannot listen on 127.0.0.1:{port}: address already in use"
+    )
+    assert result.stdout == ""
