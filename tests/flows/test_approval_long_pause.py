@@ -144,25 +144,37 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
     try:
         one = run_deployment("payout-batch/one-batch", parameters={"path": str(first)}, timeout=0)
         two = run_deployment("payout-batch/one-batch", parameters={"path": str(second)}, timeout=0)
-        tag_one = batch_tag(batch_id_of(first.read_bytes()))
-        paused = _wait_for(lambda: _paused_child(tag_one), "the first run's approval pause")
+        tags = {
+            one.id: batch_tag(batch_id_of(first.read_bytes())),
+            two.id: batch_tag(batch_id_of(second.read_bytes())),
+        }
+
+        def first_pause() -> tuple[UUID, UUID] | None:
+            # Either run may get the slot: the worker submits both at once.
+            for run_id, tag in tags.items():
+                child = _paused_child(tag)
+                if child is not None:
+                    return run_id, child
+            return None
+
+        holder, paused = _wait_for(first_pause, "a run's approval pause")
+        waiter = two.id if holder == one.id else one.id
 
         paused_at = time.monotonic()
         while time.monotonic() - paused_at < PAUSED_LONGER_THAN:
             # Checked all along: the waiting run keeps its slot and nothing crashes.
-            assert _state(one.id) == "RUNNING"
+            assert _state(holder) == "RUNNING"
             assert _state(paused) == "PAUSED"
-            assert _state(two.id) not in ("RUNNING", "CRASHED", "FAILED")
+            assert _state(waiter) not in ("RUNNING", "CRASHED", "FAILED")
             assert sandbox_stats(sandbox.url)["createAttempts"] == {}
             time.sleep(5)
 
         resume_flow_run(paused, run_input={"approve": True, "approver": "long-pause-test"})
-        _wait_for(lambda: _state(one.id) == "COMPLETED", "the first run to complete")
-        # Only now does the second run get the slot; it pauses for its own approval.
-        tag_two = batch_tag(batch_id_of(second.read_bytes()))
-        paused_two = _wait_for(lambda: _paused_child(tag_two), "the second run's pause")
+        _wait_for(lambda: _state(holder) == "COMPLETED", "the first run to complete")
+        # Only now does the other run get the slot; it pauses for its own approval.
+        paused_two = _wait_for(lambda: _paused_child(tags[waiter]), "the second run's pause")
         resume_flow_run(paused_two, run_input={"approve": True, "approver": "long-pause-test"})
-        _wait_for(lambda: _state(two.id) == "COMPLETED", "the second run to complete")
+        _wait_for(lambda: _state(waiter) == "COMPLETED", "the second run to complete")
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:
