@@ -54,6 +54,7 @@ def validate_rows(
     rejects += bank_rejects
     valid_rows = _without(passed, bank_rejects)
     warnings = find_warnings(prepared, valid_rows)
+    del prepared  # its helper columns are not needed past here, and a million rows is a lot
     if strict and warnings:
         rejects += warnings
         valid_rows = _without(valid_rows, warnings)
@@ -63,12 +64,17 @@ def validate_rows(
         batch_id=raw.batch_id,
         source_name=raw.source_name,
         rows=len(frame),
-        instructions=_instructions(frame.loc[valid_rows], bank_ids),
+        instructions=_instructions(_rows(frame, valid_rows), bank_ids),
         rejects=rejects,
         warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
         bank_resolutions=resolutions,
         not_checked=not_checked,
     )
+
+
+def _rows(frame: pd.DataFrame, rows: pd.Index) -> pd.DataFrame:
+    # .loc copies every column; a batch with no rejects is the common case.
+    return frame if len(rows) == len(frame) else frame.loc[rows]
 
 
 def _not_read(problems: list[Problem], read_problems: list[Problem]) -> list[Problem]:
