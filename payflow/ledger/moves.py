@@ -6,13 +6,28 @@ IMMEDIATE), asks `states.check_move`, writes the row and appends one `status_eve
 
 from __future__ import annotations
 
+import random
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, Row, bindparam, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Row,
+    bindparam,
+    false,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.exc import OperationalError
 
 from payflow.ledger.claims import in_batch
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
@@ -27,6 +42,53 @@ from payflow.ledger.states import (
     parse_api_status,
 )
 from payflow.ledger.tables import Payout, StatusEvent
+
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back whole.
+_ROLLED_BACK = frozenset({"40P01", "40001"})
+DEADLOCK_ATTEMPTS = 4
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def retry_rolled_back(fn: Callable[P, T]) -> Callable[P, T]:
+    """Run a multi-row transaction again when PostgreSQL aborted it as a deadlock: nothing of it
+    was written, and the moves are forward only, so running it again is safe."""
+
+    @wraps(fn)
+    def again(*args: P.args, **kwargs: P.kwargs) -> T:
+        for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+            try:
+                return fn(*args, **kwargs)
+            except OperationalError as exc:
+                if getattr(exc.orig, "sqlstate", None) not in _ROLLED_BACK:
+                    raise
+                if attempt == DEADLOCK_ATTEMPTS:
+                    raise
+                time.sleep(random.uniform(0.01, 0.1) * attempt)
+        raise AssertionError("unreachable")
+
+    return again
+
+
+def lock_in_order(connection: Connection, where: ColumnElement[bool]) -> None:
+    """Lock the payout rows a transaction is about to write, in externalId order.
+
+    Every transaction that writes several payouts locks them in this one order (as
+    `bulk.mark_created_many` does), so two never wait on each other in a cycle."""
+    query = select(Payout.id).where(where).order_by(Payout.external_id).with_for_update()
+    connection.execute(query).all()
+
+
+def _these_payouts(updates: Sequence[StatusUpdate]) -> ColumnElement[bool]:
+    external_ids = sorted({u.external_id for u in updates if u.external_id is not None})
+    payout_ids = sorted({u.payout_id for u in updates if u.payout_id is not None})
+    conditions = []
+    if external_ids:
+        conditions.append(Payout.external_id.in_(external_ids))
+    if payout_ids:
+        conditions.append(Payout.payout_id.in_(payout_ids))
+    return or_(*conditions) if conditions else false()
+
 
 _ROW = (
     Payout.id,
@@ -196,6 +258,7 @@ def record_status(engine: Engine, change: StatusUpdate, *, now: datetime) -> boo
         return _record_in(connection, change, now)
 
 
+@retry_rolled_back
 def record_statuses(
     engine: Engine, updates: Sequence[StatusUpdate], *, now: datetime
 ) -> list[bool | LedgerError | IllegalTransition]:
@@ -205,6 +268,7 @@ def record_statuses(
     error returned in its place; later updates of the same payout see the earlier ones."""
     results: list[bool | LedgerError | IllegalTransition] = []
     with engine.begin() as connection:
+        lock_in_order(connection, _these_payouts(updates))
         for change in updates:
             try:
                 with connection.begin_nested():
@@ -265,6 +329,7 @@ def schedule_poll(engine: Engine, external_id: str, next_poll_at: datetime) -> N
         )
 
 
+@retry_rolled_back
 def schedule_polls(engine: Engine, schedule: Sequence[tuple[str, datetime]]) -> None:
     """`schedule_poll` for many payouts in one transaction (one statement, executemany)."""
     if not schedule:
@@ -278,13 +343,16 @@ def schedule_polls(engine: Engine, schedule: Sequence[tuple[str, datetime]]) -> 
     )
     params = [{"_external_id": ext, "_next_poll_at": at} for ext, at in schedule]
     with engine.begin() as connection:
+        lock_in_order(connection, Payout.external_id.in_(sorted({ext for ext, _ in schedule})))
         connection.execute(statement, params)
 
 
+@retry_rolled_back
 def make_polls_due(engine: Engine, batch_id: str, at: datetime) -> int:
     """Make every non-final payout of the batch due for a poll at `at`; returns how many."""
     pollable = [state.value for state in POLLABLE_STATES]
     with engine.begin() as connection:
+        lock_in_order(connection, in_batch(batch_id) & Payout.state.in_(pollable))
         result = connection.execute(
             update(Payout)
             .where(in_batch(batch_id), Payout.state.in_(pollable))
