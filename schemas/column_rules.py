@@ -18,10 +18,12 @@ from payflow.schemas.rules import ANY_CURRENCY, RulesTable
 from payflow.schemas.text_checks import (
     URL_PATTERN,
     amount_cents,
+    at_most,
     blank,
     ip_addresses,
     matches,
     no_control_characters,
+    no_edge_spaces,
 )
 
 CENTS, DEST = "_cents", "_dest"
@@ -114,7 +116,7 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
             (
                 "external_id_spaces",
                 "externalId starts or ends with a space",
-                lambda s: s == s.str.strip(),
+                no_edge_spaces,
             ),
             (
                 "external_id_characters",
@@ -186,12 +188,15 @@ def _snake(column: str) -> str:
 
 
 def _external_id_characters(series: pd.Series) -> pd.Series:
+    result = matches(series, EXTERNAL_ID_CHARACTERS)
+    if result.all():
+        return result
     # Edge spaces and control characters have their own rules: reported there, once.
-    judged = (series == series.str.strip()) & no_control_characters(series)
-    result = pd.Series(True, index=series.index)
-    result[judged] = matches(series[judged], EXTERNAL_ID_CHARACTERS)
+    failed = series[~result]
+    judged = no_edge_spaces(failed) & no_control_characters(failed)
+    result[judged.index[~judged]] = True
     return result
 
 
 def _at_most(length: int) -> SeriesCheck:
-    return lambda s: s.str.len() <= length
+    return lambda s: at_most(s, length)

@@ -90,3 +90,21 @@ def test_problems_name_row_column_rule_and_mask_requisites() -> None:
     assert (problem.row, problem.column, problem.external_id) == (3, "requisites", "e-3")
     assert problem.value == "**********9876"
     assert report.rejected_rows() == {3: [f"requisites: {problem.message} ({problem.rule})"]}
+
+
+def test_repeated_amounts_are_judged_row_by_row() -> None:
+    # Amounts are parsed once per distinct text: each row must still get its own verdict.
+    amounts = ["100.50", "1,5", "100.50", "7", "1,5", "100.5"]
+    report = validate(*[row("SBP", amount=a, userId=f"u{n}") for n, a in enumerate(amounts)])
+    assert {(p.row, p.rule) for p in report.rejects} == {(3, "amount_format"), (6, "amount_format")}
+    assert [(i.row_number, str(i.amount)) for i in report.instructions] == [
+        (2, "100.50"),
+        (4, "100.50"),
+        (5, "7"),
+        (7, "100.5"),
+    ]
+
+
+def test_a_cell_at_its_length_limit_passes() -> None:
+    report = validate(row("SIM", externalId="x" * 255, userId="u" * 255))
+    assert report.rejects == []
