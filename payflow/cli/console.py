@@ -30,6 +30,14 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
     """uvicorn has drained and closed; exit cleanly."""
 
 
+def _stopped_while_starting(signum: int, frame: FrameType | None) -> None:
+    """Unwind at once: the ledger and sandbox close, the temporary Prefect server stops at exit."""
+    print(
+        f"payflow console: stopped on {signal.Signals(signum).name} while starting", file=sys.stderr
+    )
+    raise SystemExit(128 + signum)
+
+
 def _listen(host: str, port: int) -> socket.socket:
     """The console's listening socket, bound now; one line when the address is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -59,6 +67,10 @@ def console_command(
     listening = _listen(host, port)  # before anything starts: a busy port is the first answer
     # Without a Prefect server of the operator's, pay runs go to a temporary one started now,
     # the way `payflow run` starts it: it boots while the ledger and the sandbox open.
+    # Until uvicorn serves, a stop must unwind, not kill: a killed process leaves its
+    # temporary Prefect server running, and SIGINT's KeyboardInterrupt prints a traceback.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _stopped_while_starting)
     own_prefect = None
     if not prefect_api_configured():
         typer.echo("starting Prefect's local server for the console's pay runs", err=True)

@@ -3,6 +3,7 @@ and an approved batch paid in the console's own process on the embedded sandbox.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -144,3 +145,60 @@ def test_a_busy_port_is_one_line_before_anything_starts(tmp_path: Path) -> None:
         == f"payflow: cannot listen on 127.0.0.1:{port}: address already in use"
     )
     assert result.stdout == ""
+
+
+def _prefect_server_of(parent: int) -> int | None:
+    listing = subprocess.run(
+        ["ps", "-ww", "-eo", "pid=,ppid=,args="], capture_output=True, text=True, check=True
+    ).stdout
+    for line in listing.splitlines():
+        pid, ppid, args = line.split(None, 2)
+        if int(ppid) == parent and "prefect.server.api.server:create_app" in args:
+            return int(pid)
+    return None
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_stop_while_the_console_starts_leaves_no_prefect_server_behind(tmp_path: Path) -> None:
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    env.pop("PREFECT_API_URL", None)
+    err = tmp_path / "console.err"
+    with err.open("w") as stderr:
+        console = subprocess.Popen(
+            [*PAYFLOW, "console", "--port", str(_free_port())],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        server = None
+        while server is None and time.monotonic() < deadline:
+            assert console.poll() is None, err.read_text(encoding="utf-8")
+            server = _prefect_server_of(console.pid)
+            time.sleep(0.05)
+        assert server is not None, "the console never started Prefect's server"
+        console.send_signal(signal.SIGTERM)  # the operator gives up while Prefect boots
+        stdout, _ = console.communicate(timeout=60)
+    finally:
+        if console.poll() is None:
+            console.kill()
+    said = err.read_text(encoding="utf-8")
+    assert console.returncode == 128 + signal.SIGTERM, said
+    assert "stopped on SIGTERM while starting" in said
+    assert "Traceback" not in said
+    assert stdout == ""  # no URL: it never served
+    deadline = time.monotonic() + 10
+    while not _gone(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(server), "the console's Prefect server outlived it"
