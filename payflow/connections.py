@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
-from payflow.runtime import api_endpoint, api_token
+from payflow.runtime import ApiEndpoint, api_endpoint, api_token, client_for
 from payflow.settings import Settings
 
 T = TypeVar("T")
@@ -57,14 +57,10 @@ def open_client(
     """An async client bound to the target with its share (of `lanes`) of the bounds on requests
     in flight (`max_in_flight`, default from settings) and per second."""
     settings = settings or Settings()
-    per_second = settings.max_requests_per_second
-    return AsyncPayoutsClient(
-        api_token(settings, sandbox=target.sandbox),
-        base_url=target.api_url,
-        timeout=settings.request_timeout,
-        max_in_flight=max(1, (max_in_flight or settings.max_in_flight) // lanes),
-        max_requests_per_second=per_second / lanes if per_second else None,
+    endpoint = ApiEndpoint(
+        target.api_url, api_token(settings, sandbox=target.sandbox), target.sandbox
     )
+    return client_for(endpoint, settings, lanes=lanes, max_in_flight=max_in_flight)
 
 
 def with_client(

@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from payflow.settings import Settings
 
 if TYPE_CHECKING:
+    from payflow.api import AsyncPayoutsClient
     from payflow.ledger import Ledger
 
 NO_REAL_MONEY = (
@@ -56,6 +57,27 @@ class ApiEndpoint:
 
     def __repr__(self) -> str:
         return f"ApiEndpoint(base_url={self.base_url!r}, is_sandbox={self.is_sandbox})"
+
+
+def client_for(
+    endpoint: ApiEndpoint,
+    settings: Settings,
+    *,
+    lanes: int = 1,
+    max_in_flight: int | None = None,
+) -> AsyncPayoutsClient:
+    """The one way to build an async client: the endpoint's token and URL, the configured timeout,
+    and this caller's share (of `lanes`) of the bounds on requests in flight and per second."""
+    from payflow.api import AsyncPayoutsClient
+
+    per_second = settings.max_requests_per_second
+    return AsyncPayoutsClient(
+        endpoint.token,
+        base_url=endpoint.base_url,
+        timeout=settings.request_timeout,
+        max_in_flight=max(1, (max_in_flight or settings.max_in_flight) // lanes),
+        max_requests_per_second=per_second / lanes if per_second else None,
+    )
 
 
 def api_token(settings: Settings, *, sandbox: bool) -> SecretStr:

@@ -12,14 +12,13 @@ from typing import Annotated
 
 import typer
 
-from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
 from payflow.reporting import summary_markdown, write_batch_report
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, client_for
 from payflow.settings import Settings
 
 
@@ -57,12 +56,7 @@ def reconcile_command(
                 print(NO_REAL_MONEY, file=sys.stderr)
 
             async def run() -> int:
-                async with AsyncPayoutsClient(
-                    endpoint.token,
-                    base_url=endpoint.base_url,
-                    timeout=settings.request_timeout,
-                    max_in_flight=settings.max_in_flight,
-                ) as client:
+                async with client_for(endpoint, settings) as client:
                     result = await reconcile_batch(client, ledger, batch_id, options_from(settings))
                 return result.unanswered
 

@@ -14,14 +14,19 @@ from typing import Annotated
 
 import typer
 
-from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
-from payflow.runtime import ConfigurationError, api_token, open_ledger
+from payflow.runtime import (
+    ApiEndpoint,
+    ConfigurationError,
+    api_token,
+    client_for,
+    open_ledger,
+)
 from payflow.settings import Settings
 
 STALE_AFTER = timedelta(minutes=1)
@@ -42,17 +47,12 @@ def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
         raise ConfigurationError(
             "--refresh needs PAYFLOW_API_URL: a past run's embedded sandbox is gone"
         )
-    token = api_token(settings, sandbox=False)
-    base_url = settings.api_url.rstrip("/")
+    endpoint = ApiEndpoint(
+        settings.api_url.rstrip("/"), api_token(settings, sandbox=False), is_sandbox=False
+    )
 
     async def poll() -> None:
-        async with AsyncPayoutsClient(
-            token,
-            base_url=base_url,
-            timeout=settings.request_timeout,
-            max_in_flight=settings.max_in_flight,
-            max_requests_per_second=settings.max_requests_per_second,
-        ) as client:
+        async with client_for(endpoint, settings) as client:
             await refresh_batch(client, ledger, batch_id)
 
     asyncio.run(poll())

@@ -10,14 +10,19 @@ from typing import Annotated
 
 import typer
 
-from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
-from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
+from payflow.runtime import (
+    NO_REAL_MONEY,
+    ApiEndpoint,
+    ConfigurationError,
+    api_endpoint,
+    client_for,
+)
 from payflow.schemas.rules import RulesTableError
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
@@ -39,10 +44,7 @@ def validate_with(
 
 
 async def _fetch_lookups(endpoint: ApiEndpoint, raw: RawBatch, settings: Settings) -> Lookups:
-    client = AsyncPayoutsClient(
-        endpoint.token, base_url=endpoint.base_url, timeout=settings.request_timeout
-    )
-    async with client:
+    async with client_for(endpoint, settings) as client:
         return await fetch_lookups(client, raw, concurrency=min(settings.max_in_flight, 16))
 
 
