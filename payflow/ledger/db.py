@@ -7,6 +7,7 @@ the Alembic upgrade, so two workers starting at once migrate once.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,12 @@ def take_lock(connection: Connection, key: int) -> None:
     """On PostgreSQL, hold an advisory lock until the current transaction ends."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+def batch_lock_key(purpose: str, batch_id: str) -> int:
+    """A stable advisory-lock key for one purpose on one batch (a signed 64-bit integer)."""
+    digest = hashlib.sha256(f"{purpose}:{batch_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def upgrade_to_head(engine: Engine) -> None:

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
+from payflow.ledger.db import batch_lock_key, take_lock
 from payflow.ledger.records import LedgerError
 from payflow.ledger.tables import BalanceSnapshot, Finding, FindingEvent, ServiceCheck
 
@@ -138,6 +141,13 @@ def _event(
     )
 
 
+def _one_writer_per_batch(connection: Connection, batch_id: str) -> None:
+    # These writes read, then insert or update: two reconciliations of one batch at once (two pay
+    # runs of it, or a run beside `reconcile-recent`) would both insert the same keys. SQLite's
+    # BEGIN IMMEDIATE already serialises them; PostgreSQL needs the lock.
+    take_lock(connection, batch_lock_key("findings", batch_id))
+
+
 def sync_findings(
     engine: Engine,
     batch_id: str,
@@ -153,6 +163,7 @@ def sync_findings(
     seen = {(d.row_number, d.kind.value): d for d in detected}
     opened = reopened = resolved = unchanged = 0
     with engine.begin() as connection:
+        _one_writer_per_batch(connection, batch_id)
         existing = {
             (row.row_number, row.kind): row
             for row in connection.execute(select(Finding).where(Finding.batch_id == batch_id))
@@ -207,6 +218,7 @@ def acknowledge(
 ) -> FindingView:
     """An operator has read the finding: open -> acknowledged, with their note in the history."""
     with engine.begin() as connection:
+        _one_writer_per_batch(connection, batch_id)
         row = connection.execute(
             select(Finding).where(Finding.id == finding_id, Finding.batch_id == batch_id)
         ).first()
@@ -256,25 +268,29 @@ def save_service_views(
     """Replace the stored service answers for these payouts with the new ones."""
     if not views:
         return
+    rows = [
+        {
+            "external_id": v.external_id,
+            "batch_id": batch_id,
+            "found": v.found,
+            "payout_id": v.payout_id,
+            "status": v.status,
+            "status_message": v.status_message,
+            "amount": v.amount,
+            "currency": v.currency,
+            "checked_at": now,
+        }
+        # In externalId order, as every multi-row write locks payouts: two writers never deadlock.
+        for v in sorted(views, key=lambda view: view.external_id)
+    ]
     with engine.begin() as connection:
-        ids = [v.external_id for v in views]
-        connection.execute(delete(ServiceCheck).where(ServiceCheck.external_id.in_(ids)))
+        # An upsert, not delete-then-insert: two reconciliations saving one payout at once (two
+        # pay runs of a batch) both found nothing to delete, and the second insert failed.
+        dialect: Any = postgresql if connection.dialect.name == "postgresql" else sqlite
+        statement = dialect.insert(ServiceCheck)
+        replaced = {name: statement.excluded[name] for name in rows[0] if name != "external_id"}
         connection.execute(
-            insert(ServiceCheck),
-            [
-                {
-                    "external_id": v.external_id,
-                    "batch_id": batch_id,
-                    "found": v.found,
-                    "payout_id": v.payout_id,
-                    "status": v.status,
-                    "status_message": v.status_message,
-                    "amount": v.amount,
-                    "currency": v.currency,
-                    "checked_at": now,
-                }
-                for v in views
-            ],
+            statement.on_conflict_do_update(index_elements=["external_id"], set_=replaced), rows
         )
 
 
