@@ -7,6 +7,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport, printable
 
@@ -52,7 +53,7 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     records = _records(report)
     csv_path = out_dir / f"{report.batch_id}-rejects.csv"
-    with csv_path.open("w", encoding="utf-8-sig", newline="") as handle:
+    with replaced(csv_path) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(REPORT_COLUMNS)
         writer.writerows(inert_row(record) for record in records)
@@ -64,7 +65,8 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
     sheet.append(list(REPORT_COLUMNS))
     for record in records:
         sheet.append(text_cells(sheet, record))
-    workbook.save(xlsx_path)
+    with replaced(xlsx_path) as part:
+        workbook.save(part)
     return csv_path, xlsx_path
 
 

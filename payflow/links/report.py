@@ -13,6 +13,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from payflow.atomic import replaced
 from payflow.inert import inert_text
 from payflow.intake import Problem
 from payflow.links.records import ClaimState, LinkView
@@ -119,7 +120,7 @@ def write_links_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
     rows = [_cells(view, now) for view in views]
-    with paths.csv.open("w", encoding="utf-8", newline="") as handle:
+    with replaced(paths.csv) as part, part.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         writer.writerows(rows)
@@ -142,5 +143,6 @@ def write_links_report(
         rejected.append(list(PROBLEM_HEADER))
         for problem in problems:
             rejected.append(_problem_cells(problem))
-    workbook.save(paths.xlsx)
+    with replaced(paths.xlsx) as part:
+        workbook.save(part)
     return paths

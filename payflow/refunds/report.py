@@ -17,6 +17,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from payflow.atomic import replaced
 from payflow.inert import inert_text
 from payflow.ledger import Disposition, RefundRowView
 from payflow.model import display_amount
@@ -103,7 +104,7 @@ def write_refund_report(
     paths = ReportPaths(
         csv=out_dir / f"{batch_id}-refunds.csv", xlsx=out_dir / f"{batch_id}-refunds.xlsx"
     )
-    with paths.csv.open("w", newline="", encoding="utf-8") as handle:
+    with replaced(paths.csv) as part, part.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         writer.writerows(line.cells for line in lines)
@@ -132,5 +133,6 @@ def write_refund_report(
     sheet.append(HEADER)
     for line in lines:
         sheet.append(line.cells)
-    workbook.save(paths.xlsx)
+    with replaced(paths.xlsx) as part:
+        workbook.save(part)
     return paths

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from payflow.atomic import replaced
 from payflow.ledger import Ledger, RowOutcome
 from payflow.reconcile import FailureClasses
 from payflow.reporting.layout import ROW_COLUMNS, csv_text, row_cells
@@ -51,7 +52,7 @@ def write_batch_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, xlsx_path = report_paths(out_dir, batch_id)
     workbook = WorkbookWriter(batch_id, sandbox=sandbox)
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
+    with replaced(csv_path) as csv_part, csv_part.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow([column.name for column in ROW_COLUMNS])
         for line in ledger.report_lines(batch_id):
@@ -64,5 +65,6 @@ def write_batch_report(
             )
             workbook.add_row(cells, reasons)
     summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
-    workbook.finish(summary, xlsx_path)
+    with replaced(xlsx_path) as xlsx_part:
+        workbook.finish(summary, xlsx_part)
     return BatchReport(csv_path, xlsx_path, summary)
