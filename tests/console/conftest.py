@@ -11,6 +11,16 @@ from console_support import Console, start_console
 from payflow.console.paying import start_local_prefect
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_prefect_at_the_end() -> Iterator[None]:
+    """Stop the console tests' Prefect server while pytest still holds the output streams: left
+    to atexit, its "Stopping temporary server" line hits a closed stream as a logging error."""
+    yield
+    from prefect.server.api.server import SubprocessASGIServer
+
+    SubprocessASGIServer().stop()  # the process's one server on a free port, if it started
+
+
 @pytest.fixture
 def console(
     tmp_path: Path,
