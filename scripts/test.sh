@@ -10,7 +10,9 @@ export PATH="$root/.venv/bin:$PATH"
 ruff check .
 ruff format --check .
 mypy payflow flows tasks schemas
-# Two workers: most tests wait on real servers and subprocesses, not on the CPU.
-pytest -n 2 --dist loadfile "$@"
+# Three workers on two cores: most tests wait on real servers and subprocesses, not on the CPU.
+# Files in collection order, where tests/conftest.py puts the slow ones first: the 7-minute
+# long-pause test then runs beside the rest instead of alone at the end.
+pytest -n 3 --dist loadfile --no-loadscope-reorder "$@"
 # A plain `pip install .` in a fresh venv must validate and pay the samples from anywhere.
 bash scripts/check-install.sh

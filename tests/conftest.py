@@ -26,6 +26,12 @@ from support.sandbox import MakeSandbox, SandboxFactory
 from payflow.sandbox import SandboxServer
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first: with `--dist loadfile --no-loadscope-reorder` (scripts/test.sh) their
+    files start at once on their own workers instead of ending the run alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def make_sandbox() -> Iterator[MakeSandbox]:
     """Factory: `make_sandbox(**overrides)` starts a sandbox with fast delays plus overrides."""

@@ -3,7 +3,8 @@ real Prefect server and worker, keeps its slot, and pays after the resume.
 
 Prefect 3.8.8 released the slot of a *top-level* paused run, let a second run start, and ended
 both CRASHED about four minutes later. The pause now lives in a subflow. This test takes about
-six minutes by design: it is alone in its file so that pytest-xdist runs it beside the others.
+six minutes by design: it is alone in its file and marked slow, so that pytest-xdist starts it
+first, on a worker of its own, and runs the others beside it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
 {p}-2,200000,KES,SIM,25471234567{d},Wanjiru Kamau,u-2
 """  # {d}: another recipient per batch, so the second batch holds no repeat of the first
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
