@@ -6,7 +6,6 @@ fails CI.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -27,8 +26,8 @@ from sqlalchemy.types import TypeDecorator
 
 from payflow.model import PayoutInstruction
 
-INSTRUCTION_FIELDS = tuple(f.name for f in fields(PayoutInstruction))
-"""Payout columns that rebuild a PayoutInstruction (the POST), named as the dataclass fields."""
+INSTRUCTION_FIELDS = PayoutInstruction._fields
+"""Payout columns that rebuild a PayoutInstruction (the POST), named as the instruction's fields."""
 
 EXTERNAL_ID_LENGTH = 255
 BATCH_ID_LENGTH = 128

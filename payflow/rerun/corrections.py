@@ -7,7 +7,7 @@ payout field stays as first sent.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -113,8 +113,7 @@ def _check_kept(correction: Correction, original: PayoutInstruction) -> None:
 
 def _corrected(instruction: PayoutInstruction, correction: Correction) -> PayoutInstruction:
     changes = correction.changes
-    return replace(
-        instruction,
+    return instruction._replace(
         requisites=changes.get("requisites", instruction.requisites),
         bank_name=changes.get("bank_name", instruction.bank_name),
         name=changes.get("name", instruction.name),
@@ -148,7 +147,7 @@ def _validated(
         ]
         raise RerunRefused("corrections break the batch rules: " + " | ".join(shown))
     return {
-        by_line[i.row_number][0]: replace(i, row_number=by_line[i.row_number][1].row_number)
+        by_line[i.row_number][0]: i._replace(row_number=by_line[i.row_number][1].row_number)
         for i in report.instructions
     }
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from payflow.ledger import AttemptsOutcome, Ledger, NewAttempt
 from payflow.model import PayoutInstruction
@@ -24,7 +23,7 @@ def plan_attempts(
         stored = ledger.payout_instruction(candidate.external_id)
         if stored is None:
             raise RerunRefused(f"payout {candidate.external_id!r} vanished from the ledger")
-        instructions[candidate.root_external_id] = replace(stored, row_number=candidate.row_number)
+        instructions[candidate.root_external_id] = stored._replace(row_number=candidate.row_number)
     if corrections:
         if validate is None:
             raise RerunRefused("corrections need the batch validation, which is not available")
@@ -34,8 +33,7 @@ def plan_attempts(
     for candidate in chosen:
         number = candidate.attempt + 1
         new_id = attempt_external_id(candidate.root_external_id, number)
-        instruction = replace(
-            instructions[candidate.root_external_id],
+        instruction = instructions[candidate.root_external_id]._replace(
             external_id=new_id,
             row_number=candidate.row_number,
         )

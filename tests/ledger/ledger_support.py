@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -33,7 +32,7 @@ def instruction(
         service_id=7,
         user_email="awa@example.org",
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return base._replace(**changes)  # type: ignore[arg-type]
 
 
 def instructions(prefix: str, count: int, first_row: int = 2) -> list[PayoutInstruction]:

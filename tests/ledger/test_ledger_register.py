@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -103,7 +102,7 @@ def test_duplicate_external_ids_inside_one_file(ledger: Ledger) -> None:
     batch, p = unique("b"), unique()
     rows = [
         instruction(f"{p}-a", 2),
-        replace(instruction(f"{p}-a", 2), row_number=3),  # same content, another row
+        instruction(f"{p}-a", 2)._replace(row_number=3),  # same content, another row
         instruction(f"{p}-a", 4, amount="999"),
     ]
     outcome = ledger.register_batch(batch, "dup.csv", rows, [])
@@ -140,7 +139,7 @@ def test_several_chunks_register_every_row(sqlite_url: str) -> None:
     with Ledger.open(sqlite_url) as ledger:
         p = unique()
         valid = instructions(p, 2 * register.CHUNK_ROWS + 17)
-        repeat = [replace(valid[0], row_number=10**6)]  # a duplicate in the last chunk
+        repeat = [valid[0]._replace(row_number=10**6)]  # a duplicate in the last chunk
         outcome = ledger.register_batch("big", "big.csv", valid + repeat, [])
         assert outcome.new == len(valid) and len(outcome.already_known) == 1
         assert ledger.batch_summary("big") == {"VALIDATED": len(valid) + 1}

@@ -3,7 +3,6 @@ under another externalId within 30 days is never sent until an operator acknowle
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
@@ -47,8 +46,8 @@ def _state(ledger: Ledger, batch: str) -> dict[str, RowState]:
 def test_a_repeat_of_a_paid_or_in_flight_payout_is_held(ledger: Ledger, status: RowState) -> None:
     first = _recipient(unique("r"))
     _paid(ledger, first, status)
-    again = replace(first, external_id=unique("other-"), amount=first.amount * 1)
-    other_row = replace(_recipient(unique("r")), external_id=unique("fresh-"), row_number=3)
+    again = first._replace(external_id=unique("other-"), amount=first.amount * 1)
+    other_row = _recipient(unique("r"))._replace(external_id=unique("fresh-"), row_number=3)
     batch = unique("b")
 
     outcome = ledger.register_batch(batch, "second.csv", [again, other_row], [])
@@ -68,9 +67,9 @@ def test_a_repeat_of_a_paid_or_in_flight_payout_is_held(ledger: Ledger, status: 
 
 
 def test_the_amount_is_compared_as_a_number(ledger: Ledger) -> None:
-    first = replace(_recipient(unique("r")), amount=Decimal("100"))
+    first = _recipient(unique("r"))._replace(amount=Decimal("100"))
     _paid(ledger, first, S.COMPLETED)
-    again = replace(first, external_id=unique("other-"), amount=Decimal("100.00"))
+    again = first._replace(external_id=unique("other-"), amount=Decimal("100.00"))
     batch = unique("b")
     assert ledger.register_batch(batch, "second.csv", [again], []).held == 1
 
@@ -86,7 +85,7 @@ def test_another_amount_currency_or_recipient_is_not_a_repeat(
     values: dict[str, object] = dict(change)
     if "amount" in values:
         values["amount"] = Decimal(change["amount"])
-    again = replace(first, external_id=unique("other-"), **values)  # type: ignore[arg-type]
+    again = first._replace(external_id=unique("other-"), **values)  # type: ignore[arg-type]
     batch = unique("b")
     assert ledger.register_batch(batch, "second.csv", [again], []).held == 0
     assert _state(ledger, batch) == {again.external_id: S.VALIDATED}
@@ -98,7 +97,7 @@ def test_a_repeat_of_a_payout_that_did_not_pay_is_not_held(
 ) -> None:
     first = _recipient(unique("r"))
     _paid(ledger, first, status)
-    again = replace(first, external_id=unique("other-"))
+    again = first._replace(external_id=unique("other-"))
     assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 0
 
 
@@ -108,7 +107,7 @@ def test_a_payout_completed_over_30_days_ago_is_not_a_repeat(
     first = _recipient(unique("r"))
     _paid(ledger, first, S.COMPLETED)
     clock.now += timedelta(days=30, seconds=1)
-    again = replace(first, external_id=unique("other-"))
+    again = first._replace(external_id=unique("other-"))
     assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 0
 
 
@@ -124,7 +123,7 @@ def test_acknowledging_releases_held_rows_and_later_registrations_are_not_held(
 ) -> None:
     first = _recipient(unique("r"))
     _paid(ledger, first, S.COMPLETED)
-    again = replace(first, external_id=unique("other-"))
+    again = first._replace(external_id=unique("other-"))
     batch = unique("b")
     ledger.register_batch(batch, "second.csv", [again], [])
     assert _state(ledger, batch) == {again.external_id: S.HELD}
@@ -144,13 +143,13 @@ def test_an_acknowledgement_before_registering_means_nothing_is_held(ledger: Led
     _paid(ledger, first, S.CREATED)
     batch = unique("b")
     assert ledger.acknowledge_repeats(batch) == 0
-    again = replace(first, external_id=unique("other-"))
+    again = first._replace(external_id=unique("other-"))
     assert ledger.register_batch(batch, "second.csv", [again], []).held == 0
 
 
 def test_rows_of_one_batch_never_hold_each_other(ledger: Ledger) -> None:
     first = _recipient(unique("r"))
-    twin = replace(first, external_id=unique("twin-"), row_number=3)
+    twin = first._replace(external_id=unique("twin-"), row_number=3)
     batch = unique("b")
     ledger.register_batch(batch, "twins.csv", [first, twin], [])
     claimed = ledger.claim_for_submit(batch, "w1", 1)
@@ -171,7 +170,7 @@ def test_the_hold_is_one_statement_that_uses_the_repeat_key_index(sqlite_url: st
                 statements.append((statement, parameters))
 
         event.listen(engine, "before_cursor_execute", remember)
-        again = replace(first, external_id=unique("other-"))
+        again = first._replace(external_id=unique("other-"))
         assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 1
         event.remove(engine, "before_cursor_execute", remember)
         ((statement, parameters),) = statements

@@ -6,7 +6,6 @@ import hashlib
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -52,7 +51,7 @@ def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes
         user_id=f"user-{row_number}",
         user_email="awa@example.org",
     )
-    return replace(base, **changes)
+    return base._replace(**changes)
 
 
 def rows(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -67,7 +66,7 @@ async def test_409_on_an_existing_payout_is_adopted(sandbox, client, ledger):
 
 async def test_same_external_id_with_other_content_is_a_conflict(sandbox, client, ledger):
     ours = row(unique("cf"), 2)
-    theirs = replace(ours, amount=ours.amount + Decimal(5))
+    theirs = ours._replace(amount=ours.amount + Decimal(5))
     await client.create_payout(build_payout_request(theirs, callback_url=None))
     batch_id = register(ledger, [ours])
     stats = await _pay(client, ledger, batch_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,7 +31,7 @@ def test_attempt_ids_are_derived_from_the_root_and_stay_within_255_characters():
 def _attempt(ledger: Ledger, parent: str, root: str, number: int) -> NewAttempt:
     stored = ledger.payout_instruction(parent)
     assert stored is not None
-    new = replace(stored, external_id=attempt_external_id(root, number))
+    new = stored._replace(external_id=attempt_external_id(root, number))
     return NewAttempt(parent, root, number, new)
 
 
