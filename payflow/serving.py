@@ -1,12 +1,15 @@
 """Serve an ASGI app with uvicorn in a daemon thread with its own event loop.
 
-The embedded sandbox and the webhook receiver both run this way in a `payflow run` and in tests.
+The embedded sandbox, the webhook receiver and the claims server run this way (`BackgroundServer`)
+in a `payflow run` and in tests.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from types import TracebackType
+from typing import Self
 
 import uvicorn
 
@@ -46,3 +49,61 @@ class ThreadedServer:
             self._thread.join(timeout=SHUTDOWN_TIMEOUT)
             self._thread = None
         self._server = None
+
+
+class BackgroundServer:
+    """A payflow server in a background thread: `with Server(...) as server:` serves until the
+    block ends. Subclasses give the uvicorn config, and may open and close what it serves."""
+
+    thread_name = "payflow-server"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._host = host
+        self._port = port
+        self._runner: ThreadedServer | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(host={self._host!r}, port={self._port})"
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one once started, when 0 was asked for)."""
+        return self._port
+
+    def _uvicorn_config(self) -> uvicorn.Config:
+        raise NotImplementedError
+
+    def _opening(self) -> None:
+        """Before serving: open what the app needs (nothing by default)."""
+
+    def _closed(self) -> None:
+        """After serving: close what `_opening` opened (nothing by default)."""
+
+    def start(self) -> Self:
+        """Serve; returns once the socket accepts connections."""
+        self._opening()
+        self._runner = ThreadedServer(self._uvicorn_config(), name=self.thread_name)
+        try:
+            self._port = self._runner.start()
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close what was opened; safe to call twice."""
+        if self._runner is not None:
+            self._runner.stop()
+            self._runner = None
+        self._closed()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import logging
 import threading
-from types import TracebackType
 
 import uvicorn
 from pydantic import SecretStr
@@ -25,7 +24,7 @@ from payflow.api.errors import PaymentsApiError
 from payflow.ledger.states import FINAL_STATUSES, RowState, parse_api_status
 from payflow.links.minting import mint_link
 from payflow.links.store import LinkStore
-from payflow.serving import ThreadedServer
+from payflow.serving import BackgroundServer
 
 logger = logging.getLogger(__name__)
 
@@ -138,8 +137,10 @@ def claims_uvicorn_config(app: Starlette, host: str, port: int) -> uvicorn.Confi
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
 
 
-class ClaimsServer:
+class ClaimsServer(BackgroundServer):
     """`with ClaimsServer(store, client, token, widget_url) as server:` serves on `server.url`."""
+
+    thread_name = "payflow-claims"
 
     def __init__(
         self,
@@ -150,39 +151,13 @@ class ClaimsServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        super().__init__(host, port)
         self._app = create_claims_app(store, client, token, widget_url)
-        self._host = host
-        self._port = port
-        self._runner: ThreadedServer | None = None
-
-    def __repr__(self) -> str:
-        return f"ClaimsServer(host={self._host!r}, port={self._port})"
 
     @property
     def url(self) -> str:
         """The base address claim URLs start with."""
         return f"http://{self._host}:{self._port}"
 
-    def start(self) -> ClaimsServer:
-        """Serve; returns once the socket accepts connections."""
-        config = claims_uvicorn_config(self._app, self._host, self._port)
-        self._runner = ThreadedServer(config, name="payflow-claims")
-        self._port = self._runner.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; safe to call twice."""
-        if self._runner is not None:
-            self._runner.stop()
-            self._runner = None
-
-    def __enter__(self) -> ClaimsServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def _uvicorn_config(self) -> uvicorn.Config:
+        return claims_uvicorn_config(self._app, self._host, self._port)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import TracebackType
-
 import uvicorn
 
 from payflow.sandbox.app import create_app
 from payflow.sandbox.config import SandboxConfig
 from payflow.sandbox.gate import quiet_lost_response_log
-from payflow.serving import ThreadedServer
+from payflow.serving import BackgroundServer
 
 
 def uvicorn_config(config: SandboxConfig, host: str, port: int) -> uvicorn.Config:
@@ -24,19 +22,17 @@ def uvicorn_config(config: SandboxConfig, host: str, port: int) -> uvicorn.Confi
     )
 
 
-class SandboxServer:
-    """`with SandboxServer(config) as sandbox:` serves on `sandbox.url` until the block ends."""
+class SandboxServer(BackgroundServer):
+    """`with SandboxServer(config) as sandbox:` serves on `sandbox.url` until the block ends;
+    stopping drops pending moves and webhooks."""
+
+    thread_name = "payflow-sandbox"
 
     def __init__(
         self, config: SandboxConfig | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
+        super().__init__(host, port)
         self.config = config or SandboxConfig()
-        self._host = host
-        self._port = port
-        self._runner: ThreadedServer | None = None
-
-    def __repr__(self) -> str:
-        return f"SandboxServer(host={self._host!r}, port={self._port})"
 
     @property
     def url(self) -> str:
@@ -53,27 +49,6 @@ class SandboxServer:
         """The merchant's fixed id (UUID)."""
         return self.config.merchant_id
 
-    def start(self) -> SandboxServer:
-        """Serve; returns once the socket accepts connections."""
+    def _uvicorn_config(self) -> uvicorn.Config:
         quiet_lost_response_log()
-        config = uvicorn_config(self.config, self._host, self._port)
-        self._runner = ThreadedServer(config, name="payflow-sandbox")
-        self._port = self._runner.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving (pending moves and webhooks are dropped); safe to call twice."""
-        if self._runner is not None:
-            self._runner.stop()
-            self._runner = None
-
-    def __enter__(self) -> SandboxServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return uvicorn_config(self.config, self._host, self._port)
