@@ -24,7 +24,7 @@ class PayoutInstruction(NamedTuple):
     """One validated batch row, ready to become a POST /v1/payouts request.
 
     Immutable; `_replace(**changes)` gives a changed copy. A NamedTuple, not a frozen dataclass:
-    validation builds one per row, and a million of them took 2.1 s frozen, 0.5 s as tuples."""
+    validation builds one per row, and a million of them took 2.1 s frozen, under 1 s as tuples."""
 
     row_number: int  # spreadsheet row the operator sees (header is row 1)
     external_id: str

@@ -20,13 +20,7 @@ from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
-from payflow.runtime import (
-    ApiEndpoint,
-    ConfigurationError,
-    api_token,
-    client_for,
-    open_ledger,
-)
+from payflow.runtime import ConfigurationError, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
 
 STALE_AFTER = timedelta(minutes=1)
@@ -47,15 +41,13 @@ def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
         raise ConfigurationError(
             "--refresh needs PAYFLOW_API_URL: a past run's embedded sandbox is gone"
         )
-    endpoint = ApiEndpoint(
-        settings.api_url.rstrip("/"), api_token(settings, sandbox=False), is_sandbox=False
-    )
+    with api_endpoint(settings) as endpoint:  # the configured service: api_url is set
 
-    async def poll() -> None:
-        async with client_for(endpoint, settings) as client:
-            await refresh_batch(client, ledger, batch_id)
+        async def poll() -> None:
+            async with client_for(endpoint, settings) as client:
+                await refresh_batch(client, ledger, batch_id)
 
-    asyncio.run(poll())
+        asyncio.run(poll())
 
 
 @app.command()

@@ -15,9 +15,9 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
+from payflow.ledger.db import dialect_insert
 from payflow.ledger.records import Disposition
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout
@@ -153,10 +153,7 @@ def payout_instruction(engine: Engine, external_id: str) -> PayoutInstruction | 
 
 def _insert_ignoring_conflicts(connection: Connection, table: Any, values: dict[str, Any]) -> int:
     """INSERT one row; 0 when a unique constraint already holds an equal key (a lost race)."""
-    if connection.dialect.name == "postgresql":
-        statement: Any = postgresql.insert(table).values(values).on_conflict_do_nothing()
-    else:
-        statement = sqlite.insert(table).values(values).on_conflict_do_nothing()
+    statement = dialect_insert(connection, table).values(values).on_conflict_do_nothing()
     return int(connection.execute(statement).rowcount or 0)
 
 

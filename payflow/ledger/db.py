@@ -14,6 +14,7 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -88,6 +89,12 @@ def take_lock(connection: Connection, key: int) -> None:
     """On PostgreSQL, hold an advisory lock until the current transaction ends."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+def dialect_insert(connection: Connection, table: Any) -> Any:
+    """An INSERT of the connection's dialect, which has `on_conflict_do_nothing/_do_update`."""
+    dialect: Any = postgresql if connection.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
 
 
 def batch_lock_key(purpose: str, batch_id: str) -> int:

@@ -13,12 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
-from payflow.ledger.db import batch_lock_key, take_lock
+from payflow.ledger.db import batch_lock_key, dialect_insert, take_lock
 from payflow.ledger.records import LedgerError
 from payflow.ledger.tables import BalanceSnapshot, Finding, FindingEvent, ServiceCheck
 
@@ -286,8 +284,7 @@ def save_service_views(
     with engine.begin() as connection:
         # An upsert, not delete-then-insert: two reconciliations saving one payout at once (two
         # pay runs of a batch) both found nothing to delete, and the second insert failed.
-        dialect: Any = postgresql if connection.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(ServiceCheck)
+        statement = dialect_insert(connection, ServiceCheck)
         replaced = {name: statement.excluded[name] for name in rows[0] if name != "external_id"}
         connection.execute(
             statement.on_conflict_do_update(index_elements=["external_id"], set_=replaced), rows
