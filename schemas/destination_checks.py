@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,14 @@ from payflow.schemas.column_rules import CENTS, DEST
 from payflow.schemas.iso4217 import ISO_4217_CODES
 from payflow.schemas.requisites import REQUISITES_RULES, account_key_matches
 from payflow.schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
-from payflow.schemas.text_checks import AMOUNT_PATTERN, blank, fullmatch
+from payflow.schemas.text_checks import (
+    AMOUNT_PATTERN,
+    blank,
+    cells,
+    fullmatch,
+    fullmatch_flags,
+    fullmatch_where,
+)
 
 AMOUNT_MESSAGE = (
     "amount must be a number with a point and at most two decimals, "
@@ -120,10 +128,9 @@ def _currency_check(table: RulesTable) -> FrameCheck:
 
 def _pattern(rows: list[int], pattern: str) -> FrameCheck:
     def check(frame: pd.DataFrame) -> pd.Series:
-        result = pd.Series(True, index=frame.index)
-        applies = frame[DEST].isin(rows) & (frame["requisites"] != "")
-        result[applies] = fullmatch(frame.loc[applies, "requisites"], pattern)
-        return result
+        requisites = cells(frame["requisites"])
+        applies = np.isin(frame[DEST].to_numpy(), rows) & (requisites != "")
+        return pd.Series(fullmatch_where(requisites, applies, pattern), index=frame.index)
 
     return check
 
@@ -132,15 +139,17 @@ def _prefix_check(table: RulesTable) -> FrameCheck:
     prefixes = {i: d.phone_prefixes for i, d in enumerate(table.destinations) if d.phone_prefixes}
 
     def check(frame: pd.DataFrame) -> pd.Series:
-        result = pd.Series(True, index=frame.index)
-        with_prefixes = frame[DEST].isin(list(prefixes))
-        # Only for well-formed digits: a malformed phone is reported by its pattern rule.
-        digits = pd.Series(False, index=frame.index)
-        digits[with_prefixes] = fullmatch(frame.loc[with_prefixes, "requisites"], "[0-9]+")
+        ok = np.ones(len(frame), dtype=bool)
+        destinations = frame[DEST].to_numpy()
+        requisites = cells(frame["requisites"])
         for index, starts in prefixes.items():
-            rows = digits & (frame[DEST] == index)
-            result[rows] = frame.loc[rows, "requisites"].str.startswith(starts)
-        return result
+            rows = destinations == index
+            phones = requisites[rows].tolist()
+            # Only for well-formed digits: a malformed phone is reported by its pattern rule.
+            digits = fullmatch_flags(phones, "[0-9]+")
+            prefixed = np.fromiter(map(str.startswith, phones, repeat(starts)), bool, len(phones))
+            ok[rows] = ~digits | prefixed
+        return pd.Series(ok, index=frame.index)
 
     return check
 
@@ -191,17 +200,17 @@ def _account_key_check(table: RulesTable) -> FrameCheck:
     pattern = REQUISITES_RULES["ru_individual_account"].pattern
 
     def check(frame: pd.DataFrame) -> pd.Series:
-        result = pd.Series(True, index=frame.index)
+        ok = np.ones(len(frame), dtype=bool)
         if "bik" not in frame:
-            return result
-        candidates = frame[frame[DEST].isin(rows) & (frame["bik"] != "")]
-        applies = pd.Series(False, index=frame.index)
-        applies[candidates.index] = fullmatch(candidates["requisites"], pattern) & fullmatch(
-            candidates["bik"], "04[0-9]{7}"
+            return pd.Series(ok, index=frame.index)
+        accounts, biks = cells(frame["requisites"]), cells(frame["bik"])
+        candidates = np.flatnonzero(np.isin(frame[DEST].to_numpy(), rows) & (biks != ""))
+        well_formed = fullmatch_flags(accounts[candidates].tolist(), pattern) & fullmatch_flags(
+            biks[candidates].tolist(), "04[0-9]{7}"
         )
-        subset = frame[applies]
-        result[applies] = account_key_matches(subset["requisites"], subset["bik"])
-        return result
+        applies = candidates[well_formed]
+        ok[applies] = account_key_matches(accounts[applies].tolist(), biks[applies].tolist())
+        return pd.Series(ok, index=frame.index)
 
     return check
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from itertools import compress
 
+import numpy as np
 import pandas as pd
 
 from payflow.intake.lookups import SBP, BankInfo, BanksForPhones, ServiceInfo
 from payflow.intake.problems import BankResolution, Problem, shown_value
+from payflow.schemas.text_checks import cells
 
 
 def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:
@@ -26,29 +29,35 @@ def resolve_sbp_banks(
     frame: pd.DataFrame, rows: pd.Index, banks_for_phones: BanksForPhones | None
 ) -> tuple[dict[int, str], list[BankResolution], list[Problem]]:
     """Bank id per SBP row (an id kept, a name resolved), the resolutions, and the rejects."""
-    sbp = frame.loc[rows[frame.loc[rows, "paymentType"] == SBP]]
-    if sbp.empty:
+    at = frame.index.get_indexer(rows)
+    sbp_at = at[cells(frame["paymentType"])[at] == SBP]
+    if len(sbp_at) == 0:
         return {}, [], []
+    sbp_rows = frame.index[sbp_at].tolist()
     if banks_for_phones is None:
         message = "the banks list is not available, so bankName cannot be checked"
         return (
             {},
             [],
-            [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp.index],
+            [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp_rows],
         )
-    phones = sbp["requisites"].tolist()
+    phones = cells(frame["requisites"])[sbp_at].tolist()
+    givens = cells(frame["bankName"])[sbp_at].tolist()
     banks = banks_for_phones(sorted(set(phones)))
-    ids: dict[int, str] = {}
+    # The usual row names a bank id listed for its phone: one set look-up in C per row, and
+    # only the rest (names, unknown banks) walk the lists below.
+    listed_ids = {(phone, bank.id) for phone, listed in banks.items() for bank in listed}
+    pairs = zip(phones, givens, strict=True)
+    by_id = np.fromiter(map(listed_ids.__contains__, pairs), bool, len(phones))
+    ids: dict[int, str] = dict(compress(zip(sbp_rows, givens, strict=True), by_id))
     resolutions: list[BankResolution] = []
     problems: list[Problem] = []
-    for row, phone, given in zip(sbp.index.tolist(), phones, sbp["bankName"].tolist(), strict=True):
+    for i in np.flatnonzero(~by_id).tolist():
+        row, phone, given = sbp_rows[i], phones[i], givens[i]
         listed = banks.get(phone, ())
         if not listed:
             message = "no bank offers SBP payouts to this phone number"
             problems.append(_problem(frame, row, "requisites", "sbp_no_bank_for_phone", message))
-            continue
-        if any(bank.id == given for bank in listed):
-            ids[row] = given
             continue
         named = [bank for bank in listed if bank.name.casefold() == given.strip().casefold()]
         if len(named) == 1:
@@ -140,12 +149,19 @@ def check_enabled_pairs(
     if not enabled:
         why = "unavailable" if services is None else "silent on types and currencies"
         return [], [f"paymentType and currency pairs not checked: the services list is {why}"]
-    candidates = frame.loc[rows, ["paymentType", "currency"]]
+    at = frame.index.get_indexer(rows)
     if "serviceId" in frame:
         # A given serviceId is checked against its own service's pair (service_mismatch).
-        candidates = candidates[frame.loc[rows, "serviceId"] == ""]
-    keys = candidates["paymentType"] + "\x1f" + candidates["currency"]
-    off = candidates[~keys.isin([f"{t}\x1f{c}" for t, c in enabled])]
+        at = at[cells(frame["serviceId"])[at] == ""]
+    # Each distinct pair is judged once: a million rows hold a handful of pairs.
+    types, type_names = pd.factorize(cells(frame["paymentType"])[at])
+    currencies, currency_names = pd.factorize(cells(frame["currency"])[at])
+    allowed = np.array(
+        [(t, c) in enabled for t in type_names.tolist() for c in currency_names.tolist()],
+        dtype=bool,
+    )
+    off_at = at[~allowed[types * len(currency_names) + currencies]] if len(at) else at
+    off = frame.iloc[off_at]
     problems = []
     for row, payment_type, currency in zip(
         off.index.tolist(), off["paymentType"].tolist(), off["currency"].tolist(), strict=True

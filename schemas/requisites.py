@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import numpy.typing as npt
 
 _DOMAIN_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 EMAIL_PATTERN = rf"[A-Za-z0-9.!#$%&'*+/=?^_`{{|}}~-]+@{_DOMAIN_LABEL}(?:\.{_DOMAIN_LABEL})+"
@@ -58,14 +58,15 @@ REQUISITES_RULES: dict[str, RequisitesRule] = {
 _KEY_WEIGHTS = np.array([7, 1, 3] * 7 + [7, 1], dtype=np.int64)
 
 
-def account_key_matches(accounts: pd.Series, biks: pd.Series) -> pd.Series:
+def account_key_matches(accounts: list[str], biks: list[str]) -> npt.NDArray[np.bool_]:
     """True where the account's check key fits the BIK; inputs must already be 20 and 9 digits."""
-    if accounts.empty:
-        return pd.Series([], index=accounts.index, dtype=bool)
-    joined = (biks.str.slice(6, 9) + accounts).str.cat()
+    if not accounts:
+        return np.zeros(0, dtype=bool)
+    joined = "".join(map(str.__add__, (bik[6:9] for bik in biks), accounts))
     digits = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).reshape(-1, 23) - 48
     total = (digits.astype(np.int64) * _KEY_WEIGHTS).sum(axis=1)
-    return pd.Series(total % 10 == 0, index=accounts.index)
+    is_zero: npt.NDArray[np.bool_] = total % 10 == 0
+    return is_zero
 
 
 def account_with_key(bik: str, account_without_key: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from itertools import repeat
 
+import numpy as np
 import pandas as pd
 
 from payflow.intake import Problem, RawBatch, ValidationReport
@@ -135,42 +136,48 @@ def _cells(frame: pd.DataFrame, column: str) -> Iterator[str]:
 
 
 def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutInstruction]:
-    # Positional arguments in PayoutInstruction's field order: map() over columns is the
-    # cheapest way to build a million of them.
-    banks = pd.Series(list(_optional(frame, "bankName")), index=frame.index, dtype=object)
+    banks = np.array(list(_optional(frame, "bankName")), dtype=object)
     if bank_ids:
-        banks[list(bank_ids)] = list(bank_ids.values())
+        banks[frame.index.get_indexer(pd.Index(list(bank_ids)))] = list(bank_ids.values())
     services = [int(s) if s else None for s in _optional(frame, "serviceId")]
     # A million new objects would set off repeated full collections that find no garbage.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build(frame, banks, services)
+        return _build(frame, banks.tolist(), services)
     finally:
         if collecting:
             gc.enable()
 
 
 def _build(
-    frame: pd.DataFrame, banks: pd.Series, services: list[int | None]
+    frame: pd.DataFrame, banks: list[str | None], services: list[int | None]
 ) -> list[PayoutInstruction]:
-    return list(
-        map(
-            PayoutInstruction,
-            frame.index.tolist(),
-            _cells(frame, "externalId"),
-            map(Decimal, _cells(frame, "amount")),
-            _cells(frame, "currency"),
-            _cells(frame, "paymentType"),
-            _cells(frame, "requisites"),
-            _cells(frame, "name"),
-            _cells(frame, "userId"),
-            services,
-            banks.tolist(),
-            _optional(frame, "note"),
-            _optional(frame, "userEmail"),
-            _optional(frame, "userPhone"),
-            _optional(frame, "userIp"),
-            _optional(frame, "callbackUrl"),
-        )
+    # tuple.__new__ over zipped columns, in PayoutInstruction's field order, stays in C: the
+    # NamedTuple's own __new__ is a Python call per row, twice the time for a million rows.
+    fields = zip(
+        frame.index.tolist(),
+        _cells(frame, "externalId"),
+        _amounts(frame),
+        _cells(frame, "currency"),
+        _cells(frame, "paymentType"),
+        _cells(frame, "requisites"),
+        _cells(frame, "name"),
+        _cells(frame, "userId"),
+        services,
+        banks,
+        _optional(frame, "note"),
+        _optional(frame, "userEmail"),
+        _optional(frame, "userPhone"),
+        _optional(frame, "userIp"),
+        _optional(frame, "callbackUrl"),
+        strict=True,
     )
+    return list(map(tuple.__new__, repeat(PayoutInstruction), fields))
+
+
+def _amounts(frame: pd.DataFrame) -> Iterator[Decimal]:
+    # Amounts repeat in a payout batch: one Decimal per distinct text, shared by its rows.
+    codes, distinct = pd.factorize(frame["amount"])
+    decimals = [Decimal(text) for text in distinct.tolist()]
+    return map(decimals.__getitem__, codes.tolist())
