@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from intake_files import HEADER, ROW, write_csv
 
-from payflow.intake import BatchFileError, read_batch_file
+from payflow.intake import BatchFileError, read_batch_file, reading
+from payflow.intake.limits import ReadLimits
 
 
 def test_comma_file_reads_every_cell_as_text(tmp_path: Path) -> None:
@@ -102,3 +104,41 @@ def test_unreadable_files_fail_with_one_line(tmp_path: Path, content: bytes, mes
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(BatchFileError, match="cannot read"):
         read_batch_file(tmp_path / "nope.csv")
+
+
+LIMITS = ReadLimits(max_rows=100, max_columns=50, max_cell_chars=40, max_blank_rows=10)
+
+
+def test_cell_over_the_limit_is_refused_with_its_row_and_column(tmp_path: Path) -> None:
+    row = [*ROW[:4], "N" * 41, *ROW[5:]]
+    path = write_csv(tmp_path / "b.csv", [HEADER, ROW, row])
+    with pytest.raises(BatchFileError, match="row 3, column 'name' holds 41 characters"):
+        read_batch_file(path, limits=LIMITS)
+
+
+def test_long_cell_spread_over_short_lines_is_refused_too(tmp_path: Path) -> None:
+    # No line passes the limit (the header's 61 bytes are the longest), but the quoted cell
+    # does: the per-cell check must still run.
+    row = [*ROW[:4], "\n".join(["N" * 9] * 9), *ROW[5:]]
+    path = write_csv(tmp_path / "b.csv", [HEADER, row])
+    limits = replace(LIMITS, max_cell_chars=70)
+    assert max(len(line) + 1 for line in path.read_bytes().split(b"\n")) <= 70
+    with pytest.raises(BatchFileError, match="row 2, column 'name' holds 89 characters"):
+        read_batch_file(path, limits=limits)
+
+
+def test_cell_at_the_limit_on_a_longer_line_is_read(tmp_path: Path) -> None:
+    row = [*ROW[:4], "N" * 40, *ROW[5:]]
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, row]), limits=LIMITS)
+    assert raw.frame.at[2, "name"] == "N" * 40
+
+
+@pytest.mark.parametrize("scan_bytes", [1, 3, 7, 1 << 24])
+def test_longest_line_counts_bytes_with_the_break_across_scan_slices(
+    monkeypatch: pytest.MonkeyPatch, scan_bytes: int
+) -> None:
+    monkeypatch.setattr(reading, "_LINE_SCAN_BYTES", scan_bytes)
+    assert reading._longest_line(b"") == 0
+    assert reading._longest_line(b"ab\ncdef\ng") == 5
+    assert reading._longest_line(b"ab\ncd\nefghij") == 6
+    assert reading._longest_line("ё\n".encode()) == 3  # bytes, not characters
