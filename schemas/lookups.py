@@ -15,7 +15,7 @@ import pandas as pd
 
 from payflow.intake.lookups import SBP, BankInfo, BanksForPhones, ServiceInfo
 from payflow.intake.problems import BankResolution, Problem, shown_value
-from payflow.schemas.text_checks import cells
+from payflow.schemas.text_checks import cells, distinct_keys
 
 
 def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:
@@ -105,38 +105,47 @@ def check_services(
     """Rejects for a serviceId not in the list or not for the row's type and currency."""
     if "serviceId" not in frame:
         return [], []
-    candidates = frame.loc[rows, ["serviceId", "paymentType", "currency"]]
-    given = candidates[candidates["serviceId"] != ""]
-    if given.empty:
+    at = frame.index.get_indexer(rows)
+    at = at[cells(frame["serviceId"])[at] != ""]
+    if len(at) == 0:
         return [], []
     if services is None:
-        return [], [
-            f"serviceId of {len(given)} row(s) not checked: the services list is unavailable"
-        ]
+        return [], [f"serviceId of {len(at)} row(s) not checked: the services list is unavailable"]
     by_id = {service.id: service for service in services}
+    codes, keys = distinct_keys(*(cells(frame[c])[at] for c in _SERVICE_KEY))
+    verdicts = [_service_verdict(by_id, *key) for key in keys]
+    broken = {code: verdict for code, verdict in enumerate(verdicts) if verdict is not None}
     problems: list[Problem] = []
-    for row, service_id, payment_type, currency in zip(
-        given.index.tolist(),
-        given["serviceId"].tolist(),
-        given["paymentType"].tolist(),
-        given["currency"].tolist(),
-        strict=True,
-    ):
-        service = by_id.get(int(service_id))
-        if service is None:
-            message = "serviceId is not among the payout services enabled for this account"
-            problems.append(_problem(frame, row, "serviceId", "service_unknown", message))
-            continue
-        if service.payment_type not in (None, payment_type) or service.currency not in (
-            None,
-            currency,
-        ):
-            message = (
-                f"serviceId {service.id} is a {service.payment_type or '?'} service in "
-                f"{service.currency or '?'}, not {payment_type} in {currency}"
-            )
-            problems.append(_problem(frame, row, "serviceId", "service_mismatch", message))
+    for position in np.flatnonzero(np.isin(codes, list(broken))).tolist():
+        rule, message = broken[int(codes[position])]
+        row = int(frame.index[at[position]])
+        problems.append(_problem(frame, row, "serviceId", rule, message))
     return problems, []
+
+
+_SERVICE_KEY = ("serviceId", "paymentType", "currency")
+
+
+def _service_verdict(
+    by_id: dict[int, ServiceInfo], service_id: str, payment_type: str, currency: str
+) -> tuple[str, str] | None:
+    """The rule and message a serviceId breaks for this type and currency, or None."""
+    service = by_id.get(int(service_id))
+    if service is None:
+        return (
+            "service_unknown",
+            "serviceId is not among the payout services enabled for this account",
+        )
+    if service.payment_type not in (None, payment_type) or service.currency not in (
+        None,
+        currency,
+    ):
+        return (
+            "service_mismatch",
+            f"serviceId {service.id} is a {service.payment_type or '?'} service in "
+            f"{service.currency or '?'}, not {payment_type} in {currency}",
+        )
+    return None
 
 
 def check_enabled_pairs(
@@ -154,13 +163,8 @@ def check_enabled_pairs(
         # A given serviceId is checked against its own service's pair (service_mismatch).
         at = at[cells(frame["serviceId"])[at] == ""]
     # Each distinct pair is judged once: a million rows hold a handful of pairs.
-    types, type_names = pd.factorize(cells(frame["paymentType"])[at])
-    currencies, currency_names = pd.factorize(cells(frame["currency"])[at])
-    allowed = np.array(
-        [(t, c) in enabled for t in type_names.tolist() for c in currency_names.tolist()],
-        dtype=bool,
-    )
-    off_at = at[~allowed[types * len(currency_names) + currencies]] if len(at) else at
+    codes, keys = distinct_keys(cells(frame["paymentType"])[at], cells(frame["currency"])[at])
+    off_at = at[np.array([key not in enabled for key in keys], dtype=bool)[codes]]
     off = frame.iloc[off_at]
     problems = []
     for row, payment_type, currency in zip(

@@ -74,6 +74,28 @@ def at_most(series: pd.Series, length: int) -> pd.Series:
     return pd.Series(lengths <= length, index=series.index)
 
 
+def distinct_keys(
+    *columns: npt.NDArray[np.object_],
+) -> tuple[npt.NDArray[np.intp], list[tuple[str, ...]]]:
+    """Per row, the position of its key (its cells across `columns`) among the distinct keys, and
+    those keys: a rule judged per distinct key is judged a handful of times, not a million."""
+    combined = np.zeros(len(columns[0]), dtype=np.int64)
+    names: list[list[str]] = []
+    for column in columns:
+        codes, uniques = pd.factorize(column)
+        combined = combined * len(uniques) + codes
+        names.append(uniques.tolist())
+    codes, distinct = pd.factorize(combined)
+    keys = []
+    for value in distinct.tolist():
+        parts = []
+        for texts in reversed(names):
+            value, position = divmod(value, len(texts))
+            parts.append(texts[position])
+        keys.append(tuple(reversed(parts)))
+    return codes, keys
+
+
 def matches(series: pd.Series, pattern: str) -> pd.Series:
     """True where the whole cell matches `pattern`, or the cell is empty."""
     values = cells(series)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from itertools import repeat
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,8 @@ from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
 from payflow.schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
 from payflow.schemas.rules import RulesTable, load_rules
+
+T = TypeVar("T")
 
 # _instructions passes PayoutInstruction's fields by position, so their order is pinned here.
 _FIELD_ORDER = (
@@ -125,7 +128,23 @@ def _unknown_columns(raw: RawBatch) -> list[Problem]:
 def _optional(frame: pd.DataFrame, column: str) -> Iterable[str | None]:
     if column not in frame:
         return repeat(None, len(frame))
-    return (value or None for value in _cells(frame, column))
+    return _each_distinct(frame, column, _text_or_none)
+
+
+def _text_or_none(text: str) -> str | None:
+    return text or None
+
+
+def _service_id(text: str) -> int | None:
+    return int(text) if text else None
+
+
+def _each_distinct(frame: pd.DataFrame, column: str, convert: Callable[[str], T]) -> Iterator[T]:
+    """The column's cells converted, each distinct text once: amounts, ids and blanks repeat,
+    and a look-up per row stays in C where a conversion per row would not."""
+    codes, distinct = pd.factorize(frame[column])
+    converted = [convert(text) for text in distinct.tolist()]
+    return map(converted.__getitem__, codes.tolist())
 
 
 def _cells(frame: pd.DataFrame, column: str) -> Iterator[str]:
@@ -139,7 +158,11 @@ def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutI
     banks = np.array(list(_optional(frame, "bankName")), dtype=object)
     if bank_ids:
         banks[frame.index.get_indexer(pd.Index(list(bank_ids)))] = list(bank_ids.values())
-    services = [int(s) if s else None for s in _optional(frame, "serviceId")]
+    services = (
+        _each_distinct(frame, "serviceId", _service_id)
+        if "serviceId" in frame
+        else repeat(None, len(frame))
+    )
     # A million new objects would set off repeated full collections that find no garbage.
     collecting = gc.isenabled()
     gc.disable()
@@ -151,14 +174,14 @@ def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutI
 
 
 def _build(
-    frame: pd.DataFrame, banks: list[str | None], services: list[int | None]
+    frame: pd.DataFrame, banks: list[str | None], services: Iterable[int | None]
 ) -> list[PayoutInstruction]:
     # tuple.__new__ over zipped columns, in PayoutInstruction's field order, stays in C: the
     # NamedTuple's own __new__ is a Python call per row, twice the time for a million rows.
     fields = zip(
         frame.index.tolist(),
         _cells(frame, "externalId"),
-        _amounts(frame),
+        _each_distinct(frame, "amount", Decimal),
         _cells(frame, "currency"),
         _cells(frame, "paymentType"),
         _cells(frame, "requisites"),
@@ -174,10 +197,3 @@ def _build(
         strict=True,
     )
     return list(map(tuple.__new__, repeat(PayoutInstruction), fields))
-
-
-def _amounts(frame: pd.DataFrame) -> Iterator[Decimal]:
-    # Amounts repeat in a payout batch: one Decimal per distinct text, shared by its rows.
-    codes, distinct = pd.factorize(frame["amount"])
-    decimals = [Decimal(text) for text in distinct.tolist()]
-    return map(decimals.__getitem__, codes.tolist())
