@@ -20,6 +20,7 @@ from payflow.schemas.text_checks import (
     amount_cents,
     at_most,
     blank,
+    filled,
     ip_addresses,
     matches,
     no_control_characters,
@@ -93,7 +94,7 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
         "amount": [
             # Its format and sign are checked on the exact cents
             # (payflow.schemas.destination_checks).
-            ("amount_present", "amount is required", lambda s: s != ""),
+            ("amount_present", "amount is required", filled),
         ],
         "currency": [
             (

@@ -43,7 +43,7 @@ def resolve_sbp_banks(
         )
     phones = cells(frame["requisites"])[sbp_at].tolist()
     givens = cells(frame["bankName"])[sbp_at].tolist()
-    banks = banks_for_phones(sorted(set(phones)))
+    banks = banks_for_phones(list(dict.fromkeys(phones)))  # distinct, in file order
     # The usual row names a bank id listed for its phone: one set look-up in C per row, and
     # only the rest (names, unknown banks) walk the lists below.
     listed_ids = {(phone, bank.id) for phone, listed in banks.items() for bank in listed}

@@ -62,11 +62,17 @@ def account_key_matches(accounts: list[str], biks: list[str]) -> npt.NDArray[np.
     """True where the account's check key fits the BIK; inputs must already be 20 and 9 digits."""
     if not accounts:
         return np.zeros(0, dtype=bool)
-    joined = "".join(map(str.__add__, (bik[6:9] for bik in biks), accounts))
-    digits = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).reshape(-1, 23) - 48
-    total = (digits.astype(np.int64) * _KEY_WEIGHTS).sum(axis=1)
+    # Fixed widths, so each list joins into one digit matrix with a row per account.
+    account_digits = _digit_rows(accounts, 20)
+    bik_digits = _digit_rows(biks, 9)[:, 6:]
+    total = bik_digits @ _KEY_WEIGHTS[:3] + account_digits @ _KEY_WEIGHTS[3:]
     is_zero: npt.NDArray[np.bool_] = total % 10 == 0
     return is_zero
+
+
+def _digit_rows(texts: list[str], width: int) -> npt.NDArray[np.int64]:
+    digits = np.frombuffer("".join(texts).encode("ascii"), dtype=np.uint8).reshape(-1, width)
+    return digits.astype(np.int64) - 48
 
 
 def account_with_key(bik: str, account_without_key: str) -> str:

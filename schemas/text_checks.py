@@ -59,6 +59,11 @@ def blank(series: pd.Series) -> pd.Series:
     return pd.Series(~filled, index=series.index)
 
 
+def filled(series: pd.Series) -> pd.Series:
+    """True where the cell is not empty."""
+    return pd.Series(cells(series) != "", index=series.index)
+
+
 def no_edge_spaces(series: pd.Series) -> pd.Series:
     """True where the cell neither starts nor ends with whitespace."""
     values = series.tolist()

@@ -20,6 +20,7 @@ from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
 from payflow.schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
 from payflow.schemas.rules import RulesTable, load_rules
+from payflow.schemas.text_checks import cells
 
 T = TypeVar("T")
 
@@ -103,7 +104,9 @@ def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
             "paid again; add an externalId column to pay the same payout again on purpose",
         )
         return frame.assign(externalId=derived_external_ids(frame)), [notice]
-    blank = frame["externalId"] == ""
+    blank = cells(frame["externalId"]) == ""
+    if not blank.any():
+        return frame, []
     ids = frame["externalId"].copy()
     ids[blank] = derived_external_ids(frame.loc[blank])
     return frame.assign(externalId=ids), []
