@@ -54,9 +54,10 @@ def fullmatch_where(
 
 def blank(series: pd.Series) -> pd.Series:
     """True where the cell is empty or only whitespace."""
-    values = series.tolist()
-    filled = np.fromiter(map(bool, map(str.strip, values)), bool, len(values))
-    return pd.Series(~filled, index=series.index)
+    values = cells(series)
+    # isspace is strip's idea of whitespace, and allocates nothing per cell.
+    spaces = np.fromiter(map(str.isspace, values.tolist()), bool, len(values))
+    return pd.Series(spaces | (values == ""), index=series.index)
 
 
 def filled(series: pd.Series) -> pd.Series:
@@ -67,9 +68,24 @@ def filled(series: pd.Series) -> pd.Series:
 def no_edge_spaces(series: pd.Series) -> pd.Series:
     """True where the cell neither starts nor ends with whitespace."""
     values = series.tolist()
+    # A column with no whitespace anywhere, like most id columns, is decided by one C scan;
+    # split() and strip() share one idea of whitespace.
+    joined = "".join(values)
+    # Split finds the first whitespace, and drops it at either edge: one piece equal to the
+    # whole text means there was none.
+    if not joined or joined.split(None, 1) == [joined]:
+        return pd.Series(True, index=series.index)
     # map over str methods stays in C: three times faster than series.str.strip().
     same = np.fromiter(map(str.__eq__, values, map(str.strip, values)), bool, len(values))
     return pd.Series(same, index=series.index)
+
+
+def unique(series: pd.Series) -> pd.Series:
+    """True where no other cell of the column holds the same text."""
+    values = series.tolist()
+    if len(set(values)) == len(values):  # the usual case: a Python set is the cheaper test
+        return pd.Series(True, index=series.index)
+    return ~series.duplicated(keep=False)
 
 
 def at_most(series: pd.Series, length: int) -> pd.Series:

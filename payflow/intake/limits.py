@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from payflow.intake.problems import BatchFileError
-from payflow.settings import Settings
+
+if TYPE_CHECKING:
+    from payflow.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -16,6 +19,13 @@ class ReadLimits:
     max_columns: int
     max_cell_chars: int
     max_blank_rows: int
+
+    @classmethod
+    def configured(cls) -> ReadLimits:
+        """The limits of this process's settings (reading a file needs nothing else of them)."""
+        from payflow.settings import Settings
+
+        return cls.from_settings(Settings())
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ReadLimits:

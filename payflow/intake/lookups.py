@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from payflow.api.errors import AuthError, RejectedError
-from payflow.api.models import Bank, PayoutService
 from payflow.intake.reading import RawBatch
+
+if TYPE_CHECKING:  # validation takes these lists as plain inputs and never loads the client
+    from payflow.api.models import Bank, PayoutService
 
 SBP = "SBP"
 DEFAULT_CONCURRENCY = 8
@@ -59,6 +60,8 @@ async def fetch_banks(
     client: ListsClient, phones: Sequence[str], *, concurrency: int = DEFAULT_CONCURRENCY
 ) -> dict[str, list[BankInfo]]:
     """The banks list of each distinct phone, with at most `concurrency` requests in flight."""
+    from payflow.api.errors import AuthError, RejectedError
+
     gate = asyncio.Semaphore(concurrency)
 
     async def one(phone: str) -> tuple[str, list[BankInfo]]:

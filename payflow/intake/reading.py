@@ -21,7 +21,6 @@ from payflow.intake.columns import match_headers
 from payflow.intake.headers import SCANNED_ROWS, missing_columns_message
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem
-from payflow.settings import Settings
 
 BATCH_ID_HEX = 20
 FIRST_DATA_ROW = 2  # the header is row 1, as the operator sees it
@@ -77,12 +76,12 @@ def read_table(
 ) -> RawTable:
     """The cells of any batch file (payouts, refunds) as text; BatchFileError when unreadable."""
     path = Path(path)
-    limits = limits or ReadLimits.from_settings(Settings())
+    limits = limits or ReadLimits.configured()
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise BatchFileError(f"cannot read {path.name}: {exc.strerror or exc}") from None
-    if not data.strip():
+    if not data or data.isspace():  # as `not data.strip()`, without copying the file
         raise BatchFileError(f"{path.name} is empty")
     if data.startswith(_OLE2_MAGIC):
         raise BatchFileError(
@@ -135,7 +134,10 @@ def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame,
         )
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     limits.check_rows(name, lines - 1)
-    first_line = data.split(b"\n", 1)[0].decode(encoding, errors="replace")
+    first_break = data.find(b"\n")
+    first_line = data[: first_break if first_break >= 0 else len(data)].decode(
+        encoding, errors="replace"
+    )
     delimiter = _delimiter(first_line)
     # Counted before parsing: pandas would build every column of a million-column header.
     limits.check_columns(name, first_line.count(delimiter) + 1)

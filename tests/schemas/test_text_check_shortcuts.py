@@ -1,0 +1,71 @@
+"""The column checks decide a clean column in one scan; each must still agree with its rule
+applied cell by cell, on any column, clean or not."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from payflow.intake.problems import CONTROL_PATTERN
+from payflow.schemas.column_rules import EXTERNAL_ID_CHARACTERS, column_rules
+from payflow.schemas.rules import load_rules
+from payflow.schemas.text_checks import blank, no_control_characters, no_edge_spaces, unique
+
+# Id-like text, with the characters the shortcuts must notice mixed in.
+CELL = st.text(
+    alphabet=st.sampled_from(
+        [*"ab1-_.~", " ", "\t", "\n", "\u00a0", "\u2003", "\u2028", "\x85", "/", "%", "é"]
+    ),
+    max_size=6,
+)
+COLUMN = st.lists(CELL, max_size=12)
+
+
+def column(values: list[str]) -> pd.Series:
+    return pd.Series(values, index=range(2, 2 + len(values)), dtype=str)
+
+
+@settings(max_examples=300)
+@given(COLUMN)
+def test_no_edge_spaces(values: list[str]) -> None:
+    assert no_edge_spaces(column(values)).tolist() == [v == v.strip() for v in values]
+
+
+@settings(max_examples=300)
+@given(COLUMN)
+def test_blank(values: list[str]) -> None:
+    assert blank(column(values)).tolist() == [not v.strip() for v in values]
+
+
+@settings(max_examples=300)
+@given(COLUMN)
+def test_unique(values: list[str]) -> None:
+    assert unique(column(values)).tolist() == [values.count(v) == 1 for v in values]
+
+
+@settings(max_examples=300)
+@given(COLUMN)
+def test_no_control_characters(values: list[str]) -> None:
+    expected = [re.search(CONTROL_PATTERN, v) is None for v in values]
+    assert no_control_characters(column(values)).tolist() == expected
+
+
+@settings(max_examples=300)
+@given(COLUMN)
+def test_external_id_characters(values: list[str]) -> None:
+    check = next(
+        fn for rule, _, fn in column_rules(load_rules())["externalId"]
+        if rule == "external_id_characters"
+    )  # fmt: skip
+    # A cell with an edge space or a control character is left to those rules.
+    expected = [
+        v == ""
+        or re.fullmatch(EXTERNAL_ID_CHARACTERS, v) is not None
+        or v != v.strip()
+        or re.search(CONTROL_PATTERN, v) is not None
+        for v in values
+    ]
+    assert check(column(values)).tolist() == expected
