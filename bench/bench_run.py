@@ -18,6 +18,10 @@ submit, last final status). The bound of a run is rows / (in_flight / latency) p
 sandbox's processing and final delays: no run can finish sooner. After the sizes, a run of the
 last file again (nothing left to pay) gives the fixed cost of a run.
 
+Each run also prints the CPU seconds each process used while it ran (the run from its rusage;
+the sandbox, the webhook receiver and a running Prefect server from /proc) and their sum spread
+over the cores: no run can be shorter than that on this machine, whatever the bound says.
+
 `--quick-checks` also times `payflow --help` and `payflow validate` of 300 rows, and counts the
 modules `payflow --help` imports. Asserts nothing: on a shared machine this is a measurement,
 not a test; print `uptime` beside every figure.
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import socket
 import sqlite3
 import subprocess
@@ -112,11 +117,25 @@ def write_batch(path: Path, rows: int, prefix: str) -> None:
             handle.write(line + "\n")
 
 
+# The servers running now, by role, so each run can say how much CPU each of them used.
+SERVERS: dict[str, subprocess.Popen[bytes]] = {}
+CORES = os.cpu_count() or 1
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def serve(command: list[str], env: dict[str, str], ready_url: str, log: Path) -> Iterator[None]:
+def serve(
+    command: list[str], env: dict[str, str], ready_url: str, log: Path, role: str
+) -> Iterator[None]:
     """Run a server process until the block ends; returns once `ready_url` answers."""
     with log.open("w") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    SERVERS[role] = process
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -129,6 +148,7 @@ def serve(command: list[str], env: dict[str, str], ready_url: str, log: Path) ->
                 time.sleep(0.2)
         yield
     finally:
+        SERVERS.pop(role, None)
         process.terminate()
         try:
             process.wait(timeout=30)
@@ -151,6 +171,7 @@ class RunFigures:
     load: str
     marks: dict[str, float] = field(default_factory=dict)
     summary: dict[str, object] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per process in the run
 
 
 def _stamp(date: str, ms: str) -> float:
@@ -214,6 +235,8 @@ def ledger_marks(ledger: Path, since: float) -> dict[str, float]:
 def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     """`payflow run FILE --yes --json` in its own process, timed, with its phases."""
     rows = sum(1 for _ in file.open(encoding="utf-8")) - 1
+    servers_before = {role: cpu_seconds(p.pid) for role, p in SERVERS.items()}
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     done = subprocess.run(
         [*PAYFLOW, "run", str(file), "--yes", "--json"],
@@ -223,7 +246,14 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
         check=False,
     )
     wall = time.time() - started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = RunFigures(rows, wall, done.returncode, load())
+    figures.cpu["run"] = (children.ru_utime - children_before.ru_utime) + (
+        children.ru_stime - children_before.ru_stime
+    )
+    for role, before in servers_before.items():
+        if role in SERVERS:
+            figures.cpu[role] = cpu_seconds(SERVERS[role].pid) - before
     try:
         figures.summary = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
@@ -264,6 +294,15 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
     webhooks = int(figures.marks.get("webhooks", 0))
     polls = int(figures.marks.get("polls", 0))
     print(f"    status moves recorded: {webhooks} by webhook, {polls} by poll")
+    if figures.cpu:
+        total = sum(figures.cpu.values())
+        used = ", ".join(f"{role} {seconds:.1f}" for role, seconds in figures.cpu.items())
+        # Every process here shares the machine's cores: no run can be shorter than their
+        # CPU time spread over all of them.
+        print(
+            f"    CPU seconds: {used}; total {total:.1f} on {CORES} cores, "
+            f"so at least {total / CORES:.1f} s of the run's {figures.wall:.1f} s"
+        )
     if bound:
         print(f"    bound {bound:.1f} s; ratio bound / run = {bound / figures.wall:.2f}")
 
@@ -334,7 +373,7 @@ def prefect_server(work: Path, env: dict[str, str]) -> Iterator[str]:
     ]
     url = f"http://127.0.0.1:{port}/api"
     started = time.perf_counter()
-    with serve(command, server_env, f"{url}/health", work / "prefect-server.log"):
+    with serve(command, server_env, f"{url}/health", work / "prefect-server.log", "Prefect"):
         print(f"Prefect server up in {time.perf_counter() - started:.1f} s at {url} ({load()})")
         yield url
 
@@ -354,7 +393,8 @@ def pay(
             home.mkdir(parents=True, exist_ok=True)
             receiver = [*PAYFLOW, "webhooks", "--port", str(port)]
             ready = f"http://127.0.0.1:{port}/health"
-            stack.enter_context(serve(receiver, run_env, ready, work / f"webhooks-{rows}.log"))
+            log = work / f"webhooks-{rows}.log"
+            stack.enter_context(serve(receiver, run_env, ready, log, "webhook receiver"))
             run_env["PAYFLOW_WEBHOOK_URL"] = f"http://127.0.0.1:{port}/webhooks"
         return run_once(file, run_env, home)
 
@@ -390,7 +430,13 @@ def main() -> None:
     processing, final = 0.2, 0.5  # the sandbox's defaults: CREATED -> PROCESSING -> final
     with ExitStack() as stack:
         stack.enter_context(
-            serve(sandbox_command, env, f"{sandbox_url}/_sandbox/stats", work / "sandbox.log")
+            serve(
+                sandbox_command,
+                env,
+                f"{sandbox_url}/_sandbox/stats",
+                work / "sandbox.log",
+                "sandbox",
+            )
         )
         env.update(
             PAYFLOW_API_URL=sandbox_url,
