@@ -266,6 +266,13 @@ def record_statuses(
 
     Each update runs in its own savepoint, so one that raises is rolled back alone and its
     error returned in its place; later updates of the same payout see the earlier ones."""
+    try:
+        # The usual group has no update that raises: all in one transaction, no savepoints.
+        with engine.begin() as connection:
+            lock_in_order(connection, _these_payouts(updates))
+            return [_record_in(connection, change, now) for change in updates]
+    except (LedgerError, IllegalTransition):
+        pass  # rolled back whole; again, each update in a savepoint of its own
     results: list[bool | LedgerError | IllegalTransition] = []
     with engine.begin() as connection:
         lock_in_order(connection, _these_payouts(updates))
