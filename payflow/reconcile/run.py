@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -118,30 +119,30 @@ async def reconcile_batch(
         async with slots:
             return await fetch_payout(client, line.external_id, payout_id)
 
-    lines = ledger.report_lines(batch_id)
-    while page := await asyncio.to_thread(_next_page, lines):
+    async def answers_for(page: list[ReportLine]) -> Answered:
         wanted = [line for line in page if is_sent(line) or is_never_sent(line)]
-        answers = await asyncio.gather(*(fetch(line) for line in wanted))
-        checks, views = await asyncio.to_thread(_settle, ledger, chains, wanted, answers)
-        await asyncio.to_thread(ledger.save_service_views, batch_id, views)
-        now = ledger.now()
-        for check in checks:
-            if not check.fetched.answered:
-                unchecked.add(check.line.row_number)
-                result.unanswered += 1
-                continue
-            result.fetched += 1
-            result.moved += check.ledger_state != check.line.state
-            result.detected.extend(discrepancies(check, now=now, limits=options.stuck_after))
-        for line in page:
-            if line.external_id and line.external_id in chains and line.disposition == "NEW":
-                in_chains.append((line.row_number, line.external_id))
-        # The service's word wins: a payout it calls COMPLETED paid, whatever the ledger says.
-        states_now.update(
-            (c.line.external_id, c.fetched.payout.status if c.fetched.payout else c.ledger_state)
-            for c in checks
-            if c.line.external_id
-        )
+        return wanted, list(await asyncio.gather(*(fetch(line) for line in wanted)))
+
+    async with aclosing(_answered_pages(ledger.report_lines(batch_id), answers_for)) as pages:
+        async for page, (wanted, answers) in pages:
+            checks, views = await asyncio.to_thread(_settle, ledger, chains, wanted, answers)
+            await asyncio.to_thread(ledger.save_service_views, batch_id, views)
+            now = ledger.now()
+            for check in checks:
+                if not check.fetched.answered:
+                    unchecked.add(check.line.row_number)
+                    result.unanswered += 1
+                    continue
+                result.fetched += 1
+                result.moved += check.ledger_state != check.line.state
+                result.detected.extend(discrepancies(check, now=now, limits=options.stuck_after))
+            for line in page:
+                if line.external_id and line.external_id in chains and line.disposition == "NEW":
+                    in_chains.append((line.row_number, line.external_id))
+            # The service's word wins: a payout it calls COMPLETED paid, whatever the ledger says.
+            states_now.update(
+                (c.line.external_id, _state_now(c)) for c in checks if c.line.external_id
+            )
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
         states = dict(chains.states)
@@ -158,8 +159,34 @@ async def reconcile_batch(
     return result
 
 
+def _state_now(check: RowCheck) -> str:
+    payout = check.fetched.payout
+    return payout.status if payout else check.ledger_state
+
+
 def _next_page(lines: Iterator[ReportLine]) -> list[ReportLine]:
     return list(itertools.islice(lines, PAGE_ROWS))
+
+
+Answered = tuple[list[ReportLine], list[Fetched]]  # the rows fetched, and what the service said
+
+
+async def _answered_pages(
+    lines: Iterator[ReportLine], answers_for: Callable[[list[ReportLine]], Awaitable[Answered]]
+) -> AsyncGenerator[tuple[list[ReportLine], Answered]]:
+    """Each page of rows with the service's answers. The next page is fetched while the caller
+    writes this one: the service answers while the ledger records, not each after the other."""
+    page = await asyncio.to_thread(_next_page, lines)
+    answering = asyncio.ensure_future(answers_for(page))
+    try:
+        while page:
+            answered = await answering
+            following = await asyncio.to_thread(_next_page, lines)
+            answering = asyncio.ensure_future(answers_for(following))
+            yield page, answered
+            page = following
+    finally:
+        answering.cancel()  # still fetching when the caller stopped: nobody waits for it now
 
 
 def _settle(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import httpx
+import pytest
 from reconcile_support import (
     QUIET,
     instruction,
@@ -17,10 +18,11 @@ from reconcile_support import (
 )
 from sqlalchemy import update
 
+import payflow.reconcile.run as reconcile_run
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
 from payflow.ledger.tables import Payout
-from payflow.reconcile import ReconcileOptions
+from payflow.reconcile import ReconcileOptions, reconcile_batch
 
 
 async def test_a_quiet_batch_has_no_findings(client, ledger: Ledger) -> None:
@@ -148,3 +150,25 @@ async def test_an_operator_acknowledges_and_a_later_reconcile_keeps_it(
         "ops",
         "asked the manager",
     )
+
+
+@pytest.mark.parametrize("page_rows", [1, 2, 500])
+async def test_every_page_fetched_ahead_is_settled_once(
+    client, ledger: Ledger, sandbox_server, monkeypatch: pytest.MonkeyPatch, page_rows: int
+) -> None:
+    # Each page is fetched while the one before it is written: pages of one and two rows
+    # make every row a page boundary.
+    monkeypatch.setattr(reconcile_run, "PAGE_ROWS", page_rows)
+    rows = [
+        instruction(new_id("p"), n, last4)
+        for n, last4 in [(2, "0001"), (3, "1111"), (4, "5555"), (5, "0002"), (6, "0003")]
+    ]
+    batch = register(ledger, rows)
+    await pay(client, ledger, batch)
+    move(sandbox_server, payout_id(ledger, batch, 3), status="COMPLETED")
+    move(sandbox_server, payout_id(ledger, batch, 5), amount="11")
+    strict = ReconcileOptions(stuck_after={"*": timedelta(0)}, concurrency=4)
+    result = await reconcile_batch(client, ledger, batch, strict)
+    assert (result.fetched, result.unanswered) == (5, 0)
+    found = {(f.row_number, f.kind) for f in ledger.findings(batch) if f.state != "resolved"}
+    assert found == {(3, "status_differs"), (4, "stuck"), (5, "amount_differs")}
