@@ -153,8 +153,8 @@ def _each_distinct(frame: pd.DataFrame, column: str, convert: Callable[[str], T]
 def _cells(frame: pd.DataFrame, column: str) -> Iterator[str]:
     # The column's own object array, walked lazily: no list of a million references per column
     # held at once while the instructions are built.
-    cells: Iterator[str] = iter(frame[column].to_numpy(dtype=object, copy=False))
-    return cells
+    walked: Iterator[str] = iter(cells(frame[column]))
+    return walked
 
 
 def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutInstruction]:
