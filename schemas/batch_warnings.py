@@ -12,10 +12,8 @@ from payflow.schemas.column_rules import CENTS
 OUTLIER_FACTOR = 20
 
 
-def find_warnings(prepared: pd.DataFrame, valid_rows: pd.Index) -> list[Problem]:
-    """Warnings among the rows that passed every rule, ordered by row."""
-    # .loc copies every column; a batch with no rejects is the common case.
-    frame = prepared if len(valid_rows) == len(prepared) else prepared.loc[valid_rows]
+def find_warnings(frame: pd.DataFrame) -> list[Problem]:
+    """Warnings among `frame`'s rows (prepared, and every one passed every rule), by row."""
     warnings = _double_payments(frame) + _outliers(frame)
     warnings.sort(key=lambda p: (p.row, p.rule))
     return warnings

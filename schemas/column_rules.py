@@ -21,6 +21,8 @@ from payflow.schemas.text_checks import (
     amount_cents,
     at_most,
     blank,
+    cells,
+    distinct_keys,
     filled,
     ip_addresses,
     matches,
@@ -58,17 +60,10 @@ ColumnRule = tuple[str, str, SeriesCheck]  # rule name, message, check
 
 def prepare(frame: pd.DataFrame, table: RulesTable) -> pd.DataFrame:
     """The batch with the helper columns `_cents` and `_dest` added."""
-    type_codes, types = pd.factorize(frame["paymentType"])
-    currency_codes, currencies = pd.factorize(frame["currency"])
     # Look up each distinct (paymentType, currency) pair once, not each row.
-    pair_codes, pairs = pd.factorize(type_codes.astype(np.int64) * len(currencies) + currency_codes)
+    pair_codes, pairs = distinct_keys(cells(frame["paymentType"]), cells(frame["currency"]))
     dest_of_pair = np.array(
-        [
-            destination_index(
-                table, str(types[p // len(currencies)]), str(currencies[p % len(currencies)])
-            )
-            for p in pairs.tolist()
-        ],
+        [destination_index(table, payment_type, currency) for payment_type, currency in pairs],
         dtype=np.int64,
     )
     prepared = frame.copy(deep=False)

@@ -68,11 +68,10 @@ def filled(series: pd.Series) -> pd.Series:
 def no_edge_spaces(series: pd.Series) -> pd.Series:
     """True where the cell neither starts nor ends with whitespace."""
     values = series.tolist()
-    # A column with no whitespace anywhere, like most id columns, is decided by one C scan;
-    # split() and strip() share one idea of whitespace.
+    # A column with no whitespace anywhere, like most id columns, is decided by one C scan:
+    # split() shares strip()'s idea of whitespace, and one piece equal to the whole text (none
+    # split off, none dropped at an edge) means there was none.
     joined = "".join(values)
-    # Split finds the first whitespace, and drops it at either edge: one piece equal to the
-    # whole text means there was none.
     if not joined or joined.split(None, 1) == [joined]:
         return pd.Series(True, index=series.index)
     # map over str methods stays in C: three times faster than series.str.strip().

@@ -57,7 +57,7 @@ def validate_rows(
     bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, passed, banks_for_phones)
     rejects += bank_rejects
     valid_rows = _without(passed, bank_rejects)
-    warnings = find_warnings(prepared, valid_rows)
+    warnings = find_warnings(_rows(prepared, valid_rows))
     del prepared  # its helper columns are not needed past here, and a million rows is a lot
     if strict and warnings:
         rejects += warnings

@@ -264,8 +264,8 @@ def record_statuses(
 ) -> list[bool | LedgerError | IllegalTransition]:
     """`record_status` for many updates, in order, in one transaction (one commit, one fsync).
 
-    Each update runs in its own savepoint, so one that raises is rolled back alone and its
-    error returned in its place; later updates of the same payout see the earlier ones."""
+    An update that raises is rolled back alone and its error returned in its place: the group is
+    then written again with a savepoint per update. Later updates of a payout see earlier ones."""
     try:
         # The usual group has no update that raises: all in one transaction, no savepoints.
         with engine.begin() as connection:
