@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.transport import pooled_http_client
+from payflow.http_pools import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
 from payflow.paying import build_payout_request, submit_batch

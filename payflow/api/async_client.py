@@ -24,7 +24,7 @@ from payflow.api.orders import Card, H2HStatus, Order, OrderRequest
 from payflow.api.refunds import Refund, RefundRequest
 from payflow.api.retry import RetryPolicy
 from payflow.api.throttle import Throttle
-from payflow.api.transport import pooled_http_client
+from payflow.http_pools import pooled_http_client
 
 T = TypeVar("T")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from payflow.http_pools import pooled_http_client
 from payflow.sandbox.config import FaultSettings, SandboxConfig
 
 
@@ -61,7 +62,11 @@ class WebhookSender:
 
     async def start(self) -> None:
         """Open the HTTP client; called from the app's lifespan."""
-        self._client = httpx.AsyncClient(timeout=self._config.webhook_timeout)
+        # Small pools, as the API client: one httpx pool of 64 connections costs several times
+        # the CPU per webhook, and the sandbox shares the machine with the run it serves.
+        self._client = pooled_http_client(
+            self._config.webhook_concurrency, timeout=self._config.webhook_timeout
+        )
 
     async def close(self) -> None:
         """Cancel deliveries still in flight and close the client."""

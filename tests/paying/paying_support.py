@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.transport import pooled_http_client
+from payflow.http_pools import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
 from payflow.sandbox import SandboxServer

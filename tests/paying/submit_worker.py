@@ -10,7 +10,7 @@ import sys
 from dataclasses import asdict
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.transport import pooled_http_client
+from payflow.http_pools import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.paying import submit_batch
 

@@ -1,5 +1,7 @@
 """An httpx client for many requests in flight: the connections split over small pools.
 
+Shared by the API client and the sandbox's webhook sender (which imports nothing of payflow.api).
+
 httpcore 1.0.9's pool re-checks every connection against every other one each time a request
 starts or ends (`_assign_requests_to_connections`), so its CPU cost per request grows with the
 square of the pool size. Measured here with 32 in flight against the sandbox: about 13 ms of
@@ -51,8 +53,12 @@ def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def pooled_http_client(max_in_flight: int) -> httpx.AsyncClient:
+def pooled_http_client(max_in_flight: int, timeout: float | None = None) -> httpx.AsyncClient:
     """An `httpx.AsyncClient` for `max_in_flight` requests at once, over small pools.
 
-    `AsyncPayoutsClient` builds one by default; whoever passes their own closes it."""
-    return httpx.AsyncClient(transport=ShardedTransport(max_in_flight))
+    `AsyncPayoutsClient` and the sandbox's webhook sender build one; whoever passes their own
+    closes it. `timeout` is httpx's per-request timeout (None: httpx's default)."""
+    transport = ShardedTransport(max_in_flight)
+    if timeout is None:
+        return httpx.AsyncClient(transport=transport)
+    return httpx.AsyncClient(transport=transport, timeout=timeout)
