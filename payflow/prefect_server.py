@@ -25,6 +25,26 @@ import httpx
 DEFAULT_TIMEOUT_SECONDS = 90.0
 
 
+# Runs `python -m uvicorn ARGS` as a child that ends with this process, even a SIGKILLed one:
+# Linux's PR_SET_PDEATHSIG sends it SIGTERM (uvicorn's clean stop) when its parent dies, and a
+# parent already gone before that was set is caught by the getppid check. Set in the child, not
+# in a preexec_fn, which is unsafe in a process with threads. Elsewhere prctl is missing and the
+# server is stopped at exit only, as before.
+_LAUNCHER = """\
+import os, runpy, signal, sys
+parent = int(sys.argv.pop(1))
+try:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+except (AttributeError, OSError):
+    pass
+if os.getppid() != parent:
+    sys.exit(0)
+sys.argv[0] = "uvicorn"
+runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
+"""
+
+
 class PrefectServerNotStarted(Exception):
     """The temporary Prefect server did not answer in time; nothing was sent."""
 
@@ -103,8 +123,9 @@ class TemporaryPrefect:
             self._process = subprocess.Popen(  # noqa: S603 - fixed arguments, no input
                 [
                     sys.executable,
-                    "-m",
-                    "uvicorn",
+                    "-c",
+                    _LAUNCHER,
+                    str(os.getpid()),
                     "--factory",
                     "prefect.server.api.server:create_app",
                     "--fd",

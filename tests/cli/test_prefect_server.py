@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from support.waiting import wait_until
 
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.quiet import prefect_environment
@@ -55,3 +58,51 @@ def test_a_server_that_exits_is_one_clear_error(
     with pytest.raises(PrefectServerNotStarted, match=r"did not start.*prefect-server\.log"):
         prefect.ready()
     prefect.stop()
+
+
+OWNER = """\
+import sys, time
+from pathlib import Path
+from payflow.prefect_server import TemporaryPrefect
+prefect = TemporaryPrefect(Path(sys.argv[1]))
+prefect.ready()
+print(prefect.api_url, prefect._process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@pytest.mark.timeout(150)
+def test_a_sigkilled_command_takes_its_server_with_it(no_prefect_url: Path) -> None:
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(no_prefect_url)], stdout=subprocess.PIPE, text=True
+    )
+    server_pid = 0
+    try:
+        assert owner.stdout is not None
+        url, pid = owner.stdout.readline().split()
+        server_pid = int(pid)
+        assert _answers(url)
+        owner.kill()  # SIGKILL: no atexit, no finally in the owner
+        owner.wait(timeout=10)
+        wait_until(lambda: not _answers(url), what="the orphaned server to stop", timeout=30)
+        wait_until(lambda: not _alive(server_pid), what="the server process to end", timeout=30)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        if server_pid and _alive(server_pid):
+            os.kill(server_pid, signal.SIGKILL)  # only when the test already failed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
