@@ -18,6 +18,7 @@ from payflow.intake.problems import FILE_ROW
 from payflow.model import PayoutInstruction
 from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
+from payflow.schemas.iso4217 import ISO_4217_CODES
 from payflow.schemas.lookups import check_enabled_pairs, check_services, resolve_sbp_banks
 from payflow.schemas.rules import RulesTable, load_rules
 from payflow.schemas.text_checks import cells
@@ -73,12 +74,22 @@ def validate_rows(
         warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
         bank_resolutions=resolutions,
         not_checked=not_checked,
+        reject_currencies=_currencies_of(frame, rejects),
     )
 
 
 def _rows(frame: pd.DataFrame, rows: pd.Index) -> pd.DataFrame:
     # .loc copies every column; a batch with no rejects is the common case.
     return frame if len(rows) == len(frame) else frame.loc[rows]
+
+
+def _currencies_of(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, str]:
+    """Each rejected row's currency cell, where it is an ISO 4217 code as written."""
+    if "currency" not in frame:
+        return {}
+    rows = sorted({p.row for p in rejects if p.row in frame.index})
+    codes = frame["currency"].loc[rows].tolist()
+    return {row: code for row, code in zip(rows, codes, strict=True) if code in ISO_4217_CODES}
 
 
 def _not_read(problems: list[Problem], read_problems: list[Problem]) -> list[Problem]:

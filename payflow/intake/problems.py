@@ -72,6 +72,9 @@ class ValidationReport:
     not_checked: list[str] = field(default_factory=list)  # checks skipped for lack of a lookup
     # SBP phones are sent exactly as given, so this stays empty; kept for the report's shape.
     phone_reformattings: list[tuple[int, str, str]] = field(default_factory=list)
+    # Row number -> the ISO 4217 code a rejected row's currency cell holds (rows without one
+    # are absent): the reports count a rejected row under the currency it asked for.
+    reject_currencies: dict[int, str] = field(default_factory=dict)
 
     @property
     def valid(self) -> int:

@@ -10,7 +10,12 @@ def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
     """The report's rejects as the ledger records them: one RejectedRow per source row."""
     ids = {p.row: p.external_id for p in report.rejects if p.external_id}
     return [
-        RejectedRow(row_number=row, external_id=ids.get(row) or None, reasons=reasons)
+        RejectedRow(
+            row_number=row,
+            external_id=ids.get(row) or None,
+            reasons=reasons,
+            currency=report.reject_currencies.get(row),
+        )
         for row, reasons in sorted(report.rejected_rows().items())
         if row > 1  # row 1 is the header: file-level problems belong to no row
     ]

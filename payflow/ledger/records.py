@@ -39,6 +39,7 @@ class RejectedRow:
     row_number: int
     external_id: str | None
     reasons: list[str]
+    currency: str | None = None  # the row's currency cell, when it is one the rules know
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,7 @@ PAYOUT_COLUMNS = (
     "updated_at",
 )
 BATCH_ROW_COLUMNS = ("batch_id", "row_number", "external_id", "disposition", "reasons")
+REJECTED_ROW_COLUMNS = (*BATCH_ROW_COLUMNS, "currency")
 
 
 def _payout_values(
@@ -228,7 +229,8 @@ def _ensure_batch(
 
 def _rejected_values(batch_id: str, row: RejectedRow) -> tuple[Any, ...]:
     reasons = json.dumps(list(row.reasons), ensure_ascii=False)
-    return (batch_id, row.row_number, row.external_id, Disposition.REJECTED.value, reasons)
+    disposition = Disposition.REJECTED.value
+    return (batch_id, row.row_number, row.external_id, disposition, reasons, row.currency)
 
 
 def register_batch(
@@ -259,7 +261,7 @@ def register_batch(
                 _rejected_values(batch_id, r)
                 for r in _not_registered(connection, batch_id, rejects)
             ]
-            bulk_insert(connection, "batch_rows", BATCH_ROW_COLUMNS, rows)
+            bulk_insert(connection, "batch_rows", REJECTED_ROW_COLUMNS, rows)
             added_rejects += len(rows)
     with engine.begin() as connection:
         # Every call, so a run that crashed between registering and holding still holds.

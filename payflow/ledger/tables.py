@@ -165,6 +165,9 @@ class BatchRow(Base):
     external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
     disposition: Mapped[str] = mapped_column(String(16))
     reasons: Mapped[str | None] = mapped_column(Text)  # JSON list of problems
+    # A rejected row's currency when its cell named one the rules know (a paid row's currency
+    # is its payout's): reports count the row under it instead of under no currency.
+    currency: Mapped[str | None] = mapped_column(String(3))
 
 
 class RepeatAcknowledgement(Base):

@@ -131,7 +131,8 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     """Rows and amounts per (currency, outcome), by one GROUP BY."""
     dialect = engine.dialect.name
     outcome = outcome_expr()
-    currency = func.coalesce(Payout.currency, "")
+    # Only a rejected row has its own currency; every other row's is its payout's.
+    currency = func.coalesce(BatchRow.currency, Payout.currency, "")
     query = (
         _joined(batch_id)
         .add_columns(currency, outcome, func.count(), exact_sum(Payout.amount, dialect))
@@ -287,6 +288,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
             BatchRow.external_id,
             BatchRow.disposition,
             BatchRow.reasons,
+            BatchRow.currency.label("row_currency"),
             Payout.batch_id.label("first_batch_id"),
             Payout.payout_id,
             Payout.payment_type,
@@ -336,7 +338,7 @@ def _line(row: Any) -> ReportLine:
         first_batch_id=row.first_batch_id,
         payout_id=row.payout_id if own else None,
         payment_type=row.payment_type if own else None,
-        currency=row.currency if own else None,
+        currency=row.currency if own else row.row_currency,
         amount=row.amount if own else None,
         service_amount=row.service_amount if own else None,
         requisites=row.requisites if own else None,

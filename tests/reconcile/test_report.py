@@ -29,7 +29,11 @@ async def _report(client, ledger: Ledger, out: Path) -> BatchReport:
         instruction(new_id("r"), 6, "3333"),
         instruction(new_id("r"), 7, "4444"),
     ]
-    rejected = [RejectedRow(8, "+cmd", ["@SUM(1,2) amount must be a number"])]
+    rejected = [
+        RejectedRow(8, "+cmd", ["@SUM(1,2) amount must be a number"]),
+        # A rejected row whose currency cell named a currency is counted under it.
+        RejectedRow(10, new_id("kes"), ["amount: amount must be a number"], currency="KES"),
+    ]
     batch = register(ledger, rows, rejected)
     await pay(client, ledger, batch)
     # A RUB row registered after paying stays not_sent: it shows a two-decimal amount.
@@ -61,7 +65,11 @@ async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, 
         for outcome, n in currency.rows.items():
             assert counts[(currency.currency, outcome.value)] == n
             assert amounts[(currency.currency, outcome.value)] == currency.amount(outcome)
-    assert sum(c.in_file for c in report.summary.currencies) == len(rows) == 8
+    assert sum(c.in_file for c in report.summary.currencies) == len(rows) == 9
+    by_currency = {c.currency: c for c in report.summary.currencies}
+    assert {o.value: n for o, n in by_currency["KES"].rows.items()} == {"rejected": 1}
+    assert {o.value: n for o, n in by_currency["(none)"].rows.items()} == {"rejected": 1}
+    assert [r["currency"] for r in rows if r["outcome"] == "rejected"] == ["", "KES"]
     xof = next(c for c in report.summary.currencies if c.currency == "XOF")
     assert {o.value: n for o, n in xof.rows.items()} == {
         "paid": 2,
