@@ -14,6 +14,8 @@ from pathlib import Path
 
 BATCH_SUFFIXES = (".csv", ".xlsx")
 NOTE_SUFFIX = ".why.txt"
+# Who started a daily batch's pay run, in the action log (the approvers are logged apart).
+SCHEDULE_ACTOR = "schedule:daily-payouts"
 
 
 class Settled(StrEnum):

@@ -11,7 +11,7 @@ from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 
 from payflow.approvals.resume import batch_tag
-from payflow.inbox import Settled, settle_file
+from payflow.inbox import SCHEDULE_ACTOR, Settled, settle_file
 
 
 def pay_run_key(batch_id: str) -> str:
@@ -30,7 +30,8 @@ def start_pay_run(deployment: str, batch_id: str) -> str:
         FlowRun,
         run_deployment(
             deployment,
-            parameters={"batch_id": batch_id},
+            # The run records its end in the action log under who started it: the schedule.
+            parameters={"batch_id": batch_id, "started_by": SCHEDULE_ACTOR},
             timeout=0,
             as_subflow=False,
             idempotency_key=pay_run_key(batch_id),

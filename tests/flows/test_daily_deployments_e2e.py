@@ -27,6 +27,7 @@ import httpx
 import psycopg
 import pytest
 
+from payflow.inbox import SCHEDULE_ACTOR
 from payflow.intake import batch_id_of
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -330,6 +331,18 @@ def test_daily_inbox_pays_each_approved_file_once_and_sets_the_broken_one_aside(
 
     stats = stack.sandbox_stats()
     assert stats["payoutsByExternalId"] == dict.fromkeys(first_ids + second_ids, 1)
+    for batch_id, rows in ((first, 3), (second, 4)):
+        # The history says who started each run (the schedule) and how it ended.
+        ends = wait_for(
+            f"the end of {batch_id}'s run in the history",
+            lambda b=batch_id: stack.ledger(
+                "SELECT actor, detail FROM console_actions WHERE batch_id = %s "
+                "AND action = 'pay_finished'",
+                b,
+            ),
+        )
+        assert len(ends) == 1 and ends[0][0] == SCHEDULE_ACTOR, ends
+        assert ends[0][1].endswith(f"{rows} rows sent, {rows} final, 0 pending (of {rows})")
     for batch_id in (first, second):
         assert (stack.reports / f"{batch_id}-reconciliation.csv").is_file()
         assert (stack.reports / f"{batch_id}-reconciliation.xlsx").is_file()
