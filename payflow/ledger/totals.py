@@ -70,6 +70,9 @@ FAILED_AFTER_SENDING = frozenset(
     {RowOutcome.FAILED, RowOutcome.CORRECTED, RowOutcome.CANCELED, RowOutcome.EXPIRED}
 )
 BLOCKED_BEFORE_SENDING = frozenset({RowOutcome.REJECTED, RowOutcome.REFUSED})
+# Rows whose payout is their own. A rejected or conflicting row may share its externalId with
+# another batch's payout, whose currency and amount are not the row's: the report shows none.
+OWN_PAYOUT = (Disposition.NEW.value, Disposition.ALREADY_KNOWN.value)
 
 
 def outcome_expr() -> ColumnElement[str]:
@@ -131,11 +134,16 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     """Rows and amounts per (currency, outcome), by one GROUP BY."""
     dialect = engine.dialect.name
     outcome = outcome_expr()
-    # Only a rejected row has its own currency; every other row's is its payout's.
-    currency = func.coalesce(BatchRow.currency, Payout.currency, "")
+    # The same currency and amount as the row's report line (`_line`): its payout's when the
+    # payout is its own, else the currency a rejected row's cell named, and no amount.
+    own = BatchRow.disposition.in_(OWN_PAYOUT)
+    currency = case(
+        (own, func.coalesce(Payout.currency, "")), else_=func.coalesce(BatchRow.currency, "")
+    )
+    amount = case((own, Payout.amount), else_=None)
     query = (
         _joined(batch_id)
-        .add_columns(currency, outcome, func.count(), exact_sum(Payout.amount, dialect))
+        .add_columns(currency, outcome, func.count(), exact_sum(amount, dialect))
         .group_by(currency, outcome)
         .order_by(currency, outcome)
     )
@@ -323,7 +331,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
 
 def _line(row: Any) -> ReportLine:
     disposition = str(row.disposition)
-    own = disposition in (Disposition.NEW.value, Disposition.ALREADY_KNOWN.value)
+    own = disposition in OWN_PAYOUT
     if disposition in (Disposition.REJECTED.value, Disposition.CONFLICT.value):
         state = disposition
     else:

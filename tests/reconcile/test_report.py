@@ -14,7 +14,7 @@ import pytest
 from openpyxl import load_workbook
 from reconcile_support import instruction, new_id, pay, reconcile, register
 
-from payflow.ledger import Ledger, RejectedRow
+from payflow.ledger import Ledger, RejectedRow, RowOutcome
 from payflow.reporting import LAYOUT_VERSION, ROW_COLUMNS, BatchReport, write_batch_report
 
 INJECTED_NAME = '=HYPERLINK("http://evil.example","x")'
@@ -52,19 +52,25 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, tmp_path) -> None:
-    report = await _report(client, ledger, tmp_path)
-    rows = _csv_rows(report.csv)
+def _assert_totals_match_rows(report: BatchReport, rows: list[dict[str, str]]) -> None:
     counts: Counter[tuple[str, str]] = Counter()
     amounts: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     for row in rows:
         key = (row["currency"] or "(none)", row["outcome"])
         counts[key] += 1
         amounts[key] += Decimal(row["amount_asked"] or 0)
+    summed: Counter[tuple[str, str]] = Counter()
     for currency in report.summary.currencies:
         for outcome, n in currency.rows.items():
-            assert counts[(currency.currency, outcome.value)] == n
+            summed[(currency.currency, outcome.value)] = n
             assert amounts[(currency.currency, outcome.value)] == currency.amount(outcome)
+    assert summed == counts
+
+
+async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, tmp_path) -> None:
+    report = await _report(client, ledger, tmp_path)
+    rows = _csv_rows(report.csv)
+    _assert_totals_match_rows(report, rows)
     assert sum(c.in_file for c in report.summary.currencies) == len(rows) == 9
     by_currency = {c.currency: c for c in report.summary.currencies}
     assert {o.value: n for o, n in by_currency["KES"].rows.items()} == {"rejected": 1}
@@ -83,6 +89,26 @@ async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, 
     }
     assert ("Recipient account is blocked", "do_not_retry") in groups
     assert ("Recipient not found", "fix_details") in groups
+
+
+async def test_a_rejected_row_reusing_a_paid_id_takes_nothing_from_that_payout(
+    client, ledger: Ledger, tmp_path
+) -> None:
+    paid_id = new_id("paid")
+    earlier = register(ledger, [instruction(paid_id, 2, "0001", amount=Decimal(700))])
+    await pay(client, ledger, earlier)
+    rows = [instruction(new_id("r"), 2, "0001")]
+    batch = register(ledger, rows, [RejectedRow(3, paid_id, ["amount: amount must be a number"])])
+    await pay(client, ledger, batch)
+    await reconcile(client, ledger, batch)
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+    lines = _csv_rows(report.csv)
+    _assert_totals_match_rows(report, lines)
+    by_currency = {c.currency: c for c in report.summary.currencies}
+    # Not counted under the earlier payout's XOF, nor its 700 summed anywhere.
+    assert {o.value: n for o, n in by_currency["(none)"].rows.items()} == {"rejected": 1}
+    assert {o.value: n for o, n in by_currency["XOF"].rows.items()} == {"paid": 1}
+    assert by_currency["XOF"].amount(RowOutcome.PAID) == Decimal(10)
 
 
 async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, tmp_path) -> None:
