@@ -6,6 +6,7 @@ cd "$root"
 bash scripts/bootstrap.sh
 bash scripts/ensure-postgres.sh
 bash scripts/install-browser.sh
+bash scripts/install-report-tools.sh
 export PATH="$root/.venv/bin:$PATH"
 ruff check .
 ruff format --check .
