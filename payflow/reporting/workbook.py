@@ -225,6 +225,18 @@ BALANCE_HEADER = (
 FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
 
 
+def _summary_widths() -> list[float]:
+    """Each summary column as wide as the longest bold header its blocks put in it (at least 17;
+    the third holds status messages): narrower, a header ran into its neighbour."""
+    blocks = (CURRENCY_HEADER, BALANCE_HEADER, FAILURE_HEADER)
+    widths = [
+        max(17.0, max(len(b[i]) for b in blocks if i < len(b)) * 1.1 + 2)
+        for i in range(max(map(len, blocks)))
+    ]
+    widths[2] = max(widths[2], 30.0)
+    return widths
+
+
 class _SummarySheet:
     """The summary sheet, block by block; it tracks the row number for the chart's references."""
 
@@ -232,8 +244,7 @@ class _SummarySheet:
         self.sheet = sheet
         self.summary = summary
         self.line = 0
-        for index in range(1, len(CURRENCY_HEADER) + 1):
-            width = 30 if index == 3 else 21 if index >= 15 else 17
+        for index, width in enumerate(_summary_widths(), start=1):
             sheet.column_dimensions[get_column_letter(index)].width = width
         sheet.freeze_panes = "A2"
         # Printed (or converted to PDF) on one page wide, so the picture shows every column.
