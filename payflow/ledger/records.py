@@ -39,7 +39,7 @@ class RejectedRow:
     row_number: int
     external_id: str | None
     reasons: list[str]
-    currency: str | None = None  # the row's currency cell, when it is one the rules know
+    currency: str | None = None  # the row's currency cell, when it is an ISO 4217 code
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,8 +88,7 @@ PAYOUT_COLUMNS = (
     "created_at",
     "updated_at",
 )
-BATCH_ROW_COLUMNS = ("batch_id", "row_number", "external_id", "disposition", "reasons")
-REJECTED_ROW_COLUMNS = (*BATCH_ROW_COLUMNS, "currency")
+BATCH_ROW_COLUMNS = ("batch_id", "row_number", "external_id", "disposition", "reasons", "currency")
 
 
 def _payout_values(
@@ -138,7 +137,7 @@ def _register_chunk(
         digest = instruction.content_hash()
         ext = instruction.external_id
         seen = known.get(ext)
-        reasons = None
+        reasons = currency = None
         if seen is None:
             payouts.append(_payout_values(instruction, digest, tail))
             known[ext] = _Known(
@@ -154,8 +153,11 @@ def _register_chunk(
             reason = _conflict_reason(seen, instruction)
             disposition = Disposition.CONFLICT
             reasons = json.dumps([reason], ensure_ascii=False)
+            currency = instruction.currency  # the known payout's may differ: not this row's
             outcome.conflicts.append(ConflictRow(instruction.row_number, ext, reason))
-        batch_rows.append((batch_id, instruction.row_number, ext, disposition.value, reasons))
+        batch_rows.append(
+            (batch_id, instruction.row_number, ext, disposition.value, reasons, currency)
+        )
     bulk_insert(connection, "payouts", PAYOUT_COLUMNS, payouts)
     bulk_insert(connection, "batch_rows", BATCH_ROW_COLUMNS, batch_rows)
     return len(payouts)
@@ -261,7 +263,7 @@ def register_batch(
                 _rejected_values(batch_id, r)
                 for r in _not_registered(connection, batch_id, rejects)
             ]
-            bulk_insert(connection, "batch_rows", REJECTED_ROW_COLUMNS, rows)
+            bulk_insert(connection, "batch_rows", BATCH_ROW_COLUMNS, rows)
             added_rejects += len(rows)
     with engine.begin() as connection:
         # Every call, so a run that crashed between registering and holding still holds.

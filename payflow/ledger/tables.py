@@ -165,8 +165,9 @@ class BatchRow(Base):
     external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_LENGTH))
     disposition: Mapped[str] = mapped_column(String(16))
     reasons: Mapped[str | None] = mapped_column(Text)  # JSON list of problems
-    # A rejected row's currency when its cell named one the rules know (a paid row's currency
-    # is its payout's): reports count the row under it instead of under no currency.
+    # The currency of a row whose payout is not its own: a conflicting row's, and a rejected
+    # row's when its cell is an ISO 4217 code. Reports count the row under it; every other
+    # row's currency is its payout's.
     currency: Mapped[str | None] = mapped_column(String(3))
 
 

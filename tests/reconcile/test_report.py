@@ -92,13 +92,17 @@ async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, 
     assert ("Recipient not found", "fix_details") in groups
 
 
-async def test_a_rejected_row_reusing_a_paid_id_takes_nothing_from_that_payout(
+async def test_rows_reusing_a_paid_id_take_nothing_from_that_payout(
     client, ledger: Ledger, tmp_path
 ) -> None:
     paid_id = new_id("paid")
     earlier = register(ledger, [instruction(paid_id, 2, "0001", amount=Decimal(700))])
     await pay(client, ledger, earlier)
-    rows = [instruction(new_id("r"), 2, "0001")]
+    rows = [
+        instruction(new_id("r"), 2, "0001"),
+        # Row 4 reuses the paid id with other content: refused, and counted in its own currency.
+        instruction(paid_id, 4, "0001", amount=Decimal(999), currency="KES"),
+    ]
     batch = register(ledger, rows, [RejectedRow(3, paid_id, ["amount: amount must be a number"])])
     await pay(client, ledger, batch)
     await reconcile(client, ledger, batch)
@@ -106,10 +110,16 @@ async def test_a_rejected_row_reusing_a_paid_id_takes_nothing_from_that_payout(
     lines = _csv_rows(report.csv)
     _assert_totals_match_rows(report, lines)
     by_currency = {c.currency: c for c in report.summary.currencies}
-    # Not counted under the earlier payout's XOF, nor its 700 summed anywhere.
+    # Neither is counted under the earlier payout's XOF, nor its 700 summed anywhere.
     assert {o.value: n for o, n in by_currency["(none)"].rows.items()} == {"rejected": 1}
+    assert {o.value: n for o, n in by_currency["KES"].rows.items()} == {"refused": 1}
     assert {o.value: n for o, n in by_currency["XOF"].rows.items()} == {"paid": 1}
     assert by_currency["XOF"].amount(RowOutcome.PAID) == Decimal(10)
+    assert [(r["source_row"], r["currency"]) for r in lines] == [
+        ("2", "XOF"),
+        ("3", ""),
+        ("4", "KES"),
+    ]
 
 
 async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, tmp_path) -> None:

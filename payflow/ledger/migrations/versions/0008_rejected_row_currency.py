@@ -1,4 +1,4 @@
-"""The currency a rejected row named, so reports count it under that currency.
+"""The currency a rejected or conflicting row named, so reports count it under that currency.
 
 Revision ID: 0008
 Revises: 0007
