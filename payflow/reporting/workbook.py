@@ -16,7 +16,7 @@ from typing import Any
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.chart import BarChart, Reference
-from openpyxl.styles import Font, PatternFill
+from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from payflow.inert import inert_text
@@ -30,6 +30,7 @@ NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
 TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 RATE_FORMAT = "0.00%"
 BOLD = Font(bold=True)
+INDENT = Alignment(indent=1)
 # openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
 Sheet = Any
 OUTCOME_COLOURS: dict[RowOutcome, str] = {
@@ -190,6 +191,13 @@ def _bold(sheet: Sheet, text: str) -> Any:
     return cell
 
 
+def _indented(sheet: Sheet, text: str) -> Any:
+    # Text beside a right-aligned number otherwise touches it ("30retryable").
+    cell = WriteOnlyCell(sheet, value=text)
+    cell.alignment = INDENT
+    return cell
+
+
 CURRENCY_HEADER = (
     "currency",
     "rows_in_file",
@@ -334,7 +342,7 @@ class _SummarySheet:
                     inert_text(t.status_message or "(no message)"),
                     t.rows,
                     self.money(t.amount, t.currency),
-                    group.classification.failure_class.value,
+                    _indented(self.sheet, group.classification.failure_class.value),
                     inert_text(group.classification.next_step),
                 ]
             )
