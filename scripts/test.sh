@@ -13,7 +13,7 @@ ruff format --check .
 mypy payflow flows tasks schemas
 # Four workers on two cores: most tests wait on real servers and subprocesses, not on the CPU,
 # and one worker spends 7.5 minutes on the long approval pause.
-# Files in collection order, where tests/conftest.py puts the slow ones first: the 7-minute
+# Files in collection order, where tests/conftest.py puts the slow ones first: the 7.5-minute
 # long-pause test then runs beside the rest instead of alone at the end.
 pytest -n 4 --dist loadfile --no-loadscope-reorder "$@"
 # A plain `pip install .` in a fresh venv must validate and pay the samples from anywhere.

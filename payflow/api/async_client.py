@@ -59,7 +59,7 @@ class AsyncPayoutsClient:
         self._owns_http = http_client is None
         if http_client is None:
             # Enough connections that the semaphore, not the pool, is what waits; split over
-            # small pools because one large httpcore pool costs CPU per request (transport.py).
+            # small pools because one large httpcore pool costs CPU per request (http_pools.py).
             http_client = pooled_http_client(max_in_flight or DEFAULT_MAX_CONNECTIONS)
         self._http = http_client
 

@@ -135,7 +135,8 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     dialect = engine.dialect.name
     outcome = outcome_expr()
     # The same currency and amount as the row's report line (`_line`): its payout's when the
-    # payout is its own, else the currency a rejected row's cell named, and no amount.
+    # payout is its own, else the row's own currency (a rejected or conflicting row's), and no
+    # amount.
     own = BatchRow.disposition.in_(OWN_PAYOUT)
     currency = case(
         (own, func.coalesce(Payout.currency, "")), else_=func.coalesce(BatchRow.currency, "")
