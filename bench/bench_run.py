@@ -237,6 +237,7 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     rows = sum(1 for _ in file.open(encoding="utf-8")) - 1
     servers_before = {role: cpu_seconds(p.pid) for role, p in SERVERS.items()}
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    reads_before = payout_reads(env["PAYFLOW_API_URL"])
     started = time.time()
     done = subprocess.run(
         [*PAYFLOW, "run", str(file), "--yes", "--json"],
@@ -262,8 +263,14 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     marks = {name: at - started for name, at in log_marks(log, started).items()}
     for name, at in ledger_marks(home / "ledger.sqlite3", started).items():
         marks[name] = at if name in ("webhooks", "polls") else at - started
+    marks["reads"] = payout_reads(env["PAYFLOW_API_URL"]) - reads_before
     figures.marks = marks
     return figures
+
+
+def payout_reads(sandbox_url: str) -> float:
+    """GET /v1/payouts/{id} the sandbox has answered so far (polls and reconciliation)."""
+    return float(httpx.get(f"{sandbox_url}/_sandbox/stats", timeout=60).json()["payoutReads"])
 
 
 PHASES = (
@@ -294,6 +301,8 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
     webhooks = int(figures.marks.get("webhooks", 0))
     polls = int(figures.marks.get("polls", 0))
     print(f"    status moves recorded: {webhooks} by webhook, {polls} by poll")
+    reads = int(figures.marks.get("reads", 0))
+    print(f"    payouts read by id (polls, then reconciliation's one per payout): {reads}")
     if figures.cpu:
         total = sum(figures.cpu.values())
         used = ", ".join(f"{role} {seconds:.1f}" for role, seconds in figures.cpu.items())

@@ -290,6 +290,10 @@ class Ledger:
         """CREATED/PROCESSING payouts of the batch whose next poll is due at `now`."""
         return reading.payouts_to_poll(self._reader, batch_id, now, limit)
 
+    def last_webhook_move(self, batch_id: str, since: datetime) -> datetime | None:
+        """When a webhook last moved a payout of the batch (None: not since `since`)."""
+        return reading.last_webhook_move(self._reader, batch_id, since)
+
     def schedule_poll(self, external_id: str, next_poll_at: datetime) -> None:
         """Set the next poll of a non-final payout."""
         moves.schedule_poll(self._engine, external_id, next_poll_at)

@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, Engine, Row, Select, case, func, select
 
 from payflow.ledger.claims import in_batch
 from payflow.ledger.records import Disposition, PayoutRef, RowView, StatusEventView
-from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, RowState
+from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, EventSource, RowState
 from payflow.ledger.tables import Batch, BatchRow, Payout, StatusEvent
 
 PAGE_ROWS = 2_000
@@ -46,6 +46,22 @@ def payouts_to_poll(engine: Engine, batch_id: str, now: datetime, limit: int) ->
     )
     with engine.connect() as connection:
         return [_ref(row) for row in connection.execute(query)]
+
+
+def last_webhook_move(engine: Engine, batch_id: str, since: datetime) -> datetime | None:
+    """When a webhook last moved a payout of the batch, looking back no further than `since`."""
+    query = (
+        select(func.max(StatusEvent.at))
+        .join(Payout, Payout.external_id == StatusEvent.external_id)
+        .where(
+            StatusEvent.source == EventSource.WEBHOOK.value,
+            StatusEvent.at >= since,
+            in_batch(batch_id),
+        )
+    )
+    with engine.connect() as connection:
+        latest: datetime | None = connection.scalar(query)
+    return latest
 
 
 def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:

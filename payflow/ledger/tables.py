@@ -184,6 +184,8 @@ class StatusEvent(Base):
     """Append-only history of every state change: the proof that statuses only move forward."""
 
     __tablename__ = "status_events"
+    # Trackers ask whether webhooks are still coming in: the newest webhook moves, by time.
+    __table_args__ = (Index("ix_status_events_source_at", "source", "at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     external_id: Mapped[str] = mapped_column(ForeignKey("payouts.external_id"), index=True)

@@ -1,9 +1,12 @@
 """Follow submitted payouts to a final status: webhooks first, polling by id as the fallback.
 
 The webhook receiver (maybe another process) writes statuses into the same ledger; a payout with
-news within `quiet_period` is not polled. The others are fetched by id with exponential backoff
-per payout (kept in the ledger, so several trackers agree) until every row is final or the
-deadline passes; the rows still open are then reported as pending.
+news within `quiet_period` is not polled. While webhooks keep moving the batch's payouts, that
+wait grows to `busy_quiet_period`: a payout not heard from is then most likely still queued in
+the webhook channel, and polling it would only load the service (and a shared machine) further.
+The others are fetched by id with exponential backoff per payout (kept in the ledger, so several
+trackers agree) until every row is final or the deadline passes; the rows still open are then
+reported as pending.
 """
 
 from __future__ import annotations
@@ -88,20 +91,24 @@ async def track_batch(
     poll_interval: float = 2.0,
     poll_max_interval: float = 60.0,
     quiet_period: float = 5.0,
+    busy_quiet_period: float = 30.0,
     on_progress: ProgressCallback | None = None,
 ) -> TrackResult:
     """Poll until every payout of the batch is final or `deadline` seconds have passed."""
     ends_at = time.monotonic() + deadline
     backoff = _Backoff(poll_interval, poll_max_interval)
     quiet = timedelta(seconds=quiet_period)
+    busy_quiet = timedelta(seconds=max(quiet_period, busy_quiet_period))
     while True:
         now = datetime.now(UTC)
         due = await asyncio.to_thread(ledger.payouts_to_poll, batch_id, now, POLL_BATCH)
-        # News (creation, a webhook, an earlier poll) within the quiet period: look later.
-        recent = [r for r in due if r.last_status_at is not None and now - r.last_status_at < quiet]
+        busy = bool(due) and await asyncio.to_thread(_webhooks_coming, ledger, batch_id, quiet)
+        wait = busy_quiet if busy else quiet
+        # News (creation, a webhook, an earlier poll) within the wait: look later.
+        recent = [r for r in due if r.last_status_at is not None and now - r.last_status_at < wait]
         stale = [r for r in due if r not in recent]
         results = await asyncio.gather(*(_poll_one(client, ref) for ref in stale))
-        await asyncio.to_thread(_record_polls, ledger, results, recent, backoff, quiet)
+        await asyncio.to_thread(_record_polls, ledger, results, recent, backoff, wait, quiet)
         counts = await asyncio.to_thread(ledger.batch_summary, batch_id)
         if on_progress is not None:
             on_progress(counts)
@@ -141,6 +148,11 @@ async def refresh_batch(
             return result
 
 
+def _webhooks_coming(ledger: Ledger, batch_id: str, quiet: timedelta) -> bool:
+    """A webhook moved a payout of the batch within the quiet period (never, with none)."""
+    return bool(quiet) and ledger.last_webhook_move(batch_id, datetime.now(UTC) - quiet) is not None
+
+
 class _Backoff:
     """Per-payout poll intervals: first, then doubling up to the ceiling."""
 
@@ -160,6 +172,7 @@ def _record_polls(
     results: list[tuple[PayoutRef, Payout | None]],
     recent: list[PayoutRef],
     backoff: _Backoff,
+    wait: timedelta,
     quiet: timedelta,
 ) -> None:
     now = datetime.now(UTC)
@@ -167,7 +180,8 @@ def _record_polls(
     schedule: list[tuple[str, datetime]] = []
     for ref in recent:
         assert ref.last_status_at is not None
-        schedule.append((ref.external_id, ref.last_status_at + quiet))
+        # Looked at again within the quiet period at most: the webhooks may stop coming by then.
+        schedule.append((ref.external_id, min(ref.last_status_at + wait, now + quiet)))
     # Statuses too: one transaction for the page's news.
     news = [
         (ref, payout)

@@ -31,7 +31,7 @@ HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
 async def get_stats(request: Request) -> Response:
-    """Every payout, create attempts and payouts per externalId, balances, webhook counters."""
+    """Every payout, create attempts, reads and payouts per externalId, balances, webhooks."""
     return JSONResponse(state_of(request).stats())
 
 

@@ -33,8 +33,10 @@ async def post_payout(request: Request) -> Response:
 
 async def get_payout(request: Request) -> Response:
     """The payout by its id, or 404."""
-    payout = state_of(request).payouts.get(request.path_params["payout_id"])
-    return JSONResponse(found(payout, "payout"))
+    state = state_of(request)
+    payout_id = request.path_params["payout_id"]
+    state.payout_reads[payout_id] += 1
+    return JSONResponse(found(state.payouts.get(payout_id), "payout"))
 
 
 async def get_payout_by_external_id(request: Request) -> Response:

@@ -67,6 +67,7 @@ class SandboxState:
         self.payout_holds: dict[str, tuple[str, Any]] = {}  # id -> (currency, held amount)
         self.create_attempts: Counter[str] = Counter()
         self.bank_lookups: Counter[str] = Counter()  # phone -> GET /v1/payouts/banks
+        self.payout_reads: Counter[str] = Counter()  # payout id -> GET /v1/payouts/{id}
         self.orders: dict[str, dict[str, Any]] = {}
         self.order_ids_by_external: dict[str, str] = {}
         self.h2h: dict[str, dict[str, Any]] = {}
@@ -105,6 +106,8 @@ class SandboxState:
             "bankLookups": sum(self.bank_lookups.values()),
             "bankLookupsByPhone": dict(self.bank_lookups),
             "payoutsByExternalId": dict(by_external),
+            "payoutReads": sum(self.payout_reads.values()),
+            "payoutReadsById": dict(self.payout_reads),
             "balances": self.balances.as_json(),
             "orders": list(self.orders.values()),
             "refunds": list(self.refunds.values()),

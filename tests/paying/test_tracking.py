@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 
+import pytest
 from paying_support import make_client, register, rows, unique
 from support.stats import sandbox_stats
 
-from payflow.ledger import RowState
+from payflow.ledger import EventSource, RowState
 from payflow.paying import check_balance, submit_batch, track_batch
 
 FAST_TRACK = {"poll_interval": 0.05, "poll_max_interval": 0.2, "quiet_period": 0.05}
@@ -46,3 +48,65 @@ async def test_balance_shortfall_is_found_before_any_payout(make_sandbox, ledger
 async def test_a_balance_that_covers_the_batch_passes(client):
     check = await check_balance(client, {"XOF": Decimal("1000")})
     assert check.ok and check.known
+
+
+@pytest.mark.parametrize("busy_quiet_period", [60.0, 0.0], ids=["patient", "not-patient"])
+async def test_a_payout_not_heard_from_waits_while_webhooks_for_the_batch_keep_coming(
+    client, ledger, sandbox, busy_quiet_period
+):
+    # A backlogged webhook channel: the batch's webhooks arrive one by one, and polling the
+    # payouts still queued in it would only add load. With the patience off (0: the quiet
+    # period alone) the same payouts are polled while the channel still delivers.
+    heard = rows(unique("heard"), 12)
+    silent = rows(unique("silent"), 2, first_row=40)
+    batch_id = register(ledger, heard + silent)
+    await _submit(client, ledger, batch_id)  # no callback URL: the sandbox sends no webhook
+    silent_external_ids = {instruction.external_id for instruction in silent}
+    silent_ids = {
+        ref.payout_id
+        for ref in ledger.unfinished(batch_id)
+        if ref.external_id in silent_external_ids
+    }
+
+    def webhook(instruction) -> None:
+        ledger.record_status(
+            external_id=instruction.external_id,
+            status="COMPLETED",
+            status_message=None,
+            source=EventSource.WEBHOOK,
+        )
+
+    webhook(heard[0])  # the channel is live before tracking starts
+    tracking = asyncio.create_task(
+        track_batch(
+            client,
+            ledger,
+            batch_id,
+            deadline=30,
+            poll_interval=0.05,
+            poll_max_interval=0.2,
+            quiet_period=1.0,
+            busy_quiet_period=busy_quiet_period,
+        )
+    )
+    for instruction in heard[1:]:
+        await asyncio.sleep(0.2)
+        await asyncio.to_thread(webhook, instruction)
+    reads_while_coming = sandbox_stats(sandbox)["payoutReadsById"]
+    result = await tracking
+
+    polled_early = silent_ids & reads_while_coming.keys()
+    if busy_quiet_period:
+        assert not polled_early
+    else:
+        assert polled_early == silent_ids
+    # Either way the silent ones are polled once the channel is quiet, and end final by poll.
+    assert result.all_final
+    stats = sandbox_stats(sandbox)
+    assert silent_ids <= stats["payoutReadsById"].keys()
+    for instruction in silent:
+        last = ledger.status_events(instruction.external_id)[-1]
+        assert last.to_state == RowState.COMPLETED and last.source == "poll"
+    if busy_quiet_period:
+        # Nothing a webhook finished was read: the silent payouts were the only polls.
+        assert stats["payoutReadsById"].keys() == silent_ids
