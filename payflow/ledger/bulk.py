@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, select, update
+from sqlalchemy import Connection, Engine, Row, update
 
-from payflow.ledger.moves import PlannedMove, plan_move, write_moves
+from payflow.ledger.moves import PlannedMove, lock_in_order, plan_move, write_moves
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
 from payflow.ledger.states import (
     EventSource,
@@ -92,20 +92,8 @@ def _load_for_update(connection: Connection, external_ids: Sequence[str]) -> dic
     found: dict[str, Row[Any]] = {}
     for start in range(0, len(external_ids), SELECT_PAGE):
         page = external_ids[start : start + SELECT_PAGE]
-        query = (
-            select(
-                Payout.id,
-                Payout.external_id,
-                Payout.state,
-                Payout.payout_id,
-                Payout.claimed_by,
-                Payout.next_poll_at,
-            )
-            .where(Payout.external_id.in_(page))
-            .order_by(Payout.external_id)
-            .with_for_update()
-        )
-        found.update((row.external_id, row) for row in connection.execute(query))
+        rows = lock_in_order(connection, Payout.external_id.in_(page))
+        found.update((row.external_id, row) for row in rows)
     return found
 
 

@@ -70,13 +70,23 @@ def retry_rolled_back(fn: Callable[P, T]) -> Callable[P, T]:
     return again
 
 
-def lock_in_order(connection: Connection, where: ColumnElement[bool]) -> None:
-    """Lock the payout rows a transaction is about to write, in externalId order.
+_ROW = (
+    Payout.id,
+    Payout.external_id,
+    Payout.state,
+    Payout.payout_id,
+    Payout.claimed_by,
+    Payout.next_poll_at,
+)
+
+
+def lock_in_order(connection: Connection, where: ColumnElement[bool]) -> list[Row[Any]]:
+    """Lock the payout rows a transaction is about to write, in externalId order; returns them.
 
     Every transaction that writes several payouts locks them in this one order (as
     `bulk.mark_created_many` does), so two never wait on each other in a cycle."""
-    query = select(Payout.id).where(where).order_by(Payout.external_id).with_for_update()
-    connection.execute(query).all()
+    query = select(*_ROW).where(where).order_by(Payout.external_id).with_for_update()
+    return list(connection.execute(query))
 
 
 def _these_payouts(updates: Sequence[StatusUpdate]) -> ColumnElement[bool]:
@@ -88,16 +98,6 @@ def _these_payouts(updates: Sequence[StatusUpdate]) -> ColumnElement[bool]:
     if payout_ids:
         conditions.append(Payout.payout_id.in_(payout_ids))
     return or_(*conditions) if conditions else false()
-
-
-_ROW = (
-    Payout.id,
-    Payout.external_id,
-    Payout.state,
-    Payout.payout_id,
-    Payout.claimed_by,
-    Payout.next_poll_at,
-)
 
 
 def load_for_update(
@@ -133,7 +133,7 @@ class PlannedMove:
 
 
 def plan_move(
-    row: Row[Any],
+    row: Row[Any] | _Moved,
     new: RowState,
     *,
     source: EventSource,
@@ -269,7 +269,13 @@ def record_statuses(
     try:
         # The usual group has no update that raises: all in one transaction, no savepoints.
         with engine.begin() as connection:
-            lock_in_order(connection, _these_payouts(updates))
+            rows = lock_in_order(connection, _these_payouts(updates))
+            plain = _plan_plain_moves(rows, updates, now)
+            if plain is not None:
+                moved, rounds = plain
+                for moves in rounds:
+                    write_moves(connection, moves)
+                return list(moved)
             return [_record_in(connection, change, now) for change in updates]
     except (LedgerError, IllegalTransition):
         pass  # rolled back whole; again, each update in a savepoint of its own
@@ -283,6 +289,82 @@ def record_statuses(
             except (LedgerError, IllegalTransition) as exc:
                 results.append(exc)
     return results
+
+
+def _plan_plain_moves(
+    rows: Sequence[Row[Any]], updates: Sequence[StatusUpdate], now: datetime
+) -> tuple[list[bool], list[list[PlannedMove]]] | None:
+    """The group's writes when every update is a plain one, else None (nothing written yet).
+
+    Plain: its payout is among `rows` with no other payout id, its status is known, and the
+    move is allowed or stale. The decisions are `_record_in`'s, made without a query per update,
+    so a group of webhooks costs a few statements instead of three per update. The k-th move of
+    a payout goes into the k-th round, so rounds written in order keep each payout's order."""
+    by_external = {row.external_id: row for row in rows}
+    by_payout_id = {row.payout_id: row for row in rows if row.payout_id is not None}
+    current: dict[int, Row[Any] | _Moved] = {}
+    moved: list[bool] = []
+    rounds: list[list[PlannedMove]] = []
+    moves_of: dict[int, int] = defaultdict(int)
+    for change in updates:
+        if change.external_id is not None:
+            found = by_external.get(change.external_id)
+        else:
+            found = by_payout_id.get(change.payout_id) if change.payout_id is not None else None
+        if found is None:
+            return None  # UnknownPayout: the careful path raises it for this update alone
+        row = current.get(found.id, found)
+        if change.payout_id is not None and row.payout_id != change.payout_id:
+            return None  # a payout id to store first, or another one: a LedgerError
+        state = parse_api_status(change.status)
+        if state is None:
+            return None  # kept as the message by the careful path
+        try:
+            move = check_move(row.external_id, RowState(row.state), state)
+        except IllegalTransition:
+            return None  # maybe old news after a correction: the careful path looks it up
+        if move is Move.STALE:
+            moved.append(False)
+            continue
+        planned = plan_move(
+            row,
+            state,
+            source=change.source,
+            message=change.message,
+            now=now,
+            at=change.at,
+            payout_id=change.payout_id,
+        )
+        current[found.id] = _Moved.after(row, planned)
+        turn = moves_of[found.id]
+        moves_of[found.id] += 1
+        if turn == len(rounds):
+            rounds.append([])
+        rounds[turn].append(planned)
+        moved.append(True)
+    return moved, rounds
+
+
+@dataclass(frozen=True, slots=True)
+class _Moved:
+    """A payout row as a planned move leaves it, for the next update of the same payout."""
+
+    id: int
+    external_id: str
+    state: str
+    payout_id: str | None
+    next_poll_at: datetime | None
+
+    @classmethod
+    def after(cls, row: Row[Any] | _Moved, planned: PlannedMove) -> _Moved:
+        values = planned.values
+        return cls(
+            row.id,
+            row.external_id,
+            values["state"],
+            values.get("payout_id", row.payout_id),
+            values["next_poll_at"],
+        )
 
 
 def _record_in(connection: Connection, change: StatusUpdate, now: datetime) -> bool:
