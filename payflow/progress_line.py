@@ -5,20 +5,27 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from payflow.ledger.states import PENDING_STATES, SENT_STATES, TERMINAL_STATES
+from payflow.ledger.states import PENDING_STATES, SENT_STATES, TERMINAL_STATES, RowState
 
 PROGRESS_EVERY_SECONDS = 10.0
 
 
 def progress_text(batch_id: str, counts: Mapping[str, int]) -> str:
-    """`batch B: N rows sent, M final, K pending (of T)` from rows per state."""
+    """`batch B: N rows sent, M final, K pending[, J to send][, H held] (of T)` from rows per
+    state."""
 
     def rows(states: frozenset[object]) -> int:
         return sum(n for state, n in counts.items() if state in states)
 
+    # Rows not sent are named while there are any, so a line shown before the first POST (or
+    # with repeats held) accounts for every row instead of reading as "nothing was sent".
+    unsent = ((RowState.VALIDATED, "to send"), (RowState.HELD, "held"))
+    waiting = "".join(
+        f", {n} {label}" for state, label in unsent if (n := rows(frozenset({state})))
+    )
     return (
         f"batch {batch_id}: {rows(SENT_STATES)} rows sent, {rows(TERMINAL_STATES)} final, "
-        f"{rows(PENDING_STATES)} pending (of {sum(counts.values())})"
+        f"{rows(PENDING_STATES)} pending{waiting} (of {sum(counts.values())})"
     )
 
 

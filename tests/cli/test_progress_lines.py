@@ -47,7 +47,7 @@ def test_progress_lines_say_sent_final_and_pending(tmp_path):
         ledger.mark_created(row.external_id, "p1", "PROCESSING")
         with LedgerProgress(url, "b1", 3, live=False, every=0.05, emit=emit):
             assert seen_two.wait(30), lines
-    assert lines[0] == "batch b1: 1 rows sent, 0 final, 1 pending (of 3)"
+    assert lines[0] == "batch b1: 1 rows sent, 0 final, 1 pending, 2 to send (of 3)"
 
 
 def test_throttled_emits_at_most_once_per_interval():
@@ -69,4 +69,10 @@ def test_progress_text_counts_groups_of_states():
         "VALIDATED": 4,
         "REJECTED": 1,
     }
-    assert progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending (of 12)"
+    assert (
+        progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending, 4 to send (of 12)"
+    )
+    del counts["VALIDATED"]
+    assert progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending (of 8)"
+    counts["HELD"] = 2
+    assert progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending, 2 held (of 10)"
