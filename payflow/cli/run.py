@@ -41,10 +41,12 @@ SHOWN_ROWS = 10
 
 def totals_lines(counts: BatchCounts) -> list[str]:
     """What the ledger says about the batch: already paid, pending, new, and the new totals."""
+    # Held rows are named when there are any, so the figures add up to the rows.
+    held = f", {counts.held} held" if counts.held else ""
     lines = [
         f"in the ledger: {counts.rows} rows: {counts.completed} already paid, "
         f"{counts.not_paid} failed, {counts.rejected} rejected, {counts.pending} pending, "
-        f"{counts.new} new"
+        f"{counts.new} new{held}"
     ]
     if counts.to_pay:
         lines.append("to pay:")

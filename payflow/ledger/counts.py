@@ -68,6 +68,11 @@ class BatchCounts:
         return self.by_state.get(RowState.VALIDATED.value, 0)
 
     @property
+    def held(self) -> int:
+        """Rows held back as repeats of a recent payout until an operator acknowledges them."""
+        return self.by_state.get(RowState.HELD.value, 0)
+
+    @property
     def pending(self) -> int:
         """Rows sent or being sent whose payout is not final yet."""
         return self.count(PENDING_STATES)
