@@ -57,7 +57,7 @@ async def test_a_payout_not_heard_from_waits_while_webhooks_for_the_batch_keep_c
     # A backlogged webhook channel: the batch's webhooks arrive one by one, and polling the
     # payouts still queued in it would only add load. With the patience off (0: the quiet
     # period alone) the same payouts are polled while the channel still delivers.
-    heard = rows(unique("heard"), 12)
+    heard = rows(unique("heard"), 25)
     silent = rows(unique("silent"), 2, first_row=40)
     batch_id = register(ledger, heard + silent)
     await _submit(client, ledger, batch_id)  # no callback URL: the sandbox sends no webhook
@@ -85,7 +85,7 @@ async def test_a_payout_not_heard_from_waits_while_webhooks_for_the_batch_keep_c
             deadline=30,
             poll_interval=0.05,
             poll_max_interval=0.2,
-            quiet_period=1.0,
+            quiet_period=2.0,
             busy_quiet_period=busy_quiet_period,
         )
     )
