@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, update
 
-from payflow.ledger.moves import PlannedMove, lock_in_order, plan_move, write_moves
+from payflow.ledger.moves import PlannedMove, load_in_order, plan_move, write_moves
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
 from payflow.ledger.states import (
     EventSource,
@@ -92,7 +92,7 @@ def _load_for_update(connection: Connection, external_ids: Sequence[str]) -> dic
     found: dict[str, Row[Any]] = {}
     for start in range(0, len(external_ids), SELECT_PAGE):
         page = external_ids[start : start + SELECT_PAGE]
-        rows = lock_in_order(connection, Payout.external_id.in_(page))
+        rows = load_in_order(connection, Payout.external_id.in_(page))
         found.update((row.external_id, row) for row in rows)
     return found
 

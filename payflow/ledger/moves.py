@@ -20,6 +20,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Row,
+    Select,
     bindparam,
     false,
     insert,
@@ -80,13 +81,21 @@ _ROW = (
 )
 
 
-def lock_in_order(connection: Connection, where: ColumnElement[bool]) -> list[Row[Any]]:
-    """Lock the payout rows a transaction is about to write, in externalId order; returns them.
+def lock_in_order(connection: Connection, where: ColumnElement[bool]) -> None:
+    """Lock the payout rows a transaction is about to write, in externalId order.
 
     Every transaction that writes several payouts locks them in this one order (as
     `bulk.mark_created_many` does), so two never wait on each other in a cycle."""
-    query = select(*_ROW).where(where).order_by(Payout.external_id).with_for_update()
-    return list(connection.execute(query))
+    connection.execute(_in_order(select(Payout.id), where)).all()
+
+
+def load_in_order(connection: Connection, where: ColumnElement[bool]) -> list[Row[Any]]:
+    """`lock_in_order`, returning the locked rows with the columns a move reads."""
+    return list(connection.execute(_in_order(select(*_ROW), where)))
+
+
+def _in_order(query: Select[Any], where: ColumnElement[bool]) -> Select[Any]:
+    return query.where(where).order_by(Payout.external_id).with_for_update()
 
 
 def _these_payouts(updates: Sequence[StatusUpdate]) -> ColumnElement[bool]:
@@ -269,7 +278,7 @@ def record_statuses(
     try:
         # The usual group has no update that raises: all in one transaction, no savepoints.
         with engine.begin() as connection:
-            rows = lock_in_order(connection, _these_payouts(updates))
+            rows = load_in_order(connection, _these_payouts(updates))
             plain = _plan_plain_moves(rows, updates, now)
             if plain is not None:
                 moved, rounds = plain
