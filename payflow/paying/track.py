@@ -105,8 +105,11 @@ async def track_batch(
         busy = bool(due) and await asyncio.to_thread(_webhooks_coming, ledger, batch_id, quiet)
         wait = busy_quiet if busy else quiet
         # News (creation, a webhook, an earlier poll) within the wait: look later.
-        recent = [r for r in due if r.last_status_at is not None and now - r.last_status_at < wait]
-        stale = [r for r in due if r not in recent]
+        recent: list[PayoutRef] = []
+        stale: list[PayoutRef] = []
+        for ref in due:
+            heard = ref.last_status_at is not None and now - ref.last_status_at < wait
+            (recent if heard else stale).append(ref)
         results = await asyncio.gather(*(_poll_one(client, ref) for ref in stale))
         await asyncio.to_thread(_record_polls, ledger, results, recent, backoff, wait, quiet)
         counts = await asyncio.to_thread(ledger.batch_summary, batch_id)
