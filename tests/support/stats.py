@@ -18,7 +18,7 @@ def _url(server: SandboxServer | str) -> str:
 
 def sandbox_stats(server: SandboxServer | str) -> dict[str, Any]:
     """Everything the sandbox recorded: `payouts`, `createAttempts`, `payoutsByExternalId`,
-    `bankLookups`, balances, orders, refunds, webhook counters, faults."""
+    `payoutReadsById`, `bankLookups`, balances, orders, refunds, webhook counters, faults."""
     response = httpx.get(f"{_url(server)}/_sandbox/stats", timeout=10)
     response.raise_for_status()
     stats: dict[str, Any] = response.json()
