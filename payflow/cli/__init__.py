@@ -108,9 +108,14 @@ def _requested_command(args: list[str]) -> str | None:
 
 
 def _command_group(loaded: set[str]) -> typer.core.TyperGroup:
-    """The click group of `app`, with a placeholder (name and help) for each unloaded command."""
+    """The click group of `app`, with a placeholder (name and help) for each unloaded command.
+
+    A command that loaded runs alone: the placeholders are for the command list of `--help` and
+    of a mistyped command, and reading their summaries parses every command's source (70 ms)."""
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
+    if loaded:
+        return group
     for name, summary in command_summaries().items():
         if name not in loaded and name not in group.commands:
             group.add_command(typer.core.TyperCommand(name, help=summary, short_help=summary))

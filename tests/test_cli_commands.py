@@ -1,0 +1,65 @@
+"""The `payflow` command line loads only the command it runs; help still lists every command.
+
+payflow.cli imports a command's module only when that command is named (payflow/cli/__init__.py):
+`--help` and a mistyped command show the others from placeholders built from their sources.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from payflow.cli import COMMAND_MODULES, command_summaries
+
+HEAVY = ("prefect", "pandas", "pandera", "openpyxl")
+SHOW_LOADED = f"""
+import sys
+from payflow.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    print("loaded:", sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))
+"""
+
+
+def _payflow(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    env["PAYFLOW_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-c", SHOW_LOADED, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_help_lists_every_command_with_its_summary_and_loads_nothing_heavy(tmp_path):
+    shown = _payflow(["--help"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    listed = " ".join(shown.stdout.split())  # help wraps long summaries over lines
+    for name, summary in command_summaries().items():
+        assert f" {name} " in listed
+        assert " ".join(summary.split()[:4]) in listed, name
+    assert set(command_summaries()) == set(COMMAND_MODULES)
+    assert "loaded: []" in shown.stdout
+
+
+def test_a_mistyped_command_is_one_suggestion_not_a_traceback(tmp_path):
+    shown = _payflow(["valdate", "batch.csv"], tmp_path)
+    assert shown.returncode == 2
+    assert "No such command 'valdate'. Did you mean 'validate'?" in shown.stderr
+    assert "Traceback" not in shown.stderr
+
+
+def test_a_named_command_runs_with_its_own_help(tmp_path):
+    shown = _payflow(["validate", "--help"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "Usage: payflow validate" in shown.stdout
+    assert "Check every row of a batch" in shown.stdout
+    links = _payflow(["links", "--help"], tmp_path)
+    assert links.returncode == 0, links.stderr
+    assert "Usage: payflow links" in links.stdout
