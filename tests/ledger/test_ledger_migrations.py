@@ -3,6 +3,8 @@ the models and the migrations describe the same schema."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from sqlalchemy import create_engine, inspect, text
 from support.postgres import fresh_postgres_database
 
 from payflow.ledger import Ledger
-from payflow.ledger.db import MIGRATIONS_DIR, LedgerUrlError
+from payflow.ledger.db import HEAD_REVISION, MIGRATIONS_DIR, LedgerUrlError
 from payflow.ledger.tables import Base
 
 EXPECTED_TABLES = {
@@ -46,6 +48,42 @@ def test_open_migrates_to_head_and_again_is_a_no_op(ledger_url: str) -> None:
         assert [v for (v,) in versions] == [_head()]
     finally:
         engine.dispose()
+
+
+def test_the_head_revision_constant_is_the_newest_migration() -> None:
+    assert _head() == HEAD_REVISION
+
+
+OPEN_AND_SHOW_ALEMBIC = """
+import sys
+from payflow.ledger import Ledger
+Ledger.open(sys.argv[1]).close()
+print("alembic" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_a_ledger_at_head_opens_without_alembic(backend: str, tmp_path: Path) -> None:
+    def alembic_loaded(url: str) -> bool:
+        shown = subprocess.run(
+            [sys.executable, "-c", OPEN_AND_SHOW_ALEMBIC, url],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return shown.stdout.strip() == "True"
+
+    def new_and_again(url: str) -> None:
+        assert alembic_loaded(url)  # a new ledger: migrated
+        assert not alembic_loaded(url)  # at head: one query, no Alembic import
+
+    if backend == "sqlite":
+        new_and_again(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
+    else:
+        with fresh_postgres_database() as url:  # its own: the session's is migrated already
+            new_and_again(url)
 
 
 def test_models_and_migrations_agree(ledger_url: str) -> None:
