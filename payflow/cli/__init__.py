@@ -117,7 +117,7 @@ def _command_group(loaded: set[str]) -> typer.core.TyperGroup:
     if loaded:
         return group
     for name, summary in command_summaries().items():
-        if name not in loaded and name not in group.commands:
+        if name not in group.commands:
             group.add_command(typer.core.TyperCommand(name, help=summary, short_help=summary))
     return group
 
