@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from paying_support import register, row
 from prefect.flow_runs import resume_flow_run
-from prefect.settings import get_current_settings
-from prefect.testing.utilities import prefect_test_harness
 from sqlalchemy import create_engine, update
+from support.prefect import prefect_harness
 from support.stats import sandbox_stats
 
 from payflow.approvals import UnknownBatch
@@ -41,8 +40,8 @@ TWO_STEPS = Decimal(60_000_000)
 
 @pytest.fixture(scope="module")
 def prefect_api():
-    with prefect_test_harness(server_startup_timeout=90):
-        yield str(get_current_settings().api.url)
+    with prefect_harness() as url:
+        yield url
 
 
 def batch_of(ledger: Ledger, prefix: str, *amounts: Decimal, maker: str = "alice") -> str:

@@ -31,10 +31,8 @@ from prefect.flow_runs import resume_flow_run
 from prefect.settings import (
     PREFECT_SERVER_ANALYTICS_ENABLED,
     PREFECT_SERVER_DEPLOYMENTS_CONCURRENCY_SLOT_WAIT_SECONDS,
-    get_current_settings,
-    temporary_settings,
 )
-from prefect.testing.utilities import prefect_test_harness
+from support.prefect import prefect_harness
 from support.stats import sandbox_stats
 
 from payflow.flows.approval import batch_tag
@@ -67,8 +65,8 @@ def prefect_api():
         PREFECT_SERVER_ANALYTICS_ENABLED: False,
         PREFECT_SERVER_DEPLOYMENTS_CONCURRENCY_SLOT_WAIT_SECONDS: 5,
     }
-    with temporary_settings(updates=quieter), prefect_test_harness(server_startup_timeout=90):
-        yield str(get_current_settings().api.url)
+    with prefect_harness(quieter) as url:
+        yield url
 
 
 async def _deploy() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from prefect.testing.utilities import prefect_test_harness
+from support.prefect import prefect_harness
 
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file
@@ -54,7 +54,7 @@ def test_a_file_left_for_the_next_run_does_not_move(tmp_path):
 
 @pytest.fixture(scope="module")
 def prefect_api():
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_harness():
         yield
 
 

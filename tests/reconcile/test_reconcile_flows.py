@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prefect.testing.utilities import prefect_test_harness
 from reconcile_support import instruction, new_id, pay, payout_id, register
+from support.prefect import prefect_harness
 
 from payflow.api import AsyncPayoutsClient
 from payflow.flows.reconcile import reconcile_pending, reconcile_recent
@@ -18,7 +18,7 @@ from payflow.ledger import Ledger
 
 @pytest.fixture(scope="module")
 def prefect_api():
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_harness():
         yield
 
 

@@ -6,9 +6,9 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from prefect.testing.utilities import prefect_test_harness
 from rerun_support import correct_at_service, paid_batch, posts
 from sqlalchemy import create_engine, update
+from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
 from payflow.flows.rerun import RerunResult, rerun_failed
@@ -20,7 +20,7 @@ from payflow.sandbox import SandboxServer
 
 @pytest.fixture(scope="module")
 def prefect_api():
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_harness():
         yield
 
 

@@ -1,5 +1,6 @@
-"""Helpers every test folder shares: the sandbox factory, its stats, throwaway PostgreSQL databases.
+"""Helpers every test folder shares: the sandbox factory, its stats, throwaway PostgreSQL
+databases, Prefect's test harness.
 
 `tests/` is on sys.path (the root conftest's folder), so tests import `support.sandbox`,
-`support.stats` and `support.postgres`.
+`support.stats`, `support.postgres` and `support.prefect`.
 """

@@ -1,0 +1,52 @@
+"""The shared Prefect harness records a module's task runs even after flows in the same process
+ran against another server, as the console tests' in-process pay runs do."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from uuid import UUID
+
+from prefect import flow, task
+from prefect.server.api.server import SubprocessASGIServer
+from prefect.settings import PREFECT_API_URL, PREFECT_HOME, temporary_settings
+from support.prefect import prefect_harness, task_run_count
+from support.waiting import wait_until
+
+
+@task
+def one() -> int:
+    return 1
+
+
+@flow
+def one_task() -> UUID:
+    task_run_id = one(return_state=True).state_details.task_run_id
+    assert task_run_id is not None
+    return task_run_id
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_task_runs_reach_the_harness_after_flows_ran_against_another_server(tmp_path: Path):
+    elsewhere = SubprocessASGIServer(port=_free_port())
+    with temporary_settings({PREFECT_HOME: tmp_path}):  # its database, not the user's
+        elsewhere.start(timeout=120)
+    try:
+        with temporary_settings({PREFECT_API_URL: elsewhere.api_url}):
+            one_task()
+        with prefect_harness():
+            task_run_id = one_task()
+            # Without a fresh events worker the run was never recorded here (0 for good).
+            wait_until(
+                lambda: task_run_count(task_run_id) == 1,
+                what="the task run on the harness's server",
+                timeout=60,
+            )
+    finally:
+        elsewhere.stop()
