@@ -19,8 +19,8 @@ def prefect_harness(settings: dict[Any, Any] | None = None) -> Iterator[str]:
     """A temporary Prefect server for in-process flows, with `settings` applied; its API URL.
 
     Prefect keeps one events worker per process for any API URL. One started by an earlier test
-    against another server (the console's) kept sending there, where this server's task runs
-    were dropped and never recorded: it is stopped first, so the next event starts one here."""
+    against another server kept sending there, and this server's task runs were never recorded:
+    it is stopped first, so the next event starts one bound here."""
     EventsWorker.drain_all(timeout=30)
     harness = prefect_test_harness(server_startup_timeout=90)
     with temporary_settings(updates=settings or {}), harness:
