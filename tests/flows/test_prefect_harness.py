@@ -10,8 +10,7 @@ from uuid import UUID
 from prefect import flow, task
 from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL, PREFECT_HOME, temporary_settings
-from support.prefect import prefect_harness, task_run_count
-from support.waiting import wait_until
+from support.prefect import prefect_harness, recorded_tries
 
 
 @task
@@ -42,11 +41,7 @@ def test_task_runs_reach_the_harness_after_flows_ran_against_another_server(tmp_
             one_task()
         with prefect_harness():
             task_run_id = one_task()
-            # Without a fresh events worker the run was never recorded here (0 for good).
-            wait_until(
-                lambda: task_run_count(task_run_id) == 1,
-                what="the task run on the harness's server",
-                timeout=60,
-            )
+            # Without a fresh events worker the run was never recorded here.
+            assert recorded_tries(task_run_id, timeout=60) == 1
     finally:
         elsewhere.stop()

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from support.prefect import prefect_harness, task_run_count
+from support.prefect import prefect_harness, recorded_tries
 from support.sandbox import MakeSandbox
 from support.stats import sandbox_stats, set_faults
-from support.waiting import wait_until
 
 from payflow.api.errors import RejectedError, ServerError
 from payflow.api.retry import RetryPolicy
@@ -60,17 +59,6 @@ def test_a_rejected_request_is_not_retried(prefect_api):
     assert len(calls) == 1
 
 
-def _tries(task_run_id, *, at_least: int) -> int:
-    # Task runs reach the server through Prefect's batched events, a moment after the flow
-    # returns: wait for `at_least` tries to be recorded, then read the count that stands.
-    wait_until(
-        lambda: task_run_count(task_run_id) >= at_least,
-        what=f"{at_least} tries of the task on the server",
-        timeout=30,
-    )
-    return task_run_count(task_run_id)
-
-
 def test_the_lookups_outlast_a_sandbox_that_fails_first(
     prefect_api, make_sandbox: MakeSandbox, tmp_path: Path
 ):
@@ -89,8 +77,8 @@ def test_the_lookups_outlast_a_sandbox_that_fails_first(
 
     services, banks = lookups()
     assert services.result() and "79161234567" in banks.result()
-    assert _tries(services.state_details.task_run_id, at_least=2) == 2
-    assert _tries(banks.state_details.task_run_id, at_least=2) == 2
+    assert recorded_tries(services.state_details.task_run_id) == 2
+    assert recorded_tries(banks.state_details.task_run_id) == 2
     assert sandbox_stats(sandbox)["bankLookups"] == 1
 
 
@@ -105,4 +93,4 @@ def test_a_refused_lookup_is_not_retried(prefect_api, make_sandbox: MakeSandbox,
 
     failed, task_run_id = lookups()
     assert failed
-    assert _tries(task_run_id, at_least=1) == 1
+    assert recorded_tries(task_run_id) == 1
