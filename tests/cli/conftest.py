@@ -9,7 +9,6 @@ sample run, signals) ask for it with `temporary_prefect=True`.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_support import SHARED_PREFECT_VARIABLE
+from support.servers import free_port
 
 from payflow.quiet import prefect_environment
 
@@ -27,9 +27,7 @@ from payflow.quiet import prefect_environment
 def shared_prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Start `prefect server start` once; payflow_env points the runs at it."""
     home = tmp_path_factory.mktemp("shared-prefect")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
     env.update(prefect_environment(home))
     prefect = str(Path(sys.executable).with_name("prefect"))

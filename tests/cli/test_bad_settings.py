@@ -3,11 +3,11 @@ item 14); an API that is down before anything was registered is not reported as 
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow, write_sim_batch
+from support.servers import free_port
 
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -17,12 +17,6 @@ def _one_line(stderr: str) -> str:
     assert len(lines) == 1, stderr
     assert "Traceback" not in stderr and "unexpected error" not in stderr
     return lines[0]
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture
@@ -66,7 +60,7 @@ def test_a_bad_ledger_url_names_the_setting(tmp_path, batch, ledger_url, reason,
     env = payflow_env(
         tmp_path / "home",
         tmp_path / "prefect",
-        PAYFLOW_LEDGER_URL=ledger_url.format(port=_closed_port()),
+        PAYFLOW_LEDGER_URL=ledger_url.format(port=free_port()),
     )
     args = ["run", str(batch), "--yes"] if command == "run" else ["status", "some-batch"]
     done = run_payflow(args, env, tmp_path)
@@ -79,7 +73,7 @@ def test_an_api_that_is_down_before_registering_is_not_called_resumable(tmp_path
     env = payflow_env(
         tmp_path / "home",
         tmp_path / "prefect",
-        PAYFLOW_API_URL=f"http://127.0.0.1:{_closed_port()}",
+        PAYFLOW_API_URL=f"http://127.0.0.1:{free_port()}",
         PAYFLOW_API_TOKEN=SANDBOX_TOKEN_DEFAULT,
         PAYFLOW_REQUEST_TIMEOUT="2",
     )

@@ -16,12 +16,7 @@ from typing import Any
 import httpx
 from cli.cli_support import PAYFLOW, payflow_env, run_payflow
 from console_support import CLEAN_ROWS, PASSWORD, batch_csv, csrf_of
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from support.servers import free_port
 
 
 def _wait_for_line(path: Path, text: str, process: subprocess.Popen[str]) -> str:
@@ -40,7 +35,7 @@ def test_console_with_no_settings_guides_the_first_user_and_pays_in_its_own_proc
 ) -> None:
     env = payflow_env(tmp_path / "home", tmp_path / "prefect")
     env.pop("PREFECT_API_URL", None)  # no settings at all: a console of its own
-    port = _free_port()
+    port = free_port()
     out, err = tmp_path / "console.out", tmp_path / "console.err"
     with out.open("w") as stdout, err.open("w") as stderr:
         console = subprocess.Popen(
@@ -172,7 +167,7 @@ def test_a_stop_while_the_console_starts_leaves_no_prefect_server_behind(tmp_pat
     err = tmp_path / "console.err"
     with err.open("w") as stderr:
         console = subprocess.Popen(
-            [*PAYFLOW, "console", "--port", str(_free_port())],
+            [*PAYFLOW, "console", "--port", str(free_port())],
             env=env,
             cwd=tmp_path,
             stdout=subprocess.PIPE,

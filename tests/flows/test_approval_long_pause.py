@@ -1,5 +1,5 @@
 """The `one-batch` deployment (concurrency limit 1) waits for approval past five minutes on a
-real Prefect server and worker, keeps its slot, and pays after the resume.
+real Prefect server (on PostgreSQL) and worker, keeps its slot, and pays after the resume.
 
 Prefect 3.8.8 released the slot of a *top-level* paused run, let a second run start, and ended
 both CRASHED about four minutes later. The pause now lives in a subflow. This test takes seven
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,8 +26,9 @@ from prefect.client.schemas.filters import (
 )
 from prefect.deployments import run_deployment
 from prefect.flow_runs import resume_flow_run
-from prefect.settings import PREFECT_SERVER_ANALYTICS_ENABLED
-from support.prefect import prefect_harness
+from prefect.settings import PREFECT_API_URL, temporary_settings
+from support.prefect import prefect_server_on_postgres
+from support.servers import start_group, stop_group
 from support.stats import sandbox_stats
 
 from payflow.flows.approval import batch_tag
@@ -51,17 +50,16 @@ BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
 START_TIMEOUT = 360.0
 # Above the sum of the waits (4 x START_TIMEOUT + the pause), so a slow step fails with its own
 # message, not a kill.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(scope="module")
-def prefect_api():
-    # Without telemetry the server's SQLite file is not locked by a job that cannot reach the
-    # internet anyway. The run waiting for the slot asks again every 30 s (Prefect's default):
-    # asking every 5 s, one of its resubmissions met "database is locked" (a 503) on a loaded
-    # machine, and the worker reported the waiting run CRASHED.
-    quieter = {PREFECT_SERVER_ANALYTICS_ENABLED: False}
-    with prefect_harness(quieter) as url:
+def prefect_api(tmp_path_factory: pytest.TempPathFactory):
+    # A server of its own on PostgreSQL, not Prefect's harness on SQLite: during the pause the
+    # waiting run is resubmitted again and again, and one resubmission met SQLite's "database is
+    # locked" (a 503) on a loaded machine; the worker then reported the waiting run CRASHED.
+    root = tmp_path_factory.mktemp("long-pause-prefect")
+    with prefect_server_on_postgres(root) as url, temporary_settings({PREFECT_API_URL: url}):
         yield url
 
 
@@ -144,15 +142,11 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
         PAYFLOW_POLL_INTERVAL="0.3",
     )
     worker_log = tmp_path / "worker.log"
-    worker = subprocess.Popen(
+    worker = start_group(
         [sys.executable, "-m", "prefect", "worker", "start", "--pool", POOL, "--type", "process"],
-        env=env,
+        env,
+        worker_log,
         cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=worker_log.open("wb"),
-        start_new_session=True,
-        restore_signals=True,
     )
     try:
         one = run_deployment("payout-batch/one-batch", parameters={"path": str(first)}, timeout=0)
@@ -189,12 +183,7 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
         resume_flow_run(paused_two, run_input={"approve": True, "approver": "long-pause-test"})
         _wait_for(lambda: _state(waiter) == "COMPLETED", "the second run to complete")
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        stop_group(worker)
         # pytest shows captured output only when the test fails: then the worker's story is there.
         print(worker_log.read_text(encoding="utf-8", errors="replace")[-20_000:])
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,10 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+from support.postgres import fresh_postgres_database
+from support.prefect import prefect_server_on_postgres
+from support.servers import answers, free_port, start_group, stop_group
+from support.waiting import wait_until
 
 from payflow.inbox import SCHEDULE_ACTOR
 from payflow.intake import batch_id_of
@@ -37,7 +38,6 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PREFECT, PAYFLOW = [str(BIN / "prefect")], [str(BIN / "payflow")]
 FAST_SANDBOX = ["--processing-delay", "0.05", "--final-delay", "0.1"]
-PG = "postgres@127.0.0.1:5432"
 HEADER = "externalId,amount,currency,paymentType,requisites,name,userId\n"
 POLICY = 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 24\n'
 MAKER, APPROVER = "maker-e2e", "checker-e2e"
@@ -58,20 +58,8 @@ DEPLOYMENTS = {
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 150) -> Any:
-    """Poll `check` until it returns something truthy; fail naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """Poll `check` every half second until it returns something truthy."""
+    return wait_until(check, what=what, timeout=timeout, interval=0.5)
 
 
 @dataclass
@@ -126,137 +114,55 @@ class Stack:
             return list(db.execute(sql, params).fetchall())
 
 
-def create_database(prefix: str) -> str:
-    name = f"{prefix}_{secrets.token_hex(5)}"
-    with psycopg.connect(f"postgresql://{PG}/postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    return name
-
-
-def drop_database(name: str) -> None:
-    with psycopg.connect(f"postgresql://{PG}/postgres", autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """Start a server in its own session with SIGINT at its default: a process started from a
-    non-interactive parent inherits SIGINT ignored, and a Prefect worker then ignores SIGTERM."""
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            args,
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group we started (the worker and its flow run processes)."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
-def up(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
+    return start_group(args, env, log, cwd=REPO)
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    import asyncpg  # noqa: F401  (the Prefect server's PostgreSQL driver must be installed)
-
     root = tmp_path_factory.mktemp("daily-e2e")
-    prefect_db, ledger_db = create_database("prefect_e2e"), create_database("payflow_e2e")
-    processes: list[subprocess.Popen[bytes]] = []
-    prefect_port, sandbox_port = free_port(), free_port()
-    prefect_url = f"http://127.0.0.1:{prefect_port}/api"
-    sandbox_url = f"http://127.0.0.1:{sandbox_port}"
-    ledger_url = f"postgresql+psycopg://{PG}/{ledger_db}"
     (root / "approvals.yaml").write_text(POLICY, encoding="utf-8")
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PAYFLOW_"))}
-    env = {
-        **base,
-        "PREFECT_HOME": str(root / "prefect-home"),
-        "PREFECT_API_URL": prefect_url,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PAYFLOW_API_URL": sandbox_url,
-        "PAYFLOW_API_TOKEN": SANDBOX_TOKEN_DEFAULT,
-        "PAYFLOW_LEDGER_URL": ledger_url,
-        "PAYFLOW_HOME": str(root / "home"),
-        "PAYFLOW_APPROVALS_FILE": str(root / "approvals.yaml"),
-        "PAYFLOW_CHECKOUT": str(REPO),
-        "PAYFLOW_INBOX": str(root / "inbox"),
-        "PAYFLOW_USER": MAKER,
-        # Small claims, a few requests in flight and quick polls: two runs of one batch overlap.
-        "PAYFLOW_CHUNK_SIZE": "100",
-        "PAYFLOW_MAX_IN_FLIGHT": "4",
-        "PAYFLOW_POLL_INTERVAL": "0.5",
-        "PAYFLOW_POLL_MAX_INTERVAL": "2",
-    }
-    server_env = {
-        **env,
-        "PREFECT_API_DATABASE_CONNECTION_URL": f"postgresql+asyncpg://{PG}/{prefect_db}",
+    with ExitStack() as running:  # left in reverse: workers, sandbox, ledger, Prefect server
         # Runs are started by hand here; the cron and interval schedules are checked as data.
-        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
-        "PREFECT_UI_ENABLED": "false",
-    }
-    reports = root / "home" / "reports"
-    stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env, {})
-    try:
-        processes.append(
-            start(
-                [*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(prefect_port)],
-                server_env,
-                root / "server.log",
-            )
-        )
-        processes.append(
-            start(
-                [*PAYFLOW, "sandbox", "--port", str(sandbox_port), *FAST_SANDBOX],
-                env,
-                root / "sandbox.log",
-            )
-        )
-        wait_for("the Prefect server", lambda: up(f"{prefect_url}/health"), timeout=120)
-        wait_for("the sandbox", lambda: up(f"{sandbox_url}/_sandbox/stats"), timeout=60)
+        no_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"}
+        prefect_url = running.enter_context(prefect_server_on_postgres(root, **no_scheduler))
+        ledger_url = running.enter_context(fresh_postgres_database("payflow_e2e"))
+        sandbox_port = free_port()
+        sandbox_url = f"http://127.0.0.1:{sandbox_port}"
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PAYFLOW_"))}
+        env = {
+            **base,
+            "PREFECT_HOME": str(root / "prefect-home"),
+            "PREFECT_API_URL": prefect_url,
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PAYFLOW_API_URL": sandbox_url,
+            "PAYFLOW_API_TOKEN": SANDBOX_TOKEN_DEFAULT,
+            "PAYFLOW_LEDGER_URL": ledger_url,
+            "PAYFLOW_HOME": str(root / "home"),
+            "PAYFLOW_APPROVALS_FILE": str(root / "approvals.yaml"),
+            "PAYFLOW_CHECKOUT": str(REPO),
+            "PAYFLOW_INBOX": str(root / "inbox"),
+            "PAYFLOW_USER": MAKER,
+            # Small claims, a few requests in flight and quick polls: two runs of one batch overlap.
+            "PAYFLOW_CHUNK_SIZE": "100",
+            "PAYFLOW_MAX_IN_FLIGHT": "4",
+            "PAYFLOW_POLL_INTERVAL": "0.5",
+            "PAYFLOW_POLL_MAX_INTERVAL": "2",
+        }
+        reports = root / "home" / "reports"
+        stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env, {})
+        sandbox = [*PAYFLOW, "sandbox", "--port", str(sandbox_port), *FAST_SANDBOX]
+        running.callback(stop_group, start(sandbox, env, root / "sandbox.log"))
+        wait_for("the sandbox", lambda: answers(f"{sandbox_url}/_sandbox/stats"), timeout=60)
         stack.cli(*PREFECT, "work-pool", "create", "payflow", "--type", "process")
         stack.cli(*PREFECT, "--no-prompt", "deploy", "--all")
         for name in ("worker-a", "worker-b"):
             log = root / f"{name}.log"
             stack.worker_logs[name] = log
-            processes.append(
-                start(
-                    [
-                        *PREFECT,
-                        "worker",
-                        "start",
-                        "--pool",
-                        "payflow",
-                        "--name",
-                        name,
-                        "--limit",
-                        "1",
-                    ],
-                    {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"},
-                    log,
-                )
-            )
+            worker = [*PREFECT, "worker", "start", "--pool", "payflow", "--name", name]
+            worker_env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"}
+            running.callback(stop_group, start([*worker, "--limit", "1"], worker_env, log))
         yield stack
-    finally:
-        for process in reversed(processes):
-            stop(process)
-        drop_database(prefect_db)
-        drop_database(ledger_db)
 
 
 def batch_file(path: Path, prefix: str, rows: int, first: int) -> tuple[str, list[str]]:
@@ -445,7 +351,7 @@ def test_console_approval_pays_through_the_deployment_and_records_the_end(
     url = f"http://127.0.0.1:{port}"
     console = start([*PAYFLOW, "console", "--port", str(port)], stack.env, stack.root / "c.log")
     try:
-        wait_for("the console", lambda: up(f"{url}/login"), timeout=120)
+        wait_for("the console", lambda: answers(f"{url}/login"), timeout=120)
         path = stack.root / "console-batch.csv"
         batch_id, ids = batch_file(path, "e2e-console", 6, 50_000)
 
@@ -485,4 +391,4 @@ def test_console_approval_pays_through_the_deployment_and_records_the_end(
         page = checker.get(f"/batches/{batch_id}").text
         assert re.search(r'id="state"[^>]*>paid<', page) and "pay finished" in page
     finally:
-        stop(console)
+        stop_group(console)

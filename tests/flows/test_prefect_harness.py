@@ -3,7 +3,6 @@ ran against another server, as the console tests' in-process pay runs do."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from uuid import UUID
 
@@ -11,6 +10,7 @@ from prefect import flow, task
 from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL, PREFECT_HOME, temporary_settings
 from support.prefect import prefect_harness, recorded_tries
+from support.servers import free_port
 
 
 @task
@@ -25,15 +25,8 @@ def one_task() -> UUID:
     return task_run_id
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def test_task_runs_reach_the_harness_after_flows_ran_against_another_server(tmp_path: Path):
-    elsewhere = SubprocessASGIServer(port=_free_port())
+    elsewhere = SubprocessASGIServer(port=free_port())
     with temporary_settings({PREFECT_HOME: tmp_path}):  # its database, not the user's
         elsewhere.start(timeout=120)
     try:

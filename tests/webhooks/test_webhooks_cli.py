@@ -12,14 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _start(tmp_path: Path, port: int) -> subprocess.Popen[str]:
@@ -56,7 +51,7 @@ def _wait_healthy(port: int, process: subprocess.Popen[str]) -> None:
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 def test_webhooks_command_refuses_unsigned_and_stops_cleanly(tmp_path, stop_signal):
-    port = _free_port()
+    port = free_port()
     process = _start(tmp_path, port)
     try:
         _wait_healthy(port, process)
