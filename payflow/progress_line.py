@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from payflow.ledger.states import PENDING_STATES, SENT_STATES, TERMINAL_STATES, RowState
+from payflow.wording import counted
 
 PROGRESS_EVERY_SECONDS = 10.0
 
@@ -24,7 +25,8 @@ def progress_text(batch_id: str, counts: Mapping[str, int]) -> str:
         f", {n} {label}" for state, label in unsent if (n := rows(frozenset({state})))
     )
     return (
-        f"batch {batch_id}: {rows(SENT_STATES)} rows sent, {rows(TERMINAL_STATES)} final, "
+        f"batch {batch_id}: {counted(rows(SENT_STATES), 'row')} sent, "
+        f"{rows(TERMINAL_STATES)} final, "
         f"{rows(PENDING_STATES)} pending{waiting} (of {sum(counts.values())})"
     )
 

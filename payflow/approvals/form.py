@@ -5,6 +5,7 @@ from __future__ import annotations
 from payflow.approvals.requirement import Requirement
 from payflow.approvals.status import ApprovalStatus, Approved, Pending, Void
 from payflow.model import display_amount
+from payflow.wording import counted
 
 
 def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> str:
@@ -13,7 +14,7 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
     lines = [
         f"## Batch {facts.batch_id} waits for approval",
         "",
-        f"{facts.rows} payouts"
+        counted(facts.rows, "payout")
         + (f", a rerun of batch {facts.rerun_of}" if facts.rerun_of else ""),
         f"made by {facts.made_by or 'unknown'}; "
         f"expires {requirement.expires_at:%Y-%m-%d %H:%M} UTC",

@@ -9,6 +9,7 @@ from decimal import Decimal
 from payflow.approvals.policy import ApprovalPolicy, load_policy
 from payflow.ledger import BatchFacts, HeldRow, Ledger
 from payflow.model import display_amount
+from payflow.wording import counted
 
 RECENT_DAYS = 30
 DEFAULT_EXPIRY = timedelta(hours=24)  # a batch with nothing to pay has no currency rule
@@ -78,7 +79,8 @@ def _similar(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
             out.append(
                 ApprovalWarning(
                     f"similar:{other}",
-                    f"{shared} of {facts.rows} rows pay the same as batch {other} "
+                    f"{shared} of {counted(facts.rows, 'row')} {'pays' if shared == 1 else 'pay'} "
+                    f"the same as batch {other} "
                     f"(last {RECENT_DAYS} days): is this file a copy?",
                 )
             )

@@ -9,6 +9,7 @@ from payflow.api.errors import PaymentsApiError
 from payflow.ledger import BatchCounts, Ledger
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
+from payflow.wording import counted
 
 SHOWN_HELD = 20
 
@@ -34,7 +35,8 @@ def held_lines(settings: Settings, batch_id: str) -> list[str]:
         held = ledger.held_rows(batch_id)
     if not held:
         return []
-    lines = [f"  {len(held)} rows held: the same recipient, amount and currency was paid recently"]
+    repeats = counted(len(held), "row")
+    lines = [f"  {repeats} held: the same recipient, amount and currency was paid recently"]
     for row in held[:SHOWN_HELD]:
         earlier = f"{row.earlier_external_id} ({row.earlier_state}, batch {row.earlier_batch_id})"
         lines.append(f"    row {row.row_number} {row.external_id}: repeats {earlier}")

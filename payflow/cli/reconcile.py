@@ -20,6 +20,7 @@ from payflow.reconcile import FailureClasses, FailureTableError, options_from, r
 from payflow.reporting import summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, client_for
 from payflow.settings import Settings
+from payflow.wording import counted
 
 
 def _open(settings: Settings, batch_id: str) -> Ledger:
@@ -91,7 +92,8 @@ def reconcile_command(
     else:
         print(summary_markdown(summary))
         if unanswered:
-            print(f"{unanswered} payouts got no answer from the service; run again later")
+            payouts = counted(unanswered, "payout")
+            print(f"{payouts} got no answer from the service; run again later")
         print(f"report: {report.xlsx}")
         print(f"        {report.csv}")
     raise typer.Exit(1 if open_findings or unanswered else 0)

@@ -18,6 +18,7 @@ from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
 from payflow.webhooks import WebhookReceiver
+from payflow.wording import counted
 
 if TYPE_CHECKING:
     from payflow.flows.refund_batch import RefundBatchResult
@@ -95,11 +96,12 @@ def _print(result: RefundBatchResult, *, as_json: bool) -> None:
         }
         print(json.dumps(summary))
         return
-    print(f"refund batch {result.batch_id}: {result.rows} rows, {result.rejected} rejected")
+    rows = counted(result.rows, "row")
+    print(f"refund batch {result.batch_id}: {rows}, {result.rejected} rejected")
     for state, count in sorted(result.statuses.items()):
         print(f"  {state:<16} {count}")
     if result.already_known:
-        print(f"  {result.already_known} rows were already in the ledger: not refunded again")
+        print(f"  {counted(result.already_known, 'row')} already in the ledger: not refunded again")
     if result.pending:
         more = len(result.pending) - SHOWN_ROWS
         shown = ", ".join(result.pending[:SHOWN_ROWS]) + (f" and {more} more" if more > 0 else "")

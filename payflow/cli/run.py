@@ -30,6 +30,7 @@ from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
+from payflow.wording import counted, plural
 
 if TYPE_CHECKING:
     from payflow.flows.approval import ApprovalNeeded
@@ -44,7 +45,7 @@ def totals_lines(counts: BatchCounts) -> list[str]:
     # Held rows are named when there are any, so the figures add up to the rows.
     held = f", {counts.held} held" if counts.held else ""
     lines = [
-        f"in the ledger: {counts.rows} rows: {counts.completed} already paid, "
+        f"in the ledger: {counted(counts.rows, 'row')}: {counts.completed} already paid, "
         f"{counts.not_paid} failed, {counts.rejected} rejected, {counts.pending} pending, "
         f"{counts.new} new{held}"
     ]
@@ -52,7 +53,8 @@ def totals_lines(counts: BatchCounts) -> list[str]:
         lines.append("to pay:")
     for total in counts.to_pay:
         lines.append(
-            f"  {total.currency:<4} {total.payment_type:<13} {total.rows:>7} rows  "
+            f"  {total.currency:<4} {total.payment_type:<13} "
+            f"{total.rows:>7} {plural(total.rows, 'row'):<4}  "
             f"{display_amount(total.amount):>18}"
         )
     return lines
@@ -234,15 +236,17 @@ def _print_result(result: PayResult, *, as_json: bool) -> None:
         return
     counts = result.counts
     print(
-        f"batch {result.batch_id}: {counts.rows} rows, "
+        f"batch {result.batch_id}: {counted(counts.rows, 'row')}, "
         f"{counts.by_state.get('REJECTED', 0)} rejected, {result.submitted} submitted by this run"
     )
     for state, count in counts.statuses.items():
         print(f"  {state:<16} {count}")
     if counts.by_state.get("CONFLICT"):
-        print(f"  {counts.by_state['CONFLICT']} rows reuse a known externalId with other content")
+        conflicts = counts.by_state["CONFLICT"]
+        print(f"  {counted(conflicts, 'row')} with a known externalId and other content")
     if result.corrections:
-        print(f"  {result.corrections} payouts were corrected by the platform after completion")
+        corrected = counted(result.corrections, "payout")
+        print(f"  {corrected} corrected by the platform after completion")
     if result.pending:
         shown = ", ".join(result.pending[:SHOWN_ROWS])
         more = len(result.pending) - SHOWN_ROWS

@@ -10,6 +10,7 @@ from openpyxl import Workbook
 from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport, printable
+from payflow.wording import counted
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")
 SHOWN_PROBLEMS = 40
@@ -73,14 +74,15 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
 def summary_lines(report: ValidationReport) -> list[str]:
     """A readable summary: counts, bank names resolved, the first problems, unchecked rules."""
     lines = [
-        f"batch {report.batch_id} ({report.source_name}): {report.rows} rows, "
-        f"{report.valid} valid, {report.rejected} rejected, {len(report.warnings)} warnings"
+        f"batch {report.batch_id} ({report.source_name}): {counted(report.rows, 'row')}, "
+        f"{report.valid} valid, {report.rejected} rejected, "
+        f"{counted(len(report.warnings), 'warning')}"
     ]
     if report.bank_resolutions:
         names = len({r.given for r in report.bank_resolutions})
         lines.append(
             f"  SBP bank names: {names} resolved to bank ids on "
-            f"{len(report.bank_resolutions)} rows (each listed in the report)"
+            f"{counted(len(report.bank_resolutions), 'row')} (each listed in the report)"
         )
     problems = [("reject", p) for p in report.rejects] + [("warning", p) for p in report.warnings]
     problems.sort(key=lambda item: item[1].row)

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from payflow.model import display_amount
 from payflow.rerun.candidates import Candidate, Candidates
+from payflow.wording import counted, plural
 
 SHOWN_ROWS = 20
 
@@ -54,21 +55,22 @@ def _totals_text(totals: dict[str, Decimal]) -> str:
 
 def preview_lines(candidates: Candidates, chosen: Sequence[Candidate]) -> list[str]:
     """What a rerun of `chosen` would send, for the operator to review; sends nothing."""
-    lines = [f"batch {candidates.batch_id}: {len(chosen)} rows would be sent again"]
+    lines = [f"batch {candidates.batch_id}: {counted(len(chosen), 'row')} would be sent again"]
     for group in group_candidates(chosen):
         lines += [
             f"  {len(group.rows)} x {group.message!r} [{group.failure_class}]: "
             f"{_totals_text(group.totals)}",
-            f"      {'rows' if len(group.rows) > 1 else 'row'} {_rows_text(group.rows)}",
+            f"      {plural(len(group.rows), 'row')} {_rows_text(group.rows)}",
             f"      next step: {group.next_step}",
         ]
     waiting = [i for i in candidates.ineligible if i.awaiting_payment]
     if waiting:
-        lines.append(f"  {len(waiting)} rows already rerun and waiting to be paid (approval?)")
+        already = counted(len(waiting), "row")
+        lines.append(f"  {already} already rerun and waiting to be paid (approval?)")
     states = Counter(str(i.state) for i in candidates.ineligible if not i.awaiting_payment)
     if states:
-        counted = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
-        lines.append(f"  not eligible: {counted}")
+        by_state = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
+        lines.append(f"  not eligible: {by_state}")
     lines.append(
         "nothing was sent; choose rows with --rows, --message, --class or --all-failed "
         "and confirm with --reviewed"

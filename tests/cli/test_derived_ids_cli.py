@@ -87,7 +87,7 @@ def test_a_repeat_under_another_external_id_is_held_until_allowed(
     held = run_payflow(["run", str(again), "--yes"], env, tmp_path)
 
     assert held.returncode == 1, held.stderr
-    assert "1 rows held" in held.stdout and "row 2 apr-1: repeats mar-1" in held.stdout
+    assert "1 row held" in held.stdout and "row 2 apr-1: repeats mar-1" in held.stdout
     # The figures add up to the file's rows: the held one is named beside the new one.
     assert "0 rejected, 0 pending, 1 new, 1 held" in held.stdout
     assert "--allow-repeat" in held.stdout

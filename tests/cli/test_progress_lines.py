@@ -47,7 +47,7 @@ def test_progress_lines_say_sent_final_and_pending(tmp_path):
         ledger.mark_created(row.external_id, "p1", "PROCESSING")
         with LedgerProgress(url, "b1", 3, live=False, every=0.05, emit=emit):
             assert seen_two.wait(30), lines
-    assert lines[0] == "batch b1: 1 rows sent, 0 final, 1 pending, 2 to send (of 3)"
+    assert lines[0] == "batch b1: 1 row sent, 0 final, 1 pending, 2 to send (of 3)"
 
 
 def test_throttled_emits_at_most_once_per_interval():

@@ -1,0 +1,13 @@
+"""Counts in the sentences an operator reads: "1 row", "3 rows"."""
+
+from __future__ import annotations
+
+
+def plural(n: int, noun: str) -> str:
+    """`noun` as it goes with `n`: "row" for 1, "rows" otherwise (nouns that add an s)."""
+    return noun if n == 1 else f"{noun}s"
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and the noun that goes with it: "1 row", "0 rows", "12 rows"."""
+    return f"{n} {plural(n, noun)}"

@@ -1,0 +1,25 @@
+"""Counts read as sentences: one row is "1 row", never "1 rows", and the to-pay table stays
+aligned whatever the count."""
+
+from decimal import Decimal
+
+from payflow.cli.run import totals_lines
+from payflow.ledger.counts import BatchCounts, CurrencyTotal
+from payflow.wording import counted, plural
+
+
+def test_one_is_singular_and_every_other_count_plural():
+    assert [counted(n, "row") for n in (0, 1, 2, 11)] == ["0 rows", "1 row", "2 rows", "11 rows"]
+    assert plural(1, "payout") == "payout" and plural(21, "payout") == "payouts"
+
+
+def test_the_to_pay_table_says_1_row_and_keeps_its_columns():
+    to_pay = (
+        CurrencyTotal("KES", "SIM", 1, Decimal("15000")),
+        CurrencyTotal("XOF", "SIM", 12, Decimal("6000")),
+    )
+    lines = totals_lines(BatchCounts("b1", {"VALIDATED": 13}, to_pay))
+    assert lines[0].startswith("in the ledger: 13 rows: ")
+    kes, xof = lines[2], lines[3]
+    assert "      1 row   " in kes and "     12 rows  " in xof
+    assert len(kes) == len(xof) and kes.endswith(" 15000") and xof.endswith(" 6000")
