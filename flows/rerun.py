@@ -68,7 +68,7 @@ def rerun_failed(
     with _target(settings, api_url, sandbox, callback_url, ledger_url) as target:
         candidates = find_rerun_candidates(target.ledger_url, batch_id)
         chosen = choose(candidates, selection)
-        result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen))
+        result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen, selection))
         result.sandbox = target.sandbox
         if not reviewed:
             create_markdown_artifact(key="rerun-preview", markdown=_markdown(result.preview))

@@ -38,7 +38,7 @@ from payflow.settings import Settings
 def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[str]:
     with Ledger.open(settings.ledger_url_or_default()) as ledger:
         candidates = find_candidates(ledger, batch_id, classifier(settings.failure_classes_path))
-        return preview_lines(candidates, choose(candidates, selection))
+        return preview_lines(candidates, choose(candidates, selection), selection)
 
 
 @contextmanager

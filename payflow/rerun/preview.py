@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from payflow.model import display_amount
 from payflow.rerun.candidates import Candidate, Candidates
+from payflow.rerun.selection import Selection
 from payflow.wording import counted, plural
 
 SHOWN_ROWS = 20
@@ -53,9 +54,17 @@ def _totals_text(totals: dict[str, Decimal]) -> str:
     return ", ".join(f"{display_amount(a)} {c}" for c, a in sorted(totals.items()))
 
 
-def preview_lines(candidates: Candidates, chosen: Sequence[Candidate]) -> list[str]:
-    """What a rerun of `chosen` would send, for the operator to review; sends nothing."""
-    lines = [f"batch {candidates.batch_id}: {counted(len(chosen), 'row')} would be sent again"]
+def preview_lines(
+    candidates: Candidates, chosen: Sequence[Candidate], selection: Selection
+) -> list[str]:
+    """What a rerun of `chosen` would send, for the operator to review; sends nothing. With
+    nothing chosen yet, `chosen` is every eligible row and the lines say how to choose."""
+    rows = counted(len(chosen), "row")
+    if selection.empty:
+        heading = f"{rows} can be sent again; none is chosen yet"
+    else:
+        heading = f"{rows} would be sent again"
+    lines = [f"batch {candidates.batch_id}: {heading}"]
     for group in group_candidates(chosen):
         lines += [
             f"  {len(group.rows)} x {group.message!r} [{group.failure_class}]: "
@@ -71,8 +80,14 @@ def preview_lines(candidates: Candidates, chosen: Sequence[Candidate]) -> list[s
     if states:
         by_state = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
         lines.append(f"  not eligible: {by_state}")
-    lines.append(
-        "nothing was sent; choose rows with --rows, --message, --class or --all-failed "
-        "and confirm with --reviewed"
-    )
+    if selection.empty:
+        next_step = (
+            "choose rows with --rows, --message, --class or --all-failed "
+            "and confirm with --reviewed"
+        )
+    elif chosen:
+        next_step = "add --reviewed to send them"
+    else:
+        next_step = "no row that can be sent again matches the choice"
+    lines.append(f"nothing was sent; {next_step}")
     return lines

@@ -8,7 +8,7 @@ import pytest
 from paying_support import register, row
 
 from payflow.reconcile import FailureClasses, FailureTableError
-from payflow.rerun import classifier, find_candidates
+from payflow.rerun import Selection, choose, classifier, find_candidates, preview_lines
 
 REVERSED = "Corrected by the platform after a bank-side error"
 
@@ -55,3 +55,23 @@ def test_a_broken_table_is_refused_with_its_line(tmp_path: Path):
 
     with pytest.raises(FailureTableError, match="line 2"):
         classifier(table)
+
+
+def test_a_preview_without_a_choice_says_nothing_is_chosen_and_how_to_choose(ledger):
+    batch_id = _failed_batch(ledger, "Recipient not found")
+    candidates = find_candidates(ledger, batch_id, classifier())
+
+    def preview(selection: Selection) -> list[str]:
+        return preview_lines(candidates, choose(candidates, selection), selection)
+
+    unchosen = preview(Selection())
+    assert unchosen[0] == f"batch {batch_id}: 1 row can be sent again; none is chosen yet"
+    assert unchosen[-1].startswith("nothing was sent; choose rows with --rows")
+
+    chosen = preview(Selection(rows=(2,)))
+    assert chosen[0] == f"batch {batch_id}: 1 row would be sent again"
+    assert chosen[-1] == "nothing was sent; add --reviewed to send them"
+
+    unmatched = preview(Selection(message="Insufficient funds"))
+    assert unmatched[0] == f"batch {batch_id}: 0 rows would be sent again"
+    assert unmatched[-1] == "nothing was sent; no row that can be sent again matches the choice"
