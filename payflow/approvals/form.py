@@ -23,7 +23,7 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
         "|---|---|",
         *(f"| {c} | {display_amount(a)} |" for c, a in sorted(facts.totals.items())),
         "",
-        f"**Rule:** {requirement.steps} approval step(s) needed.",
+        f"**Rule:** {counted(requirement.steps, 'approval step')} needed.",
         *(f"- {rule}" for rule in requirement.rules),
     ]
     if requirement.large_rows:

@@ -11,6 +11,7 @@ import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from payflow.defaults import APPROVALS, default_file
+from payflow.wording import counted
 
 ANY_CURRENCY = "*"
 MAX_STEPS = 2
@@ -70,7 +71,7 @@ class CurrencyRule(BaseModel):
             if band.up_to is None or total <= band.up_to:
                 low = f"above {lower}" if lower is not None else "from 0"
                 high = f"up to {band.up_to}" if band.up_to is not None else "and more"
-                return band.steps, f"{low} {high}: {band.steps} approval step(s)"
+                return band.steps, f"{low} {high}: {counted(band.steps, 'approval step')}"
             lower = band.up_to
         raise AssertionError("the last band has no upper end")
 

@@ -44,6 +44,7 @@ from payflow.model import display_amount
 from payflow.reconcile import FailureTableError
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
+from payflow.wording import counted
 
 HERE = Path(__file__).parent
 BATCH_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -60,6 +61,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     sessions = Sessions()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["money"] = display_amount
+    templates.env.filters["counted"] = counted
     limit_mb = ctx.max_upload_bytes / (1024 * 1024)
     limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"
 

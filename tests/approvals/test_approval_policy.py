@@ -77,7 +77,7 @@ def test_a_batch_under_every_limit_goes_on_by_itself_and_one_above_waits(ledger,
     assert approval_status(ledger, small, policy) == Approved(())
     requirement = approval_requirement(ledger, large, policy)
     assert requirement.steps == 1
-    assert requirement.rules == ("XOF total 1100: above 1000 up to 100000: 1 approval step(s)",)
+    assert requirement.rules == ("XOF total 1100: above 1000 up to 100000: 1 approval step",)
     assert approval_status(ledger, large, policy) == Pending(1, ())
 
 
