@@ -14,9 +14,11 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
+from payflow.intake.problems import printable
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
+from payflow.settings import Settings
 from payflow.webhooks import WebhookReceiver
 from payflow.wording import counted
 
@@ -80,11 +82,25 @@ def refund_command(
         fail(str(exc))
     except PaymentsApiError as exc:
         fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
-    _print(result, as_json=as_json)
+    _print(result, settings, as_json=as_json)
     raise typer.Exit(0 if result.all_completed else 1)
 
 
-def _print(result: RefundBatchResult, *, as_json: bool) -> None:
+def _refused_lines(settings: Settings, batch_id: str) -> list[str]:
+    """A line per row refused before sending (rejected by the checks, or an externalId already
+    used for other content) with its reasons, read from the ledger."""
+    with open_ledger(settings) as ledger:
+        refused = [view for view in ledger.refunds.rows(batch_id) if view.reasons]
+    lines = [
+        printable(f"  {view.state.value.lower()} row {view.row_number}: {'; '.join(view.reasons)}")
+        for view in refused[:SHOWN_ROWS]
+    ]
+    if len(refused) > SHOWN_ROWS:
+        lines.append(f"  ... and {len(refused) - SHOWN_ROWS} more in the report")
+    return lines
+
+
+def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> None:
     if as_json:
         summary = {
             "batch_id": result.batch_id,
@@ -100,6 +116,8 @@ def _print(result: RefundBatchResult, *, as_json: bool) -> None:
     print(f"refund batch {result.batch_id}: {rows}, {result.rejected} rejected")
     for state, count in sorted(result.statuses.items()):
         print(f"  {state:<16} {count}")
+    for line in _refused_lines(settings, result.batch_id):
+        print(line)
     if result.already_known:
         print(f"  {counted(result.already_known, 'row')} already in the ledger: not refunded again")
     if result.pending:

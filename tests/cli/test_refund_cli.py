@@ -39,10 +39,16 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
     assert SANDBOX_TOKEN_DEFAULT not in log + done.stderr + report
 
-    again = run_payflow(["refund", str(SAMPLE), "--yes", "--json"], env, tmp_path)
-    second = json.loads(again.stdout)
-    assert second["already_known"] == 5
-    assert second["statuses"] == summary["statuses"]
+    # As an operator reads it: the same figures, and each refused row with its reasons.
+    again = run_payflow(["refund", str(SAMPLE), "--yes"], env, tmp_path)
+    lines = again.stdout.splitlines()
+    assert "  5 rows already in the ledger: not refunded again" in lines
+    for state, count in summary["statuses"].items():
+        assert f"  {state:<16} {count}" in lines
+    refused = [line for line in lines if line.startswith("  rejected row ")]
+    assert len(refused) == 2, again.stdout
+    assert any(line.endswith("(order_not_completed)") for line in refused)
+    assert any(line.endswith("(amount_differs)") for line in refused)
 
 
 def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefect_home):
