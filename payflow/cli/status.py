@@ -17,14 +17,17 @@ import typer
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
+from payflow.intake.problems import printable
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
 from payflow.runtime import ConfigurationError, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
+from payflow.wording import counted
 
 STALE_AFTER = timedelta(minutes=1)
 SHOWN_PENDING = 50
+SHOWN_BATCHES = 10
 
 
 def _wants_refresh(settings: Settings, ledger: Ledger, batch_id: str, refresh: bool | None) -> bool:
@@ -50,9 +53,48 @@ def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
         asyncio.run(poll())
 
 
+def _list_batches(settings: Settings, *, as_json: bool) -> None:
+    """The newest batches with their rows per state, for an operator who needs a batch id."""
+    with open_ledger(settings) as ledger:
+        total = ledger.batch_count()
+        shown = [
+            (header, ledger.batch_summary(header.batch_id))
+            for header in ledger.newest_batches(SHOWN_BATCHES)
+        ]
+    if as_json:
+        batches = [
+            {
+                "batch_id": header.batch_id,
+                "source_name": header.source_name,
+                "created_at": header.created_at.isoformat(),
+                "made_by": header.made_by,
+                "statuses": counts,
+            }
+            for header, counts in shown
+        ]
+        typer.echo(json.dumps({"batches": batches, "total": total}))
+        return
+    if not shown:
+        typer.echo(f"no batch in the ledger at {settings.home} yet: `payflow run FILE` adds one")
+        return
+    typer.echo(f"batches in the ledger at {settings.home}, newest first:")
+    for header, counts in shown:
+        states = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        when = f"{header.created_at:%Y-%m-%d %H:%M} UTC"
+        maker = f" by {header.made_by}" if header.made_by else ""
+        line = f"  {header.batch_id}  {when}  {header.source_name}{maker}"
+        typer.echo(printable(f"{line}  {counted(sum(counts.values()), 'row')}: {states}"))
+    if total > len(shown):
+        typer.echo(f"  ... and {total - len(shown)} older (`payflow console` lists them all)")
+    typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
+
+
 @app.command()
 def status(
-    batch_id: Annotated[str, typer.Argument(help="Batch id printed by `payflow run`.")],
+    batch_id: Annotated[
+        str | None,
+        typer.Argument(help="Batch id printed by `payflow run`; none: list the newest batches."),
+    ] = None,
     refresh: Annotated[
         bool | None,
         typer.Option(
@@ -66,6 +108,12 @@ def status(
 ) -> None:
     """Show how many rows of a batch stand in each state, and which are not final yet."""
     settings = prepare()
+    if batch_id is None:
+        try:
+            _list_batches(settings, as_json=as_json)
+        except ConfigurationError as exc:
+            fail(f"configuration: {exc}")
+        raise typer.Exit(0)
     try:
         ledger = open_ledger(settings)
     except ConfigurationError as exc:

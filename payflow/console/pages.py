@@ -6,15 +6,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import desc, func, select
-
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.console.context import ConsoleContext
 from payflow.console.paying import is_paying
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import last_action
-from payflow.ledger.db import reader
-from payflow.ledger.tables import Batch
 from payflow.model import display_amount
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.rerun import classifier, find_candidates, group_candidates
@@ -78,14 +74,8 @@ def approvers(ctx: ConsoleContext, batch_id: str) -> str:
 def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
     """One page of batches, newest first, and the number of pages."""
     size = ctx.page_size
-    with reader(ctx.ledger.engine).connect() as conn:
-        total = conn.execute(select(func.count()).select_from(Batch)).scalar_one()
-        rows = conn.execute(
-            select(Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by)
-            .order_by(desc(Batch.created_at), desc(Batch.batch_id))
-            .offset((page - 1) * size)
-            .limit(size)
-        ).all()
+    total = ctx.ledger.batch_count()
+    rows = ctx.ledger.newest_batches(size, offset=(page - 1) * size)
     lines = []
     for row in rows:
         counts = ctx.ledger.batch_counts(row.batch_id)

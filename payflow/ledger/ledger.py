@@ -40,6 +40,7 @@ from payflow.ledger.findings import (
 )
 from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
+    BatchHeader,
     ClaimedPayout,
     LedgerError,
     PayoutRef,
@@ -335,6 +336,14 @@ class Ledger:
     def batch_exists(self, batch_id: str) -> bool:
         """True when the batch was registered."""
         return reading.batch_exists(self._reader, batch_id)
+
+    def newest_batches(self, limit: int, offset: int = 0) -> list[BatchHeader]:
+        """Registered batches, newest first: `limit` of them after the first `offset`."""
+        return reading.newest_batches(self._reader, limit, offset)
+
+    def batch_count(self) -> int:
+        """How many batches the ledger holds."""
+        return reading.batch_count(self._reader)
 
     def status_events(self, external_id: str) -> list[StatusEventView]:
         """Every recorded state change of the payout, oldest first."""

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from sqlalchemy import ColumnElement, Engine, Row, Select, case, func, select
 
 from payflow.ledger.claims import in_batch
-from payflow.ledger.records import Disposition, PayoutRef, RowView, StatusEventView
+from payflow.ledger.records import BatchHeader, Disposition, PayoutRef, RowView, StatusEventView
 from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, EventSource, RowState
 from payflow.ledger.tables import Batch, BatchRow, Payout, StatusEvent
 
@@ -179,6 +179,25 @@ def by_row_number(
         if len(rows) < page_rows:
             return
         after = int(rows[-1].row_number)
+
+
+def newest_batches(engine: Engine, limit: int, offset: int = 0) -> list[BatchHeader]:
+    """Registered batches, newest first: `limit` of them after the first `offset`."""
+    query = (
+        select(Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by)
+        .order_by(Batch.created_at.desc(), Batch.batch_id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return [BatchHeader(r.batch_id, r.source_name, r.created_at, r.made_by) for r in rows]
+
+
+def batch_count(engine: Engine) -> int:
+    """How many batches the ledger holds."""
+    with engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(Batch)).scalar_one())
 
 
 def batch_exists(engine: Engine, batch_id: str) -> bool:

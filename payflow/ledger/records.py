@@ -102,6 +102,16 @@ class PayoutRef:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchHeader:
+    """A registered batch as a list shows it: its id, file, when and by whom."""
+
+    batch_id: str
+    source_name: str
+    created_at: datetime
+    made_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class RowView:
     """One source row of a batch for the report; `requisites` is NOT masked here."""
 

@@ -116,3 +116,34 @@ def test_refresh_without_an_api_url_says_why(tmp_path):
         "payflow: configuration: --refresh needs PAYFLOW_API_URL: "
         "a past run's embedded sandbox is gone"
     )
+
+
+def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_path):
+    home = tmp_path / "home"
+    env = payflow_env(home, tmp_path / "prefect")
+    empty = run_payflow(["status"], env, tmp_path)
+    assert (empty.returncode, empty.stderr) == (0, "")
+    assert empty.stdout.startswith("no batch in the ledger at ")
+
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        for n, name in enumerate(("jan", "feb", "mar")):
+            rows = [_instruction(name, 1), _instruction(name, 2)][: n + 1]
+            ledger.register_batch(name, f"{name}.csv", rows, [])
+    _age(f"sqlite:///{home / 'ledger.sqlite3'}", "jan", timedelta(days=2))
+    _age(f"sqlite:///{home / 'ledger.sqlite3'}", "feb", timedelta(days=1))
+
+    listed = run_payflow(["status"], env, tmp_path)
+    lines = listed.stdout.splitlines()
+    assert listed.returncode == 0, listed.stderr
+    # Newest first, each with its file and its rows per state as the ledger holds them.
+    assert [line.split()[0] for line in lines[1:4]] == ["mar", "feb", "jan"]
+    assert lines[1].endswith("mar.csv  2 rows: 2 VALIDATED")
+    assert lines[3].endswith("jan.csv  1 row: 1 VALIDATED")
+
+    as_json = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)
+    assert as_json["total"] == 3
+    assert [(b["batch_id"], b["statuses"]) for b in as_json["batches"]] == [
+        ("mar", {"VALIDATED": 2}),
+        ("feb", {"VALIDATED": 2}),
+        ("jan", {"VALIDATED": 1}),
+    ]
