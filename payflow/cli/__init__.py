@@ -155,7 +155,11 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(130) from None
     except Exception as exc:
         from payflow.quiet import log_to_file
+        from payflow.runtime import ConfigurationError
 
+        if isinstance(exc, ConfigurationError):  # a setting to fix, named in one line
+            print(f"payflow: configuration: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
         # A bug or a surprise: the operator gets one line, the log file gets the traceback.
         log = log_to_file(_home())
         logging.getLogger("payflow").exception("unexpected error")

@@ -19,7 +19,7 @@ from payflow.approvals import (
 from payflow.approvals.decide import decide
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
-from payflow.ledger import Ledger
+from payflow.runtime import open_ledger
 
 
 @app.command("approve")
@@ -35,7 +35,7 @@ def approve_command(
 ) -> None:
     """Approve or decline a batch as the OS user; the maker cannot approve their own batch."""
     settings = prepare()
-    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+    with open_ledger(settings) as ledger:
         try:
             policy = load_policy(settings.approvals_file)
             requirement = approval_requirement(ledger, batch_id, policy)

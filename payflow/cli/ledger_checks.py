@@ -6,7 +6,7 @@ Kept apart from run.py so the pipeline that drives the flow can change without t
 from __future__ import annotations
 
 from payflow.api.errors import PaymentsApiError
-from payflow.ledger import BatchCounts, Ledger
+from payflow.ledger import BatchCounts
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
 from payflow.wording import counted
@@ -31,7 +31,7 @@ def allow_repeats(settings: Settings, batch_id: str) -> BatchCounts:
 
 def held_lines(settings: Settings, batch_id: str) -> list[str]:
     """Lines listing the batch's rows HELD as repeats (none: no lines), read from the ledger."""
-    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+    with open_ledger(settings) as ledger:
         held = ledger.held_rows(batch_id)
     if not held:
         return []
@@ -50,7 +50,7 @@ def held_lines(settings: Settings, batch_id: str) -> list[str]:
 
 def api_failure(settings: Settings, batch_id: str | None, exc: PaymentsApiError) -> str:
     """One line for an API failure that stopped a run, saying truly what the ledger holds."""
-    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+    with open_ledger(settings) as ledger:
         registered = batch_id is not None and ledger.batch_exists(batch_id)
     if registered:
         return f"the payments API failed: {exc}; every row is in the ledger, run again to resume"

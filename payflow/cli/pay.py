@@ -13,8 +13,8 @@ from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.run import PAY_STOPS, finish, pay_in_process, paying_endpoint, stopped, waiting
 from payflow.cli.setup import prepare
-from payflow.ledger import Ledger
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
+from payflow.runtime import open_ledger
 
 
 @app.command("pay")
@@ -31,7 +31,7 @@ def pay_command(
 
     try:
         check_ledger(settings)
-        with Ledger.open(settings.ledger_url_or_default()) as ledger:
+        with open_ledger(settings) as ledger:
             rows = ledger.batch_counts(batch_id).rows
         with paying_endpoint(settings) as (endpoint, callback_url):
             prefect.ready()

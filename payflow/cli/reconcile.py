@@ -18,13 +18,13 @@ from payflow.cli.setup import prepare
 from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
 from payflow.reporting import summary_markdown, write_batch_report
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, client_for
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
 from payflow.wording import counted
 
 
 def _open(settings: Settings, batch_id: str) -> Ledger:
-    ledger = Ledger.open(settings.ledger_url_or_default())
+    ledger = open_ledger(settings)
     if not ledger.batch_exists(batch_id):
         ledger.close()
         fail(f"no batch {batch_id!r} in the ledger at {settings.home}")
@@ -39,19 +39,19 @@ def reconcile_command(
 ) -> None:
     """Re-fetch every payout of a batch, record findings, write the reconciliation report."""
     settings = prepare()
-    if settings.uses_sandbox:
-        # A new embedded sandbox knows none of a past run's payouts: every row would be a false
-        # "missing at the service" finding. The report alone needs no service.
-        fail(
-            "reconcile asks the payments service, and a past run's embedded sandbox is gone: "
-            "set PAYFLOW_API_URL (and PAYFLOW_API_TOKEN), or read the report of that run"
-        )
+    ledger = _open(settings, batch_id)  # a mistyped batch id is named before anything else
     try:
-        classes = FailureClasses.load(settings.failure_classes_path)
-    except FailureTableError as exc:
-        fail(f"failure classes: {exc}")
-    ledger = _open(settings, batch_id)
-    try:
+        if settings.uses_sandbox:
+            # A new embedded sandbox knows none of a past run's payouts: every row would be a
+            # false "missing at the service" finding. The report alone needs no service.
+            fail(
+                "reconcile asks the payments service, and a past run's embedded sandbox is gone: "
+                "set PAYFLOW_API_URL (and PAYFLOW_API_TOKEN), or read the report of that run"
+            )
+        try:
+            classes = FailureClasses.load(settings.failure_classes_path)
+        except FailureTableError as exc:
+            fail(f"failure classes: {exc}")
         with api_endpoint(settings) as endpoint:
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)

@@ -18,7 +18,6 @@ from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.intake import BatchFileError
-from payflow.ledger import Ledger
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.reconcile import FailureTableError
@@ -31,12 +30,12 @@ from payflow.rerun import (
     parse_rows,
     preview_lines,
 )
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint
+from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
 from payflow.settings import Settings
 
 
 def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[str]:
-    with Ledger.open(settings.ledger_url_or_default()) as ledger:
+    with open_ledger(settings) as ledger:
         candidates = find_candidates(ledger, batch_id, classifier(settings.failure_classes_path))
         return preview_lines(candidates, choose(candidates, selection), selection)
 

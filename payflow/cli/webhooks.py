@@ -10,8 +10,7 @@ import typer
 import uvicorn
 
 from payflow.cli.app import app, fail
-from payflow.ledger import Ledger
-from payflow.runtime import ConfigurationError, api_token
+from payflow.runtime import ConfigurationError, api_token, open_ledger
 from payflow.settings import Settings
 from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
 
@@ -38,9 +37,9 @@ def webhooks(
     settings = Settings()
     token = webhook_token(settings)
     try:
-        ledger = Ledger.open(settings.ledger_url_or_default())
-    except Exception as exc:  # an operator sees one line, never a traceback
-        fail(f"cannot open the ledger: {type(exc).__name__}: {str(exc)[:200]}")
+        ledger = open_ledger(settings)
+    except ConfigurationError as exc:  # names the setting and the driver's reason, not the URL
+        fail(f"configuration: {exc}")
     logging.getLogger("payflow").setLevel(logging.INFO)
     typer.echo(f"payflow webhooks: listening on http://{host}:{port}{WEBHOOK_PATH}", err=True)
     config = uvicorn.Config(

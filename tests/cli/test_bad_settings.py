@@ -82,3 +82,32 @@ def test_an_api_that_is_down_before_registering_is_not_called_resumable(tmp_path
     line = _one_line(done.stderr)
     assert "PAYFLOW_API_URL" in line and "nothing was registered or paid" in line, line
     assert "every row is in the ledger" not in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["reconcile", "b1"],
+        ["findings", "b1"],
+        ["approve", "b1"],
+        ["rerun", "b1"],
+        ["pay", "b1"],
+        ["webhooks", "--port", "{port}"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_every_ledger_command_names_a_ledger_it_cannot_reach_in_one_line(tmp_path, args):
+    # Several commands opened the ledger themselves and ended in "unexpected error".
+    env = payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_LEDGER_URL=(
+            f"postgresql+psycopg://postgres:pw-not-shown@127.0.0.1:{free_port()}/x"
+            "?connect_timeout=3"
+        ),
+    )
+    done = run_payflow([arg.format(port=free_port()) for arg in args], env, tmp_path)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("payflow: configuration: PAYFLOW_LEDGER_URL: cannot open"), line
+    assert "pw-not-shown" not in done.stdout + done.stderr
