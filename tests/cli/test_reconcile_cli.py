@@ -92,3 +92,9 @@ def test_reconcile_without_an_api_refuses_instead_of_reporting_every_payout_miss
     assert len(lines) == 1 and "PAYFLOW_API_URL" in lines[0], result.stderr
     with Ledger.open(ledger_url) as ledger:
         assert ledger.findings(batch_id) == []
+    # A mistyped batch id is named as such, not as a missing API.
+    typo = run_payflow(["reconcile", batch_id[:-1]], env, tmp_path)
+    assert (typo.returncode, typo.stderr.strip()) == (
+        2,
+        f"payflow: no batch {batch_id[:-1]!r} in the ledger at {home}",
+    )
