@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
 
@@ -121,6 +121,8 @@ def issue_command(
     settings = prepare()
     if (file is None) == (reissue is None):
         fail("give a links FILE or --reissue BATCH_ID (one of them)")
+    if file is not None:
+        readable_file(file)
     if reissue is not None and settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(

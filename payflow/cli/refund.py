@@ -12,7 +12,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.intake.problems import printable
 from payflow.paying import InsufficientBalanceError
@@ -47,6 +47,7 @@ def refund_command(
 ) -> None:
     """Refund every valid row of a file exactly once, follow each to its end, report."""
     settings = prepare()
+    readable_file(file)
     _confirm(yes, file)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.

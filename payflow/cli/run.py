@@ -19,7 +19,7 @@ from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import allow_repeats, api_failure, check_ledger, held_lines
 from payflow.cli.progress import LedgerProgress
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts
 from payflow.model import display_amount
@@ -182,6 +182,7 @@ def run_command(
     """Register a batch as its maker, pay it once approved (a batch under every approval limit
     pays at once), follow every payout to a final status, report."""
     settings = prepare()
+    readable_file(file)
     prefect = TemporaryPrefect(settings.home)  # boots while the lines below import and open
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
     from payflow.flows.approval import ApprovalNeeded, BatchStopped

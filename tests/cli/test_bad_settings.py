@@ -111,3 +111,14 @@ def test_every_ledger_command_names_a_ledger_it_cannot_reach_in_one_line(tmp_pat
     line = _one_line(done.stderr)
     assert line.startswith("payflow: configuration: PAYFLOW_LEDGER_URL: cannot open"), line
     assert "pw-not-shown" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command", [["run", "--yes"], ["refund", "--yes"], ["links"]])
+def test_a_missing_file_is_one_line_before_anything_starts(tmp_path, command):
+    # `payflow run` started Prefect and the embedded sandbox first, and said so, 15 s before
+    # saying the file was not there.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    done = run_payflow([command[0], str(tmp_path / "march.csv"), *command[1:]], env, tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "payflow: cannot read march.csv: No such file or directory\n"
+    assert not (tmp_path / "home" / "ledger.sqlite3").exists()
