@@ -139,6 +139,12 @@ class Settings(BaseSettings):
             return self.ledger_url
         return f"sqlite:///{(self.home / 'ledger.sqlite3').resolve()}"
 
+    @property
+    def ledger_place(self) -> str:
+        """Where the ledger is, for a message: its folder, or the setting (never the URL, which
+        may hold a password)."""
+        return "at PAYFLOW_LEDGER_URL" if self.ledger_url else f"at {self.home.resolve()}"
+
     def reports_dir(self) -> Path:
         """Where run reports go unless `--out` says otherwise."""
         return (self.home / "reports").resolve()

@@ -27,7 +27,7 @@ def _open(settings: Settings, batch_id: str) -> Ledger:
     ledger = open_ledger(settings)
     if not ledger.batch_exists(batch_id):
         ledger.close()
-        fail(f"no batch {batch_id!r} in the ledger at {settings.home}")
+        fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
     return ledger
 
 

@@ -75,9 +75,10 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         typer.echo(json.dumps({"batches": batches, "total": total}))
         return
     if not shown:
-        typer.echo(f"no batch in the ledger at {settings.home} yet: `payflow run FILE` adds one")
+        where = settings.ledger_place
+        typer.echo(f"no batch in the ledger {where} yet: `payflow run FILE` adds one")
         return
-    typer.echo(f"batches in the ledger at {settings.home}, newest first:")
+    typer.echo(f"batches in the ledger {settings.ledger_place}, newest first:")
     for header, counts in shown:
         states = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
         when = f"{header.created_at:%Y-%m-%d %H:%M} UTC"
@@ -122,7 +123,7 @@ def status(
     unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:
         if not ledger.batch_exists(batch_id):
-            fail(f"no batch {batch_id!r} in the ledger at {settings.home}")
+            fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
         if _wants_refresh(settings, ledger, batch_id, refresh):
             _refresh(settings, ledger, batch_id)
         counts = ledger.batch_summary(batch_id)

@@ -123,7 +123,11 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
     env = payflow_env(home, tmp_path / "prefect")
     empty = run_payflow(["status"], env, tmp_path)
     assert (empty.returncode, empty.stderr) == (0, "")
-    assert empty.stdout.startswith("no batch in the ledger at ")
+    assert empty.stdout.startswith(f"no batch in the ledger at {home} yet")
+    # A ledger elsewhere is named by its setting, not by a home it is not in (nor by its URL).
+    other = {**env, "PAYFLOW_LEDGER_URL": f"sqlite:///{tmp_path / 'other.sqlite3'}"}
+    elsewhere = run_payflow(["status", "nope"], other, tmp_path)
+    assert elsewhere.stderr == "payflow: no batch 'nope' in the ledger at PAYFLOW_LEDGER_URL\n"
 
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
         for n, name in enumerate(("jan", "feb", "mar")):
