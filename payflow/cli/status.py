@@ -2,7 +2,8 @@
 
 With `--refresh` (the default when the batch's last change in the ledger is over a minute old)
 the batch's CREATED and PROCESSING payouts are polled first, through the run's own poller, and
-what the service says is recorded forward only; the figures are read afterwards.
+what the service says is recorded forward only; the figures are read afterwards. Without a
+batch id, the newest batches are listed with their rows per state.
 """
 
 from __future__ import annotations
