@@ -64,7 +64,7 @@ def decide(
     if not isinstance(status, Approved | Declined):
         return outcome  # more steps needed: the run stays paused for the next approver
     if not prefect_api_configured():
-        outcome.resume_problem = "no Prefect server is configured (PREFECT_API_URL)"
+        # No server, no paused run: a `payflow run` that waited for approval has ended.
         return outcome
     try:
         outcome.resumed = asyncio.run(

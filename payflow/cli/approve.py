@@ -9,6 +9,7 @@ import typer
 
 from payflow.approvals import (
     ApprovalRefused,
+    Approved,
     PolicyError,
     UnknownBatch,
     approval_form_markdown,
@@ -71,4 +72,7 @@ def approve_command(
             typer.echo(f"resumed paused flow run {run_id}")
         if outcome.resume_problem:
             typer.echo(f"no run resumed: {outcome.resume_problem}")
+        if isinstance(outcome.status, Approved) and not outcome.resumed:
+            # `payflow run` ends while it waits for approval: nothing pays until someone asks.
+            typer.echo(f"nothing is paying it yet: pay it with `payflow pay {batch_id}`")
     raise typer.Exit(0)

@@ -106,6 +106,7 @@ def test_a_repeat_under_another_external_id_is_held_until_allowed(
     assert unacknowledged.returncode == 2 and "acknowledge these warnings" in unacknowledged.stderr
     approved = run_payflow(["approve", batch_id, "--acknowledge-warnings"], checker, tmp_path)
     assert approved.returncode == 0, approved.stderr
+    assert f"nothing is paying it yet: pay it with `payflow pay {batch_id}`" in approved.stdout
     paid = run_payflow(["pay", batch_id, "--json"], env, tmp_path)
     assert paid.returncode == 0, paid.stderr
     assert json.loads(paid.stdout)["statuses"] == {"COMPLETED": 2}
