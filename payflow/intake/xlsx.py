@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from itertools import islice
 
 from openpyxl import load_workbook
+from openpyxl.utils.cell import column_index_from_string
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
@@ -72,6 +74,7 @@ def read_xlsx_cells(
                 blank_run += 1
                 limits.check_blank_run(name, offset + 1 - blank_run, blank_run)
             rows.append(texts)
+        problems += _formulas_never_computed(worksheet, header)
     finally:
         workbook.close()
     while len(rows) > 1 and not any(rows[-1]):
@@ -98,6 +101,62 @@ def _row_text(
             limits.check_cell(name, row, header[index], len(text))
         texts.append(text)
     return texts
+
+
+_FORMULA = re.compile(rb"<(?:\w+:)?f[\s>/]")
+_CELL = re.compile(rb"<(?:\w+:)?c\s([^>]*?)(?:/>|>(.*?)</(?:\w+:)?c>)", re.S)
+_REFERENCE = re.compile(rb'\br="([A-Z]{1,3})([0-9]+)"')
+_SAVED_VALUE = re.compile(rb"<(?:\w+:)?v>[^<]")
+_TEXT_RESULT = re.compile(rb'\bt="str"')
+NEVER_COMPUTED = (
+    "{column} is a formula with no saved result (the file was written by a program, not saved "
+    "by Excel): open it in Excel or LibreOffice and save it, or paste the values"
+)
+
+
+def _formulas_never_computed(worksheet: object, header: list[str]) -> list[Problem]:
+    """Formula cells with no cached result, which the reader sees as empty: without this, a cell
+    showing `=2*100` in Excel would be reported as "amount is required".
+
+    Excel and LibreOffice save every formula's result; a workbook written by a script (openpyxl,
+    for one) has none. A text result may be empty (`t="str"`); any other result has a value."""
+    archive = getattr(getattr(worksheet, "parent", None), "_archive", None)
+    path = getattr(worksheet, "_worksheet_path", None)
+    if not isinstance(archive, zipfile.ZipFile) or not isinstance(path, str):
+        return []
+    if not _has_formula(archive, path):
+        return []  # the common case: one streamed scan, no cell parsed
+    xml = archive.read(path)
+    found: list[Problem] = []
+    for cell in _CELL.finditer(xml):
+        attributes, body = cell.group(1), cell.group(2) or b""
+        if (
+            _FORMULA.search(body) is None
+            or _SAVED_VALUE.search(body)
+            or _TEXT_RESULT.search(attributes)
+        ):
+            continue
+        reference = _REFERENCE.search(attributes)
+        if reference is None:
+            continue
+        index = column_index_from_string(reference.group(1).decode()) - 1
+        row = int(reference.group(2))
+        if row > 1 and index < len(header) and header[index]:
+            column = header[index]
+            message = NEVER_COMPUTED.format(column=column)
+            found.append(Problem(row, column, "formula_without_value", message))
+    return found
+
+
+def _has_formula(archive: zipfile.ZipFile, path: str) -> bool:
+    """Whether the sheet's XML holds a formula, read a megabyte at a time."""
+    with archive.open(path) as member:
+        tail = b""
+        while chunk := member.read(1 << 20):
+            if _FORMULA.search(tail + chunk):
+                return True
+            tail = chunk[-32:]  # a tag cut between two chunks
+    return False
 
 
 def other_sheet_headers(data: bytes, sheet: str | None) -> dict[str, list[list[str]]]:

@@ -67,6 +67,15 @@ def test_formula_cells_use_the_cached_value(tmp_path: Path) -> None:
     path = write_xlsx(tmp_path / "b.xlsx", [HEADER, ["=10000+5000", *ROW[1:]]])
     raw = read_batch_file(with_cached_formula_values(path, "15000"))
     assert raw.frame.at[2, "amount"] == "15000"
+    assert raw.read_problems == []
+
+
+def test_a_formula_no_program_computed_is_named_not_read_as_empty(tmp_path: Path) -> None:
+    # openpyxl (a script's export) saves formulas without their results; Excel saves both.
+    raw = read_batch_file(write_xlsx(tmp_path / "b.xlsx", [HEADER, ["=10000+5000", *ROW[1:]]]))
+    (problem,) = raw.read_problems
+    assert (problem.row, problem.column, problem.rule) == (2, "amount", "formula_without_value")
+    assert "save it, or paste the values" in problem.message
 
 
 def test_blank_trailing_rows_are_ignored(tmp_path: Path) -> None:
