@@ -220,13 +220,15 @@ def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:
     return pd.DataFrame(body, columns=[str(h) for h in header], dtype=str)
 
 
-def _without_blank_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Drop rows with every cell empty (trailing ones above all): they carry no payout."""
+def _without_blank_rows(frame: pd.DataFrame, emptied: set[int]) -> pd.DataFrame:
+    """Drop rows with every cell empty (trailing ones above all): they carry no payout. A row
+    that only a read problem emptied (a formula with no saved result) stays, to be rejected."""
     maybe = (frame["amount"] == "") & (frame["requisites"] == "")
     if not maybe.any():
         return frame  # the usual case, decided on two columns
     blank = pd.Series(False, index=frame.index)
     blank[maybe] = (frame[maybe] == "").all(axis=1)
+    blank[blank.index.isin(list(emptied))] = False
     return frame[~blank]
 
 
@@ -248,7 +250,7 @@ def _raw_batch(
         )
     frame = frame[list(match.renames)].rename(columns=match.renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
-    frame = _without_blank_rows(frame)
+    frame = _without_blank_rows(frame, {problem.row for problem in problems})
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
     problems = [replace(p, column=match.renames.get(p.column, p.column)) for p in problems]

@@ -77,7 +77,9 @@ def read_xlsx_cells(
         problems += _formulas_never_computed(worksheet, header)
     finally:
         workbook.close()
-    while len(rows) > 1 and not any(rows[-1]):
+    # A row a read problem emptied is kept, to be rejected with its reason, not dropped as blank.
+    emptied = {problem.row for problem in problems}
+    while len(rows) > 1 and not any(rows[-1]) and len(rows) not in emptied:
         rows.pop()
     return rows, problems
 

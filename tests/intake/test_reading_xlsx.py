@@ -78,6 +78,14 @@ def test_a_formula_no_program_computed_is_named_not_read_as_empty(tmp_path: Path
     assert "save it, or paste the values" in problem.message
 
 
+def test_a_row_with_nothing_but_such_a_formula_is_kept_to_be_rejected(tmp_path: Path) -> None:
+    # A script's totals row: read as blank it would vanish, and a real row of formulas with it.
+    total = ["=SUM(A2:A2)"] + [None] * (len(HEADER) - 1)
+    raw = read_batch_file(write_xlsx(tmp_path / "b.xlsx", [HEADER, ROW, total]))
+    assert raw.frame.index.tolist() == [2, 3]
+    assert [(p.row, p.rule) for p in raw.read_problems] == [(3, "formula_without_value")]
+
+
 def test_blank_trailing_rows_are_ignored(tmp_path: Path) -> None:
     rows: list[list[object]] = [HEADER, ROW, [None] * 7, ["", None, "", "", "", "", ""]]
     raw = read_batch_file(write_xlsx(tmp_path / "b.xlsx", rows))
