@@ -13,7 +13,7 @@ from payflow.approvals.identity import current_user
 from payflow.connections import run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
 from payflow.flows.pay_batch import pay_batch
-from payflow.rerun import RerunRefused, Selection, choose, parse_rows, preview_lines
+from payflow.rerun import CHOOSE_ROWS, RerunRefused, Selection, choose, parse_rows, preview_lines
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_ledger
 from payflow.tasks.rerun_failed import (
@@ -74,7 +74,7 @@ def rerun_failed(
             create_markdown_artifact(key="rerun-preview", markdown=_markdown(result.preview))
             return result
         if selection.empty:
-            raise RerunRefused("choose rows with --rows, --message, --class or --all-failed")
+            raise RerunRefused(CHOOSE_ROWS)
         kept, dropped = refetch_rerun_parents(target, chosen)
         result.dropped = [
             f"row {d.candidate.row_number} ({d.candidate.external_id}): {d.reason}" for d in dropped

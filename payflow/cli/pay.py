@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from payflow.cli.app import app, fail
-from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.run import PAY_STOPS, finish, pay_in_process, paying_endpoint, stopped, waiting
 from payflow.cli.setup import prepare
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
@@ -30,8 +29,7 @@ def pay_command(
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
 
     try:
-        check_ledger(settings)
-        with open_ledger(settings) as ledger:
+        with open_ledger(settings) as ledger:  # opens (and migrates) it before anything else
             rows = ledger.batch_counts(batch_id).rows
         with paying_endpoint(settings) as (endpoint, callback_url):
             prefect.ready()

@@ -22,6 +22,7 @@ from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.reconcile import FailureTableError
 from payflow.rerun import (
+    CHOOSE_ROWS,
     RerunRefused,
     Selection,
     choose,
@@ -80,7 +81,7 @@ def rerun_command(
             typer.echo(json.dumps({"preview": lines}) if as_json else "\n".join(lines))
             raise typer.Exit(0)
         if selection.empty:
-            fail("choose rows with --rows, --message, --class or --all-failed; nothing was sent")
+            fail(f"{CHOOSE_ROWS}; nothing was sent")
         prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
         # Imported here: loading Prefect costs seconds a preview need not pay.
         from payflow.flows.approval import BatchStopped

@@ -17,9 +17,10 @@ from payflow.rerun.ids import attempt_external_id, rerun_batch_id
 from payflow.rerun.plan import plan_attempts, register_rerun
 from payflow.rerun.preview import group_candidates, preview_lines
 from payflow.rerun.refetch import Dropped, refetch_parents
-from payflow.rerun.selection import Selection, choose, parse_rows
+from payflow.rerun.selection import CHOOSE_ROWS, Selection, choose, parse_rows
 
 __all__ = [
+    "CHOOSE_ROWS",
     "FAILURE_CLASSES",
     "Candidate",
     "Candidates",

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from payflow.model import display_amount
 from payflow.rerun.candidates import Candidate, Candidates
-from payflow.rerun.selection import Selection
+from payflow.rerun.selection import CHOOSE_ROWS, Selection
 from payflow.wording import counted, plural
 
 SHOWN_ROWS = 20
@@ -81,10 +81,7 @@ def preview_lines(
         by_state = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
         lines.append(f"  not eligible: {by_state}")
     if selection.empty:
-        next_step = (
-            "choose rows with --rows, --message, --class or --all-failed "
-            "and confirm with --reviewed"
-        )
+        next_step = f"{CHOOSE_ROWS} and confirm with --reviewed"
     elif chosen:
         next_step = "add --reviewed to send them"
     else:

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from payflow.rerun.candidates import Candidate, Candidates, RerunRefused
 from payflow.rerun.classify import FAILURE_CLASSES
 
+CHOOSE_ROWS = "choose rows with --rows, --message, --class or --all-failed"
+"""What to do when nothing is chosen: the preview, the command line and the flow say it alike."""
+
 
 @dataclass(frozen=True, slots=True)
 class Selection:
