@@ -1,13 +1,16 @@
 """Engines for the ledger and the migrations run when it opens.
 
-SQLite: WAL, a busy timeout and `BEGIN IMMEDIATE` for every transaction, so two processes on one
-file take turns instead of failing half-way through a claim. PostgreSQL: an advisory lock around
-the Alembic upgrade, so two workers starting at once migrate once.
+SQLite: WAL (its switch retried while another process switches a new file), a busy timeout and
+`BEGIN IMMEDIATE` for every transaction, so two processes on one file take turns instead of
+failing half-way through a claim. PostgreSQL: an advisory lock around the Alembic upgrade, so
+two workers starting at once migrate once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,7 @@ MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 # there opens without importing Alembic, a quarter of a second of every `payflow run`.
 HEAD_REVISION = "0009"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+WAL_SWITCH_RETRY_S = 0.01
 # Any fixed 64-bit number works; this one spells "payflowL" so it is easy to spot in pg_locks.
 MIGRATION_LOCK_KEY = 0x7061_7966_6C6F_774C
 # A second key serialises registrations, which decide NEW / ALREADY_KNOWN / CONFLICT by reading.
@@ -60,7 +64,7 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(cursor)
         # FULL: a SUBMITTING mark must survive a power cut, or the row could be paid twice.
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
@@ -75,6 +79,20 @@ def _configure_sqlite(engine: Engine) -> None:
         # Readers (see `reader`) need no lock: WAL gives them a snapshot.
         read_only = connection.get_execution_options().get(READ_ONLY_OPTION, False)
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Set WAL, retrying "database is locked" until the busy timeout: while another process
+    switches a brand-new file, SQLite answers SQLITE_BUSY at once instead of waiting."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(WAL_SWITCH_RETRY_S)
 
 
 def reader(engine: Engine) -> Engine:
