@@ -40,6 +40,7 @@ class LinksResult:
     rows: int = 0
     rejected: int = 0
     already_known: int = 0
+    known: list[str] = field(default_factory=list)
     claims_issued: int = 0
     claims_file: str | None = None
     refreshed: RefreshResult | None = None
@@ -92,6 +93,7 @@ def payout_links(
             rows=checked.rows,
             rejected=registered.rejected,
             already_known=registered.already_known,
+            known=registered.known,
             claims_issued=issued.claims,
             claims_file=issued.path,
             problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],

@@ -23,3 +23,13 @@ def test_the_to_pay_table_says_1_row_and_keeps_its_columns():
     kes, xof = lines[2], lines[3]
     assert "      1 row   " in kes and "     12 rows  " in xof
     assert len(kes) == len(xof) and kes.endswith(" 15000") and xof.endswith(" 6000")
+
+
+def test_the_links_summary_says_1_claim_url(capsys):
+    from payflow.cli.links import _print
+    from payflow.flows.links import LinksResult
+
+    result = LinksResult("b1", "issue", "r.csv", "r.xlsx", {"OPEN": 1}, rows=1)
+    result.claims_issued, result.claims_file = 1, "/reports/b1-claims.csv"
+    _print(result, as_json=False)
+    assert "claims: 1 claim URL in /reports/b1-claims.csv (owner-only)" in capsys.readouterr().out

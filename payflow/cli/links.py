@@ -21,6 +21,7 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
+from payflow.wording import counted
 
 if TYPE_CHECKING:
     from payflow.flows.links import Action, LinksResult
@@ -80,6 +81,7 @@ def _print(result: LinksResult, as_json: bool) -> None:
         "rows": result.rows,
         "rejected": result.rejected,
         "already_known": result.already_known,
+        "known": result.known,
         "claims_issued": result.claims_issued,
         "claims_file": result.claims_file,
         "claims": result.claims,
@@ -95,10 +97,15 @@ def _print(result: LinksResult, as_json: bool) -> None:
         print(f"  rejected: {line}")
     if len(result.problems) > SHOWN_PROBLEMS:
         print(f"  ... {len(result.problems) - SHOWN_PROBLEMS} more problems in the report")
+    for line in result.known[:SHOWN_PROBLEMS]:
+        print(f"  known: {line}")
+    if len(result.known) > SHOWN_PROBLEMS:
+        print(f"  ... and {len(result.known) - SHOWN_PROBLEMS} more known rows")
     for state, count in sorted(result.claims.items()):
         print(f"  {state:<16} {count}")
     if result.claims_file:
-        print(f"claims: {result.claims_issued} claim URLs in {result.claims_file} (owner-only)")
+        issued = counted(result.claims_issued, "claim URL")
+        print(f"claims: {issued} in {result.claims_file} (owner-only)")
         print("        send each recipient only their own line; never log or share this file")
     print(f"report: {result.report_xlsx}")
     print(f"        {result.report_csv}")

@@ -33,6 +33,8 @@ class RegisteredLinks:
     rejected: int
     new: list[LinkRow] = field(default_factory=list)
     already_known: int = 0
+    # "row 3: externalId 'x' has a link from links batch ... (row 3)": none is issued again.
+    known: list[str] = field(default_factory=list)
     conflicts: list[Problem] = field(default_factory=list)
 
 
@@ -49,6 +51,11 @@ def register_links(store: LinkStore, report: LinkRowsReport) -> RegisteredLinks:
         rejected=report.rejected + len(conflicts),
         new=outcome.new,
         already_known=len(outcome.already_known),
+        known=[
+            f"row {row.row_number}: externalId {row.external_id!r} has a link from {first}: "
+            "its claim is in that batch's claims file; none issued again"
+            for row, first in outcome.already_known
+        ],
         conflicts=conflicts,
     )
 

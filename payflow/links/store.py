@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
@@ -57,8 +58,34 @@ class LinkRegisterOutcome:
     """What registering a links file decided per row."""
 
     new: list[LinkRow] = field(default_factory=list)
-    already_known: list[LinkRow] = field(default_factory=list)
+    # Each with where it was registered first, e.g. "links batch 8ea0... (row 3)".
+    already_known: list[tuple[LinkRow, str]] = field(default_factory=list)
     conflicts: list[tuple[LinkRow, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _KnownLink:
+    content_hash: str
+    batch_id: str
+    row_number: int
+    user_id: str
+    amount: Decimal
+    service_id: int | None
+
+    def conflict_reason(self, row: LinkRow) -> str:
+        """Which fields differ, by their column names; the amounts only, never a userId."""
+        differing: list[str] = []
+        if row.user_id != self.user_id:
+            differing.append("userId")
+        if row.amount != self.amount:
+            differing.append(f"amount ({row.amount} here, {self.amount} before)")
+        if (row.service_id or None) != (self.service_id or None):
+            differing.append("serviceId")
+        return (
+            f"externalId {row.external_id!r} was registered by links batch {self.batch_id} "
+            f"(row {self.row_number}) with different {', '.join(differing) or 'content'}; "
+            "no link issued"
+        )
 
 
 class LinkStore:
@@ -93,17 +120,23 @@ class LinkStore:
         outcome = LinkRegisterOutcome()
         now = self._clock()
         with self._engine.begin() as connection:
-            known: dict[str, str] = {}
+            known: dict[str, _KnownLink] = {}
             ordinary: set[str] = set()
             ids = [row.external_id for row in rows]
             for start in range(0, len(ids), _CHUNK):
                 part = ids[start : start + _CHUNK]
                 found = connection.execute(
-                    select(LinkPayout.external_id, LinkPayout.content_hash).where(
-                        LinkPayout.external_id.in_(part)
-                    )
+                    select(
+                        LinkPayout.external_id,
+                        LinkPayout.content_hash,
+                        LinkPayout.batch_id,
+                        LinkPayout.row_number,
+                        LinkPayout.user_id,
+                        LinkPayout.amount,
+                        LinkPayout.service_id,
+                    ).where(LinkPayout.external_id.in_(part))
                 )
-                known.update((ext, digest) for ext, digest in found)
+                known.update((found_row[0], _KnownLink(*found_row[1:])) for found_row in found)
                 ordinary.update(
                     connection.execute(
                         select(Payout.external_id).where(Payout.external_id.in_(part))
@@ -111,20 +144,18 @@ class LinkStore:
                 )
             values: list[dict[str, Any]] = []
             for row in rows:
+                seen = known.get(row.external_id)
                 if row.external_id in ordinary:
                     outcome.conflicts.append((row, "externalId already used by a payout"))
-                elif row.external_id not in known:
+                elif seen is None:
                     outcome.new.append(row)
                     values.append(_insert_values(batch_id, source_name, row, now))
-                elif known[row.external_id] == row.content_hash():
-                    outcome.already_known.append(row)
-                else:
-                    outcome.conflicts.append(
-                        (
-                            row,
-                            "externalId already registered with another userId, amount or service",
-                        )
+                elif seen.content_hash == row.content_hash():
+                    outcome.already_known.append(
+                        (row, f"links batch {seen.batch_id} (row {seen.row_number})")
                     )
+                else:
+                    outcome.conflicts.append((row, seen.conflict_reason(row)))
             if values:
                 connection.execute(insert(LinkPayout), values)
         return outcome

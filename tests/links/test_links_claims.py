@@ -122,6 +122,31 @@ def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
     assert (len(again.new), again.already_known) == (0, 2)
 
 
+def test_a_row_seen_before_names_where_its_link_is_and_a_changed_row_what_changed(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    first, _ = issue(
+        store, tmp_path, [("g-1", "anna", "2500", ""), ("g-2", "boris", "1500.5", "")], "https://p/"
+    )
+    again = read_link_rows(
+        write_links_file(
+            tmp_path / "again.csv", [("g-2", "boris", "9999", ""), ("g-1", "anna", "2500", "")]
+        )
+    )
+    registered = register_links(store, again)
+    assert registered.new == [] and registered.already_known == 1
+    assert registered.known == [
+        f"row 3: externalId 'g-1' has a link from links batch {first} (row 2): its claim is in"
+        " that batch's claims file; none issued again"
+    ]
+    [conflict] = registered.conflicts
+    assert (conflict.row, conflict.message) == (
+        2,
+        f"externalId 'g-2' was registered by links batch {first} (row 3) with different amount"
+        " (9999 here, 1500.5 before); no link issued",
+    )
+
+
 def test_a_claim_opened_twice_mints_two_links_and_produces_one_payout(
     store: LinkStore, claims: ClaimsServer, sandbox_server, tmp_path: Path
 ) -> None:
