@@ -12,6 +12,7 @@ from typing import Literal
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
+from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
 from payflow.runtime import api_endpoint
 from payflow.settings import Settings
@@ -36,7 +37,7 @@ class LinksResult:
     action: str
     report_csv: str
     report_xlsx: str
-    claims: dict[str, int]
+    figures: LinksFigures
     rows: int = 0
     rejected: int = 0
     already_known: int = 0
@@ -83,13 +84,13 @@ def payout_links(
             settings.link_claim_days,
         )
         problems = [*checked.problems, *registered.conflicts]
-        paths, claims = write_links_report(ledger_url, checked.batch_id, reports, problems)
+        paths, figures = write_links_report(ledger_url, checked.batch_id, reports, problems)
         result = LinksResult(
             checked.batch_id,
             action,
             str(paths.csv),
             str(paths.xlsx),
-            claims,
+            figures,
             rows=checked.rows,
             rejected=registered.rejected,
             already_known=registered.already_known,
@@ -112,13 +113,13 @@ def payout_links(
                 settings.links_url,
                 settings.link_claim_days,
             )
-        paths, claims = write_links_report(ledger_url, source, reports, [])
+        paths, figures = write_links_report(ledger_url, source, reports, [])
         result = LinksResult(
             source,
             action,
             str(paths.csv),
             str(paths.xlsx),
-            claims,
+            figures,
             claims_issued=issued.claims if issued else 0,
             claims_file=issued.path if issued else None,
             refreshed=refreshed,
@@ -136,6 +137,6 @@ def summary_markdown(result: LinksResult) -> str:
         "",
         "| claim | rows |",
         "|---|---|",
-        *(f"| {state} | {count} |" for state, count in sorted(result.claims.items())),
+        *(f"| {state} | {count} |" for state, count in sorted(result.figures.claims.items())),
     ]
     return "\n".join(lines)

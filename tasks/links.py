@@ -22,7 +22,7 @@ from payflow.links.batch import (
     report_links,
 )
 from payflow.links.records import LinkRow, LinkView
-from payflow.links.report import LinksReportPaths
+from payflow.links.report import LinksFigures, LinksReportPaths
 from payflow.links.rows import LinkRowsReport, read_link_rows
 from payflow.links.store import LinkStore
 from payflow.links.tracking import RefreshResult, refresh_links
@@ -82,6 +82,6 @@ def track_link_payouts(target: RunTarget, batch_id: str) -> RefreshResult:
 @task(name="write-links-report", cache_policy=NO_CACHE)
 def write_links_report(
     ledger_url: str, batch_id: str, out_dir: str, problems: list[Problem]
-) -> tuple[LinksReportPaths, dict[str, int]]:
-    """The links report from the ledger: claims used, open, expired unused."""
+) -> tuple[LinksReportPaths, LinksFigures]:
+    """The links report from the ledger: claims used, open, expired unused; payout statuses."""
     return report_links(open_link_store(ledger_url), batch_id, Path(out_dir), problems)

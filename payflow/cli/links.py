@@ -20,13 +20,15 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
+from payflow.ledger.states import RowState
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
 from payflow.wording import counted
 
 if TYPE_CHECKING:
     from payflow.flows.links import Action, LinksResult
 
-EXIT_OK, EXIT_SOME_REJECTED = 0, 1
+EXIT_OK, EXIT_SOME_REJECTED, EXIT_NOT_ALL_PAID = 0, 1, 1
+NO_PAYOUT_YET = "no payout yet"
 SHOWN_PROBLEMS = 10
 
 
@@ -84,7 +86,9 @@ def _print(result: LinksResult, as_json: bool) -> None:
         "known": result.known,
         "claims_issued": result.claims_issued,
         "claims_file": result.claims_file,
-        "claims": result.claims,
+        "claims": result.figures.claims,
+        "statuses": result.figures.statuses,
+        "not_paid": result.figures.unpaid,
         "report": result.report_xlsx,
     }
     if as_json:
@@ -101,8 +105,17 @@ def _print(result: LinksResult, as_json: bool) -> None:
         print(f"  known: {line}")
     if len(result.known) > SHOWN_PROBLEMS:
         print(f"  ... and {len(result.known) - SHOWN_PROBLEMS} more known rows")
-    for state, count in sorted(result.claims.items()):
+    for state, count in sorted(result.figures.claims.items()):
         print(f"  {state:<16} {count}")
+    if result.action != "issue":  # a new batch has no payouts yet: its claims say it all
+        print("  payouts:")
+        for state, count in sorted(result.figures.statuses.items()):
+            label = NO_PAYOUT_YET if state == RowState.VALIDATED else state
+            print(f"    {label:<14} {count}")
+        for line in result.figures.unpaid[:SHOWN_PROBLEMS]:
+            print(f"  not paid: {line}")
+        if len(result.figures.unpaid) > SHOWN_PROBLEMS:
+            print(f"  ... and {len(result.figures.unpaid) - SHOWN_PROBLEMS} more in the report")
     if result.claims_file:
         issued = counted(result.claims_issued, "claim URL")
         print(f"claims: {issued} in {result.claims_file} (owner-only)")
@@ -151,8 +164,8 @@ def report_command(
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(batch_id, "report", out, None)
     _print(result, as_json)
-    unfinished = {"OPEN", "OPENED", "EXPIRED_UNUSED"} & set(result.claims)
-    raise typer.Exit(EXIT_SOME_REJECTED if unfinished else EXIT_OK)
+    # Done only when every recipient was paid: a used claim may still be a failed payout.
+    raise typer.Exit(EXIT_OK if result.figures.all_paid else EXIT_NOT_ALL_PAID)
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:

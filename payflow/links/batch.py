@@ -11,7 +11,12 @@ from pathlib import Path
 from payflow.intake import BatchFileError, Problem
 from payflow.links.files import write_claims_file
 from payflow.links.records import ClaimState, LinkRow, LinkView
-from payflow.links.report import LinksReportPaths, claim_counts, write_links_report
+from payflow.links.report import (
+    LinksFigures,
+    LinksReportPaths,
+    links_figures,
+    write_links_report,
+)
 from payflow.links.rows import LinkRowsReport
 from payflow.links.store import LinkStore
 
@@ -87,9 +92,9 @@ def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
 
 def report_links(
     store: LinkStore, batch_id: str, out_dir: Path, problems: Sequence[Problem] = ()
-) -> tuple[LinksReportPaths, dict[str, int]]:
-    """Write the links report from the ledger; returns its paths and rows per claim state."""
+) -> tuple[LinksReportPaths, LinksFigures]:
+    """Write the links report from the ledger; returns its paths and its figures."""
     views = store.rows(batch_id)
     now = store.now()
     paths = write_links_report(out_dir, batch_id, views, now, problems)
-    return paths, claim_counts(views, now)
+    return paths, links_figures(views, now)

@@ -16,6 +16,7 @@ from openpyxl import Workbook
 from payflow.atomic import replaced
 from payflow.inert import inert_text
 from payflow.intake import Problem
+from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import ClaimState, LinkView
 from payflow.model import display_amount
 
@@ -44,6 +45,33 @@ class LinksReportPaths:
 
     csv: Path
     xlsx: Path
+
+
+@dataclass(frozen=True)
+class LinksFigures:
+    """What a links report says in figures, read from the ledger: rows per claim state, rows per
+    payout state (VALIDATED: no payout yet), and a line per payout that ended unpaid."""
+
+    claims: dict[str, int]
+    statuses: dict[str, int]
+    unpaid: list[str]
+
+    @property
+    def all_paid(self) -> bool:
+        """Every row's payout is COMPLETED (an empty batch is not "all paid")."""
+        return bool(self.statuses) and set(self.statuses) == {RowState.COMPLETED.value}
+
+
+def links_figures(views: Sequence[LinkView], now: datetime) -> LinksFigures:
+    """The figures of `views`, unpaid rows in row order with their statusMessage."""
+    unpaid = [
+        f"row {view.row_number}: externalId {view.external_id!r}: {view.state.value}"
+        + (" (corrected after COMPLETED)" if view.corrected else "")
+        + (f": {view.status_message}" if view.status_message else "")
+        for view in sorted(views, key=lambda view: view.row_number)
+        if view.state in NOT_PAID_STATES
+    ]
+    return LinksFigures(claim_counts(views, now), status_counts(views), unpaid)
 
 
 def claim_counts(views: Sequence[LinkView], now: datetime) -> dict[str, int]:

@@ -243,12 +243,21 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     result = asyncio.run(refresh())
     assert (result.looked_up, result.moved, result.not_found) == (len(used) + 1, len(used), 1)
     clock.advance(days=8)
-    paths, counts = report_links(store, batch_id, tmp_path / "out")
-    assert counts == {"USED": len(used), "EXPIRED_UNUSED": 10_000 - len(used)}
+    paths, figures = report_links(store, batch_id, tmp_path / "out")
+    assert figures.claims == {"USED": len(used), "EXPIRED_UNUSED": 10_000 - len(used)}
+    failed = [e for e, last4 in used.items() if last4 == "1111"]
+    # A used claim is not a paid recipient: the figures count payouts and name each failed one.
+    assert figures.statuses == {
+        "COMPLETED": len(used) - len(failed),
+        "FAILED": len(failed),
+        "VALIDATED": 10_000 - len(used),
+    }
+    assert {line.split("'")[1] for line in figures.unpaid} == set(failed)
+    assert all(line.endswith(": FAILED: Recipient account is blocked") for line in figures.unpaid)
+    assert not figures.all_paid
     sheet = load_workbook(paths.xlsx, read_only=True)["Links"]
     table = {r[1]: r for r in sheet.iter_rows(min_row=2, values_only=True)}
     assert len(table) == 10_000
-    failed = [e for e, last4 in used.items() if last4 == "1111"]
     assert failed and all(table[e][11] == "FAILED" for e in failed)
     assert all(table[e][5] == "USED" and table[e][10] for e in used)
     assert table[opened_only][5] == "EXPIRED_UNUSED" and table[opened_only][8] == 1
@@ -264,8 +273,8 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     fresh = read_claims(Path(again.path))
     assert set(fresh) == {v.external_id for v in expired}
     assert not set(fresh.values()) & set(urls.values())
-    _, counts = report_links(store, batch_id, tmp_path / "out")
-    assert counts == {"USED": len(used), "OPEN": 10_000 - len(used)}
+    _, figures = report_links(store, batch_id, tmp_path / "out")
+    assert figures.claims == {"USED": len(used), "OPEN": 10_000 - len(used)}
     clock.now = datetime.now(UTC)  # back to real time: the widget checks expiresAt against it
     link = httpx.get(fresh[opened_only]).headers["location"]
     assert pay_through_widget(link)["created"] is True

@@ -1,0 +1,59 @@
+"""`payflow links report` counts payouts, not only claims: a used claim whose payout failed is
+named with its statusMessage, and the command exits 0 only when every recipient was paid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from cli.cli_support import payflow_env, run_payflow
+from links_support import pay_through_widget, read_claims, write_links_file
+from pydantic import SecretStr
+from support.stats import sandbox_stats
+from support.waiting import sandbox_is_idle, wait_until
+
+from payflow.api import PayoutsClient
+from payflow.links.batch import issue_claims_file, register_links
+from payflow.links.rows import read_link_rows
+from payflow.links.server import ClaimsServer
+from payflow.links.store import LinkStore
+
+
+@pytest.mark.slow
+def test_a_used_claim_whose_payout_failed_is_not_reported_as_done(
+    tmp_path: Path, make_sandbox
+) -> None:
+    home = tmp_path / "home"
+    sandbox = make_sandbox()
+    store = LinkStore.open(f"sqlite:///{(home / 'ledger.sqlite3').resolve()}")
+    rows = [("paid-1", "anna", "2500", ""), ("blocked-1", "vera", "10", "")]
+    report = read_link_rows(write_links_file(tmp_path / "gifts.csv", rows))
+    registered = register_links(store, report)
+    issued = issue_claims_file(
+        store, report.batch_id, registered.new, out_dir=tmp_path, base_url="https://x", days=7
+    )
+    assert issued.path is not None
+    urls = read_claims(Path(issued.path))
+    with (
+        PayoutsClient(sandbox.token, base_url=sandbox.url) as client,
+        ClaimsServer(store, client, SecretStr(sandbox.token), sandbox.url) as server,
+    ):
+        for external_id, last4 in (("paid-1", "0042"), ("blocked-1", "1111")):
+            local = urls[external_id].replace("https://x", server.url)
+            widget_link = httpx.get(local).headers["location"]
+            assert pay_through_widget(widget_link, last4)["created"] is True
+    store.close()
+    wait_until(lambda: sandbox_is_idle(sandbox_stats(sandbox.url)), what="final statuses")
+
+    env = payflow_env(
+        home, tmp_path / "prefect", PAYFLOW_API_URL=sandbox.url, PAYFLOW_API_TOKEN=sandbox.token
+    )
+    done = run_payflow(["links", "report", report.batch_id], env, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert "  USED             2" in lines
+    assert "    COMPLETED      1" in lines and "    FAILED         1" in lines
+    assert (
+        "  not paid: row 3: externalId 'blocked-1': FAILED: Recipient account is blocked" in lines
+    )
