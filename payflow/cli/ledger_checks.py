@@ -12,6 +12,7 @@ from payflow.settings import Settings
 from payflow.wording import counted
 
 SHOWN_HELD = 20
+SHOWN_NOT_PAID_GROUPS = 5
 
 
 def check_ledger(settings: Settings) -> None:
@@ -45,6 +46,28 @@ def held_lines(settings: Settings, batch_id: str) -> list[str]:
     lines.append(
         "  to pay them anyway, run again with --allow-repeat; then another person approves"
     )
+    return lines
+
+
+def not_paid_lines(settings: Settings, batch_id: str) -> list[str]:
+    """The batch's unpaid rows grouped by statusMessage and failure class, read from the ledger,
+    and how to review them before any is sent again (none: no lines)."""
+    from payflow.rerun import classifier, find_candidates, group_candidates, group_lines
+
+    with open_ledger(settings) as ledger:
+        candidates = find_candidates(ledger, batch_id, classifier(settings.failure_classes_path))
+    groups = group_candidates(candidates.eligible)
+    if not groups:
+        return []
+    lines = [f"  not paid: {counted(len(candidates.eligible), 'row')}, by statusMessage:"]
+    for group in groups[:SHOWN_NOT_PAID_GROUPS]:
+        lines += [f"  {line}" for line in group_lines(group)]
+    if len(groups) > SHOWN_NOT_PAID_GROUPS:
+        lines.append(f"    ... and {len(groups) - SHOWN_NOT_PAID_GROUPS} more groups")
+    lines += [
+        "  failed rows are never sent again automatically: review them with",
+        f"  `payflow rerun {batch_id}` (it sends nothing) or in the report",
+    ]
     return lines
 
 

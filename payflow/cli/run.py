@@ -17,7 +17,13 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError, UnknownBatch
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
-from payflow.cli.ledger_checks import allow_repeats, api_failure, check_ledger, held_lines
+from payflow.cli.ledger_checks import (
+    allow_repeats,
+    api_failure,
+    check_ledger,
+    held_lines,
+    not_paid_lines,
+)
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
@@ -118,7 +124,10 @@ def pay_in_process(
 def finish(settings: Settings, result: PayResult, *, as_json: bool) -> NoReturn:
     """Print the result read from the ledger, the held rows, and exit 0 only if all paid."""
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
-    _print_result(result, as_json=as_json)
+    not_paid = not_paid_lines(settings, result.batch_id) if result.has_not_paid() else []
+    _print_result(result, not_paid, as_json=as_json)
+    for line in not_paid if as_json else []:
+        say(line)
     for line in held_lines(settings, result.batch_id):
         say(line)
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
@@ -231,7 +240,7 @@ def run_command(
     finish(settings, result, as_json=as_json)
 
 
-def _print_result(result: PayResult, *, as_json: bool) -> None:
+def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> None:
     if as_json:
         print(json.dumps(result.as_json()))
         return
@@ -253,9 +262,8 @@ def _print_result(result: PayResult, *, as_json: bool) -> None:
         more = len(result.pending) - SHOWN_ROWS
         print(f"  still pending at the deadline: {shown}{f' and {more} more' if more > 0 else ''}")
         print(f"  follow them with `payflow status {result.batch_id}`")
-    if result.has_not_paid():
-        print("  failed rows are never sent again automatically:")
-        print("  read their statusMessage in the report before any rerun")
+    for line in not_paid:
+        print(line)
     print(f"report: {result.report_xlsx}")
     print(f"        {result.report_csv}")
     if result.sandbox:

@@ -45,6 +45,16 @@ def group_candidates(chosen: Sequence[Candidate]) -> list[PreviewGroup]:
     return sorted(groups.values(), key=lambda g: (-len(g.rows), g.message))
 
 
+def group_lines(group: PreviewGroup) -> list[str]:
+    """A group as the operator reads it: count, statusMessage, class, totals, rows, next step."""
+    return [
+        f"  {len(group.rows)} x {group.message!r} [{group.failure_class}]: "
+        f"{_totals_text(group.totals)}",
+        f"      {plural(len(group.rows), 'row')} {_rows_text(group.rows)}",
+        f"      next step: {group.next_step}",
+    ]
+
+
 def _rows_text(rows: Sequence[int]) -> str:
     shown = ", ".join(str(r) for r in rows[:SHOWN_ROWS])
     return shown + (f" and {len(rows) - SHOWN_ROWS} more" if len(rows) > SHOWN_ROWS else "")
@@ -66,12 +76,7 @@ def preview_lines(
         heading = f"{rows} would be sent again"
     lines = [f"batch {candidates.batch_id}: {heading}"]
     for group in group_candidates(chosen):
-        lines += [
-            f"  {len(group.rows)} x {group.message!r} [{group.failure_class}]: "
-            f"{_totals_text(group.totals)}",
-            f"      {plural(len(group.rows), 'row')} {_rows_text(group.rows)}",
-            f"      next step: {group.next_step}",
-        ]
+        lines += group_lines(group)
     waiting = [i for i in candidates.ineligible if i.awaiting_payment]
     if waiting:
         already = counted(len(waiting), "row")

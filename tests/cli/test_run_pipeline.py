@@ -195,8 +195,17 @@ def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_cod
 
     again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
     assert again.returncode == 1, again.stderr
-    assert "  FAILED           1" in again.stdout.splitlines()
-    assert "  COMPLETED        1" in again.stdout.splitlines()
+    lines = again.stdout.splitlines()
+    assert "  FAILED           1" in lines and "  COMPLETED        1" in lines
+    # The unpaid row is shown with its statusMessage, read from the ledger, and how to review
+    # it; with --json those lines go to stderr.
+    not_paid = lines.index("  not paid: 1 row, by statusMessage:")
+    assert lines[not_paid + 1].startswith(
+        "    1 x 'Corrected by the platform after a bank-side error' ["
+    )
+    assert lines[not_paid + 2] == "        row 3"
+    assert f"  `payflow rerun {summary['batch_id']}` (it sends nothing) or in the report" in lines
+    assert "  not paid: 1 row, by statusMessage:" in as_json.stderr.splitlines()
 
 
 def test_an_already_paid_file_says_so_asks_nothing_and_sends_nothing(
