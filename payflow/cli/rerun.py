@@ -16,7 +16,8 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, readable_file
+from payflow.cli.validate import validate_with
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
@@ -27,18 +28,38 @@ from payflow.rerun import (
     Selection,
     choose,
     classifier,
+    correction_lines,
     find_candidates,
     parse_rows,
+    plan_attempts,
     preview_lines,
+    read_corrections,
 )
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
 from payflow.settings import Settings
 
 
-def _preview(settings: Settings, batch_id: str, selection: Selection) -> list[str]:
+def _preview(
+    settings: Settings, batch_id: str, selection: Selection, corrections: Path | None
+) -> list[str]:
     with open_ledger(settings) as ledger:
         candidates = find_candidates(ledger, batch_id, classifier(settings.failure_classes_path))
-        return preview_lines(candidates, choose(candidates, selection), selection)
+        chosen = choose(candidates, selection)
+        lines = preview_lines(candidates, chosen, selection)
+        if corrections is None or not chosen:
+            return lines
+        # Checked now as --reviewed would check them (the batch rules, with the API's banks and
+        # services lists), so a broken corrections file is found before anyone confirms.
+        fixes = read_corrections(corrections)
+        with api_endpoint(settings) as endpoint:
+            attempts = plan_attempts(
+                ledger, chosen, fixes, lambda raw: validate_with(endpoint, raw, settings=settings)
+            )
+        parents = {c.external_id: ledger.payout_instruction(c.external_id) for c in chosen}
+    changed = correction_lines(
+        {ext: parent for ext, parent in parents.items() if parent is not None}, attempts
+    )
+    return [*lines[:-1], *(changed or ["  the corrections change none of these rows"]), lines[-1]]
 
 
 @contextmanager
@@ -77,7 +98,9 @@ def rerun_command(
     try:
         selection = Selection(parse_rows(rows), message, failure_class, all_failed)
         if not reviewed:
-            lines = _preview(settings, batch_id, selection)
+            if corrections is not None:
+                readable_file(corrections)
+            lines = _preview(settings, batch_id, selection, corrections)
             typer.echo(json.dumps({"preview": lines}) if as_json else "\n".join(lines))
             raise typer.Exit(0)
         if selection.empty:

@@ -15,7 +15,12 @@ from payflow.rerun.classify import FAILURE_CLASSES, Classifier, FailureClass, cl
 from payflow.rerun.corrections import Correction, Validate, apply_corrections, read_corrections
 from payflow.rerun.ids import attempt_external_id, rerun_batch_id
 from payflow.rerun.plan import plan_attempts, register_rerun
-from payflow.rerun.preview import group_candidates, group_lines, preview_lines
+from payflow.rerun.preview import (
+    correction_lines,
+    group_candidates,
+    group_lines,
+    preview_lines,
+)
 from payflow.rerun.refetch import Dropped, refetch_parents
 from payflow.rerun.selection import CHOOSE_ROWS, Selection, choose, parse_rows
 
@@ -36,6 +41,7 @@ __all__ = [
     "attempt_external_id",
     "choose",
     "classifier",
+    "correction_lines",
     "find_candidates",
     "group_candidates",
     "group_lines",

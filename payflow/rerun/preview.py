@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from payflow.model import display_amount
+from payflow.ledger import NewAttempt
+from payflow.model import PayoutInstruction, display_amount
+from payflow.redact import mask_requisites
 from payflow.rerun.candidates import Candidate, Candidates
 from payflow.rerun.selection import CHOOSE_ROWS, Selection
 from payflow.wording import counted, plural
@@ -92,4 +94,30 @@ def preview_lines(
     else:
         next_step = "no row that can be sent again matches the choice"
     lines.append(f"nothing was sent; {next_step}")
+    return lines
+
+
+def correction_lines(
+    parents: Mapping[str, PayoutInstruction], attempts: Sequence[NewAttempt]
+) -> list[str]:
+    """What a corrections file changes in each attempt, against its parent (by externalId):
+    requisites masked, a name only named (personal data), the bank as written."""
+    lines: list[str] = []
+    for attempt in attempts:
+        before, after = parents[attempt.parent_external_id], attempt.instruction
+        changes = []
+        if after.requisites != before.requisites:
+            changes.append(
+                f"requisites {mask_requisites(after.requisites)}"
+                f" (was {mask_requisites(before.requisites)})"
+            )
+        if after.bank_name != before.bank_name:
+            changes.append(f"bankName {after.bank_name!r} (was {before.bank_name!r})")
+        if after.name != before.name:
+            changes.append("name")
+        if changes:
+            lines.append(
+                f"  corrected: row {after.row_number} ({attempt.parent_external_id}): "
+                + ", ".join(changes)
+            )
     return lines
