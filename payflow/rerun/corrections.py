@@ -7,7 +7,7 @@ payout field stays as first sent.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -21,6 +21,9 @@ from payflow.rerun.candidates import RerunRefused
 Validate = Callable[[RawBatch], ValidationReport]
 CORRECTABLE = ("requisites", "bankName", "name")
 KEPT = ("amount", "currency")  # may be repeated in the file, but only unchanged
+# Read only to check a corrected account number against its bank's key, as a batch file's bik
+# is; the ledger keeps no bik, so a correction without one is checked without the key.
+CHECK_ONLY = ("bik",)
 _FIELD_OF = {"requisites": "requisites", "bankName": "bank_name", "name": "name"}
 # The columns of a batch file, in the order validation reads them, and the field of each.
 _BATCH_COLUMNS = {
@@ -48,6 +51,7 @@ class Correction:
     external_id: str
     changes: dict[str, str]  # PayoutInstruction field -> new text
     kept: dict[str, str]  # amount / currency as written in the file, checked unchanged
+    checks: dict[str, str] = field(default_factory=dict)  # bik, for validation only
 
 
 def _read_rows(path: Path) -> list[list[str]]:
@@ -70,12 +74,12 @@ def read_corrections(path: Path) -> dict[str, Correction]:
     columns = [match.renames.get(h, h.strip()) for h in rows[0]]
     if "externalId" not in columns:
         raise RerunRefused(f"{path.name}: needs an externalId column naming the original rows")
-    allowed = {"externalId", *CORRECTABLE, *KEPT}
+    allowed = {"externalId", *CORRECTABLE, *KEPT, *CHECK_ONLY}
     refused = [c for c in columns if c and c not in allowed]
     if refused or match.duplicated:
         raise RerunRefused(
-            f"{path.name}: a rerun may change only requisites, bankName and name, "
-            f"not {', '.join(refused or match.duplicated)}"
+            f"{path.name}: a rerun may change only requisites, bankName and name (a bik column "
+            f"checks a corrected account), not {', '.join(refused or match.duplicated)}"
         )
     out: dict[str, Correction] = {}
     for cells in rows[1:]:
@@ -87,7 +91,8 @@ def read_corrections(path: Path) -> dict[str, Correction]:
             raise RerunRefused(f"{path.name}: externalId {ext!r} appears more than once")
         changes = {_FIELD_OF[c]: record[c] for c in CORRECTABLE if record.get(c)}
         kept = {c: record[c] for c in KEPT if record.get(c)}
-        out[ext] = Correction(ext, changes, kept)
+        checks = {c: record[c] for c in CHECK_ONLY if record.get(c)}
+        out[ext] = Correction(ext, changes, kept, checks)
     return out
 
 
@@ -126,16 +131,20 @@ def _cell(instruction: PayoutInstruction, field_name: str) -> str:
 
 
 def _validated(
-    drafts: Sequence[tuple[str, PayoutInstruction]], validate: Validate
+    drafts: Sequence[tuple[str, PayoutInstruction, Correction]], validate: Validate
 ) -> dict[str, PayoutInstruction]:
     """Validate corrected rows as one batch file; map each valid one back to its root."""
     # Optional columns only when some row fills them, as an operator's file would have them.
     header = [
         column
         for column, name in _BATCH_COLUMNS.items()
-        if column in REQUIRED_COLUMNS or any(_cell(i, name) for _, i in drafts)
+        if column in REQUIRED_COLUMNS or any(_cell(i, name) for _, i, _ in drafts)
     ]
-    rows = [header] + [[_cell(i, _BATCH_COLUMNS[c]) for c in header] for _, i in drafts]
+    checked = [column for column in CHECK_ONLY if any(c.checks.get(column) for *_, c in drafts)]
+    rows = [header + checked] + [
+        [_cell(i, _BATCH_COLUMNS[h]) for h in header] + [c.checks.get(h, "") for h in checked]
+        for _, i, c in drafts
+    ]
     report = validate(batch_from_rows(rows, "corrections"))
     by_line = {line: draft for line, draft in enumerate(drafts, start=2)}
     problems = report.rejected_rows()
@@ -170,7 +179,7 @@ def apply_corrections(
         _check_kept(correction, instructions[root])
         by_root[root] = correction
     drafts = [
-        (root, _corrected(instructions[root], correction))
+        (root, _corrected(instructions[root], correction), correction)
         for root, correction in sorted(by_root.items())
         if correction.changes
     ]

@@ -1,5 +1,6 @@
 """`payflow rerun BATCH --corrections FILE` without --reviewed checks the corrections as the
-rerun itself would and shows what they change, so a broken file is found before anyone sends."""
+rerun itself would and shows what they change, so a broken file is found before anyone sends;
+a bik column checks a corrected account number."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import pytest
 from cli.cli_support import payflow_env, run_payflow
 from paying_support import register, row
 
+from payflow.intake import RawBatch, ValidationReport
 from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
 from payflow.redact import mask_requisites
+from payflow.rerun import RerunRefused, apply_corrections, read_corrections
+from payflow.schemas.validation import validate_rows
 
 
 @pytest.fixture
@@ -76,3 +81,26 @@ def test_a_broken_corrections_file_is_refused_by_the_preview(
     assert done.stdout == ""
     assert done.stderr.startswith(said), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_bik_column_checks_a_corrected_account_number(tmp_path: Path) -> None:
+    # The ledger keeps no bik, so only a bik given beside the correction can catch a mistyped
+    # account: with it the key is checked, as in a batch file; without it the account passes.
+    original = row("acc-1", 2)._replace(
+        currency="RUB", payment_type="BANK_ACCOUNT", requisites="40817810299910000042"
+    )
+
+    def validate(raw: RawBatch) -> ValidationReport:
+        return validate_rows(raw, services=None, banks_for_phones=None)
+
+    def apply(text: str) -> dict[str, PayoutInstruction]:
+        path = tmp_path / "fix.csv"
+        path.write_text(text, encoding="utf-8")
+        return apply_corrections({"acc-1": original}, read_corrections(path), {}, validate)
+
+    with pytest.raises(RerunRefused, match=r"acc-1: requisites: .*\(account_check_key\)"):
+        apply("externalId,requisites,bik\nacc-1,40817810299910000043,044525225\n")
+    fixed = apply("externalId,requisites,bik\nacc-1,40817810899910001111,044525225\n")
+    assert fixed["acc-1"].requisites == "40817810899910001111"
+    unchecked = apply("externalId,requisites\nacc-1,40817810299910000043\n")
+    assert unchecked["acc-1"].requisites == "40817810299910000043"
