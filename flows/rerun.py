@@ -23,6 +23,9 @@ from payflow.tasks.rerun_failed import (
     register_rerun_attempts,
     rerun_batches_to_pay,
 )
+from payflow.wording import counted
+
+SHOWN_ATTEMPTS = 10
 
 
 @dataclass
@@ -130,9 +133,14 @@ def summary_lines(result: RerunResult) -> list[str]:
     lines = [f"rerun of batch {result.batch_id}"]
     lines += [f"  dropped {line}" for line in result.dropped]
     if result.created:
-        lines.append(f"  {len(result.created)} new attempts: {', '.join(result.created[:10])}")
+        created = counted(len(result.created), "new attempt")
+        more = len(result.created) - SHOWN_ATTEMPTS
+        lines.append(
+            f"  {created}: {', '.join(result.created[:SHOWN_ATTEMPTS])}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     if result.already_created:
-        lines.append(f"  {len(result.already_created)} attempts were already registered")
+        lines.append(f"  already registered: {counted(len(result.already_created), 'attempt')}")
     lines += [f"  not rerun: {parent} {why}" for parent, why in sorted(result.refused.items())]
     lines += [f"  paid rerun batch {rerun_id}" for rerun_id in result.paid_batches]
     acted = result.dropped or result.created or result.already_created or result.refused

@@ -16,6 +16,7 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
+from payflow.cli.ledger_checks import not_paid_lines
 from payflow.cli.setup import prepare, readable_file
 from payflow.cli.validate import validate_with
 from payflow.intake import BatchFileError
@@ -144,9 +145,13 @@ def rerun_command(
         fail(str(exc))
     except PaymentsApiError as exc:
         fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+    # Every row still unpaid by its latest attempt, this rerun's included, as a run lists them.
+    not_paid = not_paid_lines(settings, batch_id)
     if as_json:
         typer.echo(json.dumps(asdict(result)))
+        for line in not_paid:
+            typer.echo(line, err=True)
     else:
-        typer.echo("\n".join(summary_lines(result)))
+        typer.echo("\n".join([*summary_lines(result), *not_paid]))
     done = set(result.statuses) <= {"COMPLETED"} and not result.waiting
     raise typer.Exit(0 if done else 1)

@@ -1,0 +1,48 @@
+"""`payflow rerun BATCH --reviewed` as an operator runs it after a run with failed rows: what it
+sent, and every row still unpaid with its statusMessage, read from the ledger at the end."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from cli_support import payflow_env, run_payflow
+
+
+def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
+    tmp_path: Path, make_sandbox
+) -> None:
+    sandbox = make_sandbox()
+    batch = tmp_path / "june.csv"
+    with batch.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["externalId", "amount", "currency", "paymentType", "requisites", "name", "userId"]
+        )
+        writer.writerow(["jun-1", "1000", "XOF", "SIM", "2250700011111", "Kouadio Yao", "u-1"])
+        writer.writerow(["jun-2", "2000", "XOF", "SIM", "2250700022222", "Awa Kone", "u-2"])
+    env = payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert first.returncode == 1, first.stderr
+    batch_id = first.stdout.split('"batch_id": "', 1)[1].split('"', 1)[0]
+    fix = tmp_path / "fix.csv"
+    fix.write_text("externalId,requisites\njun-2,2250700020042\n", encoding="utf-8")
+
+    rerun = ["rerun", batch_id, "--rows", "3", "--corrections", str(fix), "--reviewed"]
+    done = run_payflow(rerun, env, tmp_path)
+
+    assert done.returncode == 1, done.stderr  # row 2 is still unpaid
+    lines = done.stdout.splitlines()
+    assert "  1 new attempt: jun-2-r1" in lines
+    assert lines[lines.index("  rows by latest attempt:") + 1 :][:2] == [
+        "    COMPLETED        1",
+        "    FAILED           1",
+    ]
+    unpaid = lines.index("  not paid: 1 row, by statusMessage:")
+    assert lines[unpaid + 1].startswith("    1 x 'Recipient account is blocked' [")
+    assert lines[unpaid + 2] == "        row 2"
