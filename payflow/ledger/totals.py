@@ -39,6 +39,9 @@ from payflow.ledger.tables import BatchRow, Finding, Payout, ServiceCheck, Statu
 SCALE = 10_000
 STREAM_ROWS = 2_000
 S = RowState
+# A row's latest attempt: its own payout, or the newest rerun of it. Reports count each row
+# once, by this payout (a row paid by a rerun is paid; its failed first attempt is history).
+Latest = aliased(Payout, name="latest")
 
 
 class RowOutcome(StrEnum):
@@ -76,23 +79,44 @@ OWN_PAYOUT = (Disposition.NEW.value, Disposition.ALREADY_KNOWN.value)
 
 
 def outcome_expr() -> ColumnElement[str]:
-    """The row's RowOutcome as a SQL CASE over batch_rows joined to payouts."""
+    """The row's RowOutcome as a SQL CASE over batch_rows joined to their latest attempts."""
     return case(
         (BatchRow.disposition == Disposition.REJECTED.value, RowOutcome.REJECTED.value),
         (BatchRow.disposition == Disposition.CONFLICT.value, RowOutcome.REFUSED.value),
         (BatchRow.disposition == Disposition.ALREADY_KNOWN.value, RowOutcome.DUPLICATE.value),
-        (Payout.state == S.COMPLETED.value, RowOutcome.PAID.value),
-        (and_(Payout.state == S.FAILED.value, Payout.corrected), RowOutcome.CORRECTED.value),
-        (Payout.state == S.FAILED.value, RowOutcome.FAILED.value),
-        (Payout.state == S.CANCELED.value, RowOutcome.CANCELED.value),
-        (Payout.state == S.EXPIRED.value, RowOutcome.EXPIRED.value),
+        (Latest.state == S.COMPLETED.value, RowOutcome.PAID.value),
+        (and_(Latest.state == S.FAILED.value, Latest.corrected), RowOutcome.CORRECTED.value),
+        (Latest.state == S.FAILED.value, RowOutcome.FAILED.value),
+        (Latest.state == S.CANCELED.value, RowOutcome.CANCELED.value),
+        (Latest.state == S.EXPIRED.value, RowOutcome.EXPIRED.value),
         # HELD: a repeat of a recent payout, waiting for `--allow-repeat`; never sent yet.
-        (Payout.state.in_([S.VALIDATED.value, S.HELD.value]), RowOutcome.NOT_SENT.value),
+        (Latest.state.in_([S.VALIDATED.value, S.HELD.value]), RowOutcome.NOT_SENT.value),
         (
-            Payout.state.in_([S.SUBMIT_REJECTED.value, S.CONFLICT.value]),
+            Latest.state.in_([S.SUBMIT_REJECTED.value, S.CONFLICT.value]),
             RowOutcome.REFUSED.value,
         ),
         else_=RowOutcome.PENDING.value,
+    )
+
+
+def _latest_attempt_id() -> Any:
+    """The externalId of the newest rerun of the row's payout (None when never rerun), found on
+    the (root_external_id, attempt) unique index, one row at a time."""
+    later = aliased(Payout, name="later")
+    return (
+        select(later.external_id)
+        .where(later.root_external_id == func.coalesce(Payout.root_external_id, Payout.external_id))
+        .order_by(later.attempt.desc())
+        .limit(1)
+        .correlate(Payout)
+        .scalar_subquery()
+    )
+
+
+def _with_latest(query: Any) -> Any:
+    """`query` over batch_rows joined to each row's payout, then to its latest attempt."""
+    return query.outerjoin(Payout, Payout.external_id == BatchRow.external_id).outerjoin(
+        Latest, Latest.external_id == func.coalesce(_latest_attempt_id(), Payout.external_id)
     )
 
 
@@ -112,12 +136,7 @@ def sum_value(value: Any, dialect: str) -> Decimal:
 
 
 def _joined(batch_id: str) -> Any:
-    return (
-        select()
-        .select_from(BatchRow)
-        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
-        .where(BatchRow.batch_id == batch_id)
-    )
+    return _with_latest(select().select_from(BatchRow)).where(BatchRow.batch_id == batch_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +158,9 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     # amount.
     own = BatchRow.disposition.in_(OWN_PAYOUT)
     currency = case(
-        (own, func.coalesce(Payout.currency, "")), else_=func.coalesce(BatchRow.currency, "")
+        (own, func.coalesce(Latest.currency, "")), else_=func.coalesce(BatchRow.currency, "")
     )
-    amount = case((own, Payout.amount), else_=None)
+    amount = case((own, Latest.amount), else_=None)
     query = (
         _joined(batch_id)
         .add_columns(currency, outcome, func.count(), exact_sum(amount, dialect))
@@ -169,17 +188,17 @@ class MessageTotal:
 def failure_totals(engine: Engine, batch_id: str) -> list[MessageTotal]:
     """Rows that did not pay, grouped by currency, state and statusMessage (most rows first)."""
     dialect = engine.dialect.name
-    message = func.coalesce(Payout.status_message, "")
+    message = func.coalesce(Latest.status_message, "")
     count = func.count()
     unpaid = [S.FAILED.value, S.CANCELED.value, S.EXPIRED.value, S.SUBMIT_REJECTED.value]
     query = (
         _joined(batch_id)
         .add_columns(
-            Payout.currency, Payout.state, message, count, exact_sum(Payout.amount, dialect)
+            Latest.currency, Latest.state, message, count, exact_sum(Latest.amount, dialect)
         )
-        .where(BatchRow.disposition == Disposition.NEW.value, Payout.state.in_(unpaid))
-        .group_by(Payout.currency, Payout.state, message)
-        .order_by(count.desc(), Payout.currency, Payout.state, message)
+        .where(BatchRow.disposition == Disposition.NEW.value, Latest.state.in_(unpaid))
+        .group_by(Latest.currency, Latest.state, message)
+        .order_by(count.desc(), Latest.currency, Latest.state, message)
     )
     with engine.connect() as connection:
         return [
@@ -199,30 +218,46 @@ class Movement:
 
 
 def movements_since(engine: Engine, batch_id: str, since: datetime) -> list[Movement]:
-    """State changes of the batch's own payouts recorded after `since`, summed per move."""
+    """State changes recorded after `since` of the batch's own payouts and of their reruns (the
+    rows' later attempts, which the report counts), summed per move."""
     dialect = engine.dialect.name
-    query = (
-        select(
-            Payout.currency,
-            StatusEvent.from_state,
-            StatusEvent.to_state,
-            exact_sum(Payout.amount, dialect),
+    own = aliased(Payout, name="own")
+    rerun_of_own = (
+        select(Payout.external_id)
+        .join(
+            own,
+            and_(
+                Payout.root_external_id == func.coalesce(own.root_external_id, own.external_id),
+                Payout.attempt > own.attempt,
+            ),
         )
-        .select_from(StatusEvent)
-        .join(Payout, Payout.external_id == StatusEvent.external_id)
-        .where(Payout.batch_id == batch_id, StatusEvent.at >= since)
-        .group_by(Payout.currency, StatusEvent.from_state, StatusEvent.to_state)
+        .where(own.batch_id == batch_id)
     )
-    with engine.connect() as connection:
-        return [
-            Movement(str(cur), before, str(after), sum_value(total, dialect))
-            for cur, before, after, total in connection.execute(query)
-        ]
+    totals: dict[tuple[str, str | None, str], Decimal] = {}
+    for payouts in (Payout.batch_id == batch_id, Payout.external_id.in_(rerun_of_own)):
+        query = (
+            select(
+                Payout.currency,
+                StatusEvent.from_state,
+                StatusEvent.to_state,
+                exact_sum(Payout.amount, dialect),
+            )
+            .select_from(StatusEvent)
+            .join(Payout, Payout.external_id == StatusEvent.external_id)
+            .where(payouts, StatusEvent.at >= since)
+            .group_by(Payout.currency, StatusEvent.from_state, StatusEvent.to_state)
+        )
+        with engine.connect() as connection:
+            for cur, before, after, total in connection.execute(query):
+                key = (str(cur), before, str(after))
+                totals[key] = totals.get(key, Decimal(0)) + sum_value(total, dialect)
+    return [Movement(cur, before, after, amount) for (cur, before, after), amount in totals.items()]
 
 
 @dataclass(frozen=True, slots=True)
 class ReportLine:
-    """One source row with the ledger's and the service's view of it; requisites NOT masked."""
+    """One source row with the ledger's and the service's view of its latest attempt (its own
+    payout unless it was rerun); requisites NOT masked."""
 
     row_number: int
     external_id: str | None
@@ -244,7 +279,7 @@ class ReportLine:
     submitted_at: datetime | None
     completed_at: datetime | None
     checked_at: datetime | None
-    reruns: str | None  # externalIds of payouts that rerun this one
+    earlier: str | None  # when rerun: the externalIds of the row's attempts before this one
     findings: str | None  # open or acknowledged finding kinds
 
 
@@ -262,25 +297,33 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
     submitted_at = (
         select(func.min(StatusEvent.at))
         .where(
-            StatusEvent.external_id == BatchRow.external_id,
+            StatusEvent.external_id == Latest.external_id,
             StatusEvent.from_state == S.SUBMITTING.value,
         )
+        .correlate(Latest)
         .scalar_subquery()
     )
     completed_at = (
         select(func.max(StatusEvent.at))
-        .where(StatusEvent.external_id == BatchRow.external_id, StatusEvent.to_state.in_(finals))
+        .where(StatusEvent.external_id == Latest.external_id, StatusEvent.to_state.in_(finals))
+        .correlate(Latest)
         .scalar_subquery()
     )
-    rerun = aliased(Payout)
-    reruns = (
-        select(
-            rerun.reruns_external_id.label("external_id"),
-            _aggregate_text(rerun.external_id, dialect).label("reruns"),
-        )
-        .where(rerun.reruns_external_id.is_not(None))
-        .group_by(rerun.reruns_external_id)
-        .subquery()
+    # The row's earlier attempts when it was rerun: its root and the reruns before the latest.
+    earlier_attempt = aliased(Payout, name="earlier_attempt")
+    root = func.coalesce(Latest.root_external_id, Latest.external_id)
+    earlier = case(
+        (
+            Latest.attempt > 0,
+            select(_aggregate_text(earlier_attempt.external_id, dialect))
+            .where(
+                or_(earlier_attempt.root_external_id == root, earlier_attempt.external_id == root),
+                earlier_attempt.attempt < Latest.attempt,
+            )
+            .correlate(Latest)
+            .scalar_subquery(),
+        ),
+        else_=None,
     )
     open_findings = (
         select(
@@ -291,37 +334,44 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         .group_by(Finding.row_number)
         .subquery()
     )
+    # A row's own payout is followed to its latest attempt; a rejected or conflicting row keeps
+    # its own externalId (a payout under it, if any, is another batch's).
+    external_id = case(
+        (
+            BatchRow.disposition.in_(OWN_PAYOUT),
+            func.coalesce(Latest.external_id, BatchRow.external_id),
+        ),
+        else_=BatchRow.external_id,
+    )
+    columns = select(
+        BatchRow.row_number,
+        external_id.label("external_id"),
+        BatchRow.disposition,
+        BatchRow.reasons,
+        BatchRow.currency.label("row_currency"),
+        Payout.batch_id.label("first_batch_id"),
+        Latest.payout_id,
+        Latest.payment_type,
+        Latest.currency,
+        Latest.amount,
+        Latest.requisites,
+        Latest.name,
+        Latest.bank_name,
+        Latest.state,
+        Latest.status_message,
+        ServiceCheck.amount.label("service_amount"),
+        ServiceCheck.status.label("service_status"),
+        ServiceCheck.found.label("service_found"),
+        ServiceCheck.checked_at,
+        submitted_at.label("submitted_at"),
+        completed_at.label("completed_at"),
+        earlier.label("earlier"),
+        open_findings.c.findings,
+        outcome_expr().label("outcome"),
+    ).select_from(BatchRow)
     base = (
-        select(
-            BatchRow.row_number,
-            BatchRow.external_id,
-            BatchRow.disposition,
-            BatchRow.reasons,
-            BatchRow.currency.label("row_currency"),
-            Payout.batch_id.label("first_batch_id"),
-            Payout.payout_id,
-            Payout.payment_type,
-            Payout.currency,
-            Payout.amount,
-            Payout.requisites,
-            Payout.name,
-            Payout.bank_name,
-            Payout.state,
-            Payout.status_message,
-            ServiceCheck.amount.label("service_amount"),
-            ServiceCheck.status.label("service_status"),
-            ServiceCheck.found.label("service_found"),
-            ServiceCheck.checked_at,
-            submitted_at.label("submitted_at"),
-            completed_at.label("completed_at"),
-            reruns.c.reruns,
-            open_findings.c.findings,
-            outcome_expr().label("outcome"),
-        )
-        .select_from(BatchRow)
-        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
-        .outerjoin(ServiceCheck, ServiceCheck.external_id == BatchRow.external_id)
-        .outerjoin(reruns, reruns.c.external_id == BatchRow.external_id)
+        _with_latest(columns)
+        .outerjoin(ServiceCheck, ServiceCheck.external_id == external_id)
         .outerjoin(open_findings, open_findings.c.row_number == BatchRow.row_number)
         .where(BatchRow.batch_id == batch_id)
         .order_by(BatchRow.row_number)
@@ -361,7 +411,7 @@ def _line(row: Any) -> ReportLine:
         submitted_at=row.submitted_at if own else None,
         completed_at=row.completed_at if own else None,
         checked_at=row.checked_at,
-        reruns=row.reruns,
+        earlier=row.earlier,
         findings=row.findings,
     )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.models import Payout
 from payflow.ledger import (
     Detected,
     EventSource,
@@ -73,9 +74,15 @@ def _record(ledger: Ledger, line: ReportLine, fetched: Fetched) -> tuple[str, bo
     if payout.status == line.state and payout.id == line.payout_id:
         # Nothing would move (the ledger already says so): skip a write transaction per row.
         return line.state, False
+    moved = _record_move(ledger, line.external_id, payout)
+    return (payout.status, True) if moved else (line.state, False)
+
+
+def _record_move(ledger: Ledger, external_id: str, payout: Payout) -> bool:
+    """Record what the service says of one payout, forward only; whether the ledger moved."""
     try:
-        moved = ledger.record_status(
-            external_id=line.external_id,
+        return ledger.record_status(
+            external_id=external_id,
             payout_id=payout.id,
             status=payout.status,
             status_message=payout.status_message,
@@ -84,8 +91,27 @@ def _record(ledger: Ledger, line: ReportLine, fetched: Fetched) -> tuple[str, bo
     except (IllegalTransition, LedgerError) as exc:
         # Kept for a person as a status_differs finding; never forced into the ledger.
         logger.warning("reconcile: %s", exc)
-        return line.state, False
-    return (payout.status, True) if moved else (line.state, False)
+        return False
+
+
+async def _refetch_earlier(
+    client: AsyncPayoutsClient, ledger: Ledger, page: list[ReportLine], slots: asyncio.Semaphore
+) -> dict[str, str]:
+    """Fetch and record the earlier attempts of the page's rerun rows: a row shows its latest
+    attempt, but a failed first attempt the platform pays after all is a second payment, and
+    only its fetched status lets `paid_twice` see it. Returns the status of each answered one."""
+    earlier = [ext for line in page if line.earlier for ext in line.earlier.split()]
+
+    async def fetch(external_id: str) -> tuple[str, Fetched]:
+        async with slots:
+            return external_id, await fetch_payout(client, external_id, None)
+
+    statuses: dict[str, str] = {}
+    for external_id, fetched in await asyncio.gather(*(fetch(ext) for ext in earlier)):
+        if fetched.payout is not None:
+            await asyncio.to_thread(_record_move, ledger, external_id, fetched.payout)
+            statuses[external_id] = fetched.payout.status
+    return statuses
 
 
 def _view(line: ReportLine, fetched: Fetched) -> ServiceView:
@@ -143,6 +169,7 @@ async def reconcile_batch(
             states_now.update(
                 (c.line.external_id, _state_now(c)) for c in checks if c.line.external_id
             )
+            states_now.update(await _refetch_earlier(client, ledger, page, slots))
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
         states = dict(chains.states)

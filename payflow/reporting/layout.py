@@ -174,11 +174,11 @@ ROW_COLUMNS: tuple[Column, ...] = (
         lambda r, c: _time(r.checked_at),
     ),
     Column(
-        "rerun_external_ids",
-        "externalIds of later attempts that rerun this row.",
+        "earlier_external_ids",
+        "When the row was rerun: its earlier attempts (the row shows its latest).",
         Kind.TEXT,
         22,
-        lambda r, c: r.reruns,
+        lambda r, c: r.earlier,
     ),
     Column(
         "findings",

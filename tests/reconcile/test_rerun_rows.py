@@ -1,0 +1,52 @@
+"""A batch whose rows were rerun is reconciled by each row's latest attempt: a row the rerun
+paid is paid, the roll-forward counts the rerun's debit, and a failed first attempt the
+platform pays after all is still found as a second payment."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from reconcile_support import instruction, move, new_id, pay, payout_id, reconcile, register
+
+from payflow.ledger import Ledger, NewAttempt
+from payflow.ledger.totals import RowOutcome
+from payflow.reconcile import roll_forward
+
+
+async def test_a_row_paid_by_its_rerun_is_paid_in_its_batchs_report(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    first = instruction(new_id("t"), 2, "1111")  # the account is blocked: FAILED
+    paid = instruction(new_id("t"), 3, "0001")
+    batch = register(ledger, [first, paid])
+    await pay(client, ledger, batch)
+    first_payout = payout_id(ledger, batch, 2)
+    retry = first._replace(external_id=f"{first.external_id}-r1", requisites="225070002" + "0009")
+    rerun_batch = f"{batch}-rerun"
+    ledger.create_attempts(
+        rerun_batch,
+        rerun_of=batch,
+        source_name=f"rerun of {batch}",
+        made_by="ops",
+        new=[NewAttempt(first.external_id, first.external_id, 1, retry)],
+    )
+    await pay(client, ledger, rerun_batch)
+
+    assert await reconcile(client, ledger, batch) == set()
+    lines = {line.row_number: line for line in ledger.report_lines(batch)}
+    assert (lines[2].external_id, lines[2].outcome, lines[2].earlier) == (
+        retry.external_id,
+        RowOutcome.PAID,
+        first.external_id,
+    )
+    assert (lines[3].external_id, lines[3].earlier) == (paid.external_id, None)
+    totals = {(t.outcome, t.rows, t.amount) for t in ledger.outcome_totals(batch)}
+    assert totals == {(RowOutcome.PAID, 2, first.amount + paid.amount)}
+    # The rerun's debit is this batch's movement too: no drift from paying a row twice over.
+    [xof] = roll_forward(ledger, batch)
+    assert xof.moved_available == -(first.amount + paid.amount)
+    assert xof.drift_available == Decimal(0)
+
+    # The platform pays the blocked first attempt after all: two payouts for one source row.
+    move(sandbox_server, first_payout, status="COMPLETED")
+    assert (2, "paid_twice") in await reconcile(client, ledger, batch)
