@@ -11,6 +11,7 @@ from payflow.wording import counted, plural
 def test_one_is_singular_and_every_other_count_plural():
     assert [counted(n, "row") for n in (0, 1, 2, 11)] == ["0 rows", "1 row", "2 rows", "11 rows"]
     assert plural(1, "payout") == "payout" and plural(21, "payout") == "payouts"
+    assert counted(2, "batch") == "2 batches" and counted(1, "batch") == "1 batch"
 
 
 def test_the_to_pay_table_says_1_row_and_keeps_its_columns():
@@ -28,8 +29,10 @@ def test_the_to_pay_table_says_1_row_and_keeps_its_columns():
 def test_the_links_summary_says_1_claim_url(capsys):
     from payflow.cli.links import _print
     from payflow.flows.links import LinksResult
+    from payflow.links.report import LinksFigures
 
-    result = LinksResult("b1", "issue", "r.csv", "r.xlsx", {"OPEN": 1}, rows=1)
+    figures = LinksFigures(claims={"OPEN": 1}, statuses={"VALIDATED": 1}, unpaid=[])
+    result = LinksResult("b1", "issue", "r.csv", "r.xlsx", figures, rows=1)
     result.claims_issued, result.claims_file = 1, "/reports/b1-claims.csv"
     _print(result, as_json=False)
     assert "claims: 1 claim URL in /reports/b1-claims.csv (owner-only)" in capsys.readouterr().out
