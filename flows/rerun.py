@@ -103,7 +103,7 @@ def rerun_failed(
                 result.waiting[rerun_id] = stopped.status_name
             else:
                 result.paid_batches.append(rerun_id)
-        result.statuses = _latest_statuses(target.ledger_url, batch_id)
+        result.statuses = open_ledger(target.ledger_url).latest_summary(batch_id)
     create_markdown_artifact(key="rerun-summary", markdown=_markdown(summary_lines(result)))
     return result
 
@@ -119,13 +119,6 @@ def _target(
     """The run's target; an explicit ledger URL (a test's, another worker's) wins."""
     with run_target(settings, api_url, sandbox, callback_url) as target:
         yield replace(target, ledger_url=ledger_url) if ledger_url else target
-
-
-def _latest_statuses(ledger_url: str, batch_id: str) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for view in open_ledger(ledger_url).latest_attempts(batch_id):
-        counts[view.state.value] = counts.get(view.state.value, 0) + 1
-    return counts
 
 
 def summary_lines(result: RerunResult) -> list[str]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 
 def plural(n: int, noun: str) -> str:
-    """`noun` as it goes with `n`: "row" for 1, "rows" otherwise (nouns that add an s)."""
-    return noun if n == 1 else f"{noun}s"
+    """`noun` as it goes with `n`: "row" for 1, "rows" otherwise ("batch", "batches")."""
+    if n == 1:
+        return noun
+    return f"{noun}es" if noun.endswith(("s", "sh", "ch", "x")) else f"{noun}s"
 
 
 def counted(n: int, noun: str) -> str:

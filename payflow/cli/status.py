@@ -128,6 +128,9 @@ def status(
         if _wants_refresh(settings, ledger, batch_id, refresh):
             _refresh(settings, ledger, batch_id)
         counts = ledger.batch_summary(batch_id)
+        reruns = ledger.rerun_batches(batch_id)
+        # A rerun row is done or not by its latest attempt, as the report counts it.
+        latest = ledger.latest_summary(batch_id) if reruns else counts
         pending = [
             {"row": ref.row_number, "externalId": ref.external_id, "state": str(ref.state)}
             for ref in ledger.batch_rows(batch_id)
@@ -142,15 +145,22 @@ def status(
     finally:
         ledger.close()
     if as_json:
-        typer.echo(json.dumps({"batch_id": batch_id, "statuses": counts, "pending": pending}))
+        summary = {"batch_id": batch_id, "statuses": counts, "pending": pending}
+        if reruns:
+            summary.update(rerun_batches=reruns, latest_statuses=latest)
+        typer.echo(json.dumps(summary))
     else:
         typer.echo(f"batch {batch_id}")
         for state, count in sorted(counts.items()):
             typer.echo(f"  {state:<16} {count}")
+        if reruns:
+            typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
+            for state, count in sorted(latest.items()):
+                typer.echo(f"  {state:<16} {count}")
         if pending:
             typer.echo(f"not final yet ({len(pending)}):")
             for row in pending[:SHOWN_PENDING]:
                 typer.echo(f"  row {row['row']:>6}  {row['externalId']}  {row['state']}")
             if len(pending) > SHOWN_PENDING:
                 typer.echo(f"  ... and {len(pending) - SHOWN_PENDING} more (use --json for all)")
-    raise typer.Exit(1 if pending or set(counts) - {"COMPLETED"} else 0)
+    raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

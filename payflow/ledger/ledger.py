@@ -6,6 +6,7 @@ moves, reading) and passes the clock, so tests can set time without sleeping.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -423,6 +424,10 @@ class Ledger:
     def latest_attempts(self, batch_id: str) -> list[AttemptView]:
         """Every source row of the batch once, by the latest attempt of its root."""
         return attempts.latest_attempts(self._reader, batch_id)
+
+    def latest_summary(self, batch_id: str) -> dict[str, int]:
+        """Rows per state of each row's latest attempt (the batch's own rows when never rerun)."""
+        return dict(Counter(view.state.value for view in self.latest_attempts(batch_id)))
 
     def payout_instruction(self, external_id: str) -> PayoutInstruction | None:
         """The stored instruction of one payout, or None."""

@@ -46,3 +46,12 @@ def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
     unpaid = lines.index("  not paid: 1 row, by statusMessage:")
     assert lines[unpaid + 1].startswith("    1 x 'Recipient account is blocked' [")
     assert lines[unpaid + 2] == "        row 2"
+
+    # `payflow status` of the original batch: its own attempts, then the rows by latest attempt.
+    status = run_payflow(["status", batch_id, "--no-refresh"], env, tmp_path)
+    assert status.returncode == 1, status.stderr
+    assert status.stdout.splitlines()[-3:] == [
+        "rerun in 1 batch; rows by latest attempt:",
+        "  COMPLETED        1",
+        "  FAILED           1",
+    ]
