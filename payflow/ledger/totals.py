@@ -221,14 +221,14 @@ def movements_since(engine: Engine, batch_id: str, since: datetime) -> list[Move
     """State changes recorded after `since` of the batch's own payouts and of their reruns (the
     rows' later attempts, which the report counts), summed per move."""
     dialect = engine.dialect.name
-    own = aliased(Payout, name="own")
+    own, later = aliased(Payout, name="own"), aliased(Payout, name="later")
     rerun_of_own = (
-        select(Payout.external_id)
+        select(later.external_id)
         .join(
             own,
             and_(
-                Payout.root_external_id == func.coalesce(own.root_external_id, own.external_id),
-                Payout.attempt > own.attempt,
+                later.root_external_id == func.coalesce(own.root_external_id, own.external_id),
+                later.attempt > own.attempt,
             ),
         )
         .where(own.batch_id == batch_id)
