@@ -15,8 +15,10 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.intake.problems import printable
+from payflow.ledger.states import NOT_PAID_STATES
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
+from payflow.refunds.report import NO_REFUND_REASON
 from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
 from payflow.settings import Settings
 from payflow.webhooks import WebhookReceiver
@@ -87,17 +89,25 @@ def refund_command(
     raise typer.Exit(0 if result.all_completed else 1)
 
 
-def _refused_lines(settings: Settings, batch_id: str) -> list[str]:
-    """A line per row refused before sending (rejected by the checks, or an externalId already
-    used for other content) with its reasons, read from the ledger."""
+def _not_refunded_lines(settings: Settings, batch_id: str) -> list[str]:
+    """A line per row that was not refunded, read from the ledger: refused before sending (the
+    checks, or an externalId used for other content) with its reasons, refused by the service
+    with its message, or failed (the service never says why a refund failed)."""
     with open_ledger(settings) as ledger:
-        refused = [view for view in ledger.refunds.rows(batch_id) if view.reasons]
-    lines = [
-        printable(f"  {view.state.value.lower()} row {view.row_number}: {'; '.join(view.reasons)}")
-        for view in refused[:SHOWN_ROWS]
-    ]
-    if len(refused) > SHOWN_ROWS:
-        lines.append(f"  ... and {len(refused) - SHOWN_ROWS} more in the report")
+        views = [
+            view
+            for view in ledger.refunds.rows(batch_id)
+            if view.reasons or view.state in NOT_PAID_STATES
+        ]
+    lines = []
+    for view in views[:SHOWN_ROWS]:
+        if view.reasons:
+            why = "; ".join(view.reasons)
+        else:
+            why = f"{view.external_id}: {view.status_message or NO_REFUND_REASON}"
+        lines.append(printable(f"  {view.state.value.lower()} row {view.row_number}: {why}"))
+    if len(views) > SHOWN_ROWS:
+        lines.append(f"  ... and {len(views) - SHOWN_ROWS} more in the report")
     return lines
 
 
@@ -117,7 +127,7 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
     print(f"refund batch {result.batch_id}: {rows}, {result.rejected} rejected")
     for state, count in sorted(result.statuses.items()):
         print(f"  {state:<16} {count}")
-    for line in _refused_lines(settings, result.batch_id):
+    for line in _not_refunded_lines(settings, result.batch_id):
         print(line)
     if result.already_known:
         print(f"  {counted(result.already_known, 'row')} already in the ledger: not refunded again")

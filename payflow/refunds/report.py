@@ -40,6 +40,9 @@ HEADER = [
     "findings",
 ]
 
+# The spec's refunds never carry a statusMessage: a failed one is said to have no reason.
+NO_REFUND_REASON = "the service gives no reason (statusMessage is always null)"
+
 
 @dataclass(frozen=True, slots=True)
 class RefundReportLine:
@@ -67,7 +70,7 @@ def findings(view: RefundRowView) -> str:
     if view.state.value in ("PENDING", "MANUAL", "SUBMITTING", "VALIDATED"):
         notes.append("not final at the deadline: follow it up")
     if view.state.value == "FAILED":
-        notes.append("refund failed; the service gives no reason (statusMessage is always null)")
+        notes.append(f"refund failed; {NO_REFUND_REASON}")
     return "; ".join(notes)
 
 

@@ -39,7 +39,7 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
     assert SANDBOX_TOKEN_DEFAULT not in log + done.stderr + report
 
-    # As an operator reads it: the same figures, and each refused row with its reasons.
+    # As an operator reads it: the same figures, and each row not refunded with its reasons.
     again = run_payflow(["refund", str(SAMPLE), "--yes"], env, tmp_path)
     lines = again.stdout.splitlines()
     assert "  5 rows already in the ledger: not refunded again" in lines
@@ -49,6 +49,15 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     assert len(refused) == 2, again.stdout
     assert any(line.endswith("(order_not_completed)") for line in refused)
     assert any(line.endswith("(amount_differs)") for line in refused)
+    # Sent and not refunded: the service's refusal in its words, a failure without a reason.
+    assert (
+        "  failed row 5: rf-sample-1111: the service gives no reason (statusMessage is always null)"
+        in lines
+    )
+    assert any(
+        line.startswith("  submit_rejected row 6: rf-sample-0005: create_refund: HTTP 403: ")
+        for line in lines
+    )
 
 
 def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefect_home):
