@@ -144,7 +144,10 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
             add(column, f"{column}_required", f"{column} is required")
     amount, service = cells["amount"], cells.get("serviceId", "")
     if amount and not PLAIN_AMOUNT.fullmatch(amount):
-        add("amount", "amount_plain_decimal", "amount must be written like 1500 or 1500.50")
+        if amount.lstrip().startswith("-"):
+            add("amount", "amount_positive", "amount must be positive (a link pays the recipient)")
+        else:
+            add("amount", "amount_plain_decimal", "amount must be written like 1500 or 1500.50")
     if service and not service.isdigit():
         add("serviceId", "service_id_integer", "serviceId must be a whole number")
     reported = {p.column for p in problems}

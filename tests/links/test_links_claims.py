@@ -76,6 +76,7 @@ def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
             ("twice", "u6", "10", ""),
             ("twice", "u7", "11", ""),
             ("", "", "", ""),
+            ("negative", "u8", "-500", ""),
         ],
     )
     report = read_link_rows(path)
@@ -90,8 +91,12 @@ def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
         (7, "serviceId"),
         (8, "externalId"),
         (9, "externalId"),
+        (11, "amount"),
     }
-    assert report.rejected == 7  # the blank row is dropped, never a reject
+    assert report.rejected == 8  # the blank row is dropped, never a reject
+    # Each problem names its own cause: a negative amount is not a formatting slip.
+    [negative] = [p for p in report.problems if p.row == 11]
+    assert negative.message == "amount must be positive (a link pays the recipient)"
 
 
 def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
