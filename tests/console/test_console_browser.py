@@ -137,6 +137,8 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     expect(checker.locator("#final-line")).to_have_text("2 of 2 final", timeout=600_000)
     checker.goto(batch_url)
     expect(checker.locator("#history")).to_contain_text("rerun")
+    # The summary now counts the rerun rows by their latest attempt, and says so.
+    expect(checker.locator("#latest-note")).to_contain_text("latest attempt")
     # The run wrote its own end, with the ledger's counts, by the checker who started it.
     [end] = [a for a in actions_of(console.ctx.ledger, batch_id) if a.action == "pay_finished"]
     assert end.actor == "carl" and end.detail and "5 final, 0 pending (of 5)" in end.detail
