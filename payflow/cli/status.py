@@ -56,12 +56,15 @@ def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
 
 def _list_batches(settings: Settings, *, as_json: bool) -> None:
     """The newest batches with their rows per state, for an operator who needs a batch id."""
+    from payflow.links.store import LinkStore
+
     with open_ledger(settings) as ledger:
         total = ledger.batch_count()
         shown = [
             (header, ledger.batch_summary(header.batch_id))
             for header in ledger.newest_batches(SHOWN_BATCHES)
         ]
+        links = 0 if shown else LinkStore(ledger.engine).batch_count()
     if as_json:
         batches = [
             {
@@ -77,7 +80,10 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         return
     if not shown:
         where = settings.ledger_place
-        typer.echo(f"no batch in the ledger {where} yet: `payflow run FILE` adds one")
+        typer.echo(f"no payout batch in the ledger {where} yet: `payflow run FILE` adds one")
+        if links:
+            held = counted(links, "links batch")
+            typer.echo(f"it holds {held}: `payflow links report BATCH_ID` shows one")
         return
     typer.echo(f"batches in the ledger {settings.ledger_place}, newest first:")
     for header, counts in shown:

@@ -281,6 +281,12 @@ class LinkStore:
         with self._reader.connect() as connection:
             return connection.execute(query).first() is not None
 
+    def batch_count(self) -> int:
+        """How many links batches were registered."""
+        query = select(func.count(func.distinct(LinkPayout.batch_id)))
+        with self._reader.connect() as connection:
+            return int(connection.execute(query).scalar_one())
+
     def rows(self, batch_id: str) -> list[LinkView]:
         """Every registered row of the batch, in file order, with its claims summed up."""
         claims = (

@@ -15,6 +15,8 @@ from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
+from payflow.links.records import LinkRow
+from payflow.links.store import LinkStore
 from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch
 
@@ -123,7 +125,15 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
     env = payflow_env(home, tmp_path / "prefect")
     empty = run_payflow(["status"], env, tmp_path)
     assert (empty.returncode, empty.stderr) == (0, "")
-    assert empty.stdout.startswith(f"no batch in the ledger at {home} yet")
+    assert empty.stdout.startswith(f"no payout batch in the ledger at {home} yet")
+    # Links batches are not payout batches, but an operator who made one is told where it is.
+    store = LinkStore.open(f"sqlite:///{home / 'ledger.sqlite3'}")
+    store.register("gifts", "gifts.csv", [LinkRow(2, "gift-1", "anna", Decimal("10"))])
+    store.close()
+    with_links = run_payflow(["status"], env, tmp_path)
+    assert with_links.stdout.splitlines()[1:] == [
+        "it holds 1 links batch: `payflow links report BATCH_ID` shows one"
+    ]
     # A ledger elsewhere is named by its setting, not by a home it is not in (nor by its URL).
     other = {**env, "PAYFLOW_LEDGER_URL": f"sqlite:///{tmp_path / 'other.sqlite3'}"}
     elsewhere = run_payflow(["status", "nope"], other, tmp_path)
