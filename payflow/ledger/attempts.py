@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.db import dialect_insert
@@ -69,44 +69,54 @@ class AttemptsOutcome:
     refused: dict[str, str] = field(default_factory=dict)  # parent externalId -> reason
 
 
+# A row's latest attempt: its own payout, or the newest rerun of it. Reports and reruns count
+# each row once, by this payout (a row paid by a rerun is paid; its failed first try is history).
+Latest = aliased(Payout, name="latest")
+
+
+def _latest_attempt_id() -> Any:
+    """The externalId of the newest rerun of the row's payout (None when never rerun), found on
+    the (root_external_id, attempt) unique index, one row at a time."""
+    later = aliased(Payout, name="later")
+    return (
+        select(later.external_id)
+        .where(later.root_external_id == func.coalesce(Payout.root_external_id, Payout.external_id))
+        .order_by(later.attempt.desc())
+        .limit(1)
+        .correlate(Payout)
+        .scalar_subquery()
+    )
+
+
+def join_latest_attempt(query: Any) -> Any:
+    """`query` over batch_rows joined to each row's payout (`Payout`), then to its latest
+    attempt (`Latest`)."""
+    return query.outerjoin(Payout, Payout.external_id == BatchRow.external_id).outerjoin(
+        Latest, Latest.external_id == func.coalesce(_latest_attempt_id(), Payout.external_id)
+    )
+
+
 def latest_attempts(engine: Engine, batch_id: str) -> list[AttemptView]:
     """Every source row of the batch once, by the latest attempt of its root (for reports)."""
-    own = aliased(Payout)
-    latest = aliased(Payout)
-    root = func.coalesce(own.root_external_id, own.external_id)
-    last = (
-        select(Payout.root_external_id.label("root"), func.max(Payout.attempt).label("n"))
-        .where(Payout.root_external_id.is_not(None))
-        .group_by(Payout.root_external_id)
-        .subquery()
-    )
+    root = func.coalesce(Payout.root_external_id, Payout.external_id)
+    columns = select(
+        BatchRow.row_number,
+        BatchRow.disposition,
+        root.label("root"),
+        Latest.external_id,
+        Latest.attempt,
+        Latest.batch_id,
+        Latest.state,
+        Latest.payout_id,
+        Latest.status_message,
+        Latest.amount,
+        Latest.currency,
+        Latest.payment_type,
+        Latest.requisites,
+        Latest.corrected,
+    ).select_from(BatchRow)
     query = (
-        select(
-            BatchRow.row_number,
-            BatchRow.disposition,
-            root.label("root"),
-            latest.external_id,
-            latest.attempt,
-            latest.batch_id,
-            latest.state,
-            latest.payout_id,
-            latest.status_message,
-            latest.amount,
-            latest.currency,
-            latest.payment_type,
-            latest.requisites,
-            latest.corrected,
-        )
-        .select_from(BatchRow)
-        .outerjoin(own, own.external_id == BatchRow.external_id)
-        .outerjoin(last, last.c.root == root)
-        .outerjoin(
-            latest,
-            or_(
-                and_(last.c.root.is_(None), latest.external_id == own.external_id),
-                and_(latest.root_external_id == last.c.root, latest.attempt == last.c.n),
-            ),
-        )
+        join_latest_attempt(columns)
         .where(BatchRow.batch_id == batch_id)
         .order_by(BatchRow.row_number)
     )

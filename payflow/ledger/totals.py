@@ -31,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import aliased
 
+from payflow.ledger.attempts import Latest, join_latest_attempt
 from payflow.ledger.reading import by_row_number
 from payflow.ledger.records import Disposition
 from payflow.ledger.states import RowState
@@ -39,9 +40,6 @@ from payflow.ledger.tables import BatchRow, Finding, Payout, ServiceCheck, Statu
 SCALE = 10_000
 STREAM_ROWS = 2_000
 S = RowState
-# A row's latest attempt: its own payout, or the newest rerun of it. Reports count each row
-# once, by this payout (a row paid by a rerun is paid; its failed first attempt is history).
-Latest = aliased(Payout, name="latest")
 
 
 class RowOutcome(StrEnum):
@@ -99,27 +97,6 @@ def outcome_expr() -> ColumnElement[str]:
     )
 
 
-def _latest_attempt_id() -> Any:
-    """The externalId of the newest rerun of the row's payout (None when never rerun), found on
-    the (root_external_id, attempt) unique index, one row at a time."""
-    later = aliased(Payout, name="later")
-    return (
-        select(later.external_id)
-        .where(later.root_external_id == func.coalesce(Payout.root_external_id, Payout.external_id))
-        .order_by(later.attempt.desc())
-        .limit(1)
-        .correlate(Payout)
-        .scalar_subquery()
-    )
-
-
-def _with_latest(query: Any) -> Any:
-    """`query` over batch_rows joined to each row's payout, then to its latest attempt."""
-    return query.outerjoin(Payout, Payout.external_id == BatchRow.external_id).outerjoin(
-        Latest, Latest.external_id == func.coalesce(_latest_attempt_id(), Payout.external_id)
-    )
-
-
 def exact_sum(column: Any, dialect: str) -> ColumnElement[Any]:
     """SUM of a DecimalText column without floats; read it back with `sum_value`."""
     if dialect == "postgresql":
@@ -136,7 +113,7 @@ def sum_value(value: Any, dialect: str) -> Decimal:
 
 
 def _joined(batch_id: str) -> Any:
-    return _with_latest(select().select_from(BatchRow)).where(BatchRow.batch_id == batch_id)
+    return join_latest_attempt(select().select_from(BatchRow)).where(BatchRow.batch_id == batch_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,7 +347,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         outcome_expr().label("outcome"),
     ).select_from(BatchRow)
     base = (
-        _with_latest(columns)
+        join_latest_attempt(columns)
         .outerjoin(ServiceCheck, ServiceCheck.external_id == external_id)
         .outerjoin(open_findings, open_findings.c.row_number == BatchRow.row_number)
         .where(BatchRow.batch_id == batch_id)
