@@ -18,7 +18,6 @@ from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import not_paid_lines
 from payflow.cli.setup import prepare, readable_file
-from payflow.cli.validate import validate_with
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
@@ -52,6 +51,8 @@ def _preview(
         # Checked now as --reviewed would check them (the batch rules, with the API's banks and
         # services lists), so a broken corrections file is found before anyone confirms.
         fixes = read_corrections(corrections)
+        from payflow.cli.validate import validate_with  # the batch rules load only for this
+
         with api_endpoint(settings) as endpoint:
             attempts = plan_attempts(
                 ledger, chosen, fixes, lambda raw: validate_with(endpoint, raw, settings=settings)
