@@ -41,9 +41,8 @@ FAST_SANDBOX = ["--processing-delay", "0.05", "--final-delay", "0.1"]
 HEADER = "externalId,amount,currency,paymentType,requisites,name,userId\n"
 POLICY = 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 24\n'
 MAKER, APPROVER = "maker-e2e", "checker-e2e"
-# Who payflow records: PAYFLOW_USER (maker at intake, approver at `payflow approve`); main before
-# g-approve's change reads the approver from PAYFLOW_APPROVER. Both are set, each in its process.
-AS_APPROVER = {"PAYFLOW_USER": APPROVER, "PAYFLOW_APPROVER": APPROVER}
+# Who payflow records: PAYFLOW_USER (maker at intake, approver at `payflow approve`), per process.
+AS_APPROVER = {"PAYFLOW_USER": APPROVER}
 SANDBOX_OUTCOME_SUFFIXES = {"1111", "2222", "3333", "4444", "5555", "6666"}
 DEPLOYMENTS = {
     "daily-payouts",
