@@ -17,7 +17,7 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.console.operators import ROLES, OperatorError, add_operator, operator_count
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
+from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
 
 console_app = typer.Typer(
     help="The operators' web console: upload, approve, follow, reconcile, rerun.",
@@ -114,8 +114,6 @@ def console_command(
                 signal.signal(stop_signal, _stopped)
             typer.echo(f"payflow console: http://{host}:{port}/")
             server.run(sockets=[listening])
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     except PrefectServerNotStarted as exc:
         fail(str(exc))
 
@@ -141,6 +139,4 @@ def add_user_command(
             operator = add_operator(ledger, name, role, password)
     except OperatorError as exc:
         fail(f"{exc}; nothing was created")
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     typer.echo(f"operator {operator.name} ({operator.role}) created")

@@ -18,7 +18,7 @@ from payflow.cli.setup import prepare
 from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
 from payflow.reporting import summary_markdown, write_batch_report
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, client_for, open_ledger
+from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
 from payflow.wording import counted
 
@@ -66,8 +66,6 @@ def reconcile_command(
         report = write_batch_report(
             ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
         )
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:

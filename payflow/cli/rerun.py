@@ -35,7 +35,7 @@ from payflow.rerun import (
     preview_lines,
     read_corrections,
 )
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
+from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
 from payflow.settings import Settings
 
 
@@ -138,8 +138,6 @@ def rerun_command(
         FailureTableError,
     ) as exc:
         fail(str(exc))
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
     except InsufficientBalanceError as exc:

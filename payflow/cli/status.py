@@ -117,15 +117,9 @@ def status(
     """Show how many rows of a batch stand in each state, and which are not final yet."""
     settings = prepare()
     if batch_id is None:
-        try:
-            _list_batches(settings, as_json=as_json)
-        except ConfigurationError as exc:
-            fail(f"configuration: {exc}")
+        _list_batches(settings, as_json=as_json)
         raise typer.Exit(0)
-    try:
-        ledger = open_ledger(settings)
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
+    ledger = open_ledger(settings)
     # HELD rows wait for an operator's --allow-repeat: not final either.
     unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:
@@ -142,8 +136,6 @@ def status(
             for ref in ledger.batch_rows(batch_id)
             if str(ref.state) in unfinished
         ]
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
