@@ -18,10 +18,11 @@ from typer.core import TyperGroup
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.ledger.states import RowState
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, api_token
+from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token
 from payflow.wording import counted
 
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
             )
     except BatchFileError as exc:
         fail(str(exc))
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
@@ -143,6 +142,7 @@ def issue_command(
         fail("give a links FILE or --reissue BATCH_ID (one of them)")
     if file is not None:
         readable_file(file)
+    check_ledger(settings)
     if reissue is not None and settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(
@@ -160,6 +160,7 @@ def report_command(
 ) -> None:
     """Look the batch's payouts up by externalId, then report claims used and expired."""
     settings = prepare()
+    check_ledger(settings)
     if settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(batch_id, "report", out, None)
@@ -184,11 +185,9 @@ def serve_command(
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
+    check_ledger(settings)
     ledger_url = settings.ledger_url_or_default()
-    try:
-        token = api_token(settings, sandbox=settings.uses_sandbox)
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
+    token = api_token(settings, sandbox=settings.uses_sandbox)
     with ExitStack() as stack:
         if settings.uses_sandbox:
             from payflow.sandbox import SandboxConfig, SandboxServer

@@ -12,6 +12,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.intake.problems import printable
@@ -19,7 +20,7 @@ from payflow.ledger.states import NOT_PAID_STATES
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.refunds.report import NO_REFUND_REASON
-from payflow.runtime import NO_REAL_MONEY, ConfigurationError, api_endpoint, open_ledger
+from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
 from payflow.settings import Settings
 from payflow.webhooks import WebhookReceiver
 from payflow.wording import counted
@@ -50,6 +51,7 @@ def refund_command(
     """Refund every valid row of a file exactly once, follow each to its end, report."""
     settings = prepare()
     readable_file(file)
+    check_ledger(settings)
     _confirm(yes, file)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
@@ -77,8 +79,6 @@ def refund_command(
             )
     except (BatchFileError, OrderCheckError, PrefectServerNotStarted) as exc:
         fail(str(exc))
-    except ConfigurationError as exc:
-        fail(f"configuration: {exc}")
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
     except (BatchStopped, InsufficientBalanceError) as exc:

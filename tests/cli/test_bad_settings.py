@@ -93,11 +93,22 @@ def test_an_api_that_is_down_before_registering_is_not_called_resumable(tmp_path
         ["rerun", "b1"],
         ["pay", "b1"],
         ["webhooks", "--port", "{port}"],
+        ["status"],
+        ["status", "b1"],
+        ["refund", "{refunds}", "--yes"],
+        ["links", "{links}"],
+        ["links", "--reissue", "b1"],
+        ["links", "report", "b1"],
+        ["links", "serve", "--port", "{port}"],
     ],
-    ids=lambda args: args[0],
+    ids=lambda args: "-".join(arg for arg in args[:2] if not arg.startswith("{")),
 )
 def test_every_ledger_command_names_a_ledger_it_cannot_reach_in_one_line(tmp_path, args):
-    # Several commands opened the ledger themselves and ended in "unexpected error".
+    # Several commands opened the ledger themselves and ended in "unexpected error" (refund and
+    # the links commands until 2026-11-26).
+    refunds, links = tmp_path / "refunds.csv", tmp_path / "links.csv"
+    refunds.write_text("orderId\n6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5e\n", encoding="utf-8")
+    links.write_text("externalId,userId,amount\nx1,u1,100\n", encoding="utf-8")
     env = payflow_env(
         tmp_path / "home",
         tmp_path / "prefect",
@@ -106,7 +117,8 @@ def test_every_ledger_command_names_a_ledger_it_cannot_reach_in_one_line(tmp_pat
             "?connect_timeout=3"
         ),
     )
-    done = run_payflow([arg.format(port=free_port()) for arg in args], env, tmp_path)
+    named = {"port": free_port(), "refunds": refunds, "links": links}
+    done = run_payflow([arg.format(**named) for arg in args], env, tmp_path)
     assert done.returncode == 2
     line = _one_line(done.stderr)
     assert line.startswith("payflow: configuration: PAYFLOW_LEDGER_URL: cannot open"), line
