@@ -270,6 +270,21 @@ def create_attempts(
     return out
 
 
+def earlier_attempts(engine: Engine, root_external_id: str, before: int) -> list[str]:
+    """The externalIds of the root's attempts before attempt `before` (the root first)."""
+    query = (
+        select(Payout.external_id)
+        .where(
+            (Payout.external_id == root_external_id)
+            | (Payout.root_external_id == root_external_id),
+            Payout.attempt < before,
+        )
+        .order_by(Payout.attempt)
+    )
+    with engine.connect() as connection:
+        return list(connection.scalars(query))
+
+
 def rerun_batches(engine: Engine, batch_id: str) -> list[str]:
     """Ids of the rerun batches registered for `batch_id`, oldest first."""
     query = select(Batch.batch_id).where(Batch.rerun_of == batch_id).order_by(Batch.created_at)

@@ -453,6 +453,10 @@ class Ledger:
             now=self._clock(),
         )
 
+    def earlier_attempts(self, root_external_id: str, before: int) -> list[str]:
+        """The externalIds of the root's attempts before attempt `before`, the root first."""
+        return attempts.earlier_attempts(self._reader, root_external_id, before)
+
     def rerun_batches(self, batch_id: str) -> list[str]:
         """The rerun batches registered for `batch_id`, oldest first."""
         return attempts.rerun_batches(self._reader, batch_id)

@@ -152,6 +152,34 @@ class RerunChains:
         return False
 
 
+def paid_by_earlier(
+    row_number: int,
+    external_id: str,
+    chain: list[str],
+    recorded: Mapping[str, str],
+    service: Mapping[str, str],
+) -> Detected | None:
+    """A finding when an earlier attempt the ledger holds as failed pays or paid after all at
+    the service (a platform correction the ledger cannot record): the row is not unpaid, and
+    another rerun of it would pay twice."""
+    moved = [
+        key
+        for key in chain
+        if key != external_id
+        and service.get(key) in LIVE_STATES
+        and recorded.get(key) not in LIVE_STATES
+    ]
+    if not moved:
+        return None
+    shown = ", ".join(f"{k} (ledger {recorded.get(k)}, service {service[k]})" for k in moved)
+    return Detected(
+        row_number,
+        external_id,
+        FindingKind.STATUS_DIFFERS,
+        f"an earlier attempt paid or may still pay after all: {shown}; do not rerun this row",
+    )
+
+
 def paid_twice(
     row_number: int, external_id: str, chain: list[str], states: Mapping[str, str]
 ) -> Detected | None:

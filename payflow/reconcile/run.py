@@ -12,7 +12,7 @@ import itertools
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from payflow.api import AsyncPayoutsClient
@@ -35,6 +35,7 @@ from payflow.reconcile.detect import (
     discrepancies,
     is_never_sent,
     is_sent,
+    paid_by_earlier,
     paid_twice,
     was_corrected,
 )
@@ -172,18 +173,31 @@ async def reconcile_batch(
             states_now.update(await _refetch_earlier(client, ledger, page, slots))
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
-        states = dict(chains.states)
-        states.update(await asyncio.to_thread(ledger.payout_states, members))
-        states.update({k: v for k, v in states_now.items() if k in members})
+        recorded = await asyncio.to_thread(ledger.payout_states, members)
+        service = {k: v for k, v in states_now.items() if k in members}
+        states = {**chains.states, **recorded, **service}
         found = paid_twice(row_number, external_id, members, states)
         if found is not None:
             result.detected.append(found)
+        moved = paid_by_earlier(row_number, external_id, members, recorded, service)
+        if moved is not None:
+            _add_detail(result.detected, moved)
     result.findings = await asyncio.to_thread(
         ledger.sync_findings, batch_id, result.detected, unchecked_rows=unchecked
     )
     if options.snapshot_balance:
         await take_snapshot(client, ledger, batch_id, RECONCILE)
     return result
+
+
+def _add_detail(detected: list[Detected], found: Detected) -> None:
+    """Add `found`, or join its detail to the row's finding of the same kind (one per row and
+    kind)."""
+    for index, other in enumerate(detected):
+        if (other.row_number, other.kind) == (found.row_number, found.kind):
+            detected[index] = replace(other, detail=f"{other.detail}; {found.detail}")
+            return
+    detected.append(found)
 
 
 def _state_now(check: RowCheck) -> str:

@@ -29,6 +29,7 @@ class Candidate:
     corrected: bool
     failure_class: FailureClass
     next_step: str
+    earlier: tuple[str, ...] = ()  # the root's attempts before the parent, asked about too
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +79,12 @@ def find_candidates(ledger: Ledger, batch_id: str, classify: Classifier) -> Cand
             continue
         assert view.amount is not None and view.currency is not None
         failure_class, next_step = classify(view.state.value, view.status_message)
+        root = view.root_external_id or view.external_id
+        earlier = ledger.earlier_attempts(root, view.attempt) if view.attempt else []
         eligible.append(
             Candidate(
                 row_number=view.row_number,
-                root_external_id=view.root_external_id or view.external_id,
+                root_external_id=root,
                 external_id=view.external_id,
                 attempt=view.attempt,
                 state=view.state,
@@ -92,6 +95,7 @@ def find_candidates(ledger: Ledger, batch_id: str, classify: Classifier) -> Cand
                 corrected=view.corrected,
                 failure_class=failure_class,
                 next_step=next_step,
+                earlier=tuple(earlier),
             )
         )
     return Candidates(batch_id, eligible, ineligible)

@@ -1,7 +1,9 @@
-"""Right before a rerun is built, ask the service again about every parent.
+"""Right before a rerun is built, ask the service again about every parent and every attempt
+before it.
 
-A parent the platform corrected (FAILED -> COMPLETED), or one that turns out to exist after a
-refused POST, is dropped: sending it again could pay someone twice.
+A row is dropped when its parent, or any earlier attempt, was corrected by the platform (FAILED
+-> COMPLETED) or turns out to exist after a refused POST: sending it again could pay someone
+twice.
 """
 
 from __future__ import annotations
@@ -26,7 +28,26 @@ class Dropped:
 
 
 async def _verdict(client: AsyncPayoutsClient, candidate: Candidate) -> str | None:
-    """None when the parent still failed for good at the service; else why it is dropped."""
+    """None when the row's attempts all still failed for good at the service; else why it is
+    dropped."""
+    reason = await _parent_verdict(client, candidate)
+    if reason is not None:
+        return reason
+    for external_id in candidate.earlier:
+        try:
+            payout = await client.get_payout_by_external_id(external_id)
+        except NotFoundError:
+            continue  # refused before the service created it: it pays nobody
+        status = payout.status.strip().upper()
+        if status not in FAILED_FINAL:
+            return (
+                f"its earlier attempt {external_id} is now {status} at the service "
+                "(the platform corrected it): not rerun; reconcile the batch"
+            )
+    return None
+
+
+async def _parent_verdict(client: AsyncPayoutsClient, candidate: Candidate) -> str | None:
     if candidate.state is RowState.SUBMIT_REJECTED:
         found = await client.find_payout_by_external_id(candidate.external_id)
         if found is None:

@@ -11,6 +11,7 @@ from reconcile_support import instruction, move, new_id, pay, payout_id, reconci
 from payflow.ledger import Ledger, NewAttempt
 from payflow.ledger.totals import RowOutcome
 from payflow.reconcile import roll_forward
+from payflow.rerun import classifier, find_candidates, refetch_parents
 
 
 async def test_a_row_paid_by_its_rerun_is_paid_in_its_batchs_report(
@@ -50,3 +51,39 @@ async def test_a_row_paid_by_its_rerun_is_paid_in_its_batchs_report(
     # The platform pays the blocked first attempt after all: two payouts for one source row.
     move(sandbox_server, first_payout, status="COMPLETED")
     assert (2, "paid_twice") in await reconcile(client, ledger, batch)
+
+
+async def test_an_earlier_attempt_paid_after_all_is_a_finding_and_stops_another_rerun(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    # Found by hand: the first attempt failed, its rerun was CANCELED, then the platform paid
+    # the first attempt after all. Reconcile said "canceled, no findings", and a second rerun
+    # was sent and paid: the recipient was paid twice.
+    first = instruction(new_id("t"), 2, "1111")  # blocked: FAILED
+    batch = register(ledger, [first])
+    await pay(client, ledger, batch)
+    first_payout = payout_id(ledger, batch, 2)
+    retry = first._replace(external_id=f"{first.external_id}-r1", requisites="225070002" + "3333")
+    ledger.create_attempts(
+        f"{batch}-rerun",
+        rerun_of=batch,
+        source_name=f"rerun of {batch}",
+        made_by="ops",
+        new=[NewAttempt(first.external_id, first.external_id, 1, retry)],
+    )
+    await pay(client, ledger, f"{batch}-rerun")  # CANCELED
+    classify = classifier()
+    [candidate] = find_candidates(ledger, batch, classify).eligible
+    assert candidate.earlier == (first.external_id,)
+    assert (await refetch_parents(client, [candidate]))[1] == []
+
+    move(sandbox_server, first_payout, status="COMPLETED")
+    assert await reconcile(client, ledger, batch) == {(2, "status_differs")}
+    [finding] = ledger.findings(batch)
+    assert f"{first.external_id} (ledger FAILED, service COMPLETED)" in finding.detail
+    assert "do not rerun" in finding.detail
+
+    [candidate] = find_candidates(ledger, batch, classify).eligible
+    kept, [dropped] = await refetch_parents(client, [candidate])
+    assert kept == []
+    assert dropped.reason.startswith(f"its earlier attempt {first.external_id} is now COMPLETED")
