@@ -6,6 +6,7 @@ is the pause form's text; `resume_paused_runs` resumes the paused pay flow run o
 """
 
 from payflow.approvals.form import approval_form_markdown
+from payflow.approvals.identity import person_key
 from payflow.approvals.policy import ApprovalPolicy, CurrencyRule, PolicyError, load_policy
 from payflow.approvals.requirement import (
     ApprovalWarning,
@@ -46,6 +47,7 @@ __all__ = [
     "approval_requirement",
     "approval_status",
     "load_policy",
+    "person_key",
     "record_decision",
     "status_for",
 ]

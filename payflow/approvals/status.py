@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from payflow.approvals.identity import person_key
 from payflow.approvals.policy import ApprovalPolicy
 from payflow.approvals.requirement import Requirement, approval_requirement
 from payflow.ledger import ApprovalRecord, Ledger
@@ -77,10 +78,12 @@ def status_for(requirement: Requirement, records: list[ApprovalRecord]) -> Appro
     for record in bound:
         if record.decision == "decline":
             return Declined(record.approver, record.note)
-    maker = requirement.facts.made_by
-    approvers = tuple(
-        dict.fromkeys(r.approver for r in bound if r.decision == "approve" and r.approver != maker)
-    )
+    maker = person_key(requirement.facts.made_by or "")
+    by_person: dict[str, str] = {}  # one approval per person, whatever the case of the name
+    for record in bound:
+        if record.decision == "approve" and person_key(record.approver) != maker:
+            by_person.setdefault(person_key(record.approver), record.approver)
+    approvers = tuple(by_person.values())
     if len(approvers) >= requirement.steps:
         return Approved(approvers)
     left = requirement.steps - len(approvers)
@@ -123,9 +126,14 @@ def record_decision(
     approver = approver.strip()
     if not approver:
         raise ApprovalRefused("an approval needs the approver's name")
-    if requirement.facts.made_by is not None and approver == requirement.facts.made_by:
-        raise ApprovalRefused(f"{approver} made batch {batch_id} and cannot approve it")
-    if decision == "approve" and isinstance(before, Pending) and approver in before.by:
+    made_by = requirement.facts.made_by
+    if made_by is not None and person_key(approver) == person_key(made_by):
+        raise ApprovalRefused(f"{made_by} made batch {batch_id} and cannot approve it")
+    if (
+        decision == "approve"
+        and isinstance(before, Pending)
+        and person_key(approver) in {person_key(name) for name in before.by}
+    ):
         raise ApprovalRefused(
             f"{approver} already approved batch {batch_id}; the next step needs another person"
         )

@@ -8,6 +8,7 @@ from payflow.approvals import (
     Approved,
     approval_status,
     load_policy,
+    person_key,
     record_decision,
 )
 from payflow.console.context import ConsoleContext
@@ -51,7 +52,7 @@ def decide(
     facts = ctx.ledger.batch_facts(batch_id)
     if facts is None:
         raise ApprovalRefused(f"no batch {batch_id} in the ledger")
-    if facts.made_by == checker.name:
+    if facts.made_by is not None and person_key(facts.made_by) == person_key(checker.name):
         raise ApprovalRefused(f"{checker.name} made batch {batch_id} and cannot approve it")
     if not is_submitted(ctx, batch_id):
         raise ApprovalRefused("the maker has not submitted this batch for approval yet")

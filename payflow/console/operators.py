@@ -9,6 +9,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import insert, select
 
+from payflow.approvals import person_key
 from payflow.ledger import Ledger
 from payflow.ledger.actions import record_action
 from payflow.ledger.db import reader
@@ -44,11 +45,14 @@ def add_operator(ledger: Ledger, name: str, role: str, password: str) -> Operato
     if len(password) < MIN_PASSWORD:
         raise OperatorError(f"a password has at least {MIN_PASSWORD} characters")
     with ledger.engine.begin() as conn:
-        taken = conn.execute(
-            select(ConsoleOperator.name).where(ConsoleOperator.name == name)
-        ).first()
+        # "Mia" beside "mia" would be a second person to the approval rules' eyes.
+        taken = [
+            other
+            for other in conn.scalars(select(ConsoleOperator.name))
+            if person_key(other) == person_key(name)
+        ]
         if taken:
-            raise OperatorError(f"operator {name!r} already exists")
+            raise OperatorError(f"operator {taken[0]!r} already exists")
         conn.execute(
             insert(ConsoleOperator).values(
                 name=name, role=role, password_hash=_HASHER.hash(password), created_at=ledger.now()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
@@ -90,16 +91,30 @@ def test_two_steps_need_two_people_and_a_large_row_needs_its_own_approval(ledger
     assert "| XOF | 110000 |" in form and "two-2: 60000 XOF is above the per-row maximum" in form
 
     assert approve(ledger, batch_id, policy, "bob") == Pending(1, ("bob",))
-    with pytest.raises(ApprovalRefused, match="needs another person"):
-        approve(ledger, batch_id, policy, "bob")
+    # One person, however the name is typed: "BOB" was a second approver.
+    for again in ("bob", "BOB", " Bob"):
+        with pytest.raises(ApprovalRefused, match="needs another person"):
+            approve(ledger, batch_id, policy, again)
     assert approve(ledger, batch_id, policy, "carol") == Approved(("bob", "carol"))
+
+
+def test_approvals_recorded_under_one_name_in_two_cases_count_once(ledger, policy):
+    # Records an older payflow wrote before names were compared case-blind still count once,
+    # and the maker's own approval in capitals counts for nothing.
+    batch_id = batch_of(ledger, "case", [60000, 50000], maker="mia")
+    assert approve(ledger, batch_id, policy, "bob") == Pending(1, ("bob",))
+    records = ledger.approvals_of(batch_id)
+    for name in ("BOB", "MIA"):
+        ledger.append_approval(replace(records[0], approver=name))
+    assert approval_status(ledger, batch_id, policy) == Pending(1, ("bob",))
 
 
 def test_the_maker_cannot_approve_their_own_batch(ledger, policy):
     batch_id = batch_of(ledger, "own", [5000], maker="alice")
 
-    with pytest.raises(ApprovalRefused, match=r"alice made batch .* cannot approve it"):
-        approve(ledger, batch_id, policy, "alice")
+    for name in ("alice", "ALICE", "Alice", "ａｌｉｃｅ"):  # the last in full-width letters
+        with pytest.raises(ApprovalRefused, match=r"alice made batch .* cannot approve it"):
+            approve(ledger, batch_id, policy, name)
 
     assert ledger.approvals_of(batch_id) == []
     assert approval_status(ledger, batch_id, policy) == Pending(1, ())

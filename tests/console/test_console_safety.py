@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import httpx
-from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
+import pytest
+from console_support import CLEAN_ROWS, PASSWORD, Console, batch_csv, csrf_of, signed_in
 from sqlalchemy import func, select
 
+from payflow.console.operators import OperatorError, add_operator
 from payflow.ledger.tables import Batch, ConsoleAction
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -89,3 +91,10 @@ def test_token_and_full_requisites_appear_in_no_response(console: Console) -> No
         assert SANDBOX_TOKEN_DEFAULT not in body
         for row in CLEAN_ROWS:
             assert row[4] not in body, row[4]
+
+
+def test_an_operator_named_like_another_in_other_capitals_is_refused(console: Console) -> None:
+    # A checker "Mia" beside the maker "mia" approved mia's batch: two names, one person.
+    for name in ("Mia", "MIA", "ＭＩＡ"):
+        with pytest.raises(OperatorError, match="operator 'mia' already exists"):
+            add_operator(console.ctx.ledger, name, "checker", PASSWORD)
