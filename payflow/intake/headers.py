@@ -10,6 +10,14 @@ SCANNED_ROWS = 10  # rows below the header (or atop another sheet) searched for 
 SHOWN_HEADERS = 12
 FIRST_DATA_ROW = 2
 
+MissingColumns = Callable[[list[str]], Sequence[str]]
+"""The required columns a header row lacks (none: the header is complete)."""
+
+
+def payout_columns_missing(header: list[str]) -> Sequence[str]:
+    """The payout batch columns a header row lacks."""
+    return match_headers(header).missing_required
+
 
 def missing_columns_message(
     name: str,

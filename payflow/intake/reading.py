@@ -18,7 +18,12 @@ import pandas as pd
 
 from payflow.intake.amounts import read_decimal_commas
 from payflow.intake.columns import match_headers
-from payflow.intake.headers import SCANNED_ROWS, missing_columns_message
+from payflow.intake.headers import (
+    SCANNED_ROWS,
+    MissingColumns,
+    missing_columns_message,
+    payout_columns_missing,
+)
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem
 
@@ -50,7 +55,7 @@ def read_batch_file(
     path: str | Path, sheet: str | None = None, *, limits: ReadLimits | None = None
 ) -> RawBatch:
     """Read a CSV or XLSX batch; raise BatchFileError when it cannot be read at all."""
-    table = read_table(path, sheet, limits=limits)
+    table = read_table(path, sheet, limits=limits, missing_columns=payout_columns_missing)
     return _raw_batch(
         table.batch_id,
         table.source_name,
@@ -72,9 +77,14 @@ class RawTable:
 
 
 def read_table(
-    path: str | Path, sheet: str | None = None, *, limits: ReadLimits | None = None
+    path: str | Path,
+    sheet: str | None = None,
+    *,
+    limits: ReadLimits | None = None,
+    missing_columns: MissingColumns | None = None,
 ) -> RawTable:
-    """The cells of any batch file (payouts, refunds) as text; BatchFileError when unreadable."""
+    """The cells of any batch file (payouts, refunds, links, corrections) as text;
+    BatchFileError when unreadable. `missing_columns` lets an XLSX header be refused early."""
     path = Path(path)
     limits = limits or ReadLimits.configured()
     try:
@@ -91,7 +101,7 @@ def read_table(
     if data.startswith(_ZIP_MAGIC):
         from payflow.intake.xlsx import read_xlsx_cells
 
-        rows, read_problems = read_xlsx_cells(data, path.name, sheet, limits)
+        rows, read_problems = read_xlsx_cells(data, path.name, sheet, limits, missing_columns)
         frame = _frame_from_rows(rows, path.name)
         return RawTable(batch_id_of(data), path.name, frame, read_problems)
     if sheet is not None:

@@ -13,8 +13,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
 from payflow.intake.cells import LostDigitsError, cell_text
-from payflow.intake.columns import match_headers
-from payflow.intake.headers import SCANNED_ROWS, missing_columns_message
+from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_message
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem
 
@@ -28,11 +27,17 @@ def _open(data: bytes, name: str) -> Workbook:
 
 
 def read_xlsx_cells(
-    data: bytes, name: str, sheet: str | None, limits: ReadLimits
+    data: bytes,
+    name: str,
+    sheet: str | None,
+    limits: ReadLimits,
+    missing_columns: MissingColumns | None = None,
 ) -> tuple[list[list[str]], list[Problem]]:
     """Rows of text cells (header first) and the cells whose numbers Excel could not keep exact.
 
-    The limits apply row by row, so a sheet of a million empty rows stops early."""
+    The limits apply row by row, so a sheet of a million empty rows stops early. With
+    `missing_columns` (a payout batch's), a header that lacks required columns is refused at
+    once, naming a title row or another sheet that seems to hold them."""
     workbook = _open(data, name)
     try:
         if sheet is None:
@@ -56,7 +61,7 @@ def read_xlsx_cells(
                 while header and not header[-1]:
                     header.pop()
                 limits.check_columns(name, len(header))
-                missing = match_headers(header).missing_required
+                missing = missing_columns(header) if missing_columns else []
                 if missing:
                     top = [[cell_text(v) for v in values] for values in islice(cells, SCANNED_ROWS)]
                     raise BatchFileError(
