@@ -27,7 +27,14 @@ from payflow.ledger.records import (
 )
 from payflow.ledger.repeats import hold_repeats
 from payflow.ledger.states import RowState
-from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout, decimal_text
+from payflow.ledger.tables import (
+    INSTRUCTION_FIELDS,
+    Batch,
+    BatchRow,
+    LinkPayout,
+    Payout,
+    decimal_text,
+)
 from payflow.model import PayoutInstruction
 
 CHUNK_ROWS = 20_000
@@ -121,6 +128,16 @@ def _lookup_known(connection: Connection, external_ids: list[str]) -> dict[str, 
     return known
 
 
+def _lookup_links(connection: Connection, external_ids: list[str]) -> dict[str, tuple[str, int]]:
+    """The links batch and row of each externalId that a payout link holds."""
+    rows = connection.execute(
+        select(LinkPayout.external_id, LinkPayout.batch_id, LinkPayout.row_number).where(
+            LinkPayout.external_id.in_(external_ids)
+        )
+    )
+    return {row.external_id: (row.batch_id, row.row_number) for row in rows}
+
+
 def _register_chunk(
     connection: Connection,
     batch_id: str,
@@ -128,7 +145,9 @@ def _register_chunk(
     now: datetime,
     outcome: RegisterOutcome,
 ) -> int:
-    known = _lookup_known(connection, list({i.external_id for i in chunk}))
+    external_ids = list({i.external_id for i in chunk})
+    known = _lookup_known(connection, external_ids)
+    links = _lookup_links(connection, external_ids)
     stamp = _db_value(connection, Payout.__table__.c.created_at, now)
     tail = (batch_id, RowState.VALIDATED.value, 0, False, stamp, stamp)
     payouts: list[tuple[Any, ...]] = []
@@ -138,7 +157,19 @@ def _register_chunk(
         ext = instruction.external_id
         seen = known.get(ext)
         reasons = currency = None
-        if seen is None:
+        link = links.get(ext) if seen is None else None
+        if link is not None:
+            # The recipient of a payout link creates this payout through the widget: paid here
+            # too, the link would show them paid with someone else's payout.
+            reason = (
+                f"externalId {ext!r} belongs to a payout link of links batch {link[0]} "
+                f"(row {link[1]}); not paid"
+            )
+            disposition = Disposition.CONFLICT
+            reasons = json.dumps([reason], ensure_ascii=False)
+            currency = instruction.currency
+            outcome.conflicts.append(ConflictRow(instruction.row_number, ext, reason))
+        elif seen is None:
             payouts.append(_payout_values(instruction, digest, tail))
             known[ext] = _Known(
                 digest, RowState.VALIDATED, batch_id, instruction.row_number, instruction

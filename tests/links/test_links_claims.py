@@ -10,6 +10,7 @@ import stat
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,13 @@ from support.stats import sandbox_stats
 from widget_support import hmac_hex
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
+from payflow.ledger import Ledger
 from payflow.links.batch import expired_unused, issue_claims_file, register_links, report_links
 from payflow.links.rows import read_link_rows
 from payflow.links.server import ClaimsServer
 from payflow.links.store import LinkStore, token_hash
 from payflow.links.tracking import refresh_links
+from payflow.model import PayoutInstruction
 
 
 @pytest.fixture
@@ -311,3 +314,33 @@ def test_a_links_row_cannot_reuse_an_ordinary_payouts_external_id(
     registered = register_links(store, report)
     assert registered.new == [] and registered.conflicts[0].rule == "external_id_conflict"
     assert store.rows(report.batch_id) == []
+
+
+def test_a_payout_row_cannot_reuse_a_links_external_id(store: LinkStore, tmp_path: Path) -> None:
+    # Found by hand: a payout batch paid "lk-x03" to someone else, and the link's recipient then
+    # saw "payout done" on the claim page and USED in the links report.
+    report = read_link_rows(write_links_file(tmp_path / "l.csv", [("lk-x03", "u3", "300", "")]))
+    register_links(store, report)
+    ledger = Ledger.open(str(store._engine.url))
+    try:
+        row = PayoutInstruction(
+            row_number=2,
+            external_id="lk-x03",
+            amount=Decimal("300"),
+            currency="RUB",
+            payment_type="SBP",
+            requisites="79161230001",
+            name="Someone Else",
+            user_id="other-user",
+            bank_name="100000000111",
+        )
+        outcome = ledger.register_batch("p1", "p.csv", [row], [])
+        [conflict] = outcome.conflicts
+        assert conflict.reason == (
+            f"externalId 'lk-x03' belongs to a payout link of links batch {report.batch_id} "
+            "(row 2); not paid"
+        )
+        assert ledger.batch_summary("p1") == {"CONFLICT": 1}
+        assert ledger.payout_instruction("lk-x03") is None
+    finally:
+        ledger.close()
