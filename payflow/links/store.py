@@ -319,8 +319,9 @@ class LinkStore:
         return [_view(row) for row in found]
 
     def to_track(self, batch_id: str) -> list[str]:
-        """externalIds worth a lookup: payouts not final, and rows whose link was opened."""
-        pending = [RowState.CREATED.value, RowState.PROCESSING.value]
+        """externalIds worth a lookup: payouts not final, COMPLETED ones (the platform may
+        correct one to FAILED with no webhook), and rows whose link was opened."""
+        pending = [RowState.CREATED.value, RowState.PROCESSING.value, RowState.COMPLETED.value]
         query = select(LinkPayout.external_id).where(
             LinkPayout.batch_id == batch_id,
             LinkPayout.state.in_(pending)

@@ -26,7 +26,8 @@ class RefreshResult:
 async def refresh_links(
     client: AsyncPayoutsClient, store: LinkStore, batch_id: str, *, concurrency: int = 16
 ) -> RefreshResult:
-    """Look up each unfinished or opened row by externalId and record what the service says."""
+    """Look up each unfinished, COMPLETED or opened row by externalId and record what the
+    service says."""
     external_ids = store.to_track(batch_id)
     slots = asyncio.Semaphore(concurrency)
 

@@ -344,3 +344,31 @@ def test_a_payout_row_cannot_reuse_a_links_external_id(store: LinkStore, tmp_pat
         assert ledger.payout_instruction("lk-x03") is None
     finally:
         ledger.close()
+
+
+def test_a_paid_link_payout_corrected_to_failed_is_found_by_the_next_report(
+    store: LinkStore, claims: ClaimsServer, sandbox_server, tmp_path: Path
+) -> None:
+    # The spec: a COMPLETED payout may be corrected with no webhook. The report looked up only
+    # unfinished rows, so it kept saying COMPLETED (exit 0) for a payout the platform failed.
+    batch_id, path = issue(store, tmp_path, [("fix-1", "u1", "77", "")], claims.url)
+    link = httpx.get(read_claims(path)["fix-1"]).headers["location"]
+    payout = pay_through_widget(link)["payout"]
+
+    async def refresh() -> Any:
+        async with AsyncPayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as client:
+            return await refresh_links(client, store, batch_id)
+
+    deadline = time.monotonic() + 30
+    while asyncio.run(refresh()) and store.rows(batch_id)[0].state != "COMPLETED":
+        assert time.monotonic() < deadline, "the payout did not complete"
+        time.sleep(0.1)
+    httpx.post(
+        f"{sandbox_server.url}/_sandbox/payouts/{payout['id']}/status",
+        json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
+    ).raise_for_status()
+    assert asyncio.run(refresh()).moved == 1
+    [view] = store.rows(batch_id)
+    assert (view.state, view.corrected) == ("FAILED", True)
+    _, figures = report_links(store, batch_id, tmp_path / "out")
+    assert figures.statuses == {"FAILED": 1} and not figures.all_paid
