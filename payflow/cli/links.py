@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
-from payflow.cli.setup import prepare, readable_file
+from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.ledger.states import RowState
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token
@@ -142,6 +142,7 @@ def issue_command(
         fail("give a links FILE or --reissue BATCH_ID (one of them)")
     if file is not None:
         readable_file(file)
+    writable_folder(out)
     check_ledger(settings)
     if reissue is not None and settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
@@ -160,6 +161,7 @@ def report_command(
 ) -> None:
     """Look the batch's payouts up by externalId, then report claims used and expired."""
     settings = prepare()
+    writable_folder(out)
     check_ledger(settings)
     if settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)

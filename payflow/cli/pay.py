@@ -11,7 +11,7 @@ import typer
 
 from payflow.cli.app import app, fail
 from payflow.cli.run import PAY_STOPS, finish, pay_in_process, paying_endpoint, stopped, waiting
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, writable_folder
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import open_ledger
 
@@ -25,6 +25,7 @@ def pay_command(
     """Pay the batch's rows not yet sent once its approval is complete, track, report; exit 1
     (nothing sent) while it still waits for approval."""
     settings = prepare()
+    writable_folder(out)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
 

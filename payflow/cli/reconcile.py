@@ -14,7 +14,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, writable_folder
 from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
 from payflow.reporting import summary_markdown, write_batch_report
@@ -39,6 +39,7 @@ def reconcile_command(
 ) -> None:
     """Re-fetch every payout of a batch, record findings, write the reconciliation report."""
     settings = prepare()
+    writable_folder(out)
     ledger = _open(settings, batch_id)  # a mistyped batch id is named before anything else
     try:
         if settings.uses_sandbox:

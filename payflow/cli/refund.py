@@ -13,7 +13,7 @@ import typer
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
-from payflow.cli.setup import prepare, readable_file
+from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.intake.problems import printable
 from payflow.ledger.states import NOT_PAID_STATES
@@ -51,6 +51,7 @@ def refund_command(
     """Refund every valid row of a file exactly once, follow each to its end, report."""
     settings = prepare()
     readable_file(file)
+    writable_folder(out)
     check_ledger(settings)
     _confirm(yes, file)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below

@@ -25,7 +25,7 @@ from payflow.cli.ledger_checks import (
     not_paid_lines,
 )
 from payflow.cli.progress import LedgerProgress
-from payflow.cli.setup import prepare, readable_file
+from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts
 from payflow.model import display_amount
@@ -192,6 +192,7 @@ def run_command(
     pays at once), follow every payout to a final status, report."""
     settings = prepare()
     readable_file(file)
+    writable_folder(out)
     prefect = TemporaryPrefect(settings.home)  # boots while the lines below import and open
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
     from payflow.flows.approval import ApprovalNeeded, BatchStopped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -28,6 +29,19 @@ def readable_file(path: Path) -> None:
             pass
     except OSError as exc:
         fail(f"cannot read {path.name}: {exc.strerror or exc}")
+
+
+def writable_folder(path: Path | None) -> None:
+    """Stop at once when `--out` cannot take a report, before anything is sent: a run paid its
+    rows and only then ended in "unexpected error" on a folder it could not write."""
+    if path is None:
+        return
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        fail(f"cannot write the report to {path}: {exc.strerror or exc}")
 
 
 def prepare() -> Settings:

@@ -134,3 +134,29 @@ def test_a_missing_file_is_one_line_before_anything_starts(tmp_path, command):
     assert done.returncode == 2
     assert done.stderr == "payflow: cannot read march.csv: No such file or directory\n"
     assert not (tmp_path / "home" / "ledger.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "{batch}", "--yes"],
+        ["refund", "{refunds}", "--yes"],
+        ["links", "{links}"],
+        ["pay", "b1"],
+        ["reconcile", "b1"],
+        ["links", "report", "b1"],
+    ],
+    ids=lambda args: "-".join(arg for arg in args[:2] if not arg.startswith("{")),
+)
+def test_an_out_folder_that_cannot_be_written_stops_before_anything_is_sent(tmp_path, batch, args):
+    # `payflow run --out /proc/nope` paid its rows, then ended in "unexpected error", exit 2.
+    refunds, links, taken = tmp_path / "refunds.csv", tmp_path / "links.csv", tmp_path / "taken"
+    refunds.write_text("orderId\n6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5e\n", encoding="utf-8")
+    links.write_text("externalId,userId,amount\nx1,u1,100\n", encoding="utf-8")
+    taken.write_text("a file, not a folder", encoding="utf-8")
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    named = {"batch": batch, "refunds": refunds, "links": links}
+    done = run_payflow([*(a.format(**named) for a in args), "--out", str(taken)], env, tmp_path)
+    assert done.returncode == 2
+    assert _one_line(done.stderr) == f"payflow: cannot write the report to {taken}: File exists"
+    assert not (tmp_path / "home" / "ledger.sqlite3").exists()
