@@ -46,9 +46,12 @@ class RawBatch:
     notices: list[Problem] = field(default_factory=list)  # how cells were read (warnings)
 
 
-def batch_id_of(data: bytes) -> str:
-    """The same bytes always give the same id."""
-    return hashlib.sha256(data).hexdigest()[:BATCH_ID_HEX]
+def batch_id_of(data: bytes, sheet: str | None = None) -> str:
+    """The same bytes (and sheet, when not the workbook's first) always give the same id."""
+    digest = hashlib.sha256(data)
+    if sheet is not None:  # another sheet of the same file is another batch
+        digest.update(b"\x00sheet:" + sheet.encode("utf-8"))
+    return digest.hexdigest()[:BATCH_ID_HEX]
 
 
 def read_batch_file(
@@ -101,9 +104,11 @@ def read_table(
     if data.startswith(_ZIP_MAGIC):
         from payflow.intake.xlsx import read_xlsx_cells
 
-        rows, read_problems = read_xlsx_cells(data, path.name, sheet, limits, missing_columns)
+        rows, read_problems, other_sheet = read_xlsx_cells(
+            data, path.name, sheet, limits, missing_columns
+        )
         frame = _frame_from_rows(rows, path.name)
-        return RawTable(batch_id_of(data), path.name, frame, read_problems)
+        return RawTable(batch_id_of(data, other_sheet), path.name, frame, read_problems)
     if sheet is not None:
         raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
     frame, delimiter = _read_csv(data, path.name, limits)

@@ -6,6 +6,7 @@ import io
 import re
 import zipfile
 from itertools import islice
+from typing import Any
 
 from openpyxl import load_workbook
 from openpyxl.utils.cell import column_index_from_string
@@ -32,21 +33,16 @@ def read_xlsx_cells(
     sheet: str | None,
     limits: ReadLimits,
     missing_columns: MissingColumns | None = None,
-) -> tuple[list[list[str]], list[Problem]]:
-    """Rows of text cells (header first) and the cells whose numbers Excel could not keep exact.
+) -> tuple[list[list[str]], list[Problem], str | None]:
+    """Rows of text cells (header first), the cells whose numbers Excel could not keep exact,
+    and the sheet read when it is not the workbook's first (None when it is).
 
     The limits apply row by row, so a sheet of a million empty rows stops early. With
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
     once, naming a title row or another sheet that seems to hold them."""
     workbook = _open(data, name)
     try:
-        if sheet is None:
-            worksheet = workbook.worksheets[0]
-        elif sheet in workbook.sheetnames:
-            worksheet = workbook[sheet]
-        else:
-            names = ", ".join(workbook.sheetnames)
-            raise BatchFileError(f"{name} has no sheet named {sheet!r} (sheets: {names})")
+        worksheet = _chosen_sheet(workbook, name, sheet, missing_columns)
         rows: list[list[str]] = []
         problems: list[Problem] = []
         header: list[str] = []
@@ -80,13 +76,47 @@ def read_xlsx_cells(
                 limits.check_blank_run(name, offset + 1 - blank_run, blank_run)
             rows.append(texts)
         problems += _formulas_never_computed(worksheet, header)
+        title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
     finally:
         workbook.close()
     # A row a read problem emptied is kept, to be rejected with its reason, not dropped as blank.
     emptied = {problem.row for problem in problems}
     while len(rows) > 1 and not any(rows[-1]) and len(rows) not in emptied:
         rows.pop()
-    return rows, problems
+    return rows, problems, title
+
+
+def _chosen_sheet(
+    workbook: Workbook, name: str, sheet: str | None, missing_columns: MissingColumns | None
+) -> Any:
+    """The sheet named, or else the first visible one: a hidden sheet is never read unasked (the
+    first sheet, hidden, held last month's rows and they were paid), and payout rows on two
+    visible sheets are refused rather than guessed at."""
+    if sheet is not None:
+        if sheet not in workbook.sheetnames:
+            names = ", ".join(workbook.sheetnames)
+            raise BatchFileError(f"{name} has no sheet named {sheet!r} (sheets: {names})")
+        return workbook[sheet]
+    visible = [ws for ws in workbook.worksheets if ws.sheet_state == "visible"]
+    if not visible:
+        raise BatchFileError(f"{name} has no visible sheet; name one with --sheet")
+    chosen = visible[0]
+    if missing_columns is None or missing_columns(_first_row(chosen)):
+        return chosen  # a header lacking columns is refused, naming a sheet that has them
+    holding = [chosen, *(ws for ws in visible[1:] if not missing_columns(_first_row(ws)))]
+    if len(holding) > 1:
+        names = ", ".join(repr(ws.title) for ws in holding)
+        raise BatchFileError(
+            f"{name} has payout rows on {len(holding)} sheets ({names}): "
+            "choose one with --sheet NAME"
+        )
+    return chosen
+
+
+def _first_row(worksheet: Any) -> list[str]:
+    for values in worksheet.iter_rows(values_only=True, max_row=1, max_col=64):
+        return [cell_text(v).strip() for v in values]
+    return []
 
 
 def _row_text(

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 from intake_files import HEADER, ROW, with_cached_formula_values, with_stored_number, write_xlsx
+from openpyxl import Workbook
 
-from payflow.intake import BatchFileError, read_batch_file
+from payflow.intake import BatchFileError, batch_id_of, read_batch_file
 
 
 def test_text_cells_read_as_they_are(tmp_path: Path) -> None:
@@ -92,13 +93,56 @@ def test_blank_trailing_rows_are_ignored(tmp_path: Path) -> None:
     assert raw.frame.index.tolist() == [2]
 
 
-def test_first_sheet_by_default_and_sheet_by_name(tmp_path: Path) -> None:
+def test_first_visible_sheet_by_default_and_sheet_by_name(tmp_path: Path) -> None:
     path = write_xlsx(tmp_path / "b.xlsx", [HEADER, ROW], sheet="payouts", extra_sheet=True)
     with pytest.raises(BatchFileError, match="required column missing"):
         read_batch_file(path)
     assert read_batch_file(path, sheet="payouts").frame.loc[2].tolist() == ROW
     with pytest.raises(BatchFileError, match=r"no sheet named 'other' \(sheets: notes, payouts\)"):
         read_batch_file(path, sheet="other")
+
+
+def _two_sheets(first: list[list[object]], second: list[list[object]]) -> Workbook:
+    workbook = Workbook()
+    old = workbook.active
+    assert old is not None
+    old.title = "old"
+    for row in first:
+        old.append(row)
+    current = workbook.create_sheet("current")
+    for row in second:
+        current.append(row)
+    return workbook
+
+
+def test_a_hidden_sheet_is_never_read_unasked(tmp_path: Path) -> None:
+    # Found by hand: the first sheet, hidden, held last month's row of 99999, and it was paid.
+    hidden_row = ["99995", *ROW[1:-1], "hid-1"]
+    workbook = _two_sheets([HEADER, hidden_row], [HEADER, ROW])
+    workbook["old"].sheet_state = "hidden"
+    workbook.active = 1
+    workbook.save(tmp_path / "h.xlsx")
+    raw = read_batch_file(tmp_path / "h.xlsx")
+    assert raw.frame.loc[2].tolist() == ROW
+    # Asked for by name it is read, as another batch than the file's first sheet.
+    hidden = read_batch_file(tmp_path / "h.xlsx", sheet="old")
+    assert hidden.frame.loc[2].tolist() == hidden_row
+    assert len({raw.batch_id, hidden.batch_id}) == 2
+
+
+def test_payout_rows_on_two_visible_sheets_are_refused_until_one_is_chosen(tmp_path: Path) -> None:
+    workbook = _two_sheets([HEADER, ROW], [HEADER, ROW])
+    workbook.save(tmp_path / "m.xlsx")
+    data = (tmp_path / "m.xlsx").read_bytes()
+    with pytest.raises(
+        BatchFileError,
+        match=r"m.xlsx has payout rows on 2 sheets \('old', 'current'\): choose one with --sheet",
+    ):
+        read_batch_file(tmp_path / "m.xlsx")
+    first = read_batch_file(tmp_path / "m.xlsx", sheet="old")
+    second = read_batch_file(tmp_path / "m.xlsx", sheet="current")
+    # The first sheet keeps the id the file always had; another sheet is another batch.
+    assert first.batch_id == batch_id_of(data) != second.batch_id
 
 
 def test_same_cells_in_csv_and_xlsx_read_the_same(tmp_path: Path) -> None:
