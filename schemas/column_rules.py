@@ -32,6 +32,8 @@ from payflow.schemas.text_checks import (
 )
 
 CENTS, DEST = "_cents", "_dest"
+TEMPLATE_EXAMPLE_PREFIX = "example-"
+"""The externalIds of `payflow template`'s example rows: such a row is never paid."""
 MAX_ID_LENGTH = 255
 # Longest cell the API takes per column; the spec pins 255 for externalId and userId, and the
 # others follow what their values can be (an e-mail address, an IPv6, a URL, a note).
@@ -134,6 +136,12 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
                 "externalId appears in more than one row; every such row is rejected",
                 unique,
             ),
+            (
+                "template_example",
+                f"an example row of payflow template (externalId {TEMPLATE_EXAMPLE_PREFIX}...): "
+                "delete it; its recipient is made up",
+                _not_template_example,
+            ),
         ],
         "serviceId": [
             (
@@ -184,6 +192,13 @@ def length_rules() -> dict[str, ColumnRule]:
 
 def _snake(column: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in column)
+
+
+def _not_template_example(series: pd.Series) -> pd.Series:
+    # One scan of the joined column decides the usual case: no cell starts with the prefix.
+    if f"\n{TEMPLATE_EXAMPLE_PREFIX}" not in "\n" + "\n".join(series.tolist()):
+        return pd.Series(True, index=series.index)
+    return ~series.str.startswith(TEMPLATE_EXAMPLE_PREFIX)
 
 
 def _external_id_characters(series: pd.Series) -> pd.Series:

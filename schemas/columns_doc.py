@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from payflow.intake.columns import ALL_COLUMNS, REQUIRED_COLUMNS
-from payflow.schemas.column_rules import MAX_LENGTHS
+from payflow.schemas.column_rules import MAX_LENGTHS, TEMPLATE_EXAMPLE_PREFIX
 from payflow.schemas.requisites import REQUISITES_RULES, account_with_key
 from payflow.schemas.rules import ANY_CURRENCY, RulesTable, load_rules
 
@@ -115,14 +115,15 @@ def columns_markdown(table: RulesTable) -> str:
 
 
 def example_rows(payment_types: list[str]) -> list[list[str]]:
-    """Header and one example row per destination, each meant to pass validation."""
+    """Header and one example row per destination: each passes every rule but the one that
+    keeps a template's example row from being paid (`template_example`)."""
     rows = [list(ALL_COLUMNS)]
     for n, payment_type in enumerate(payment_types, start=1):
         cells = {
             "paymentType": payment_type,
             "name": "Иванов Иван" if payment_type in ("SBP", "BANK_ACCOUNT") else "Kouadio Yao",
             "userId": f"user-{n}",
-            "externalId": f"example-{payment_type.lower()}-{n}",
+            "externalId": f"{TEMPLATE_EXAMPLE_PREFIX}{payment_type.lower()}-{n}",
             "note": f"example {payment_type} payout",
             **EXAMPLES[payment_type],
         }

@@ -9,8 +9,10 @@ import typer
 
 from payflow.cli.app import app, fail
 from payflow.intake.template_files import write_template_csv, write_template_xlsx
+from payflow.schemas.column_rules import TEMPLATE_EXAMPLE_PREFIX
 from payflow.schemas.columns_doc import EXAMPLES, column_docs, example_rows
 from payflow.schemas.rules import ANY_CURRENCY, load_rules
+from payflow.wording import counted
 
 EMAIL_CURRENCIES = ("USD", "EUR")
 
@@ -33,6 +35,8 @@ def template_command(
         fail(f"--type takes some of {', '.join(EXAMPLES)}; not {', '.join(unknown) or 'nothing'}")
     suffix = ".csv" if as_csv else ".xlsx"
     path = out or Path(f"payflow-template{suffix}")
+    if path.exists():  # perhaps a template already filled in: never written over
+        fail(f"{path} already exists; give another --out or move it away")
     rows = example_rows(wanted)
     try:
         if as_csv:
@@ -52,4 +56,8 @@ def template_command(
             write_template_xlsx(rows, notes, choices, path)
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror or exc}")
-    print(f"template: {path} ({len(rows) - 1} example rows: {', '.join(wanted)})")
+    print(
+        f"template: {path} ({counted(len(rows) - 1, 'example row')}: {', '.join(wanted)}); "
+        f"replace them with your rows: a row whose externalId starts {TEMPLATE_EXAMPLE_PREFIX} "
+        "is never paid"
+    )

@@ -36,9 +36,30 @@ def test_every_example_row_of_the_template_validates(
     path = tmp_path / f"t{'.csv' if form == '--csv' else '.xlsx'}"
     assert run("template", form, "--out", str(path)) == 0
     capsys.readouterr()
-    assert run("validate", str(path), "--json", "--out", str(tmp_path / "out")) == 0
+    # Each example passes every rule but one: left in a filled-in template, it is never paid.
+    assert run("validate", str(path), "--json", "--out", str(tmp_path / "out")) == 1
     summary = json.loads(capsys.readouterr().out)
-    assert (summary["rows"], summary["valid"], summary["problems"]) == (len(EXAMPLES), 4, [])
+    assert (summary["rows"], summary["valid"]) == (len(EXAMPLES), 0)
+    assert {(p["row"], p["rule"]) for p in summary["problems"]} == {
+        (row, "template_example") for row in range(2, 2 + len(EXAMPLES))
+    }
+    # With the example's externalId replaced by the operator's own, the row is valid.
+    text = path.read_text("utf-8") if form == "--csv" else None
+    if text is not None:
+        path.write_text(text.replace("example-sbp-1", "march-sbp-1"), "utf-8")
+        assert run("validate", str(path), "--json", "--out", str(tmp_path / "out")) == 1
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["valid"] == 1
+
+
+def test_the_template_never_writes_over_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    filled = tmp_path / "march.xlsx"
+    filled.write_bytes(b"an operator's filled-in batch")
+    assert run("template", "--out", str(filled)) == 2
+    assert "march.xlsx already exists" in capsys.readouterr().err
+    assert filled.read_bytes() == b"an operator's filled-in batch"
 
 
 def test_the_xlsx_template_has_notes_and_list_validation(tmp_path: Path) -> None:

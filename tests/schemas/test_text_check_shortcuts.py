@@ -10,7 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from payflow.intake.problems import CONTROL_PATTERN
-from payflow.schemas.column_rules import EXTERNAL_ID_CHARACTERS, column_rules
+from payflow.schemas.column_rules import (
+    EXTERNAL_ID_CHARACTERS,
+    TEMPLATE_EXAMPLE_PREFIX,
+    column_rules,
+)
 from payflow.schemas.rules import load_rules
 from payflow.schemas.text_checks import blank, no_control_characters, no_edge_spaces, unique
 
@@ -68,4 +72,15 @@ def test_external_id_characters(values: list[str]) -> None:
         or re.search(CONTROL_PATTERN, v) is not None
         for v in values
     ]
+    assert check(column(values)).tolist() == expected
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["example-", "example-1", "x\nexample-2", "1", "", "\n"]) | CELL))
+def test_not_template_example(values: list[str]) -> None:
+    check = next(
+        fn for rule, _, fn in column_rules(load_rules())["externalId"]
+        if rule == "template_example"
+    )  # fmt: skip
+    expected = [not v.startswith(TEMPLATE_EXAMPLE_PREFIX) for v in values]
     assert check(column(values)).tolist() == expected
