@@ -30,8 +30,11 @@ def allow_repeats(settings: Settings, batch_id: str) -> BatchCounts:
         return ledger.batch_counts(batch_id)
 
 
-def held_lines(settings: Settings, batch_id: str) -> list[str]:
-    """Lines listing the batch's rows HELD as repeats (none: no lines), read from the ledger."""
+def held_lines(
+    settings: Settings, batch_id: str, again: str = "run again with --allow-repeat"
+) -> list[str]:
+    """Lines listing the batch's rows HELD as repeats (none: no lines), read from the ledger,
+    and `again`: how to pay them anyway."""
     with open_ledger(settings) as ledger:
         held = ledger.held_rows(batch_id)
     if not held:
@@ -43,9 +46,7 @@ def held_lines(settings: Settings, batch_id: str) -> list[str]:
         lines.append(f"    row {row.row_number} {row.external_id}: repeats {earlier}")
     if len(held) > SHOWN_HELD:
         lines.append(f"    ... and {len(held) - SHOWN_HELD} more in the report")
-    lines.append(
-        "  to pay them anyway, run again with --allow-repeat; then another person approves"
-    )
+    lines.append(f"  to pay them anyway, {again}; then another person approves")
     return lines
 
 

@@ -21,6 +21,13 @@ def pay_command(
     batch_id: Annotated[str, typer.Argument(help="A batch id from the ledger.")],
     out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+    allow_repeat: Annotated[
+        bool,
+        typer.Option(
+            "--allow-repeat",
+            help="Pay rows held as repeats of a recent payout (another person then approves).",
+        ),
+    ] = False,
 ) -> None:
     """Pay the batch's rows not yet sent once its approval is complete, track, report; exit 1
     (nothing sent) while it still waits for approval."""
@@ -31,6 +38,8 @@ def pay_command(
 
     try:
         with open_ledger(settings) as ledger:  # opens (and migrates) it before anything else
+            if allow_repeat and ledger.batch_exists(batch_id):
+                ledger.acknowledge_repeats(batch_id)
             rows = ledger.batch_counts(batch_id).rows
         with paying_endpoint(settings) as (endpoint, callback_url):
             prefect.ready()
@@ -50,4 +59,4 @@ def pay_command(
         fail(str(exc))
     except (*PAY_STOPS, BatchStopped) as exc:
         stopped(settings, batch_id, exc, f"payflow pay {batch_id}")
-    finish(settings, result, as_json=as_json)
+    finish(settings, result, as_json=as_json, again=f"payflow pay {batch_id} --allow-repeat")

@@ -16,7 +16,7 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
-from payflow.cli.ledger_checks import not_paid_lines
+from payflow.cli.ledger_checks import held_lines, not_paid_lines
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
@@ -146,6 +146,10 @@ def rerun_command(
         fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
     # Every row still unpaid by its latest attempt, this rerun's included, as a run lists them.
     not_paid = not_paid_lines(settings, batch_id)
+    with open_ledger(settings) as ledger:
+        reruns = ledger.rerun_batches(batch_id)
+    for rerun_id in reruns:  # a held attempt is in no batch paid or waiting
+        not_paid += held_lines(settings, rerun_id, f"payflow pay {rerun_id} --allow-repeat")
     if as_json:
         typer.echo(json.dumps(asdict(result)))
         for line in not_paid:

@@ -121,14 +121,21 @@ def pay_in_process(
     return result
 
 
-def finish(settings: Settings, result: PayResult, *, as_json: bool) -> NoReturn:
-    """Print the result read from the ledger, the held rows, and exit 0 only if all paid."""
+def finish(
+    settings: Settings,
+    result: PayResult,
+    *,
+    as_json: bool,
+    again: str = "run again with --allow-repeat",
+) -> NoReturn:
+    """Print the result read from the ledger, the held rows (and `again`: how to pay them),
+    and exit 0 only if all paid."""
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     not_paid = not_paid_lines(settings, result.batch_id) if result.has_not_paid() else []
     _print_result(result, not_paid, as_json=as_json)
     for line in not_paid if as_json else []:
         say(line)
-    for line in held_lines(settings, result.batch_id):
+    for line in held_lines(settings, result.batch_id, again):
         say(line)
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 

@@ -19,6 +19,7 @@ from sqlalchemy.orm import aliased
 
 from payflow.ledger.db import dialect_insert
 from payflow.ledger.records import Disposition
+from payflow.ledger.repeats import hold_repeats
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout
 from payflow.model import PayoutInstruction
@@ -259,6 +260,10 @@ def create_attempts(
         fresh = _insert_ignoring_conflicts(connection, Batch.__table__, batch) == 1
         for item in sorted(attempts, key=lambda a: a.parent_external_id):
             _create_one(connection, batch_id, item, now, out)
+        if out.created:
+            # A corrected attempt may pay a recipient another row already paid the same amount:
+            # held as any batch's repeat is, and released the same way (--allow-repeat).
+            hold_repeats(connection, batch_id, now)
         if fresh and not out.created:
             connection.execute(delete(Batch).where(Batch.batch_id == batch_id))
         elif fresh:

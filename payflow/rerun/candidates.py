@@ -61,6 +61,11 @@ def _reason(view: AttemptView) -> str:
         return "REJECTED by validation: fix the file and upload it"
     if view.state is RowState.VALIDATED and view.attempt > 0:
         return f"rerun as {view.external_id} (batch {view.batch_id}), not sent yet"
+    if view.state is RowState.HELD:
+        return (
+            f"HELD: {view.external_id} repeats a recent payout to the same recipient; "
+            f"`payflow pay {view.batch_id} --allow-repeat` pays it (another person approves)"
+        )
     return f"{view.state}: not final yet; wait for its final status"
 
 

@@ -112,3 +112,34 @@ def test_two_reruns_at_once_on_postgres_pay_each_root_once(
     sent = posts(sandbox)
     assert sent[f"{prefix}-2-r1"] == 1 and sent[f"{prefix}-3-r1"] == 1
     assert not any(ext.endswith("-r2") for ext in sent)
+
+
+def test_an_attempt_corrected_to_a_recipient_paid_the_same_amount_is_held(ledger):
+    # Found by hand: a corrections file pointed a failed row at the account another row of the
+    # batch had just been paid the same 30000 to; the rerun paid it again with no hold.
+    paid = row("paid-2", 2, last4="0001")
+    failed = row("lost-3", 3, last4="2222", amount=paid.amount)
+    batch_id = register(ledger, [paid])
+    other_batch = register(ledger, [failed])
+    for batch, ext, status in (
+        (batch_id, "paid-2", "COMPLETED"),
+        (other_batch, "lost-3", "FAILED"),
+    ):
+        ledger.claim_for_submit(batch, "w", 10)
+        ledger.mark_created(ext, f"p-{ext}", status, None)
+    corrected = failed._replace(external_id="lost-3-r1", requisites=paid.requisites)
+    attempt = NewAttempt("lost-3", "lost-3", 1, corrected)
+
+    outcome = ledger.create_attempts(
+        "R1", rerun_of=other_batch, source_name="t", made_by="m", new=[attempt]
+    )
+
+    assert outcome.created == ["lost-3-r1"]
+    [held] = ledger.held_rows("R1")
+    assert (held.external_id, held.earlier_external_id, held.earlier_state) == (
+        "lost-3-r1",
+        "paid-2",
+        RowState.COMPLETED,
+    )
+    ledger.acknowledge_repeats("R1")  # `payflow pay R1 --allow-repeat`
+    assert ledger.batch_summary("R1") == {"VALIDATED": 1}
