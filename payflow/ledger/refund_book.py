@@ -184,6 +184,23 @@ class RefundBook:
                 found.update({row.order_id: row.external_id for row in connection.execute(query)})
         return found
 
+    def failed_refunds(self, order_ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """order id -> (externalId, state, batch id) of a refund of it that ended FAILED or
+        CANCELED: refunding the order again is a retry an operator must ask for."""
+        ids = list(set(order_ids))
+        found: dict[str, tuple[str, str, str]] = {}
+        with self._engine.connect() as connection:
+            for start in range(0, len(ids), 500):
+                query = select(
+                    Refund.order_id, Refund.external_id, Refund.state, Refund.batch_id
+                ).where(
+                    Refund.order_id.in_(ids[start : start + 500]),
+                    Refund.state.in_([S.FAILED.value, S.CANCELED.value]),
+                )
+                for row in connection.execute(query):
+                    found[row.order_id] = (row.external_id, row.state, row.batch_id)
+        return found
+
     # -- claiming ----------------------------------------------------------------------------
 
     def claim(

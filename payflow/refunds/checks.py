@@ -91,7 +91,12 @@ def _order_problem(row: int, ext: str, column: str, rule: str, message: str) -> 
 
 
 def order_problems(
-    row: int, ext: str, amount_text: str, order: Order | None, blocking: str | None
+    row: int,
+    ext: str,
+    amount_text: str,
+    order: Order | None,
+    blocking: str | None,
+    failed_before: tuple[str, str, str] | None = None,
 ) -> list[Problem]:
     """What is wrong with refunding `order` for this row (empty: it can be refunded)."""
     if order is None:
@@ -130,6 +135,18 @@ def order_problems(
                 f"the ledger holds a refund of this order ({blocking})",
             )
         )
+    if failed_before is not None and blocking is None:
+        earlier, state, batch = failed_before
+        problems.append(
+            _order_problem(
+                row,
+                ext,
+                "orderId",
+                "refund_failed_before",
+                f"the order's refund {earlier} (batch {batch}) ended {state}; to refund it "
+                "again on purpose, write a new externalId in the row",
+            )
+        )
     if amount_text and order.amount is not None and Decimal(amount_text) != order.amount:
         problems.append(
             _order_problem(
@@ -161,7 +178,9 @@ async def check_refund_file(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> RefundValidation:
-    """The file's rules, then the order checks for the rows that passed them."""
+    """The file's rules, then the order checks for the rows that passed them. A row with a
+    derived externalId whose order's refund failed before is refused: a failed refund is sent
+    again only on purpose, under an externalId the operator writes (as a payout is)."""
     frame = file.frame
     result = RefundValidation(file.batch_id, file.source_name, len(frame))
     result.rejects.extend(file.read_problems)
@@ -189,13 +208,25 @@ async def check_refund_file(
     order_ids = [str(frame.at[row, "orderId"]) for row in to_check]
     orders = await fetch_orders(client, order_ids, concurrency)
     blocking = book.blocking_refunds(order_ids)
+    derived = [
+        order_id
+        for row, order_id in zip(to_check, order_ids, strict=True)
+        if row in file.derived_rows
+    ]
+    failed = book.failed_refunds(derived)
     for row in to_check:
         ext = str(frame.at[row, "externalId"])
         order_id = str(frame.at[row, "orderId"])
         order = orders[order_id]
         other = blocking.get(order_id)
+        earlier = failed.get(order_id) if row in file.derived_rows else None
         found = order_problems(
-            row, ext, str(frame.at[row, "amount"]), order, other if other != ext else None
+            row,
+            ext,
+            str(frame.at[row, "amount"]),
+            order,
+            other if other != ext else None,
+            earlier if earlier is not None and earlier[0] != ext else None,
         )
         if found:
             result.rejects.extend(found)

@@ -34,6 +34,7 @@ class RefundFile:
     unknown_columns: tuple[str, ...] = ()
     read_problems: list[Problem] = field(default_factory=list)
     derived_ids: bool = False
+    derived_rows: frozenset[int] = frozenset()  # rows whose externalId was derived, not written
 
 
 def read_refund_file(path: str | Path, sheet: str | None = None) -> RefundFile:
@@ -82,5 +83,11 @@ def _refund_file(table: RawTable) -> RefundFile:
     )
     problems = list(table.read_problems)
     return RefundFile(
-        table.batch_id, name, frame, tuple(unknown), problems, derived_ids=not had_column
+        table.batch_id,
+        name,
+        frame,
+        tuple(unknown),
+        problems,
+        derived_ids=not had_column,
+        derived_rows=frozenset(frame.index[blank].tolist()),
     )

@@ -92,3 +92,30 @@ async def test_orders_are_checked_unknown_not_completed_amount_and_already_refun
         (6, "order_already_refunded"),
     }
     assert [i.external_id for i in checked.instructions] == ["c-0001"]
+
+
+async def test_a_failed_refund_is_sent_again_only_under_a_written_external_id(
+    sandbox, ledger, tmp_path
+):
+    # Found by hand: after rf-f-1111 failed, the same file without its externalId column
+    # refunded the order again under a derived id, and nothing said it was a retry.
+    [order] = paid_orders(sandbox, 1, amount="100.00")
+    first = write_refunds(tmp_path / "first.csv", [[order, "rf-f-1111", "", "", ""]])
+    prepared, _ = await run_refunds(first, sandbox, ledger)
+    derived = read_refund_file(
+        write_refunds(tmp_path / "second.csv", [[order, ""]], header=["orderId", "reason"])
+    )
+    written = read_refund_file(
+        write_refunds(tmp_path / "third.csv", [[order, "again-1", "", "", ""]])
+    )
+    async with make_client(sandbox) as client:
+        refused = await check_refund_file(derived, client, ledger.refunds)
+        allowed = await check_refund_file(written, client, ledger.refunds)
+    [problem] = refused.rejects
+    assert (problem.row, problem.rule) == (2, "refund_failed_before")
+    assert problem.message == (
+        f"the order's refund rf-f-1111 (batch {prepared.batch_id}) ended FAILED; to refund it "
+        "again on purpose, write a new externalId in the row"
+    )
+    assert refused.instructions == []
+    assert [i.external_id for i in allowed.instructions] == ["again-1"]
