@@ -38,7 +38,7 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     """uploaded, awaiting approval, declined, paying, paid, finished with failures, pay failed."""
     last = last_action(ctx.ledger, batch_id, "submitted", "declined", *STARTED, FINISHED, FAILED)
     if last is None:
-        return "nothing to pay" if not counts.to_send and not counts.pending else "uploaded"
+        return _state_from_ledger(ctx, batch_id, counts)
     if last.action == "submitted":
         return "awaiting approval"
     if last.action == "declined":
@@ -50,6 +50,20 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
         # killed records no end).
         return "paying"
     if counts.pending:
+        return "finished with rows pending"
+    return "paid" if counts.all_completed else "finished with failures"
+
+
+def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
+    """The state of a batch the console never acted on (the command line, a deployment did):
+    from its rows and approval records, so one paid or declined elsewhere does not read as
+    "nothing to pay" or "uploaded"."""
+    if any(r.decision == "decline" for r in ctx.ledger.approvals_of(batch_id)):
+        return "declined"
+    sent = counts.rows - counts.to_send - counts.held - counts.rejected
+    if sent == 0:
+        return "nothing to pay" if not counts.to_send else "uploaded"
+    if counts.to_send or counts.pending:
         return "finished with rows pending"
     return "paid" if counts.all_completed else "finished with failures"
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
 from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
 
-from payflow.ledger import RowState
+from payflow.approvals import record_decision
+from payflow.ledger import Detected, FindingKind, Ledger, RowState
 from payflow.ledger.actions import actions_of
+from payflow.model import PayoutInstruction
 
 
 def _upload(client: httpx.Client, name: str, prefix: str) -> str:
@@ -83,3 +86,48 @@ def test_a_broken_settings_file_is_one_clear_page_not_a_crash(
     assert page.status_code == 500
     assert "A settings file cannot be used" in page.text and "the header must be" in page.text
     assert "Traceback" not in page.text
+
+
+def _register(ledger: Ledger, batch_id: str, *ids: str) -> str:
+    rows = [
+        PayoutInstruction(
+            row_number=n,
+            external_id=ext,
+            amount=Decimal(1000 * n),
+            currency="XOF",
+            payment_type="SIM",
+            requisites=f"22507990{n:02d}000{n}",
+            name="Awa Kone",
+            user_id=f"u-{n}",
+        )
+        for n, ext in enumerate(ids, start=2)
+    ]
+    ledger.register_batch(batch_id, "cli.csv", rows, [])
+    return batch_id
+
+
+def test_a_batch_paid_or_declined_from_the_command_line_reads_as_such(console: Console) -> None:
+    # Found by hand: a batch paid by `payflow run` read "nothing to pay" with its open paid_twice
+    # finding hidden, and one declined with `payflow approve --decline` offered "Submit".
+    ledger = console.ctx.ledger
+    paid = _register(ledger, "clipaid", "cli-paid-2", "cli-paid-3")
+    ledger.claim_for_submit(paid, "w", 10)
+    ledger.mark_created("cli-paid-2", "p-2", "COMPLETED", None)
+    ledger.mark_created("cli-paid-3", "p-3", "FAILED", "Recipient not found")
+    detail = "2 payouts for one source row: a (COMPLETED), b (COMPLETED)"
+    found = [Detected(2, "cli-paid-2", FindingKind.PAID_TWICE, detail)]
+    ledger.sync_findings(paid, found, unchecked_rows=set())
+    declined = _register(ledger, "clideclined", "cli-declined-2")
+    ledger.set_maker(declined, "mia")
+    record_decision(ledger, declined, approver="carl", decision="decline", note="wrong month")
+
+    checker = signed_in(console, "carl")
+    page = checker.get(f"/batches/{paid}").text
+    assert re.search(r'id="state"[^>]*>finished with failures<', page), page
+    assert 'id="findings"' in page and "paid_twice" in page
+    page = checker.get(f"/batches/{declined}").text
+    assert re.search(r'id="state"[^>]*>declined<', page)
+    assert (
+        f'action="/batches/{declined}/submit"'
+        not in signed_in(console, "mia").get(f"/batches/{declined}").text
+    )
