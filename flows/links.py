@@ -18,6 +18,7 @@ from payflow.runtime import api_endpoint
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget
 from payflow.tasks.links import (
+    check_links_batch,
     find_expired_claims,
     issue_link_claims,
     read_links,
@@ -100,6 +101,7 @@ def payout_links(
             problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],
         )
     else:
+        check_links_batch(ledger_url, source)
         with links_target(settings, api_url, sandbox) as target:
             refreshed = track_link_payouts(target, source)
         issued = None

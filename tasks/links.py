@@ -20,6 +20,7 @@ from payflow.links.batch import (
     issue_claims_file,
     register_links,
     report_links,
+    require_links_batch,
 )
 from payflow.links.records import LinkRow, LinkView
 from payflow.links.report import LinksFigures, LinksReportPaths
@@ -60,6 +61,12 @@ def issue_link_claims(
     return issue_claims_file(
         store, batch_id, rows, out_dir=Path(out_dir), base_url=base_url, days=days
     )
+
+
+@task(name="check-links-batch", cache_policy=NO_CACHE)
+def check_links_batch(ledger_url: str, batch_id: str) -> None:
+    """Stop (one line) unless the batch is a links batch in the ledger."""
+    require_links_batch(open_link_store(ledger_url), batch_id)
 
 
 @task(name="find-expired-claims", cache_policy=NO_CACHE)

@@ -82,10 +82,16 @@ def issue_claims_file(
     return ClaimsFile(str(path), len(claims))
 
 
-def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
-    """Rows of the batch whose every claim expired with no payout: those a reissue covers."""
+def require_links_batch(store: LinkStore, batch_id: str) -> None:
+    """BatchFileError (one line) unless `batch_id` is a links batch in the ledger: a report of
+    an unknown id wrote an empty report and read as a batch with nothing paid."""
     if not store.batch_exists(batch_id):
         raise BatchFileError(f"no links batch {batch_id} in the ledger")
+
+
+def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
+    """Rows of the batch whose every claim expired with no payout: those a reissue covers."""
+    require_links_batch(store, batch_id)
     now = store.now()
     return [v for v in store.rows(batch_id) if v.claim_state(now) is ClaimState.EXPIRED_UNUSED]
 

@@ -57,3 +57,18 @@ def test_a_used_claim_whose_payout_failed_is_not_reported_as_done(
     assert (
         "  not paid: row 3: externalId 'blocked-1': FAILED: Recipient account is blocked" in lines
     )
+
+
+def test_a_report_of_an_unknown_links_batch_is_one_line_not_an_empty_report(
+    tmp_path: Path,
+) -> None:
+    # It wrote an empty nosuchbatch-links.csv/xlsx and exited 1, as if nobody had been paid.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    done = run_payflow(
+        ["links", "report", "nosuchbatch", "--out", str(tmp_path / "out")], env, tmp_path
+    )
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip().splitlines()[-1] == "payflow: no links batch nosuchbatch in the ledger"
+    )
+    assert not list((tmp_path / "out").glob("*links*"))
