@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -54,6 +54,33 @@ def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
         asyncio.run(poll())
 
 
+def _refund_status(ledger: Ledger, batch_id: str, *, as_json: bool) -> NoReturn:
+    """A refund batch's rows per state and its refunds not final yet; exit 0 only when every
+    row is COMPLETED (it read "batch ID" and nothing else, exit 0, beside a PENDING refund)."""
+    try:
+        counts = ledger.refunds.summary(batch_id)
+        open_refunds = ledger.refunds.unfinished(batch_id)
+    finally:
+        ledger.close()
+    pending = [
+        {"externalId": ref.external_id, "orderId": ref.order_id, "state": str(ref.state)}
+        for ref in open_refunds
+    ]
+    if as_json:
+        typer.echo(json.dumps({"batch_id": batch_id, "refunds": counts, "pending": pending}))
+    else:
+        typer.echo(f"refund batch {batch_id}")
+        for state, count in sorted(counts.items()):
+            typer.echo(f"  {state:<16} {count}")
+        if pending:
+            typer.echo(f"not final yet ({len(pending)}); `payflow refund FILE` again follows them:")
+            for ref in pending[:SHOWN_PENDING]:
+                typer.echo(f"  {ref['externalId']}  order {ref['orderId']}  {ref['state']}")
+            if len(pending) > SHOWN_PENDING:
+                typer.echo(f"  ... and {len(pending) - SHOWN_PENDING} more (use --json for all)")
+    raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)
+
+
 def _list_batches(settings: Settings, *, as_json: bool) -> None:
     """The newest batches with their rows per state, for an operator who needs a batch id."""
     from payflow.links.store import LinkStore
@@ -64,6 +91,9 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
             (header, ledger.batch_summary(header.batch_id))
             for header in ledger.newest_batches(SHOWN_BATCHES)
         ]
+        # A refund batch's rows are refunds: counted from the refund book, and named so.
+        refunds = {h.batch_id: ledger.refunds.summary(h.batch_id) for h, c in shown if not c}
+        shown = [(h, c or refunds[h.batch_id]) for h, c in shown]
         links = 0 if shown else LinkStore(ledger.engine).batch_count()
     if as_json:
         batches = [
@@ -72,6 +102,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
                 "source_name": header.source_name,
                 "created_at": header.created_at.isoformat(),
                 "made_by": header.made_by,
+                "kind": "refunds" if header.batch_id in refunds else "payouts",
                 "statuses": counts,
             }
             for header, counts in shown
@@ -91,7 +122,8 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         when = f"{header.created_at:%Y-%m-%d %H:%M} UTC"
         maker = f" by {header.made_by}" if header.made_by else ""
         line = f"  {header.batch_id}  {when}  {header.source_name}{maker}"
-        typer.echo(printable(f"{line}  {counted(sum(counts.values()), 'row')}: {states}"))
+        kind = " (refunds)" if header.batch_id in refunds else ""
+        typer.echo(printable(f"{line}  {counted(sum(counts.values()), 'row')}{kind}: {states}"))
     if total > len(shown):
         typer.echo(f"  ... and {total - len(shown)} older (`payflow console` lists them all)")
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
@@ -120,6 +152,8 @@ def status(
         _list_batches(settings, as_json=as_json)
         raise typer.Exit(0)
     ledger = open_ledger(settings)
+    if ledger.refunds.batch_exists(batch_id):
+        _refund_status(ledger, batch_id, as_json=as_json)
     # HELD rows wait for an operator's --allow-repeat: not final either.
     unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:

@@ -59,6 +59,16 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
         for line in lines
     )
 
+    # `payflow status` of a refund batch said "batch ID" and nothing else, exit 0.
+    status = run_payflow(["status", summary["batch_id"]], env, tmp_path)
+    assert status.returncode == 1
+    assert status.stdout.splitlines()[0] == f"refund batch {summary['batch_id']}"
+    assert "  COMPLETED        3" in status.stdout.splitlines()
+    listing = run_payflow(["status"], env, tmp_path)
+    assert (
+        "7 rows (refunds): 3 COMPLETED, 1 FAILED, 2 REJECTED, 1 SUBMIT_REJECTED" in listing.stdout
+    )
+
 
 def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefect_home):
     env = payflow_env(tmp_path / "home", prefect_home)
