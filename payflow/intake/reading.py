@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from payflow.intake.headers import (
     payout_columns_missing,
 )
 from payflow.intake.limits import ReadLimits
-from payflow.intake.problems import BatchFileError, Problem
+from payflow.intake.problems import FILE_ROW, BatchFileError, Problem
 
 BATCH_ID_HEX = 20
 FIRST_DATA_ROW = 2  # the header is row 1, as the operator sees it
@@ -65,6 +66,7 @@ def read_batch_file(
         table.frame,
         table.read_problems,
         decimal_comma=table.decimal_comma,
+        notices=table.notices,
     )
 
 
@@ -77,6 +79,7 @@ class RawTable:
     frame: pd.DataFrame
     read_problems: list[Problem] = field(default_factory=list)
     decimal_comma: bool = False  # a `;` CSV, where Russian Excel writes `1 500,50`
+    notices: list[Problem] = field(default_factory=list)  # how the file was read (warnings)
 
 
 def read_table(
@@ -111,14 +114,28 @@ def read_table(
         return RawTable(batch_id_of(data, other_sheet), path.name, frame, read_problems)
     if sheet is not None:
         raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
-    frame, delimiter = _read_csv(data, path.name, limits)
-    return RawTable(batch_id_of(data), path.name, frame, [], decimal_comma=delimiter == ";")
+    frame, delimiter, encoding = _read_csv(data, path.name, limits)
+    notices = [LEGACY_ENCODING_NOTICE] if encoding == LEGACY_ENCODING else []
+    return RawTable(
+        batch_id_of(data), path.name, frame, [], decimal_comma=delimiter == ";", notices=notices
+    )
 
 
 def batch_from_rows(rows: list[list[str]], source_name: str = "rows") -> RawBatch:
     """A batch from text rows (header first), as if read from a file; for tests and callers."""
     data = json.dumps(rows, ensure_ascii=False).encode("utf-8")
     return _raw_batch(batch_id_of(data), source_name, _frame_from_rows(rows, source_name), [])
+
+
+LEGACY_ENCODING = "cp1251"
+LEGACY_ENCODING_NOTICE = Problem(
+    FILE_ROW,
+    "",
+    "read_as_windows_1251",
+    "the file is not UTF-8: it was read as Windows-1251, as Russian Excel saves CSV; a name in "
+    "another alphabet may read wrong (Jöhn as Jцhn): check the names, or save the file as "
+    "'CSV UTF-8'",
+)
 
 
 def _encoding(data: bytes, name: str) -> str:
@@ -129,7 +146,7 @@ def _encoding(data: bytes, name: str) -> str:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        return "cp1251"  # as saved by Russian Excel ("CSV (разделители - запятые)")
+        return LEGACY_ENCODING  # as saved by Russian Excel ("CSV (разделители - запятые)")
     return "utf-8"
 
 
@@ -138,7 +155,8 @@ def _delimiter(header_line: str) -> str:
     return ";" if header_line.count(";") > header_line.count(",") else ","
 
 
-def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame, str]:
+def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame, str, str]:
+    """The cells, the delimiter and the encoding the file was read in."""
     encoding = _encoding(data, name)
     nul = data.find(b"\x00")
     if nul >= 0:
@@ -182,7 +200,7 @@ def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame,
         _check_cells(frame, name, limits)
     if spanning:
         _check_swallowed_lines(frame, name, delimiter)
-    return frame, delimiter
+    return frame, delimiter, encoding
 
 
 _LINE_SCAN_BYTES = 1 << 24
@@ -254,6 +272,7 @@ def _raw_batch(
     problems: list[Problem],
     *,
     decimal_comma: bool = False,
+    notices: Sequence[Problem] = (),
 ) -> RawBatch:
     match = match_headers(list(frame.columns))
     if match.duplicated:
@@ -269,7 +288,8 @@ def _raw_batch(
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
     problems = [replace(p, column=match.renames.get(p.column, p.column)) for p in problems]
-    notices: list[Problem] = []
+    read_as = list(notices)
     if decimal_comma:
-        frame, notices = read_decimal_commas(frame)
-    return RawBatch(batch_id, name, frame, match.unknown, problems, notices)
+        frame, comma_notices = read_decimal_commas(frame)
+        read_as += comma_notices
+    return RawBatch(batch_id, name, frame, match.unknown, problems, read_as)

@@ -88,10 +88,10 @@ def summary_lines(report: ValidationReport) -> list[str]:
     problems.sort(key=lambda item: item[1].row)
     for severity, problem in problems[:SHOWN_PROBLEMS]:
         value = f" [{problem.value}]" if problem.value else ""
+        column = f"{problem.column}, " if problem.column else ""  # about the whole file
         lines.append(
             printable(
-                f"  {severity} row {problem.row}, {problem.column}, {problem.rule}: "
-                f"{problem.message}{value}"
+                f"  {severity} row {problem.row}, {column}{problem.rule}: {problem.message}{value}"
             )
         )
     if len(problems) > SHOWN_PROBLEMS:

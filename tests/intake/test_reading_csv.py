@@ -35,6 +35,11 @@ def test_cp1251_from_russian_excel(tmp_path: Path) -> None:
     row = [*ROW[:4], "Пётр Сидоров", *ROW[5:]]
     raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, row], sep=";", encoding="cp1251"))
     assert raw.frame.at[2, "name"] == "Пётр Сидоров"
+    # Said, since a Latin-1 file reads as Windows-1251 too and turns "Jöhn" into "Jцhn".
+    assert [notice.rule for notice in raw.notices] == ["read_as_windows_1251"]
+    assert "Jöhn as Jцhn" in raw.notices[0].message
+    utf8 = read_batch_file(write_csv(tmp_path / "u.csv", [HEADER, row], sep=";"))
+    assert utf8.notices == []
 
 
 @pytest.mark.parametrize(

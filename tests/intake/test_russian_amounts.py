@@ -36,7 +36,8 @@ def test_semicolon_cp1251_file_reads_decimal_commas_and_space_groups(tmp_path: P
     )
     raw = read_batch_file(path)
     assert raw.frame["amount"].tolist() == list(AMOUNTS.values())
-    (notice,) = raw.notices
+    encoding, notice = raw.notices
+    assert encoding.rule == "read_as_windows_1251"
     assert notice.rule == "amount_decimal_comma" and notice.message.startswith("4 amount(s)")
 
 
