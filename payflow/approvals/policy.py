@@ -70,8 +70,8 @@ class CurrencyRule(BaseModel):
         for band in self.bands:
             if band.up_to is None or total <= band.up_to:
                 low = f"above {lower}" if lower is not None else "from 0"
-                high = f"up to {band.up_to}" if band.up_to is not None else "and more"
-                return band.steps, f"{low} {high}: {counted(band.steps, 'approval step')}"
+                high = f" up to {band.up_to}" if band.up_to is not None else ""
+                return band.steps, f"{low}{high}: {counted(band.steps, 'approval step')}"
             lower = band.up_to
         raise AssertionError("the last band has no upper end")
 

@@ -117,10 +117,12 @@ def approval_requirement(
     )
     released, held = _repeats(ledger, batch_id)
     warnings = tuple(released + _similar(ledger, facts))
-    if large or warnings:
+    if (large or warnings) and steps == 0:
         # Nothing that needs an acknowledgement can go on by itself: the maker's own
         # `--allow-repeat` is a submission, and a second person acknowledges it.
-        steps = max(steps, 1)
+        steps = 1
+        why = "a row above the per-row maximum" if large else "a warning below"
+        rules.append(f"{why} needs a person's approval: 1 approval step")
     expires_at = facts.created_at + (expiry if expiry is not None else DEFAULT_EXPIRY)
     return Requirement(
         batch_id, facts, steps, tuple(rules), large, warnings, expires_at, tuple(held)

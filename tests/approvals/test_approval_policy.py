@@ -172,6 +172,11 @@ def test_a_repeat_is_held_and_once_released_must_be_acknowledged_by_a_checker(le
     assert requirement.held == ()
     assert {w.key for w in requirement.warnings} == {"repeat:other-2", f"similar:{first}"}
     assert requirement.steps == 1  # under every limit, but a warning needs a person
+    # The form says where the step comes from: the band alone said "0 approval steps".
+    assert requirement.rules == (
+        "XOF total 500: from 0 up to 1000: 0 approval steps",
+        "a warning below needs a person's approval: 1 approval step",
+    )
     with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
         approve(ledger, again, policy, "bob")
     assert approve(ledger, again, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
