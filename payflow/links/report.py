@@ -148,7 +148,7 @@ def write_links_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
     rows = [_cells(view, now) for view in views]
-    with replaced(paths.csv) as part, part.open("w", encoding="utf-8", newline="") as handle:
+    with replaced(paths.csv) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         writer.writerows(rows)

@@ -107,7 +107,7 @@ def write_refund_report(
     paths = ReportPaths(
         csv=out_dir / f"{batch_id}-refunds.csv", xlsx=out_dir / f"{batch_id}-refunds.xlsx"
     )
-    with replaced(paths.csv) as part, part.open("w", newline="", encoding="utf-8") as handle:
+    with replaced(paths.csv) as part, part.open("w", newline="", encoding="utf-8-sig") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         writer.writerows(line.cells for line in lines)

@@ -52,7 +52,10 @@ def write_batch_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, xlsx_path = report_paths(out_dir, batch_id)
     workbook = WorkbookWriter(batch_id, sandbox=sandbox)
-    with replaced(csv_path) as csv_part, csv_part.open("w", newline="", encoding="utf-8") as handle:
+    with (
+        replaced(csv_path) as csv_part,
+        csv_part.open("w", newline="", encoding="utf-8-sig") as handle,
+    ):
         writer = csv.writer(handle)
         writer.writerow([column.name for column in ROW_COLUMNS])
         for line in ledger.report_lines(batch_id):

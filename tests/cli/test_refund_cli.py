@@ -34,7 +34,7 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     }
     for noise in NOISE:
         assert noise not in done.stderr, f"{noise!r} reached the operator:\n{done.stderr}"
-    report = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8")
+    report = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8-sig")
     assert "order_not_completed" in report and "amount_differs" in report
     log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
     assert SANDBOX_TOKEN_DEFAULT not in log + done.stderr + report

@@ -44,7 +44,7 @@ def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, pre
     log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
     assert "Finished in state Completed" in log
     # Invariant 6: neither the token nor a full recipient number reaches a log or the report.
-    report_text = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8")
+    report_text = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8-sig")
     with SAMPLE.open(encoding="utf-8") as handle:
         requisites = [row["requisites"] for row in csv.DictReader(handle)]
     for secret in [SANDBOX_TOKEN_DEFAULT, *requisites]:
@@ -135,7 +135,7 @@ def test_a_run_killed_mid_submit_resumes_without_duplicates_or_lost_rows(
     assert summary["statuses"] == {"COMPLETED": rows}
     stats = sandbox_stats(sandbox.url)
     assert sorted(stats["payoutsByExternalId"].items()) == sorted(dict.fromkeys(ids, 1).items())
-    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8") as handle:
+    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8-sig") as handle:
         report = list(csv.DictReader(handle))
     assert sorted(r["external_id"] for r in report) == sorted(ids)
     assert {r["ledger_state"] for r in report} == {"COMPLETED"}

@@ -189,7 +189,7 @@ def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_cod
     assert summary["statuses"] == {"COMPLETED": 1, "FAILED": 1}
     with _ledger(tmp_path / "home") as ledger:
         assert ledger.batch_summary(summary["batch_id"]) == summary["statuses"]
-    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8") as handle:
+    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8-sig") as handle:
         states = {r["external_id"]: r["ledger_state"] for r in csv.DictReader(handle)}
     assert states == {"corr-1": "COMPLETED", "corr-2": "FAILED"}
 

@@ -56,7 +56,7 @@ def test_a_hundred_thousand_rows_are_reported_with_sql_totals(tmp_path) -> None:
         rows, amount = expected.get((row.currency, outcome), (0, Decimal(0)))
         expected[(row.currency, outcome)] = (rows + 1, amount + row.amount)
     assert totals == expected
-    with report.csv.open(newline="", encoding="utf-8") as handle:
+    with report.csv.open(newline="", encoding="utf-8-sig") as handle:
         assert sum(1 for _ in csv.reader(handle)) == ROWS + 1
     [failed] = report.summary.failures[:1]
     assert failed.total.status_message == "Recipient not found"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import os
 import shutil
@@ -49,7 +50,9 @@ async def _report(client, ledger: Ledger, out: Path) -> BatchReport:
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
+    # With a BOM, as the rejects report: Excel reads a BOM-less CSV's Cyrillic names as garbage.
+    assert path.read_bytes().startswith(codecs.BOM_UTF8)
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         return list(csv.DictReader(handle))
 
 
