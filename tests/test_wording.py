@@ -36,3 +36,12 @@ def test_the_links_summary_says_1_claim_url(capsys):
     result.claims_issued, result.claims_file = 1, "/reports/b1-claims.csv"
     _print(result, as_json=False)
     assert "claims: 1 claim URL in /reports/b1-claims.csv (owner-only)" in capsys.readouterr().out
+
+
+def test_conflicting_rows_are_not_called_rejected_beside_a_summary_of_0_rejected():
+    # "2 rows, 2 valid, 0 rejected" was followed by "in the ledger: ... 2 rejected".
+    [line] = totals_lines(BatchCounts("b1", {"CONFLICT": 2, "REJECTED": 1}))
+    assert line == (
+        "in the ledger: 3 rows: 0 already paid, 0 failed, 1 rejected, 2 refused as conflicts, "
+        "0 pending, 0 new"
+    )

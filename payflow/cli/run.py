@@ -27,7 +27,7 @@ from payflow.cli.ledger_checks import (
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
-from payflow.ledger import BatchCounts
+from payflow.ledger import BatchCounts, RowState
 from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
@@ -48,11 +48,15 @@ SHOWN_ROWS = 10
 
 def totals_lines(counts: BatchCounts) -> list[str]:
     """What the ledger says about the batch: already paid, pending, new, and the new totals."""
-    # Held rows are named when there are any, so the figures add up to the rows.
+    # Held and conflicting rows are named when there are any, so the figures add up to the
+    # rows; a CONFLICT row passed validation, so "rejected" alone contradicted "0 rejected".
+    conflicts = counts.count(frozenset({RowState.CONFLICT}))
+    rejected = counts.rejected - conflicts
     held = f", {counts.held} held" if counts.held else ""
+    conflicting = f", {conflicts} refused as conflicts" if conflicts else ""
     lines = [
         f"in the ledger: {counted(counts.rows, 'row')}: {counts.completed} already paid, "
-        f"{counts.not_paid} failed, {counts.rejected} rejected, {counts.pending} pending, "
+        f"{counts.not_paid} failed, {rejected} rejected{conflicting}, {counts.pending} pending, "
         f"{counts.new} new{held}"
     ]
     if counts.to_pay:
@@ -71,7 +75,7 @@ def _confirm(yes: bool, counts: BatchCounts) -> None:
         return
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to pay without a prompt")
-    if not typer.confirm(f"Pay {counts.to_send} new rows?", default=False, err=True):
+    if not typer.confirm(f"Pay {counted(counts.to_send, 'new row')}?", default=False, err=True):
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
 
 
