@@ -131,7 +131,10 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
     for line in _not_refunded_lines(settings, result.batch_id):
         print(line)
     if result.already_known:
-        print(f"  {counted(result.already_known, 'row')} already in the ledger: not refunded again")
+        # Known rows may still have been sent by this run (one stopped for the balance): true
+        # either way, "not refunded again" was not.
+        known = counted(result.already_known, "row")
+        print(f"  {known} in the ledger from an earlier run: none is refunded twice")
     if result.pending:
         more = len(result.pending) - SHOWN_ROWS
         shown = ", ".join(result.pending[:SHOWN_ROWS]) + (f" and {more} more" if more > 0 else "")

@@ -42,7 +42,7 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     # As an operator reads it: the same figures, and each row not refunded with its reasons.
     again = run_payflow(["refund", str(SAMPLE), "--yes"], env, tmp_path)
     lines = again.stdout.splitlines()
-    assert "  5 rows already in the ledger: not refunded again" in lines
+    assert "  5 rows in the ledger from an earlier run: none is refunded twice" in lines
     for state, count in summary["statuses"].items():
         assert f"  {state:<16} {count}" in lines
     refused = [line for line in lines if line.startswith("  rejected row ")]
