@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from payflow.approvals.policy import ApprovalPolicy, load_policy
+from payflow.intake.identity import DERIVED_PREFIX
 from payflow.ledger import BatchFacts, HeldRow, Ledger
 from payflow.model import display_amount
 from payflow.wording import counted
@@ -72,6 +73,22 @@ def _repeats(ledger: Ledger, batch_id: str) -> tuple[list[ApprovalWarning], list
     return released, held
 
 
+def _amended(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
+    """A row without an externalId whose amount differs from the same recipient's recent
+    payout: an edited amount is a new payout by the row's content, so a second person sees it."""
+    return [
+        ApprovalWarning(
+            f"amended:{row.external_id}",
+            f"row {row.row_number} ({row.external_id}) pays {display_amount(row.amount)} to a "
+            f"recipient paid {display_amount(row.earlier_amount)} by {row.earlier_external_id} "
+            f"({row.earlier_state}, batch {row.earlier_batch_id}): if the amount was corrected, "
+            "that payout already went; give rows an externalId to pay one recipient twice on "
+            "purpose",
+        )
+        for row in ledger.amended_rows(batch_id, DERIVED_PREFIX)
+    ]
+
+
 def _similar(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
     out = []
     for other, shared in ledger.similar_batches(facts.batch_id, facts.created_at, RECENT_DAYS):
@@ -116,7 +133,7 @@ def approval_requirement(
         for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
     )
     released, held = _repeats(ledger, batch_id)
-    warnings = tuple(released + _similar(ledger, facts))
+    warnings = tuple(released + _amended(ledger, batch_id) + _similar(ledger, facts))
     if (large or warnings) and steps == 0:
         # Nothing that needs an acknowledgement can go on by itself: the maker's own
         # `--allow-repeat` is a submission, and a second person acknowledges it.

@@ -54,7 +54,7 @@ def pay_command(
                 live=live,
             )
     except ApprovalNeeded as exc:
-        waiting(exc, as_json=as_json)
+        waiting(settings, exc, as_json=as_json)
     except PrefectServerNotStarted as exc:
         fail(str(exc))
     except (*PAY_STOPS, BatchStopped) as exc:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
-from payflow.approvals import PolicyError, UnknownBatch
+from payflow.approvals import PolicyError, UnknownBatch, approval_requirement, load_policy
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import (
@@ -27,12 +27,19 @@ from payflow.cli.ledger_checks import (
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
+from payflow.intake.problems import printable
 from payflow.ledger import BatchCounts, RowState
 from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.run_results import IntakeResult, PayResult
-from payflow.runtime import NO_REAL_MONEY, ApiEndpoint, ConfigurationError, api_endpoint
+from payflow.runtime import (
+    NO_REAL_MONEY,
+    ApiEndpoint,
+    ConfigurationError,
+    api_endpoint,
+    open_ledger,
+)
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
@@ -144,11 +151,20 @@ def finish(
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 
 
-def waiting(exc: ApprovalNeeded, *, as_json: bool) -> NoReturn:
-    """The batch is registered but needs approvals: say who must act, exit 1."""
+def waiting(settings: Settings, exc: ApprovalNeeded, *, as_json: bool) -> NoReturn:
+    """The batch is registered but needs approvals: say who must act and why (the rules and
+    warnings an approver will see, read from the ledger), exit 1."""
     if as_json:
         print(json.dumps({"batch_id": exc.batch_id, "waiting_for_approvals": exc.steps_left}))
     print(f"payflow: {exc}", file=sys.stderr)
+    with open_ledger(settings) as ledger:
+        requirement = approval_requirement(
+            ledger, exc.batch_id, load_policy(settings.approvals_file)
+        )
+    for rule in requirement.rules:
+        print(f"  rule: {rule}", file=sys.stderr)
+    for warning in (*requirement.large_rows, *requirement.warnings):
+        print(printable(f"  warning: {warning.text}"), file=sys.stderr)
     raise typer.Exit(EXIT_NOT_ALL_COMPLETED)
 
 
@@ -244,7 +260,7 @@ def run_command(
                 settings, batch_id, counts.rows, endpoint, callback_url, out_dir=out_dir, live=live
             )
     except ApprovalNeeded as exc:
-        waiting(exc, as_json=as_json)
+        waiting(settings, exc, as_json=as_json)
     except (BatchFileError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except (*PAY_STOPS, BatchStopped) as exc:

@@ -142,6 +142,10 @@ class Ledger:
         """Rows of the batch held as repeats at registration, still held or released since."""
         return repeats.repeat_rows(self._reader, batch_id, self._clock())
 
+    def amended_rows(self, batch_id: str, derived_prefix: str) -> list[repeats.AmendedRow]:
+        """Derived-id rows paying a recipient an earlier derived-id row paid another amount."""
+        return repeats.amended_rows(self._reader, batch_id, self._clock(), derived_prefix)
+
     # -- claiming ----------------------------------------------------------------------------
 
     def claim_for_submit(

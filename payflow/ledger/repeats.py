@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from sqlalchemy import (
     ColumnElement,
@@ -172,3 +173,69 @@ def repeat_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
                 still_held=row.state == RowState.HELD.value,
             )
     return list(held.values())
+
+
+@dataclass(frozen=True, slots=True)
+class AmendedRow:
+    """A row that pays a recipient another row paid recently, with another amount."""
+
+    row_number: int
+    external_id: str
+    amount: Decimal
+    earlier_external_id: str
+    earlier_batch_id: str
+    earlier_amount: Decimal
+    earlier_state: RowState
+
+
+def amended_rows(engine: Engine, batch_id: str, now: datetime, prefix: str) -> list[AmendedRow]:
+    """Rows of the batch whose externalId was derived (it starts with `prefix`) and whose
+    recipient (requisites, currency, userId) a derived-id row of an earlier batch paid, or is
+    paying, within REPEAT_WINDOW with another amount. A derived id follows the row's content,
+    so a row whose amount was edited after it was paid is a new payout: this is the only trace
+    of the edit (one per row, the earliest such payout)."""
+    other = aliased(Payout, name="earlier")
+    paid_recently = and_(
+        other.state == RowState.COMPLETED.value, other.updated_at >= now - REPEAT_WINDOW
+    )
+    condition = and_(
+        other.requisites == Payout.requisites,
+        other.currency == Payout.currency,
+        other.user_id == Payout.user_id,
+        other.batch_id != Payout.batch_id,
+        other.external_id.startswith(prefix, autoescape=True),
+        other.created_at <= Payout.created_at,
+        or_(other.state.in_([s.value for s in IN_FLIGHT]), paid_recently),
+    )
+    query = (
+        select(
+            Payout.row_number,
+            Payout.external_id,
+            Payout.amount,
+            other.external_id.label("earlier_external_id"),
+            other.batch_id.label("earlier_batch_id"),
+            other.amount.label("earlier_amount"),
+            other.state.label("earlier_state"),
+        )
+        .join(other, condition)
+        .where(
+            Payout.batch_id == batch_id,
+            Payout.external_id.startswith(prefix, autoescape=True),
+        )
+        .order_by(Payout.row_number, other.id)
+    )
+    found: dict[str, AmendedRow] = {}
+    with engine.connect() as connection:
+        for row in connection.execute(query):
+            if row.external_id in found or row.amount == row.earlier_amount:
+                continue  # the same amount is a repeat, held as such
+            found[row.external_id] = AmendedRow(
+                row.row_number,
+                row.external_id,
+                row.amount,
+                row.earlier_external_id,
+                row.earlier_batch_id,
+                row.earlier_amount,
+                RowState(row.earlier_state),
+            )
+    return list(found.values())

@@ -249,3 +249,29 @@ def test_later_batches_never_void_an_earlier_approval(ledger, policy):
 
     assert approval_requirement(ledger, first, policy).warnings == ()
     assert approval_status(ledger, first, policy) == Approved(("bob",))
+
+
+def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_is_a_warning(
+    ledger, policy
+):
+    # Found by hand: a row without an externalId was paid 110.00, its amount edited to 115.00
+    # and the file run again: a new derived id, a second payout, and nothing said so.
+    first = batch_of(ledger, "pf-march", [110], requisites=RECIPIENT)
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("pf-march-2", "payout-1", "COMPLETED")
+    edited = batch_of(ledger, "pf-march-edited", [115], requisites=RECIPIENT)
+    written = batch_of(ledger, "april", [120], requisites=RECIPIENT)  # an externalId: on purpose
+
+    requirement = approval_requirement(ledger, edited, policy)
+    [warning] = [w for w in requirement.warnings if w.key.startswith("amended:")]
+    assert warning.key == "amended:pf-march-edited-2"
+    assert warning.text.startswith(
+        f"row 2 (pf-march-edited-2) pays 115 to a recipient paid 110 by pf-march-2 "
+        f"(COMPLETED, batch {first}): if the amount was corrected, that payout already went"
+    )
+    assert requirement.steps == 1  # under every limit, but a second person sees it
+    assert not [
+        w
+        for w in approval_requirement(ledger, written, policy).warnings
+        if w.key.startswith("amended:")
+    ]

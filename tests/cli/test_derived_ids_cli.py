@@ -111,3 +111,28 @@ def test_a_repeat_under_another_external_id_is_held_until_allowed(
     assert paid.returncode == 0, paid.stderr
     assert json.loads(paid.stdout)["statuses"] == {"COMPLETED": 2}
     assert _posts(sandbox.url) == {"mar-1": 1, "apr-1": 1, "apr-2": 1}
+
+
+def test_an_amount_edited_after_its_row_was_paid_waits_for_a_second_person(
+    tmp_path, prefect_home, make_sandbox
+):
+    # Found by hand: 110.00 paid, the cell edited to 115.00, the file run again: a second
+    # payout to the same person, no hold and no word about it.
+    sandbox = make_sandbox()
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+    first = run_payflow(
+        ["run", str(_write(tmp_path / "a.csv", [HEADER, ROWS[0]])), "--yes"], env, tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    edited = _write(tmp_path / "a.csv", [HEADER, ROWS[0].replace("1000,", "1005,", 1)])
+    second = run_payflow(["run", str(edited), "--yes"], env, tmp_path)
+    assert second.returncode == 1, second.stderr
+    assert "waiting for approval by 1 person" in second.stderr
+    assert "pays 1005 to a recipient paid 1000 by pf-" in second.stderr
+    assert "if the amount was corrected, that payout already went" in second.stderr
+    assert len(_posts(sandbox.url)) == 1, "the edited row was paid by the maker alone"
