@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import (
     ApprovalRefused,
     Approved,
@@ -37,6 +38,7 @@ from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.intake import UploadRefused, rejects_file, take_upload
 from payflow.console.operators import Operator, check_password
+from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
 from payflow.ledger.actions import actions_of, record_action
@@ -334,6 +336,17 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         )
 
     @page()
+    async def reconcile(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        try:
+            notice = await run_in_threadpool(reconcile_now, ctx, batch_id, me(session))
+        except AuthError:
+            return message(request, session, 502, "The payments API refused the token.")
+        except PaymentsApiError as exc:
+            return message(request, session, 502, f"The payments API failed: {exc}. Try later.")
+        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
+
+    @page()
     async def report(request: Request, session: Session) -> Response:
         batch_id, suffix = request.path_params["batch_id"], request.path_params["suffix"]
         if suffix not in ("csv", "xlsx"):
@@ -368,6 +381,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         Route("/batches/{batch_id}/approve", approve, methods=["POST"]),
         Route("/batches/{batch_id}/progress.json", progress),
         Route("/batches/{batch_id}/rerun", rerun, methods=["POST"]),
+        Route("/batches/{batch_id}/reconcile", reconcile, methods=["POST"]),
         Route("/batches/{batch_id}/report.{suffix:str}", report),
         Route("/batches/{batch_id}/rejects.{suffix:str}", rejects),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),

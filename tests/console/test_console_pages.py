@@ -131,3 +131,23 @@ def test_a_batch_paid_or_declined_from_the_command_line_reads_as_such(console: C
         f'action="/batches/{declined}/submit"'
         not in signed_in(console, "mia").get(f"/batches/{declined}").text
     )
+
+
+def test_reconcile_now_asks_the_service_and_shows_what_it_found(console: Console) -> None:
+    # The README listed "reconcile" among the console's actions, but there was none: a payout
+    # the platform corrected stayed "paid" on the page until someone ran `payflow reconcile`.
+    ledger = console.ctx.ledger
+    batch_id = _register(ledger, "cliunknown", "cli-unknown-2")
+    ledger.claim_for_submit(batch_id, "w", 10)
+    ledger.mark_created("cli-unknown-2", "no-such-payout", "COMPLETED", None)
+    checker = signed_in(console, "carl")
+    page = checker.get(f"/batches/{batch_id}").text
+    assert 'id="reconcile-form"' in page and "missing_at_service" not in page
+
+    done = checker.post(
+        f"/batches/{batch_id}/reconcile", data={"csrf": csrf_of(page)}, follow_redirects=True
+    )
+    assert done.status_code == 200
+    assert "reconciled: 1 payout fetched again, 0 rows moved, 1 finding open" in done.text
+    assert 'id="findings"' in done.text and "missing_at_service" in done.text
+    assert [a.action for a in actions_of(ledger, batch_id)][-1] == "reconciled"
