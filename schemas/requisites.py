@@ -37,7 +37,8 @@ REQUISITES_RULES: dict[str, RequisitesRule] = {
         RequisitesRule(
             "ru_mobile_phone",
             r"(?:7|8)?9[0-9]{9}",
-            "SBP phone must be a Russian mobile number, digits only: 79XXXXXXXXX or 9XXXXXXXXX",
+            "SBP phone must be a Russian mobile number, digits only: 79XXXXXXXXX, 89XXXXXXXXX "
+            "or 9XXXXXXXXX",
         ),
         RequisitesRule(
             "ru_individual_account",
