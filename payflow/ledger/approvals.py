@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Engine, and_, func, insert, select, update
+from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.claims import in_batch
@@ -121,6 +121,8 @@ def similar_batches(
             other.batch_id != batch_id,
             Batch.created_at >= until - timedelta(days=days),
             Batch.created_at <= until,
+            # A declined batch pays nobody: a file like it is no copy to warn about.
+            ~exists().where(Approval.batch_id == other.batch_id, Approval.decision == "decline"),
         )
         .group_by(other.batch_id)
         .order_by(shared.desc())

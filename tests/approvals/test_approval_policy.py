@@ -275,3 +275,12 @@ def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_
         for w in approval_requirement(ledger, written, policy).warnings
         if w.key.startswith("amended:")
     ]
+
+
+def test_a_declined_batch_is_not_named_as_the_original_of_a_copy(ledger, policy):
+    # "is this file a copy?" named a declined batch that paid nobody.
+    declined = batch_of(ledger, "wrong", [5000], requisites=RECIPIENT)
+    record_decision(ledger, declined, approver="bob", decision="decline", policy=policy)
+    fixed = batch_of(ledger, "fixed", [5000], requisites=RECIPIENT)
+    warnings = approval_requirement(ledger, fixed, policy).warnings
+    assert not [w for w in warnings if w.key.startswith("similar:")]
