@@ -170,6 +170,7 @@ def status(
             for ref in ledger.batch_rows(batch_id)
             if str(ref.state) in unfinished
         ]
+        decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
@@ -178,6 +179,8 @@ def status(
         ledger.close()
     if as_json:
         summary = {"batch_id": batch_id, "statuses": counts, "pending": pending}
+        if decline is not None:
+            summary["declined_by"] = decline.approver
         if reruns:
             summary.update(rerun_batches=reruns, latest_statuses=latest)
         typer.echo(json.dumps(summary))
@@ -189,7 +192,11 @@ def status(
             typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
             for state, count in sorted(latest.items()):
                 typer.echo(f"  {state:<16} {count}")
-        if pending:
+        if decline is not None:
+            # Its rows stay VALIDATED for good: "not final yet" read as if they would still go.
+            note = f" ({decline.note})" if decline.note else ""
+            typer.echo(printable(f"declined by {decline.approver}{note}: nothing will be paid"))
+        elif pending:
             typer.echo(f"not final yet ({len(pending)}):")
             for row in pending[:SHOWN_PENDING]:
                 typer.echo(f"  row {row['row']:>6}  {row['externalId']}  {row['state']}")

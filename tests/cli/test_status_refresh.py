@@ -14,6 +14,7 @@ from sqlalchemy import create_engine, text
 from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
+from payflow.approvals import load_policy, record_decision
 from payflow.ledger import Ledger
 from payflow.links.records import LinkRow
 from payflow.links.store import LinkStore
@@ -161,3 +162,22 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
         ("feb", {"VALIDATED": 2}),
         ("jan", {"VALIDATED": 1}),
     ]
+
+
+def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
+    # Its rows stay VALIDATED for good; "not final yet (6)" read as if they would still go.
+    home = tmp_path / "home"
+    rules = tmp_path / "approvals.yaml"
+    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("d", "d.csv", [_instruction("d", 1)], [])
+        ledger.set_maker("d", "mia")
+        record_decision(
+            ledger, "d", approver="bob", decision="decline", note="wrong month",
+            policy=load_policy(rules),
+        )  # fmt: skip
+    env = payflow_env(home, tmp_path / "prefect")
+    done = run_payflow(["status", "d", "--no-refresh"], env, tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == "declined by bob (wrong month): nothing will be paid"
+    assert "not final yet" not in done.stdout
