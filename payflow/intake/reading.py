@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -187,8 +188,7 @@ def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame,
             quoting=csv.QUOTE_MINIMAL,
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise BatchFileError(f"{name} is not a readable CSV file: {message}") from None
+        raise BatchFileError(_unreadable_csv(name, exc)) from None
     # With na_filter off every cell is a string already, short rows included.
     header = [str(c) for c in frame.iloc[0].tolist()]
     frame = frame.iloc[1:].reset_index(drop=True)
@@ -204,6 +204,30 @@ def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame,
 
 
 _LINE_SCAN_BYTES = 1 << 24
+_OPEN_QUOTE = re.compile(r"EOF inside string starting at row (\d+)")
+_TOO_MANY = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _unreadable_csv(name: str, exc: Exception) -> str:
+    """The parser's complaint in an operator's words (its own text was "Error tokenizing data.
+    C error: EOF inside string starting at row 1" for a stray quote on line 2)."""
+    text = str(exc).strip()
+    if isinstance(exc, pd.errors.EmptyDataError):
+        return f"{name} is empty"
+    if found := _OPEN_QUOTE.search(text):
+        opened = int(found.group(1)) + 1  # the parser counts rows from 0
+        return (
+            f"{name}: a quote opened on line {opened} is never closed, so every line below it "
+            "would be read as one cell; close or remove that quote"
+        )
+    if found := _TOO_MANY.search(text):
+        header, where, cells = found.groups()
+        return (
+            f"{name}: line {where} has {cells} cells but the header has {header}: a delimiter "
+            "inside a cell that is not in quotes?"
+        )
+    message = text.splitlines()[-1] if text else type(exc).__name__
+    return f"{name} is not a readable CSV file: {message}"
 
 
 def _longest_line(data: bytes) -> int:

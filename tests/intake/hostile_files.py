@@ -52,7 +52,7 @@ def unbalanced_quote(path: Path) -> Path:
 
 
 def unclosed_quote_to_the_end(path: Path) -> Path:
-    """A quote opened on row 5 that nothing closes."""
+    """A quote opened on line 6 (data row 5) that nothing closes."""
     lines = [CSV_HEADER, *_rows(10)]
     lines[5] = ",".join([*ROW[:4], '"Kouadio Yao', "u-5", "x-5"])
     return _csv(path, lines)
@@ -130,12 +130,16 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     "vertical_tab.csv": (vertical_tab_in_external_id, 1, "no_control_characters"),
     "control_everywhere.csv": (control_characters_in_every_column, 1, "no_control_characters"),
     "unbalanced_quote.csv": (unbalanced_quote, 2, "row 4, column 'name' opens a quote"),
-    "unclosed_quote.csv": (unclosed_quote_to_the_end, 2, "not a readable CSV"),
+    "unclosed_quote.csv": (
+        unclosed_quote_to_the_end,
+        2,
+        "a quote opened on line 6 is never closed",
+    ),
     "name_20mb.csv": (twenty_megabyte_name, 2, "PAYFLOW_MAX_CELL_CHARS"),
     "name_1000.csv": (long_name, 1, "name_length"),
     "million_columns.csv": (million_columns, 2, "PAYFLOW_MAX_COLUMNS"),
     "duplicate_columns.csv": (duplicate_named_columns, 2, "PAYFLOW_MAX_COLUMNS"),
-    "wide_data_row.csv": (wide_data_row, 2, "not a readable CSV"),
+    "wide_data_row.csv": (wide_data_row, 2, "line 4 has 1000007 cells but the header has 7"),
     "binary_noise.csv": (binary_noise, 2, "neither CSV nor XLSX"),
     "million_empty_rows.xlsx": (million_empty_rows_xlsx, 2, "PAYFLOW_MAX_BLANK_ROWS"),
 }

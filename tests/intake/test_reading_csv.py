@@ -147,3 +147,11 @@ def test_longest_line_counts_bytes_with_the_break_across_scan_slices(
     assert reading._longest_line(b"ab\ncdef\ng") == 5
     assert reading._longest_line(b"ab\ncd\nefghij") == 6
     assert reading._longest_line("ё\n".encode()) == 3  # bytes, not characters
+
+
+def test_a_file_holding_only_a_byte_order_mark_is_empty(tmp_path: Path) -> None:
+    # The parser's own words reached the operator: "No columns to parse from file".
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbf")
+    with pytest.raises(BatchFileError, match=r"^bom.csv is empty$"):
+        read_batch_file(path)
