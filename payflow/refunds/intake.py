@@ -75,6 +75,9 @@ def _refund_file(table: RawTable) -> RefundFile:
         if column not in frame:
             frame[column] = ""
     frame = frame[list(ALL_COLUMNS)].copy()
+    # A UUID is one id whatever its letters' case; the service names its orders in lower case,
+    # and an order id typed in capitals read as "no such order".
+    frame["orderId"] = frame["orderId"].str.lower()
     had_column = "externalId" in renames.values()
     # Derived from the row's own order and amount, never from the file (design.md, invariant 2).
     blank = frame["externalId"] == ""

@@ -119,3 +119,15 @@ async def test_a_failed_refund_is_sent_again_only_under_a_written_external_id(
     )
     assert refused.instructions == []
     assert [i.external_id for i in allowed.instructions] == ["again-1"]
+
+
+async def test_an_order_id_in_capitals_is_the_same_order(sandbox, ledger, tmp_path):
+    # It was rejected as "no such order for this merchant (order_unknown)".
+    [order] = paid_orders(sandbox, 1)
+    file = read_refund_file(
+        write_refunds(tmp_path / "r.csv", [[order.upper(), "up-1", "", "", ""]])
+    )
+    async with make_client(sandbox) as client:
+        checked = await check_refund_file(file, client, ledger.refunds)
+    assert checked.rejects == []
+    assert [i.order_id for i in checked.instructions] == [order]
