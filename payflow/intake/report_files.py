@@ -37,12 +37,15 @@ def _records(report: ValidationReport) -> list[list[str | int]]:
 
 def resolution_problems(report: ValidationReport) -> list[Problem]:
     """Each SBP bank name resolved to an id, as a report line of severity `resolved`."""
+    # A resolved row is valid: its externalId (given or derived) is its instruction's.
+    ids = {i.row_number: i.external_id for i in report.instructions}
     return [
         Problem(
             r.row,
             "bankName",
             "sbp_bank_resolved",
             f"bank name {r.given!r} resolved to bank id {r.bank_id}",
+            external_id=ids.get(r.row, ""),
             value=r.given,
         )
         for r in report.bank_resolutions

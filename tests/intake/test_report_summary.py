@@ -45,6 +45,9 @@ def test_bank_names_resolved_are_one_summary_line_and_listed_in_the_report(
         listed = [r for r in csv.DictReader(handle) if r["severity"] == "resolved"]
     assert len(listed) == 300 and listed[1]["rule"] == "sbp_bank_resolved"
     assert "'т-банк' resolved to bank id 100000000004" in listed[1]["message"]
+    # Each line names its row's externalId, as a reject line does (it was blank).
+    by_row = {i.row_number: i.external_id for i in report.instructions}
+    assert all(line["externalId"] == by_row[int(line["row"])] for line in listed)
 
 
 def test_control_characters_are_shown_escaped_in_reports_and_summary(tmp_path: Path) -> None:
