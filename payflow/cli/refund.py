@@ -31,12 +31,23 @@ if TYPE_CHECKING:
 SHOWN_ROWS = 10
 
 
-def _confirm(yes: bool, path: Path) -> None:
+def _confirm(yes: bool, path: Path, sheet: str | None) -> None:
     if yes:
         return
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to refund without a prompt")
-    if not typer.confirm(f"Refund every valid order of {path.name}?", default=False, err=True):
+    from payflow.refunds.intake import read_refund_file
+
+    try:
+        rows = counted(len(read_refund_file(path, sheet).frame), "row")
+    except BatchFileError as exc:
+        fail(str(exc))
+    # The orders' amounts are known only once the service is asked, after this question.
+    question = (
+        f"Refund every valid order of {path.name} ({rows}; each order is checked with the "
+        "service first, and the balance must cover them)?"
+    )
+    if not typer.confirm(question, default=False, err=True):
         fail("not confirmed; nothing was refunded", exit_code=1)
 
 
@@ -53,7 +64,7 @@ def refund_command(
     readable_file(file)
     writable_folder(out)
     check_ledger(settings)
-    _confirm(yes, file)
+    _confirm(yes, file, sheet)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
     from payflow.flows.approval import BatchStopped

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import NOISE, payflow_env, run_payflow
+from cli_support import NOISE, PAYFLOW, payflow_env, run_payflow
 
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -75,3 +78,26 @@ def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefec
     done = run_payflow(["refund", str(SAMPLE)], env, tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().endswith("run again with --yes to refund without a prompt")
+
+
+def test_the_question_in_a_terminal_says_how_many_rows_and_what_is_checked(tmp_path, prefect_home):
+    # It asked "Refund every valid order of i1.csv?" with no figure at all.
+    env = payflow_env(tmp_path / "home", prefect_home)
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [*PAYFLOW, "refund", str(SAMPLE)],
+        env=env,
+        cwd=tmp_path,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    seen = b""
+    while b"[y/N]" not in seen:
+        seen += os.read(leader, 4096)
+    os.write(leader, b"n\n")
+    assert process.wait(timeout=60) == 1
+    os.close(leader)
+    assert b"Refund every valid order of refunds_sample.csv (7 rows; each order is checked" in seen
+    assert not (tmp_path / "home" / "reports").exists()
