@@ -45,3 +45,13 @@ def test_conflicting_rows_are_not_called_rejected_beside_a_summary_of_0_rejected
         "in the ledger: 3 rows: 0 already paid, 0 failed, 1 rejected, 2 refused as conflicts, "
         "0 pending, 0 new"
     )
+
+
+def test_a_webhook_url_without_the_receivers_path_is_named():
+    # Set without /webhooks, every delivery failed and nothing said so.
+    from payflow.cli.run import _receiver_path
+
+    assert _receiver_path("https://pay.example.com/webhooks")
+    assert _receiver_path("https://pay.example.com/payflow/webhooks/")
+    assert not _receiver_path("https://pay.example.com")
+    assert not _receiver_path("https://pay.example.com/hooks")

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
+from urllib.parse import urlsplit
 
 import typer
 
@@ -42,7 +43,7 @@ from payflow.runtime import (
 )
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
-from payflow.webhooks import WebhookReceiver
+from payflow.webhooks import WEBHOOK_PATH, WebhookReceiver
 from payflow.wording import counted, plural
 
 if TYPE_CHECKING:
@@ -96,11 +97,23 @@ def paying_endpoint(settings: Settings) -> Iterator[tuple[ApiEndpoint, str | Non
         if endpoint.is_sandbox:
             print(NO_REAL_MONEY, file=sys.stderr)
         callback_url = settings.webhook_url
+        if callback_url is not None and not _receiver_path(callback_url):
+            print(
+                f"payflow: PAYFLOW_WEBHOOK_URL does not end in {WEBHOOK_PATH}, the receiver's "
+                "path: webhooks may never arrive (polling still finishes the batch)",
+                file=sys.stderr,
+            )
         if callback_url is None and endpoint.is_sandbox:
             # The embedded sandbox can reach a receiver on this machine: show the whole loop.
             receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
             callback_url = stack.enter_context(receiver).url
         yield endpoint, callback_url
+
+
+def _receiver_path(url: str) -> bool:
+    """Whether the URL ends in the receiver's own path (every delivery to another path fails;
+    a proxy that rewrites paths is the one case this misjudges, and it only prints a line)."""
+    return urlsplit(url).path.rstrip("/").endswith(WEBHOOK_PATH)
 
 
 def pay_in_process(
