@@ -60,8 +60,10 @@ def decide(
         raise ApprovalRefused(f"batch {batch_id} was already decided")
     policy = load_policy(ctx.settings.approvals_file)
     before = approval_status(ctx.ledger, batch_id, policy)
-    if isinstance(before, Approved) and not before.by:
-        # Under every limit the policy asks for no step, but the console still wants a checker.
+    if isinstance(before, Approved) and (approve or not before.by):
+        # Under every limit the policy asks for no step, but the console still wants a checker;
+        # or approvers on the command line gave every step: this checker starts the payment
+        # (recording another approval was refused as "already approved", and nothing paid it).
         status: ApprovalStatus = before
     else:
         status = record_decision(

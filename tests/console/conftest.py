@@ -16,8 +16,12 @@ def _stop_prefect_at_the_end() -> Iterator[None]:
     """Stop the console tests' Prefect server while pytest still holds the output streams: left
     to atexit, its "Stopping temporary server" line hits a closed stream as a logging error."""
     yield
+    from prefect.logging.handlers import APILogWorker
     from prefect.server.api.server import SubprocessASGIServer
 
+    # A pay run that ended just before may still have logs queued for the server: sent first,
+    # or their worker prints "Error logging to API" once the server is gone.
+    APILogWorker.drain_all(timeout=5)
     SubprocessASGIServer().stop()  # the process's one server on a free port, if it started
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import pytest
 from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
 
-from payflow.approvals import record_decision
+from payflow.approvals import load_policy, record_decision
 from payflow.ledger import Detected, FindingKind, Ledger, RowState
 from payflow.ledger.actions import actions_of
 from payflow.model import PayoutInstruction
@@ -151,3 +153,41 @@ def test_reconcile_now_asks_the_service_and_shows_what_it_found(console: Console
     assert "reconciled: 1 payout fetched again, 0 rows moved, 1 finding open" in done.text
     assert 'id="findings"' in done.text and "missing_at_service" in done.text
     assert [a.action for a in actions_of(ledger, batch_id)][-1] == "reconciled"
+
+
+@pytest.mark.pays
+def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approves_it_here(
+    console: Console, tmp_path: Path
+) -> None:
+    # Approved with `payflow approve`, it stayed "awaiting approval" here; a checker's approval
+    # was refused as "already approved", and nothing in the console would pay it.
+    rules = tmp_path / "approvals.yaml"
+    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
+    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    maker = signed_in(console, "mia")
+    batch_id = _upload(maker, "both.csv", "both")
+    page = maker.get(f"/batches/{batch_id}").text
+    assert (
+        maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).status_code == 303
+    )
+    record_decision(
+        console.ctx.ledger, batch_id, approver="bob", decision="approve", policy=load_policy(rules)
+    )
+
+    checker = signed_in(console, "carl")
+    form = checker.get(f"/batches/{batch_id}/approve").text
+    approved = checker.post(
+        f"/batches/{batch_id}/approve", data={"csrf": csrf_of(form), "decision": "approve"}
+    )
+    assert approved.status_code == 303, approved.text
+    deadline = time.monotonic() + 240
+    # Until the run has written its end: the run's thread must not outlive the console.
+    while not {"pay_finished", "pay_failed"} & {
+        a.action for a in actions_of(console.ctx.ledger, batch_id)
+    }:
+        assert time.monotonic() < deadline, "the pay run did not end"
+        time.sleep(0.5)
+    counts = console.ctx.ledger.batch_counts(batch_id)
+    assert counts.to_send == 0 and counts.pending == 0
+    actions = [a.action for a in actions_of(console.ctx.ledger, batch_id)]
+    assert "pay_started" in actions and "pay_finished" in actions
