@@ -191,3 +191,16 @@ def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approve
     assert counts.to_send == 0 and counts.pending == 0
     actions = [a.action for a in actions_of(console.ctx.ledger, batch_id)]
     assert "pay_started" in actions and "pay_finished" in actions
+
+
+def test_a_batch_with_held_rows_says_how_to_release_them(console: Console) -> None:
+    # A rerun that repeats a recent payout is now held; the page showed "HELD 1" and nothing more.
+    ledger = console.ctx.ledger
+    paid = _register(ledger, "heldfirst", "held-first-2")
+    ledger.claim_for_submit(paid, "w", 10)
+    ledger.mark_created("held-first-2", "p-held", "COMPLETED", None)
+    again = _register(ledger, "heldagain", "held-again-2")  # same recipient and amount
+    assert ledger.batch_counts(again).held == 1
+    page = signed_in(console, "carl").get(f"/batches/{again}").text
+    assert 'id="held-note"' in page
+    assert f"payflow pay {again} --allow-repeat" in page
