@@ -17,8 +17,8 @@ from payflow.atomic import replaced
 from payflow.inert import inert_text
 from payflow.intake import Problem
 from payflow.ledger.states import NOT_PAID_STATES, RowState
-from payflow.links.records import ClaimState, LinkView
-from payflow.model import display_amount
+from payflow.links.records import CURRENCY, ClaimState, LinkView
+from payflow.reporting.money import money_cell, money_text
 
 HEADER = (
     "row",
@@ -90,8 +90,8 @@ def _cells(view: LinkView, now: datetime) -> list[object]:
         view.row_number,
         inert_text(view.external_id),
         inert_text(view.user_id),
-        display_amount(view.amount),
-        "RUB",
+        money_text(view.amount, CURRENCY),
+        CURRENCY,
         state.value,
         view.claims,
         view.claims_opened,
@@ -156,8 +156,12 @@ def write_links_report(
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Links")
     sheet.append(list(HEADER))
-    for cells in rows:
-        sheet.append(cells)
+    amount_at = HEADER.index("amount")
+    for view, cells in zip(views, rows, strict=True):
+        # A number in the workbook, so a spreadsheet sums it; the CSV keeps its text.
+        sheet.append(
+            [*cells[:amount_at], money_cell(sheet, view.amount, CURRENCY), *cells[amount_at + 1 :]]
+        )
     counts = workbook.create_sheet("Summary")
     counts.append(["claim", "rows"])
     for state, count in sorted(claim_counts(views, now).items()):

@@ -20,7 +20,7 @@ from openpyxl import Workbook
 from payflow.atomic import replaced
 from payflow.inert import inert_text
 from payflow.ledger import Disposition, RefundRowView
-from payflow.model import display_amount
+from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.reconciliation import ReportPaths
 from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
 
@@ -39,6 +39,7 @@ HEADER = [
     "orderStatus",
     "findings",
 ]
+AMOUNT_AT, DEBIT_AT = HEADER.index("amount"), HEADER.index("debitAmount")
 
 # The spec's refunds never carry a statusMessage: a failed one is said to have no reason.
 NO_REFUND_REASON = "the service gives no reason (statusMessage is always null)"
@@ -52,6 +53,8 @@ class RefundReportLine:
     currency: str
     state: str
     amount: Decimal | None
+    debit_amount: Decimal | None = None
+    debit_currency: str | None = None
 
 
 def findings(view: RefundRowView) -> str:
@@ -77,17 +80,14 @@ def findings(view: RefundRowView) -> str:
 def report_line(view: RefundRowView) -> RefundReportLine:
     """The report cells of one source row."""
 
-    def money(value: Decimal | None) -> str:
-        return "" if value is None else display_amount(value)
-
     cells: list[str | int] = [
         view.row_number,
         inert_text(view.order_id),
         inert_text(view.external_id),
         inert_text(view.refund_id),
-        money(view.amount),
+        money_text(view.amount, view.currency),
         inert_text(view.currency),
-        money(view.debit_amount),
+        money_text(view.debit_amount, view.debit_currency),
         inert_text(view.debit_currency),
         inert_text(view.debit_basis),
         view.state.value,
@@ -95,7 +95,10 @@ def report_line(view: RefundRowView) -> RefundReportLine:
         inert_text(view.order_status),
         inert_text(findings(view)),
     ]
-    return RefundReportLine(cells, view.currency or "", view.state.value, view.amount)
+    return RefundReportLine(
+        cells, view.currency or "", view.state.value, view.amount, view.debit_amount,
+        view.debit_currency,
+    )  # fmt: skip
 
 
 def write_refund_report(
@@ -131,11 +134,15 @@ def write_refund_report(
     summary.append([])
     summary.append(["currency", "status", "rows", "amount"])
     for (currency, state), (count, amount) in sorted(totals.items()):
-        summary.append([inert_text(currency), state, count, display_amount(amount)])
+        summary.append([inert_text(currency), state, count, money_cell(summary, amount, currency)])
     sheet = workbook.create_sheet("Rows")
     sheet.append(HEADER)
     for line in lines:
-        sheet.append(line.cells)
+        cells: list[object] = list(line.cells)
+        # Numbers in the workbook, so a spreadsheet sums them; the CSV keeps their text.
+        cells[AMOUNT_AT] = money_cell(sheet, line.amount, line.currency)
+        cells[DEBIT_AT] = money_cell(sheet, line.debit_amount, line.debit_currency)
+        sheet.append(cells)
     with replaced(paths.xlsx) as part:
         workbook.save(part)
     return paths

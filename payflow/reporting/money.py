@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
+
+from openpyxl.cell.cell import WriteOnlyCell
 
 # ISO 4217 minor units that are not 2; every other currency has 2.
 _ZERO = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
@@ -32,3 +35,18 @@ def number_format(currency: str | None) -> str:
     """The Excel number format for amounts of the currency."""
     places = currency_decimals(currency)
     return "#,##0" if places == 0 else "#,##0." + "0" * places
+
+
+def money_text(amount: Decimal | None, currency: str | None) -> str:
+    """An amount as a CSV cell: the currency's decimals ("25.00", "1500" XOF), "" for none."""
+    return "" if amount is None else format(quantized(amount, currency), "f")
+
+
+def money_cell(sheet: Any, amount: Decimal | None, currency: str | None) -> Any:
+    """An amount as an XLSX cell: a number shown with the currency's decimals (a spreadsheet
+    sums it; text would not), empty for none."""
+    # openpyxl writes a Decimal as the number it is; its stubs know only float.
+    value: Any = None if amount is None else quantized(amount, currency)
+    cell = WriteOnlyCell(sheet, value=value)
+    cell.number_format = number_format(currency)
+    return cell

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import NOISE, PAYFLOW, payflow_env, run_payflow
+from openpyxl import load_workbook
 
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -39,6 +40,11 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
         assert noise not in done.stderr, f"{noise!r} reached the operator:\n{done.stderr}"
     report = Path(summary["report"]).with_suffix(".csv").read_text(encoding="utf-8-sig")
     assert "order_not_completed" in report and "amount_differs" in report
+    # Amounts with the currency's decimals ("1500" beside "250.50" before), numbers in the XLSX.
+    assert ",1500.00,RUB,1500.00,RUB," in report and ",250.50,RUB," in report
+    rows = load_workbook(summary["report"], read_only=True)["Rows"]
+    amounts = [(c.value, c.number_format) for c in next(rows.iter_rows(min_row=2, max_row=2))[4:5]]
+    assert amounts == [(1500, "#,##0.00")]
     log = (tmp_path / "home" / "logs" / "payflow.log").read_text(encoding="utf-8")
     assert SANDBOX_TOKEN_DEFAULT not in log + done.stderr + report
 

@@ -370,5 +370,10 @@ def test_a_paid_link_payout_corrected_to_failed_is_found_by_the_next_report(
     assert asyncio.run(refresh()).moved == 1
     [view] = store.rows(batch_id)
     assert (view.state, view.corrected) == ("FAILED", True)
-    _, figures = report_links(store, batch_id, tmp_path / "out")
+    paths, figures = report_links(store, batch_id, tmp_path / "out")
     assert figures.statuses == {"FAILED": 1} and not figures.all_paid
+    # The amount with the currency's decimals, and a number in the workbook.
+    assert ",77.00,RUB," in paths.csv.read_text(encoding="utf-8-sig")
+    links = load_workbook(paths.xlsx, read_only=True)["Links"]
+    [amount] = next(links.iter_rows(min_row=2, max_row=2))[3:4]
+    assert (amount.value, amount.number_format) == (77, "#,##0.00")
