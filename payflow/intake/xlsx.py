@@ -75,7 +75,7 @@ def read_xlsx_cells(
                 blank_run += 1
                 limits.check_blank_run(name, offset + 1 - blank_run, blank_run)
             rows.append(texts)
-        problems += _formulas_never_computed(worksheet, header)
+        problems += _sheet_problems(worksheet, header)
         title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
     finally:
         workbook.close()
@@ -145,25 +145,40 @@ _CELL = re.compile(rb"<(?:\w+:)?c\s([^>]*?)(?:/>|>(.*?)</(?:\w+:)?c>)", re.S)
 _REFERENCE = re.compile(rb'\br="([A-Z]{1,3})([0-9]+)"')
 _SAVED_VALUE = re.compile(rb"<(?:\w+:)?v>[^<]")
 _TEXT_RESULT = re.compile(rb'\bt="str"')
+_ROW = re.compile(rb"<(?:\w+:)?row\s([^>]*)>")
+_HIDDEN = re.compile(rb'\bhidden="(?:1|true)"')
+_ROW_NUMBER = re.compile(rb'\br="([0-9]+)"')
+_TAG_TAIL = 4096
+HIDDEN_ROW = (
+    "the row is hidden in the workbook (filtered out, or hidden by hand), so it was not seen: "
+    "it is not paid; unhide it to pay it, or delete it"
+)
 NEVER_COMPUTED = (
     "{column} is a formula with no saved result (the file was written by a program, not saved "
     "by Excel): open it in Excel or LibreOffice and save it, or paste the values"
 )
 
 
-def _formulas_never_computed(worksheet: object, header: list[str]) -> list[Problem]:
+def _sheet_problems(worksheet: object, header: list[str]) -> list[Problem]:
+    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows
+    and formulas saved without a result."""
+    archive = getattr(getattr(worksheet, "parent", None), "_archive", None)
+    path = getattr(worksheet, "_worksheet_path", None)
+    if not isinstance(archive, zipfile.ZipFile) or not isinstance(path, str):
+        return []
+    has_formula, hidden = _scan(archive, path)
+    problems = [Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(hidden) if row > 1]
+    if has_formula:  # the common case has none: no cell is parsed
+        problems += _formulas_never_computed(archive.read(path), header)
+    return problems
+
+
+def _formulas_never_computed(xml: bytes, header: list[str]) -> list[Problem]:
     """Formula cells with no cached result, which the reader sees as empty: without this, a cell
     showing `=2*100` in Excel would be reported as "amount is required".
 
     Excel and LibreOffice save every formula's result; a workbook written by a script (openpyxl,
     for one) has none. A text result may be empty (`t="str"`); any other result has a value."""
-    archive = getattr(getattr(worksheet, "parent", None), "_archive", None)
-    path = getattr(worksheet, "_worksheet_path", None)
-    if not isinstance(archive, zipfile.ZipFile) or not isinstance(path, str):
-        return []
-    if not _has_formula(archive, path):
-        return []  # the common case: one streamed scan, no cell parsed
-    xml = archive.read(path)
     found: list[Problem] = []
     for cell in _CELL.finditer(xml):
         attributes, body = cell.group(1), cell.group(2) or b""
@@ -185,15 +200,20 @@ def _formulas_never_computed(worksheet: object, header: list[str]) -> list[Probl
     return found
 
 
-def _has_formula(archive: zipfile.ZipFile, path: str) -> bool:
-    """Whether the sheet's XML holds a formula, read a megabyte at a time."""
+def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int]]:
+    """Whether the sheet's XML holds a formula, and its hidden rows, read a megabyte at a time."""
+    has_formula, hidden = False, set()
     with archive.open(path) as member:
         tail = b""
         while chunk := member.read(1 << 20):
-            if _FORMULA.search(tail + chunk):
-                return True
-            tail = chunk[-32:]  # a tag cut between two chunks
-    return False
+            text = tail + chunk
+            has_formula = has_formula or _FORMULA.search(text) is not None
+            # Rows are parsed only in a chunk that hides something: most hide nothing.
+            for row in _ROW.finditer(text) if b"hidden=" in text else ():
+                if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
+                    hidden.add(int(number.group(1)))
+            tail = chunk[-_TAG_TAIL:]  # a tag cut between two chunks is whole in the next text
+    return has_formula, hidden
 
 
 def other_sheet_headers(data: bytes, sheet: str | None) -> dict[str, list[list[str]]]:

@@ -9,6 +9,7 @@ from intake_files import HEADER, ROW, with_cached_formula_values, with_stored_nu
 from openpyxl import Workbook
 
 from payflow.intake import BatchFileError, batch_id_of, read_batch_file
+from payflow.schemas.validation import validate_rows
 
 
 def test_text_cells_read_as_they_are(tmp_path: Path) -> None:
@@ -160,3 +161,22 @@ def test_a_zip_that_is_not_a_workbook(tmp_path: Path) -> None:
         archive.writestr("hello.txt", "not a workbook")
     with pytest.raises(BatchFileError, match="corrupt or unsupported workbook"):
         read_batch_file(path)
+
+
+def test_a_hidden_row_is_rejected_not_paid(tmp_path: Path) -> None:
+    # Found by hand: rows an operator had filtered out (hidden) were read and paid unseen.
+    second = ["20000", *ROW[1:-2], "u-2", "x-2"]
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    for row in (HEADER, ROW, second):
+        sheet.append(row)
+    sheet.row_dimensions[3].hidden = True
+    workbook.save(tmp_path / "f.xlsx")
+    report = validate_rows(
+        read_batch_file(tmp_path / "f.xlsx"), services=None, banks_for_phones=None
+    )
+    assert [i.external_id for i in report.instructions] == ["x-1"]
+    [problem] = report.rejects
+    assert (problem.row, problem.rule, problem.external_id) == (3, "hidden_row", "x-2")
+    assert problem.message.startswith("the row is hidden in the workbook (filtered out")
