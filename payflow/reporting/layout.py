@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from payflow.inert import inert_text
 from payflow.ledger import ReportLine, RowOutcome
-from payflow.reconcile import Classification, FailureClasses
+from payflow.reconcile import Classification, FailureClass, FailureClasses
 from payflow.redact import mask_requisites
 from payflow.reporting.money import quantized
 
@@ -212,6 +212,13 @@ def classification(line: ReportLine, classes: FailureClasses) -> Classification 
     """The failure class of a row that did not pay; None for the others."""
     if line.outcome not in UNPAID_OUTCOMES:
         return None
+    if line.outcome is RowOutcome.REJECTED and line.first_batch_id is not None:
+        # "Fix the row and upload it again" would only meet that payout as a repeat or a conflict.
+        return Classification(
+            FailureClass.FIX_DETAILS,
+            f"Its externalId is already a payout of batch {line.first_batch_id}: look that "
+            "payout up before uploading the row again.",
+        )
     return classes.classify(line.state, line.status_message)
 
 

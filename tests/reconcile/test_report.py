@@ -123,6 +123,12 @@ async def test_rows_reusing_a_paid_id_take_nothing_from_that_payout(
         ("3", ""),
         ("4", "KES"),
     ]
+    # Row 3's id is the earlier batch's payout: "fix the row and upload it again" would only
+    # meet that payout as a repeat or a conflict.
+    assert lines[1]["next_step"] == (
+        f"Its externalId is already a payout of batch {earlier}: look that payout up before "
+        "uploading the row again."
+    )
 
 
 async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, tmp_path) -> None:
