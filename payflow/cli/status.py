@@ -70,15 +70,28 @@ def _refund_status(ledger: Ledger, batch_id: str, *, as_json: bool) -> NoReturn:
         typer.echo(json.dumps({"batch_id": batch_id, "refunds": counts, "pending": pending}))
     else:
         typer.echo(f"refund batch {batch_id}")
-        for state, count in sorted(counts.items()):
-            typer.echo(f"  {state:<16} {count}")
-        if pending:
-            typer.echo(f"not final yet ({len(pending)}); `payflow refund FILE` again follows them:")
-            for ref in pending[:SHOWN_PENDING]:
-                typer.echo(f"  {ref['externalId']}  order {ref['orderId']}  {ref['state']}")
-            if len(pending) > SHOWN_PENDING:
-                typer.echo(f"  ... and {len(pending) - SHOWN_PENDING} more (use --json for all)")
+        _echo_states(counts)
+        _echo_not_final(
+            f"not final yet ({len(pending)}); `payflow refund FILE` again follows them:",
+            [f"  {ref['externalId']}  order {ref['orderId']}  {ref['state']}" for ref in pending],
+        )
     raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)
+
+
+def _echo_states(counts: dict[str, int]) -> None:
+    for state, count in sorted(counts.items()):
+        typer.echo(f"  {state:<16} {count}")
+
+
+def _echo_not_final(heading: str, lines: list[str]) -> None:
+    """The heading and the first SHOWN_PENDING lines of the rows not final (none: nothing)."""
+    if not lines:
+        return
+    typer.echo(heading)
+    for line in lines[:SHOWN_PENDING]:
+        typer.echo(line)
+    if len(lines) > SHOWN_PENDING:
+        typer.echo(f"  ... and {len(lines) - SHOWN_PENDING} more (use --json for all)")
 
 
 def _list_batches(settings: Settings, *, as_json: bool) -> None:
@@ -186,20 +199,17 @@ def status(
         typer.echo(json.dumps(summary))
     else:
         typer.echo(f"batch {batch_id}")
-        for state, count in sorted(counts.items()):
-            typer.echo(f"  {state:<16} {count}")
+        _echo_states(counts)
         if reruns:
             typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
-            for state, count in sorted(latest.items()):
-                typer.echo(f"  {state:<16} {count}")
+            _echo_states(latest)
         if decline is not None:
             # Its rows stay VALIDATED for good: "not final yet" read as if they would still go.
             note = f" ({decline.note})" if decline.note else ""
             typer.echo(printable(f"declined by {decline.approver}{note}: nothing will be paid"))
-        elif pending:
-            typer.echo(f"not final yet ({len(pending)}):")
-            for row in pending[:SHOWN_PENDING]:
-                typer.echo(f"  row {row['row']:>6}  {row['externalId']}  {row['state']}")
-            if len(pending) > SHOWN_PENDING:
-                typer.echo(f"  ... and {len(pending) - SHOWN_PENDING} more (use --json for all)")
+        else:
+            _echo_not_final(
+                f"not final yet ({len(pending)}):",
+                [f"  row {r['row']:>6}  {r['externalId']}  {r['state']}" for r in pending],
+            )
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

@@ -23,7 +23,7 @@ from payflow.inert import inert_text
 from payflow.ledger import RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
-from payflow.reporting.money import number_format
+from payflow.reporting.money import money_cell, number_format
 from payflow.reporting.summary import NO_CURRENCY, Summary
 
 NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
@@ -268,8 +268,7 @@ class _SummarySheet:
     def money(self, amount: Decimal | None, currency: str) -> Any | None:
         if amount is None:
             return None
-        code = None if currency == NO_CURRENCY else currency
-        return _styled(self.sheet, amount, number_format(code))
+        return money_cell(self.sheet, amount, None if currency == NO_CURRENCY else currency)
 
     def write(self) -> None:
         summary, sheet = self.summary, self.sheet
