@@ -246,6 +246,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             actions=actions_of(ctx.ledger, batch_id),
             has_rejects=rejects_file(ctx, batch_id, "csv") is not None,
             submitted=is_submitted(ctx, batch_id),
+            approved_by=pages.approved_elsewhere(ctx, batch_id, state),
             notice=request.query_params.get("notice"),
         )
 
@@ -269,6 +270,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         policy = load_policy(ctx.settings.approvals_file)
         requirement = approval_requirement(ctx.ledger, batch_id, policy)
         counts = ctx.ledger.batch_counts(batch_id)
+        state = pages.batch_state(ctx, batch_id, counts)
         return render(
             request,
             session,
@@ -278,7 +280,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             requirement=requirement,
             approval=approval_status(ctx.ledger, batch_id, policy),
             counts=counts,
-            state=pages.batch_state(ctx, batch_id, counts),
+            state=state,
+            approved_by=pages.approved_elsewhere(ctx, batch_id, state),
             error=error,
         )
 

@@ -54,6 +54,15 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     return "paid" if counts.all_completed else "finished with failures"
 
 
+def approved_elsewhere(ctx: ConsoleContext, batch_id: str, state: str) -> tuple[str, ...]:
+    """Who gave every approval step outside the console (`payflow approve`) of a batch still
+    awaiting a checker here, whose "Approve and pay" then starts the payment; else empty."""
+    if state != "awaiting approval":
+        return ()
+    status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
+    return status.by if isinstance(status, Approved) else ()
+
+
 def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     """The state of a batch the console never acted on (the command line, a deployment did):
     from its rows and approval records, so one paid or declined elsewhere does not read as

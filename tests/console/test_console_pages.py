@@ -175,7 +175,11 @@ def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approve
     )
 
     checker = signed_in(console, "carl")
+    # Said on both pages: the state alone read as if nobody had approved it yet.
+    note = "Approved on the command line by bob; nothing is paid until a checker here chooses"
+    assert note in checker.get(f"/batches/{batch_id}").text
     form = checker.get(f"/batches/{batch_id}/approve").text
+    assert "Every approval step was given on the command line, by bob" in form
     approved = checker.post(
         f"/batches/{batch_id}/approve", data={"csrf": csrf_of(form), "decision": "approve"}
     )
