@@ -58,8 +58,9 @@ def decide(
         acknowledge_warnings=acknowledge_warnings,
         policy=policy,
     )
-    # The paused run's form asks for `acknowledge_warnings` exactly when the batch has warnings.
-    warned = bool(approval_requirement(ledger, batch_id, policy).warnings)
+    # The paused run's form asks for `acknowledge_warnings` exactly when the batch has warnings
+    # or rows above the per-row maximum (`ApprovalView.has_warnings`).
+    warned = bool(approval_requirement(ledger, batch_id, policy).acknowledgements)
     outcome = DecisionOutcome(approver, status)
     if not isinstance(status, Approved | Declined):
         return outcome  # more steps needed: the run stays paused for the next approver

@@ -14,6 +14,12 @@ def current_user(settings: Settings) -> str:
 
 
 def person_key(name: str) -> str:
-    """The one form two names are compared in: "mia", "MIA" and "Mia " are one person, or a
-    maker could approve her own batch by typing her name in capitals."""
-    return unicodedata.normalize("NFKC", name).strip().casefold()
+    """The one form two names are compared in: "mia", "MIA", "Mia " and "mia" with an invisible
+    character are one person, or a maker could approve her own batch under a look-alike name."""
+    visible = "".join(c for c in unicodedata.normalize("NFKC", name) if c.isprintable())
+    return " ".join(visible.split()).casefold()
+
+
+def is_plain_name(name: str) -> bool:
+    """A name with no invisible or control characters: what a record shows is who acted."""
+    return unicodedata.normalize("NFKC", name).isprintable()

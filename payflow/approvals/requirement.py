@@ -9,6 +9,7 @@ from decimal import Decimal
 from payflow.approvals.policy import ApprovalPolicy, load_policy
 from payflow.intake.identity import DERIVED_PREFIX
 from payflow.ledger import BatchFacts, HeldRow, Ledger
+from payflow.ledger.actions import last_action
 from payflow.model import display_amount
 from payflow.wording import counted
 
@@ -140,6 +141,13 @@ def approval_requirement(
         steps = 1
         why = "a row above the per-row maximum" if large else "a warning below"
         rules.append(f"{why} needs a person's approval: 1 approval step")
+    if steps == 0 and last_action(ledger, batch_id, "submitted") is not None:
+        # The console asks a checker of every batch a maker submits there; kept only in the
+        # console, `payflow pay` paid such a batch before any checker saw it.
+        steps = 1
+        rules.append(
+            "submitted in the console, where a checker approves every batch: 1 approval step"
+        )
     expires_at = facts.created_at + (expiry if expiry is not None else DEFAULT_EXPIRY)
     return Requirement(
         batch_id, facts, steps, tuple(rules), large, warnings, expires_at, tuple(held)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from payflow.approvals.identity import person_key
+from payflow.approvals.identity import is_plain_name, person_key
 from payflow.approvals.policy import ApprovalPolicy
 from payflow.approvals.requirement import Requirement, approval_requirement
-from payflow.ledger import ApprovalRecord, Ledger
+from payflow.ledger import PENDING_STATES, SENT_STATES, ApprovalRecord, Ledger
+from payflow.wording import counted
 
 Decision = Literal["approve", "decline"]
 
@@ -121,11 +122,26 @@ def record_decision(
     if isinstance(before, Declined | Expired):
         state = type(before).__name__.lower()
         raise ApprovalRefused(f"batch {batch_id} is {state}; nothing will be paid")
-    if isinstance(before, Approved):
+    if isinstance(before, Approved) and (decision == "approve" or before.by):
         raise ApprovalRefused(f"batch {batch_id} is already approved")
+    if decision == "decline":
+        # A batch under every limit is "approved" by the policy alone, yet a person's decline
+        # must still stop it (the console asks a checker even then); only sent money is beyond
+        # a decline.
+        started = ledger.batch_counts(batch_id).count(SENT_STATES, PENDING_STATES)
+        if started:
+            raise ApprovalRefused(
+                f"batch {batch_id} is being paid ({counted(started, 'row')} sent); "
+                "a decline cannot stop what was sent"
+            )
     approver = approver.strip()
     if not approver:
         raise ApprovalRefused("an approval needs the approver's name")
+    if not is_plain_name(approver):
+        raise ApprovalRefused(
+            f"the name {approver!r} has invisible or control characters: approve under your "
+            "plain name"
+        )
     made_by = requirement.facts.made_by
     if made_by is not None and person_key(approver) == person_key(made_by):
         raise ApprovalRefused(f"{made_by} made batch {batch_id} and cannot approve it")
@@ -137,8 +153,11 @@ def record_decision(
         raise ApprovalRefused(
             f"{approver} already approved batch {batch_id}; the next step needs another person"
         )
-    if decision == "approve" and requirement.warnings and not acknowledge_warnings:
-        listed = "; ".join(w.text for w in requirement.warnings)
+    to_acknowledge = (*requirement.large_rows, *requirement.warnings)
+    if decision == "approve" and to_acknowledge and not acknowledge_warnings:
+        # The record keeps every key as acknowledged: given without the flag, a row above the
+        # per-row maximum was "acknowledged" by an approver who never said so.
+        listed = "; ".join(w.text for w in to_acknowledge)
         raise ApprovalRefused(f"acknowledge these warnings to approve: {listed}")
     facts = requirement.facts
     ledger.append_approval(

@@ -38,7 +38,7 @@ def approval_view(ledger: Ledger, batch_id: str, policy: ApprovalPolicy) -> Appr
     return ApprovalView(
         status,
         approval_form_markdown(requirement, status),
-        bool(requirement.warnings),
+        bool(requirement.acknowledgements),  # warnings and rows above the per-row maximum
         max(0, left),
     )
 

@@ -6,6 +6,8 @@ from payflow.approvals import (
     ApprovalRefused,
     ApprovalStatus,
     Approved,
+    Declined,
+    Expired,
     approval_status,
     load_policy,
     person_key,
@@ -26,6 +28,13 @@ def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> 
         raise ApprovalRefused(f"no batch {batch_id} in the ledger")
     if facts.made_by not in (None, maker.name):
         raise ApprovalRefused(f"batch {batch_id} was made by {facts.made_by}")
+    status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
+    if isinstance(status, Declined | Expired):
+        # Submitted again, a declined batch read "awaiting approval" while no checker could
+        # decide it.
+        raise ApprovalRefused(f"batch {batch_id} is {type(status).__name__.lower()}")
+    if is_submitted(ctx, batch_id):
+        raise ApprovalRefused(f"batch {batch_id} was already submitted for approval")
     if not ctx.ledger.batch_counts(batch_id).to_send:
         raise ApprovalRefused("this batch has no rows to pay; nothing to approve")
     ctx.ledger.set_maker(batch_id, maker.name)
@@ -60,10 +69,11 @@ def decide(
         raise ApprovalRefused(f"batch {batch_id} was already decided")
     policy = load_policy(ctx.settings.approvals_file)
     before = approval_status(ctx.ledger, batch_id, policy)
-    if isinstance(before, Approved) and (approve or not before.by):
+    if isinstance(before, Approved) and approve:
         # Under every limit the policy asks for no step, but the console still wants a checker;
         # or approvers on the command line gave every step: this checker starts the payment
         # (recording another approval was refused as "already approved", and nothing paid it).
+        # A decline is always recorded: kept only here, `payflow pay` paid the declined batch.
         status: ApprovalStatus = before
     else:
         status = record_decision(

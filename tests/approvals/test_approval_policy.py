@@ -90,19 +90,29 @@ def test_two_steps_need_two_people_and_a_large_row_needs_its_own_approval(ledger
     form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
     assert "| XOF | 110000 |" in form and "two-2: 60000 XOF is above the per-row maximum" in form
 
-    assert approve(ledger, batch_id, policy, "bob") == Pending(1, ("bob",))
-    # One person, however the name is typed: "BOB" was a second approver.
-    for again in ("bob", "BOB", " Bob"):
-        with pytest.raises(ApprovalRefused, match="needs another person"):
-            approve(ledger, batch_id, policy, again)
-    assert approve(ledger, batch_id, policy, "carol") == Approved(("bob", "carol"))
+    # The large row is acknowledged like a warning: the record said so even when nobody did.
+    with pytest.raises(ApprovalRefused, match=r"acknowledge these warnings.*two-2: 60000 XOF"):
+        approve(ledger, batch_id, policy, "bob")
+    assert approve(ledger, batch_id, policy, "bob", acknowledge_warnings=True) == Pending(
+        1, ("bob",)
+    )
+    # One person, however the name is typed: "BOB" was a second approver, and so was "bob"
+    # with an invisible character.
+    for again in ("bob", "BOB", " Bob", "bob\u200b", "b\u00adob", "bob\u00a0"):
+        with pytest.raises(ApprovalRefused, match=r"needs another person|invisible"):
+            approve(ledger, batch_id, policy, again, acknowledge_warnings=True)
+    assert approve(ledger, batch_id, policy, "carol", acknowledge_warnings=True) == Approved(
+        ("bob", "carol")
+    )
 
 
 def test_approvals_recorded_under_one_name_in_two_cases_count_once(ledger, policy):
     # Records an older payflow wrote before names were compared case-blind still count once,
     # and the maker's own approval in capitals counts for nothing.
     batch_id = batch_of(ledger, "case", [60000, 50000], maker="mia")
-    assert approve(ledger, batch_id, policy, "bob") == Pending(1, ("bob",))
+    assert approve(ledger, batch_id, policy, "bob", acknowledge_warnings=True) == Pending(
+        1, ("bob",)
+    )
     records = ledger.approvals_of(batch_id)
     for name in ("BOB", "MIA"):
         ledger.append_approval(replace(records[0], approver=name))
@@ -114,6 +124,10 @@ def test_the_maker_cannot_approve_their_own_batch(ledger, policy):
 
     for name in ("alice", "ALICE", "Alice", "ａｌｉｃｅ"):  # the last in full-width letters
         with pytest.raises(ApprovalRefused, match=r"alice made batch .* cannot approve it"):
+            approve(ledger, batch_id, policy, name)
+    # A name with a zero-width space read "alice" everywhere it was shown, and was let through.
+    for name in ("alice\u200b", "\u200balice", "al\u2060ice"):
+        with pytest.raises(ApprovalRefused, match="invisible or control characters"):
             approve(ledger, batch_id, policy, name)
 
     assert ledger.approvals_of(batch_id) == []
@@ -142,6 +156,25 @@ def test_a_decline_stops_the_batch_for_good(ledger, policy):
     assert status == Declined("bob", "wrong file")
     with pytest.raises(ApprovalRefused, match="declined"):
         approve(ledger, batch_id, policy, "carol")
+
+
+def test_a_decline_stops_a_batch_the_policy_let_through_until_a_row_is_sent(ledger, policy):
+    # Under every limit the policy approves a batch by itself; a checker's decline of it (the
+    # console asks one even then) was refused as "already approved" and kept only in the
+    # console's history, so `payflow pay` paid the declined batch.
+    small = batch_of(ledger, "small-dec", [500])
+    assert approval_status(ledger, small, policy) == Approved(())
+    status = record_decision(
+        ledger, small, approver="bob", decision="decline", note="wrong month", policy=policy
+    )
+    assert status == Declined("bob", "wrong month")
+    assert approval_status(ledger, small, policy) == Declined("bob", "wrong month")
+
+    paying = batch_of(ledger, "small-paying", [500])
+    ledger.claim_for_submit(paying, "w", 10)
+    with pytest.raises(ApprovalRefused, match=r"being paid \(1 row sent\)"):
+        record_decision(ledger, paying, approver="bob", decision="decline", policy=policy)
+    assert approval_status(ledger, paying, policy) == Approved(())
 
 
 def test_an_approval_not_given_in_time_expires(ledger_url, policy):

@@ -177,7 +177,9 @@ def test_an_expired_approval_pays_nothing(prefect_api, sandbox, ledger, tmp_path
     assert posted(sandbox) == {} and asyncio.run(paused_runs(batch_id)) == []
 
 
-def approve_cli(user: str, batch_id: str, ledger: Ledger, prefect_api: str, tmp_path: Path):
+def approve_cli(
+    user: str, batch_id: str, ledger: Ledger, prefect_api: str, tmp_path: Path, *flags: str
+):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
     env.update(
         PAYFLOW_USER=user,
@@ -187,7 +189,7 @@ def approve_cli(user: str, batch_id: str, ledger: Ledger, prefect_api: str, tmp_
         PREFECT_HOME=str(tmp_path / "prefect-home"),
     )
     return subprocess.run(
-        [sys.executable, "-m", "payflow", "approve", batch_id, "--json"],
+        [sys.executable, "-m", "payflow", "approve", batch_id, "--json", *flags],
         env=env,
         cwd=REPO,
         capture_output=True,
@@ -204,16 +206,20 @@ def test_payflow_approve_by_two_people_resumes_the_paused_pay_flow(
     thread, outcome = pay_in_thread(sandbox, ledger, batch_id, tmp_path)
     paused = wait_for_pause(batch_id, thread)
 
-    bob = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path)
+    # Its row above the per-row maximum must be acknowledged, as a warning is.
+    unread = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path)
+    assert unread.returncode == 2 and "acknowledge these warnings" in unread.stderr
+    ack = "--acknowledge-warnings"
+    bob = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path, ack)
     assert bob.returncode == 0, bob.stderr
     assert '"status": "Pending"' in bob.stdout and '"resumed": []' in bob.stdout
-    again = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path)
+    again = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path, ack)
     assert again.returncode == 2 and "needs another person" in again.stderr
-    maker = approve_cli("alice", batch_id, ledger, prefect_api, tmp_path)
+    maker = approve_cli("alice", batch_id, ledger, prefect_api, tmp_path, ack)
     assert maker.returncode == 2 and "alice made batch" in maker.stderr
     assert asyncio.run(paused_runs(batch_id)) == [paused] and posted(sandbox) == {}
 
-    carol = approve_cli("carol", batch_id, ledger, prefect_api, tmp_path)
+    carol = approve_cli("carol", batch_id, ledger, prefect_api, tmp_path, ack)
     assert carol.returncode == 0, carol.stderr
     assert '"status": "Approved"' in carol.stdout and paused in carol.stdout
     thread.join(timeout=180)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
 
-from payflow.approvals import load_policy, record_decision
+from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
 from payflow.ledger import Detected, FindingKind, Ledger, RowState
 from payflow.ledger.actions import actions_of
 from payflow.model import PayoutInstruction
@@ -56,6 +56,9 @@ def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Co
     submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(batch_page)})
     assert submitted.status_code == 303
 
+    # Under every limit, yet the console asks a checker: `payflow pay` paid it before one saw it.
+    policy = load_policy(console.ctx.settings.approvals_file)
+    assert approval_status(console.ctx.ledger, batch_id, policy) == Pending(1, ())
     checker = signed_in(console, "carl")
     form = checker.get(f"/batches/{batch_id}/approve").text
     note = "amounts do not match the invoice list"
@@ -73,6 +76,11 @@ def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Co
     actions = [a.action for a in actions_of(console.ctx.ledger, batch_id)]
     assert "pay_started" not in actions
     assert re.search(r'id="state"[^>]*>declined<', declined.text)
+    # Recorded where every payer reads it: kept only in the console's history, the decline
+    # let `payflow pay` pay the batch.
+    assert approval_status(console.ctx.ledger, batch_id, policy) == Declined("carl", note)
+    again = maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(batch_page)})
+    assert again.status_code == 409 and "is declined" in again.text
 
 
 def test_a_broken_settings_file_is_one_clear_page_not_a_crash(
