@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from itertools import count
 from types import TracebackType
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ from pydantic import SecretStr
 from payflow.api import calls
 from payflow.api.calls import ApiCall
 from payflow.api.core import ClientCore
-from payflow.api.errors import PaymentsApiError
+from payflow.api.errors import PaymentsApiError, Withheld
 from payflow.api.models import Balance, Bank, Payout, PayoutRequest, PayoutService
 from payflow.api.orders import Card, H2HStatus, Order, OrderRequest
 from payflow.api.refunds import Refund, RefundRequest
@@ -79,11 +80,12 @@ class AsyncPayoutsClient:
         if self._owns_http:
             await self._http.aclose()
 
-    async def execute(self, call: ApiCall[T]) -> T:
-        """Send `call`, retrying as `RetryPolicy` allows; raise the mapped PaymentsApiError."""
+    async def execute(self, call: ApiCall[T], may_send: Callable[[], bool] | None = None) -> T:
+        """Send `call`, retrying as `RetryPolicy` allows; raise the mapped PaymentsApiError.
+        `may_send` is asked once the request has its in-flight slot: False raises `Withheld`."""
         for attempt in count(1):
             try:
-                return await self._send_once(call)
+                return await self._send_once(call, may_send)
             except PaymentsApiError as error:
                 delay = self._core.retry_delay(call, error, attempt)
                 if delay is None:
@@ -91,11 +93,15 @@ class AsyncPayoutsClient:
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _send_once(self, call: ApiCall[T]) -> T:
+    async def _send_once(self, call: ApiCall[T], may_send: Callable[[], bool] | None) -> T:
         request = self._core.build(self._http, call)
         async with self._slots if self._slots is not None else contextlib.nullcontext():
             if self._throttle is not None:
                 await self._throttle.acquire()
+            # Asked here, not before the wait: a chunk's rows all queue for a slot at once, so
+            # a stop checked before queueing let every queued POST go out after it.
+            if may_send is not None and not may_send():
+                raise Withheld(call.name)
             try:
                 response = await self._http.send(request)
             except httpx.TransportError as exc:
@@ -108,9 +114,11 @@ class AsyncPayoutsClient:
 
     # One line per endpoint: what to send and how to read it lives in calls.py.
 
-    async def create_payout(self, request: PayoutRequest) -> Payout:
+    async def create_payout(
+        self, request: PayoutRequest, may_send: Callable[[], bool] | None = None
+    ) -> Payout:
         """POST /v1/payouts once; on an error see `errors.is_ambiguous_for_create`."""
-        return await self.execute(calls.create_payout(request))
+        return await self.execute(calls.create_payout(request), may_send)
 
     async def get_payout(self, payout_id: str) -> Payout:
         """The payout by the service's id."""
@@ -156,9 +164,11 @@ class AsyncPayoutsClient:
         """POST the payer's bank SMS code once; the undocumented answer is returned raw."""
         return await self.execute(calls.submit_h2h_code(order_id, code))
 
-    async def create_refund(self, request: RefundRequest) -> Refund:
+    async def create_refund(
+        self, request: RefundRequest, may_send: Callable[[], bool] | None = None
+    ) -> Refund:
         """POST /v1/refunds once."""
-        return await self.execute(calls.create_refund(request))
+        return await self.execute(calls.create_refund(request), may_send)
 
     async def get_refund(self, refund_id: str) -> Refund:
         """The refund by the service's id."""

@@ -13,6 +13,7 @@
     │   └── ConflictError       409: e.g. externalId taken, balance too low for a refund
     ├── SignatureInvalidError   a webhook or widget signature does not match
     └── WebhookPayloadError     a signed webhook body that is not the expected event
+    Withheld (not a PaymentsApiError): the caller's guard stopped a POST before it was sent
 
 On POST /v1/payouts every error for which `is_ambiguous_for_create` is true needs a lookup by
 externalId before any retry (invariant 1 of design.md); the client itself never retries a POST.
@@ -104,6 +105,11 @@ class NotFoundError(RejectedError):
 
 class ConflictError(RejectedError):
     """409: the request clashes with existing state (externalId taken, refund exists, balance)."""
+
+
+class Withheld(Exception):
+    """The request was never sent: the caller's `may_send` said no once an in-flight slot was
+    free (a stop was asked for, a lease ran out while the request waited for its turn)."""
 
 
 class SignatureInvalidError(PaymentsApiError):

@@ -20,6 +20,7 @@ from payflow.api.errors import (
     ConflictError,
     PaymentsApiError,
     RejectedError,
+    Withheld,
     is_ambiguous_for_create,
 )
 from payflow.api.retry import RetryPolicy
@@ -37,7 +38,7 @@ class CreateOps(Generic[T]):
     """How to create, find and compare one kind of object for one row."""
 
     external_id: str
-    create: Callable[[], Awaitable[T]]
+    create: Callable[[Callable[[], bool]], Awaitable[T]]  # given `may_send`, asked at send time
     find: Callable[[], Awaitable[T | None]]
     differences: Callable[[T], list[str]]  # field names only, never values
     # 409 whose lookup finds nothing: True when it is the service's final word about this row
@@ -118,15 +119,23 @@ async def create_exactly_once(
         settled = await resolve(ops)
         if settled is not None:
             return settled
+
+    def may_send() -> bool:
+        # Past our lease another worker may take the row over: never POST then. After a stop
+        # signal the row stays SUBMITTING: the next run looks it up, then sends.
+        return stop.auth_error is None and lease_left() and not STOP.requested()
+
     for attempt in range(1, max_attempts + 1):
         if stop.auth_error is not None:
             break
-        if not lease_left() or STOP.requested():
-            # Past our lease another worker may take the row over: never POST then. After a
-            # stop signal the row stays SUBMITTING: the next run looks it up, then sends.
+        if not may_send():
             return Unresolved()
         try:
-            return Created(await ops.create(), adopted=False)
+            return Created(await ops.create(may_send), adopted=False)
+        except Withheld:
+            if stop.auth_error is not None:
+                break
+            return Unresolved()
         except AuthError as exc:
             if exc.status_code == 403:
                 # Not enabled for this merchant (destination, payment method): this row only.

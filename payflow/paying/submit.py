@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from payflow.api import AsyncPayoutsClient
@@ -94,9 +94,9 @@ class _RowSubmitter:
         # an ambiguous POST (invariant 1): such a row is never sent.
         segment(row.external_id, "externalId")
 
-        async def create() -> Payout:
+        async def create(may_send: Callable[[], bool]) -> Payout:
             self._posted.add(row.external_id)
-            return await self._client.create_payout(request)
+            return await self._client.create_payout(request, may_send)
 
         ops = CreateOps(
             row.external_id,

@@ -80,7 +80,7 @@ async def _submit_one(
     request = build_refund_request(row.instruction, callback_url=callback_url)
     ops = CreateOps(
         ext,
-        create=lambda: client.create_refund(request),
+        create=lambda may_send: client.create_refund(request, may_send),
         find=lambda: client.find_refund_by_external_id(ext),
         differences=lambda found: refund_differences(row.instruction, found),
         conflict_is_final=True,
