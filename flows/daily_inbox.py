@@ -15,6 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 from payflow.flows.intake_batch import intake_batch
 from payflow.inbox import InboxOutcome, Settled, inbox_files, inbox_markdown
 from payflow.intake.problems import BatchFileError
+from payflow.runtime import ConfigurationError
 from payflow.tasks.inbox import settle_inbox_file, start_pay_run
 
 PAY_DEPLOYMENT = "pay-batch/pay-batch"
@@ -45,6 +46,9 @@ def _take_file(path: Path, pay_deployment: str) -> InboxOutcome:
     except BatchFileError as exc:
         settle_inbox_file(str(path), Settled.FAILED, str(exc))
         return InboxOutcome(path.name, Settled.FAILED, reason=str(exc))
+    except ConfigurationError as exc:  # the worker's settings: its message names the one to fix
+        logger.warning("%s stays in the inbox: %s", path.name, exc)
+        return InboxOutcome(path.name, Settled.LEFT, reason=f"intake stopped: {exc}")
     except Exception as exc:  # not the file's fault (ledger, API): the next run tries again
         logger.warning("%s stays in the inbox: intake stopped (%s)", path.name, type(exc).__name__)
         return InboxOutcome(path.name, Settled.LEFT, reason=f"intake stopped: {type(exc).__name__}")

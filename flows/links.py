@@ -12,9 +12,9 @@ from typing import Literal
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
+from payflow.connections import run_target
 from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
-from payflow.runtime import api_endpoint
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget
 from payflow.tasks.links import (
@@ -51,13 +51,10 @@ class LinksResult:
 
 @contextmanager
 def links_target(settings: Settings, api_url: str | None, sandbox: bool) -> Iterator[RunTarget]:
-    """The API to look payouts up in: the given one, or the configured one (or a sandbox)."""
-    ledger_url = settings.ledger_url_or_default()
-    if api_url is not None:
-        yield RunTarget(api_url, ledger_url, sandbox)
-        return
-    with api_endpoint(settings) as endpoint:
-        yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox)
+    """The API to look payouts up in: the given one, or the configured one (or a sandbox, on
+    the terms of `run_target`)."""
+    with run_target(settings, api_url, sandbox) as target:
+        yield target
 
 
 @flow(name="payout-links", persist_result=False, log_prints=False)

@@ -7,6 +7,7 @@ token is read from Settings where a client is built.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -15,10 +16,19 @@ from typing import TypeVar
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
-from payflow.runtime import ApiEndpoint, api_endpoint, api_token, client_for
+from payflow.runtime import (
+    ApiEndpoint,
+    ConfigurationError,
+    api_endpoint,
+    api_token,
+    client_for,
+)
 from payflow.settings import Settings
 
 T = TypeVar("T")
+
+# Set by a Prefect worker in the process of each flow run it starts (never by the CLI).
+WORKER_RUN_VARIABLE = "PREFECT__FLOW_RUN_ID"
 
 
 @dataclass(frozen=True)
@@ -38,11 +48,19 @@ def run_target(
     sandbox: bool = False,
     callback_url: str | None = None,
 ) -> Iterator[RunTarget]:
-    """The given API, or (a deployment run) the configured one or an embedded sandbox."""
+    """The given API, or (a deployment run) the configured one or an embedded sandbox: the
+    sandbox only when asked for (`sandbox=True`) in a run a Prefect worker started."""
     ledger_url = settings.ledger_url_or_default()
     if api_url is not None:
         yield RunTarget(api_url, ledger_url, sandbox, callback_url or settings.webhook_url)
         return
+    if settings.api_url is None and not sandbox and os.environ.get(WORKER_RUN_VARIABLE):
+        # A worker started without PAYFLOW_API_URL paid an emulator and wrote COMPLETED into
+        # the shared ledger: the real recipients were never paid, and a re-upload skipped them.
+        raise ConfigurationError(
+            "PAYFLOW_API_URL is not set in this worker's environment: a deployed run never "
+            "pays the embedded sandbox unless its parameter sandbox is true; nothing was sent"
+        )
     with api_endpoint(settings) as endpoint:
         yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox, settings.webhook_url)
 
