@@ -13,7 +13,15 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from payflow.flows.intake_batch import intake_batch
-from payflow.inbox import InboxOutcome, Settled, inbox_files, inbox_markdown
+from payflow.inbox import (
+    QUIET_SECONDS,
+    QUIET_WAIT_SECONDS,
+    InboxOutcome,
+    Settled,
+    inbox_files,
+    inbox_markdown,
+    still_written,
+)
 from payflow.intake.problems import BatchFileError
 from payflow.runtime import ConfigurationError
 from payflow.tasks.inbox import settle_inbox_file, start_pay_run
@@ -26,11 +34,28 @@ class InboxFilesFailed(Exception):
 
 
 @flow(name="daily-payouts", persist_result=False, log_prints=False)
-def daily_payouts(inbox: str, pay_deployment: str = PAY_DEPLOYMENT) -> list[InboxOutcome]:
+def daily_payouts(
+    inbox: str,
+    pay_deployment: str = PAY_DEPLOYMENT,
+    quiet_seconds: float = QUIET_SECONDS,
+    quiet_wait_seconds: float = QUIET_WAIT_SECONDS,
+) -> list[InboxOutcome]:
     """Register each inbox file as a batch and start its pay run; move it to `processed/`, or to
-    `failed/` with `<file>.why.txt`. Ends FAILED (after every file) when any file failed."""
+    `failed/` with `<file>.why.txt`. A file still being written stays for the next run. Ends
+    FAILED (after every file) when any file failed or stayed."""
     folder = Path(inbox)
-    outcomes = [_take_file(path, pay_deployment) for path in inbox_files(folder)]
+    files = inbox_files(folder)
+    busy = still_written(files, quiet_seconds, quiet_wait_seconds)
+    outcomes = [_take_file(path, pay_deployment) for path in files if path not in busy]
+    outcomes += [
+        InboxOutcome(
+            path.name,
+            Settled.LEFT,
+            reason=f"still being written {quiet_wait_seconds:g} s after the run found it; "
+            "left for the next run (copy a file elsewhere first, then move it into the inbox)",
+        )
+        for path in busy
+    ]
     create_markdown_artifact(key="daily-payouts", markdown=inbox_markdown(folder, outcomes))
     trouble = [o for o in outcomes if o.settled is not Settled.PROCESSED]
     if trouble:

@@ -8,6 +8,8 @@ hash, so taking the same file again registers nothing new and pays nothing twice
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +18,10 @@ BATCH_SUFFIXES = (".csv", ".xlsx")
 NOTE_SUFFIX = ".why.txt"
 # Who started a daily batch's pay run, in the action log (the approvers are logged apart).
 SCHEDULE_ACTOR = "schedule:daily-payouts"
+# A file is taken once it has not changed for this long (seconds); the run waits at most
+# QUIET_WAIT_SECONDS for the files still being written, and leaves those for the next run.
+QUIET_SECONDS = 5.0
+QUIET_WAIT_SECONDS = 120.0
 
 
 class Settled(StrEnum):
@@ -41,6 +47,45 @@ def inbox_files(inbox: Path) -> list[Path]:
     """Batch files waiting in the inbox (not in its subfolders), oldest first."""
     files = [p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in BATCH_SUFFIXES]
     return sorted(files, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def still_written(
+    files: list[Path],
+    quiet_seconds: float,
+    max_wait_seconds: float,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[Path]:
+    """Wait (up to `max_wait_seconds`) until no file changed for `quiet_seconds`; the files
+    still changing then. A file taken while it was copied in was registered half-written, and
+    the rows written after were never paid."""
+    started = clock()
+    before = _shapes(files)
+    while True:
+        now = clock()
+        shapes = _shapes(files)
+        busy = [
+            p
+            for p, shape in shapes.items()
+            if now - shape[1] < quiet_seconds or before.get(p) != shape
+        ]
+        before = shapes
+        if not busy or now - started >= max_wait_seconds:
+            return busy
+        sleep(min(quiet_seconds, max(0.1, max_wait_seconds - (now - started))))
+
+
+def _shapes(files: list[Path]) -> dict[Path, tuple[int, float]]:
+    """Size and modification time of each file still there."""
+    shapes = {}
+    for path in files:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            continue
+        shapes[path] = (stat.st_size, stat.st_mtime)
+    return shapes
 
 
 def _free_name(folder: Path, name: str) -> Path:

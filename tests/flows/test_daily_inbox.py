@@ -4,12 +4,14 @@ exists; a broken file goes to `failed/` with its note; the others are not held u
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 import pytest
 from support.prefect import prefect_harness
 
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
-from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file
+from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file, still_written
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
 
@@ -74,7 +76,7 @@ def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_f
 
     # No such deployment: the batch is registered, but without its pay run the file stays.
     with pytest.raises(InboxFilesFailed, match="2 of 2 inbox files not paid"):
-        daily_payouts(str(inbox), pay_deployment="no-such-flow/no-such-deployment")
+        daily_payouts(str(inbox), pay_deployment="no-such-flow/no-such-deployment", quiet_seconds=0)
 
     assert [p.name for p in inbox_files(inbox)] == ["good.csv"]
     with Ledger.open(ledger_url) as ledger:
@@ -82,3 +84,62 @@ def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_f
     note = (inbox / "failed" / "broken.csv.why.txt").read_text(encoding="utf-8")
     assert "broken.csv" in note
     assert not (inbox / "processed").exists()
+
+
+def _append_rows(path, rows: int, every: float) -> threading.Thread:
+    """Write a batch into `path` a row at a time, as a slow copy into the inbox would."""
+
+    def write() -> None:
+        with path.open("a", encoding="utf-8") as handle:
+            for n in range(rows):
+                handle.write(f"slow-{n},{1000 + 5 * n},XOF,SIM,22507000{n:05d},Awa Kone,u-{n}\n")
+                handle.flush()
+                time.sleep(every)
+
+    path.write_text("externalId,amount,currency,paymentType,requisites,name,userId\n")
+    thread = threading.Thread(target=write)
+    thread.start()
+    return thread
+
+
+def test_a_file_still_being_written_is_waited_for_and_one_that_never_stops_is_left(tmp_path):
+    old = tmp_path / "old.csv"
+    old.write_text("x")
+    os.utime(old, (1000, 1000))
+    slow = tmp_path / "slow.csv"
+    writer = _append_rows(slow, 12, 0.1)
+    started = time.monotonic()
+    assert still_written([old, slow], quiet_seconds=0.5, max_wait_seconds=20) == []
+    assert time.monotonic() - started >= 1.0  # it waited for the writer
+    writer.join()
+
+    endless = tmp_path / "endless.csv"
+    writer = _append_rows(endless, 40, 0.1)
+    assert still_written([old, endless], quiet_seconds=0.5, max_wait_seconds=1) == [endless]
+    writer.join()
+
+
+def test_the_daily_run_registers_every_row_of_a_file_copied_in_while_it_runs(
+    prefect_api, make_sandbox, tmp_path, monkeypatch
+):
+    # The file was taken half-written and moved to processed/: 135 of its 200 rows were never
+    # registered, and nothing said so.
+    sandbox = make_sandbox()
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
+    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    writer = _append_rows(inbox / "upload.csv", 15, 0.1)
+    with pytest.raises(InboxFilesFailed, match="1 of 1 inbox files not paid"):
+        daily_payouts(
+            str(inbox), pay_deployment="no-such-flow/no-such-deployment", quiet_seconds=0.6
+        )
+    writer.join()
+
+    content = (inbox / "upload.csv").read_bytes()
+    with Ledger.open(ledger_url) as ledger:
+        counts = ledger.batch_counts(batch_id_of(content))
+    assert counts.rows == 15
