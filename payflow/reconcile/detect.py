@@ -29,6 +29,12 @@ def is_sent(line: ReportLine) -> bool:
     return line.disposition in OWN and line.state in SENT_STATES
 
 
+def is_in_doubt(line: ReportLine) -> bool:
+    """A row of this batch left SUBMITTING (its run stopped between the POST and the answer):
+    the service may hold its payout, so reconcile looks it up by externalId."""
+    return bool(line.external_id) and line.disposition in OWN and line.state == S.SUBMITTING
+
+
 def is_never_sent(line: ReportLine) -> bool:
     """The ledger never sent this row: the service must not know its externalId."""
     if not line.external_id or line.state not in NEVER_SENT_STATES:
@@ -64,6 +70,16 @@ def discrepancies(
         found.append(Detected(line.row_number, line.external_id, kind, detail))
 
     payout = fetched.payout
+    if is_in_doubt(line):
+        if payout is not None:
+            # Only a pay run settles a SUBMITTING row (it holds the row's lease): say so.
+            add(
+                FindingKind.STATUS_DIFFERS,
+                f"the service holds payout {payout.id} ({payout.status}) for this row, but the "
+                "ledger still holds it as being sent (its pay run stopped before recording the "
+                "answer): `payflow pay` of this batch records it and sends nothing twice",
+            )
+        return found
     if not is_sent(line):
         if payout is not None:
             add(

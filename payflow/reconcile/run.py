@@ -33,6 +33,7 @@ from payflow.reconcile.detect import (
     RerunChains,
     RowCheck,
     discrepancies,
+    is_in_doubt,
     is_never_sent,
     is_sent,
     paid_by_earlier,
@@ -147,7 +148,9 @@ async def reconcile_batch(
             return await fetch_payout(client, line.external_id, payout_id)
 
     async def answers_for(page: list[ReportLine]) -> Answered:
-        wanted = [line for line in page if is_sent(line) or is_never_sent(line)]
+        wanted = [
+            line for line in page if is_sent(line) or is_never_sent(line) or is_in_doubt(line)
+        ]
         return wanted, list(await asyncio.gather(*(fetch(line) for line in wanted)))
 
     async with aclosing(_answered_pages(ledger.report_lines(batch_id), answers_for)) as pages:

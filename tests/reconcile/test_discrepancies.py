@@ -25,6 +25,19 @@ from payflow.ledger.tables import Payout
 from payflow.reconcile import ReconcileOptions, reconcile_batch
 
 
+def _post_behind_our_back(server, row) -> None:
+    """Create the row's payout at the service directly, as a POST whose answer was lost."""
+    body = {
+        "amount": "10",
+        "currency": "XOF",
+        "paymentType": "SIM",
+        "externalId": row.external_id,
+        "account": {"name": row.name, "requisites": row.requisites, "userId": row.user_id},
+    }
+    headers = {"X-Api-Token": server.token}
+    httpx.post(f"{server.url}/v1/payouts", json=body, headers=headers).raise_for_status()
+
+
 async def test_a_quiet_batch_has_no_findings(client, ledger: Ledger) -> None:
     batch = register(
         ledger,
@@ -84,18 +97,30 @@ async def test_unexpected_at_the_service_appears_then_resolves_once_adopted(
 ) -> None:
     row = instruction(new_id("u"), 2, "0001")
     batch = register(ledger, [row])
-    body = {
-        "amount": "10",
-        "currency": "XOF",
-        "paymentType": "SIM",
-        "externalId": row.external_id,
-        "account": {"name": row.name, "requisites": row.requisites, "userId": row.user_id},
-    }
-    headers = {"X-Api-Token": sandbox_server.token}
-    httpx.post(f"{sandbox_server.url}/v1/payouts", json=body, headers=headers).raise_for_status()
+    _post_behind_our_back(sandbox_server, row)
     assert await reconcile(client, ledger, batch) == {(2, "unexpected_at_service")}
     await pay(client, ledger, batch)  # the submit protocol finds it by externalId and adopts it
     assert await reconcile(client, ledger, batch) == set()
+
+
+async def test_a_row_left_submitting_is_looked_up_and_its_payout_named_until_a_pay_run_records_it(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    # A pay run killed between its POSTs and their answers left rows SUBMITTING; reconcile
+    # never looked them up, so 80 payouts the service had made were reported pending.
+    made = instruction(new_id("d"), 2, "0001")
+    unsent = instruction(new_id("d"), 3, "0001")
+    batch = register(ledger, [made, unsent])
+    assert len(ledger.claim_for_submit(batch, "killed", 10, lease_seconds=0)) == 2
+    _post_behind_our_back(sandbox_server, made)
+
+    assert await reconcile(client, ledger, batch) == {(2, "status_differs")}
+    [finding] = ledger.findings(batch)
+    assert "still holds it as being sent" in finding.detail and "`payflow pay`" in finding.detail
+    await pay(client, ledger, batch)  # resolves both by lookup: adopts one, sends the other
+    assert await reconcile(client, ledger, batch) == set()
+    stats = httpx.get(f"{sandbox_server.url}/_sandbox/stats").json()["payoutsByExternalId"]
+    assert (stats[made.external_id], stats[unsent.external_id]) == (1, 1)
 
 
 async def test_correction_and_paid_twice_across_a_rerun(
