@@ -3,17 +3,23 @@ exists; a broken file goes to `failed/` with its note; the others are not held u
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
+from uuid import UUID
 
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.states import Crashed
 from support.prefect import prefect_harness
 
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
+from payflow.flows.pay_batch import pay_batch
 from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file, still_written
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
+from payflow.tasks.inbox import start_pay_run
 
 GOOD = """externalId,amount,currency,paymentType,requisites,name,userId
 inbox-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1
@@ -143,3 +149,30 @@ def test_the_daily_run_registers_every_row_of_a_file_copied_in_while_it_runs(
     with Ledger.open(ledger_url) as ledger:
         counts = ledger.batch_counts(batch_id_of(content))
     assert counts.rows == 15
+
+
+def test_a_file_dropped_again_after_its_pay_run_crashed_starts_a_new_one_once(prefect_api):
+    # The idempotency key returned the crashed run: the file dropped again "did nothing", and the
+    # batch's rows stayed unpaid with nothing saying so.
+    async def deploy() -> None:
+        async with get_client() as client:
+            flow_id = await client.create_flow(pay_batch)
+            await client.create_deployment(
+                flow_id=flow_id,
+                name="pay-batch",
+                entrypoint="flows/pay_batch.py:pay_batch",
+                parameter_openapi_schema=pay_batch.parameters.model_dump(),
+            )
+
+    async def crash(run_id: str) -> None:
+        async with get_client() as client:
+            await client.set_flow_run_state(UUID(run_id), Crashed(), force=True)
+
+    start = start_pay_run.fn  # the task's function: no flow run around it here
+    asyncio.run(deploy())
+    first = start("pay-batch/pay-batch", "crash-1")
+    assert start("pay-batch/pay-batch", "crash-1") == first  # not ended: the same run
+    asyncio.run(crash(first))
+    second = start("pay-batch/pay-batch", "crash-1")
+    assert second != first
+    assert start("pay-batch/pay-batch", "crash-1") == second  # and only one new run
