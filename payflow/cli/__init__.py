@@ -124,12 +124,13 @@ def _command_group(loaded: set[str]) -> typer.core.TyperGroup:
 
 def _home() -> Path:
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
 
     from payflow.settings import Settings
 
     try:
         return Settings().home
-    except ValidationError:
+    except (ValidationError, SettingsError):  # the command itself says which setting, in a line
         return Settings.model_fields["home"].default  # type: ignore[no-any-return]
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from payflow.cli.app import fail
 from payflow.quiet import log_to_file, quiet_prefect
@@ -18,6 +20,14 @@ def settings_error(exc: ValidationError) -> str:
     name = "PAYFLOW_" + "_".join(str(p) for p in first["loc"]).upper()
     message = str(first["msg"]).removeprefix("Value error, ")
     return f"bad setting {name}: {message}"
+
+
+def unparsed_setting(exc: SettingsError) -> str:
+    """One line naming a PAYFLOW_* setting whose JSON value cannot be parsed."""
+    field = re.search(r'field "([^"]+)"', str(exc))
+    name = "PAYFLOW_" + field.group(1).upper() if field else "a PAYFLOW_* setting"
+    why = f" ({exc.__cause__})" if exc.__cause__ else ""
+    return f"bad setting {name}: not valid JSON{why}"
 
 
 def readable_file(path: Path) -> None:
@@ -44,12 +54,19 @@ def writable_folder(path: Path | None) -> None:
         fail(f"cannot write the report to {path}: {exc.strerror or exc}")
 
 
-def prepare() -> Settings:
-    """Load settings (a bad one is a one-line error) and route all logging to the log file."""
+def load_settings() -> Settings:
+    """The settings; a bad one ends the command with one line naming it."""
     try:
-        settings = Settings()
+        return Settings()
     except ValidationError as exc:
         fail(settings_error(exc))
+    except SettingsError as exc:  # a JSON setting pydantic-settings could not even parse
+        fail(unparsed_setting(exc))
+
+
+def prepare() -> Settings:
+    """Load settings (a bad one is a one-line error) and route all logging to the log file."""
+    settings = load_settings()
     quiet_prefect(settings.home)
     log_to_file(settings.home)
     return settings

@@ -10,6 +10,7 @@ import typer
 import uvicorn
 
 from payflow.cli.app import app, fail
+from payflow.cli.setup import load_settings
 from payflow.runtime import ConfigurationError, api_token, open_ledger
 from payflow.settings import Settings
 from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
@@ -34,7 +35,7 @@ def webhooks(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
 ) -> None:
     """Receive signed payout webhooks and record their statuses in the ledger."""
-    settings = Settings()
+    settings = load_settings()
     token = webhook_token(settings)
     ledger = open_ledger(settings)
     logging.getLogger("payflow").setLevel(logging.INFO)

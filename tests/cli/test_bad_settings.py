@@ -160,3 +160,16 @@ def test_an_out_folder_that_cannot_be_written_stops_before_anything_is_sent(tmp_
     assert done.returncode == 2
     assert _one_line(done.stderr) == f"payflow: cannot write the report to {taken}: File exists"
     assert not (tmp_path / "home" / "ledger.sqlite3").exists()
+
+
+@pytest.mark.parametrize("command", ["status", "webhooks"])
+def test_a_json_setting_that_does_not_parse_is_one_line(tmp_path, command):
+    # pydantic-settings' own error (not a ValidationError) showed a whole traceback, exit 1.
+    env = payflow_env(
+        tmp_path / "home", tmp_path / "prefect", PAYFLOW_STUCK_AFTER_MINUTES='{"SBP": 0'
+    )
+    args = ["status"] if command == "status" else ["webhooks", "--port", str(free_port())]
+    done = run_payflow(args, env, tmp_path)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("payflow: bad setting PAYFLOW_STUCK_AFTER_MINUTES: not valid JSON"), line
