@@ -90,6 +90,20 @@ def _amended(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
     ]
 
 
+def _twins(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
+    """Rows of one file paying the same recipient, amount and currency under two externalIds:
+    validation calls it a likely double payment, so a second person sees it before both pay."""
+    return [
+        ApprovalWarning(
+            f"twin:{row.external_id}",
+            f"{row.external_id} (row {row.row_number}) pays the same recipient, amount and "
+            f"currency as {row.first_external_id} (row {row.first_row_number}) of this file: "
+            "a likely double payment",
+        )
+        for row in ledger.twin_rows(batch_id)
+    ]
+
+
 def _similar(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
     out = []
     for other, shared in ledger.similar_batches(facts.batch_id, facts.created_at, RECENT_DAYS):
@@ -134,7 +148,9 @@ def approval_requirement(
         for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
     )
     released, held = _repeats(ledger, batch_id)
-    warnings = tuple(released + _amended(ledger, batch_id) + _similar(ledger, facts))
+    warnings = tuple(
+        released + _twins(ledger, batch_id) + _amended(ledger, batch_id) + _similar(ledger, facts)
+    )
     if (large or warnings) and steps == 0:
         # Nothing that needs an acknowledgement can go on by itself: the maker's own
         # `--allow-repeat` is a submission, and a second person acknowledges it.

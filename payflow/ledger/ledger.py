@@ -146,6 +146,10 @@ class Ledger:
         """Derived-id rows paying a recipient an earlier derived-id row paid another amount."""
         return repeats.amended_rows(self._reader, batch_id, self._clock(), derived_prefix)
 
+    def twin_rows(self, batch_id: str) -> list[repeats.TwinRow]:
+        """Rows paying the same recipient, amount and currency as an earlier row of the batch."""
+        return repeats.twin_rows(self._reader, batch_id)
+
     # -- claiming ----------------------------------------------------------------------------
 
     def claim_for_submit(

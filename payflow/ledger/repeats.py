@@ -239,3 +239,50 @@ def amended_rows(engine: Engine, batch_id: str, now: datetime, prefix: str) -> l
                 RowState(row.earlier_state),
             )
     return list(found.values())
+
+
+@dataclass(frozen=True, slots=True)
+class TwinRow:
+    """A row paying the same recipient, amount and currency as an earlier row of its own file."""
+
+    row_number: int
+    external_id: str
+    first_row_number: int
+    first_external_id: str
+
+
+def twin_rows(engine: Engine, batch_id: str) -> list[TwinRow]:
+    """Rows of the batch whose `repeat_key` an earlier row of the same batch has under another
+    externalId (one per row, naming the first). Two such rows of one file were both paid with
+    nobody asked, while the same pair across two batches is held. Fixed at registration: the
+    states that leave it out (REJECTED, CONFLICT) are set then and never change."""
+    first = aliased(Payout, name="first")
+    left_out = [RowState.REJECTED.value, RowState.CONFLICT.value]
+    condition = and_(
+        first.batch_id == Payout.batch_id,
+        first.repeat_key == Payout.repeat_key,
+        first.row_number < Payout.row_number,
+        first.external_id != Payout.external_id,
+        first.state.not_in(left_out),
+    )
+    query = (
+        select(
+            Payout.row_number,
+            Payout.external_id,
+            first.row_number.label("first_row_number"),
+            first.external_id.label("first_external_id"),
+        )
+        .join(first, condition)
+        .where(Payout.batch_id == batch_id, Payout.state.not_in(left_out))
+        .order_by(Payout.row_number, first.row_number)
+    )
+    found: dict[str, TwinRow] = {}
+    with engine.connect() as connection:
+        for row in connection.execute(query):
+            found.setdefault(
+                row.external_id,
+                TwinRow(
+                    row.row_number, row.external_id, row.first_row_number, row.first_external_id
+                ),
+            )
+    return list(found.values())

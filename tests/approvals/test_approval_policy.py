@@ -177,6 +177,33 @@ def test_a_decline_stops_a_batch_the_policy_let_through_until_a_row_is_sent(ledg
     assert approval_status(ledger, paying, policy) == Approved(())
 
 
+def test_two_rows_of_one_file_paying_one_recipient_the_same_wait_for_a_second_person(
+    ledger, policy
+):
+    # Validation called the pair "a likely double payment", yet a run paid both with nobody
+    # asked; the same pair across two batches is held.
+    same = {"requisites": "2250799912345", "amount": Decimal(100)}
+    rows = [
+        row("twin-a", 2, **same),
+        row("other", 3, amount=Decimal(100)),
+        row("twin-b", 4, **same),
+        row("twin-c", 5, **same),
+    ]
+    batch_id = register(ledger, rows)
+    ledger.set_maker(batch_id, "maker")
+    requirement = approval_requirement(ledger, batch_id, policy)
+    assert [w.key for w in requirement.warnings] == ["twin:twin-b", "twin:twin-c"]
+    assert requirement.warnings[0].text == (
+        "twin-b (row 4) pays the same recipient, amount and currency as twin-a (row 2) of this "
+        "file: a likely double payment"
+    )
+    assert requirement.steps == 1  # 400 XOF alone needs none
+    assert approval_status(ledger, batch_id, policy) == Pending(1, ())
+    with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
+        approve(ledger, batch_id, policy, "bob")
+    assert approve(ledger, batch_id, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
+
+
 def test_an_approval_not_given_in_time_expires(ledger_url, policy):
     with Ledger.open(ledger_url) as ledger:
         batch_id = batch_of(ledger, "exp", [5000])

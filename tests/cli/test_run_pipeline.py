@@ -148,7 +148,9 @@ def test_one_run_looks_each_sbp_phone_up_once(tmp_path, prefect_home, make_sandb
     batch = tmp_path / "sbp.csv"
     phones = ["79161234567", "79031112233", "79261234500"]
     rows = [
-        [f"sbp-{i}", "1500", "RUB", "SBP", phone, "Сбербанк", "Иванов Иван", f"u-{i}"]
+        # The repeated phone with another amount: the same amount would be a likely double
+        # payment, waiting for a second person.
+        [f"sbp-{i}", str(1500 + i), "RUB", "SBP", phone, "Сбербанк", "Иванов Иван", f"u-{i}"]
         for i, phone in enumerate([*phones, phones[0]], start=1)
     ]
     _write(batch, rows)
