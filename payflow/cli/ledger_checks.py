@@ -6,7 +6,7 @@ Kept apart from run.py so the pipeline that drives the flow can change without t
 from __future__ import annotations
 
 from payflow.api.errors import PaymentsApiError
-from payflow.ledger import BatchCounts
+from payflow.ledger import NOT_SENT_PREFIX, BatchCounts, RowState
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
 from payflow.wording import counted
@@ -48,6 +48,28 @@ def held_lines(
         lines.append(f"    ... and {len(held) - SHOWN_HELD} more in the report")
     lines.append(f"  to pay them anyway, {again}; then another person approves")
     return lines
+
+
+def not_sent_lines(settings: Settings, batch_id: str) -> tuple[list[str], set[str]]:
+    """Rows the service refused at every try, so nothing was made for them (still VALIDATED,
+    "not sent: ..."), grouped by what it answered; and their externalIds. A balance that ran
+    out mid-batch read "still pending at the deadline", its reason nowhere."""
+    by_reason: dict[str, list[str]] = {}
+    with open_ledger(settings) as ledger:
+        for row in ledger.batch_rows(batch_id):
+            message = row.status_message or ""
+            if row.state is RowState.VALIDATED and message.startswith(NOT_SENT_PREFIX):
+                by_reason.setdefault(message, []).append(row.external_id or f"row {row.row_number}")
+    lines = []
+    for message, ids in sorted(by_reason.items(), key=lambda item: -len(item[1])):
+        shown = ", ".join(ids[:SHOWN_HELD]) + (" ..." if len(ids) > SHOWN_HELD else "")
+        lines.append(f"  {counted(len(ids), 'row')} {message} ({shown})")
+    if lines:
+        lines.append(
+            "  nothing exists at the service for them: fix the cause (a balance to top up), then "
+            f"run the same file again or `payflow pay {batch_id}`; they are sent once"
+        )
+    return lines, {i for ids in by_reason.values() for i in ids}
 
 
 def not_paid_lines(settings: Settings, batch_id: str) -> list[str]:

@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 from urllib.parse import urlsplit
@@ -24,6 +25,7 @@ from payflow.cli.ledger_checks import (
     check_ledger,
     held_lines,
     not_paid_lines,
+    not_sent_lines,
 )
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
@@ -155,8 +157,12 @@ def finish(
     """Print the result read from the ledger, the held rows (and `again`: how to pay them),
     and exit 0 only if all paid."""
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
+    not_sent, unsent_ids = not_sent_lines(settings, result.batch_id)
     not_paid = not_paid_lines(settings, result.batch_id) if result.has_not_paid() else []
-    _print_result(result, not_paid, as_json=as_json)
+    not_paid = [*not_sent, *not_paid]
+    # Rows the service refused at every try were never sent: listed apart, not as pending.
+    pending = [ext for ext in result.pending if ext not in unsent_ids]
+    _print_result(replace(result, pending=pending), not_paid, as_json=as_json)
     for line in not_paid if as_json else []:
         say(line)
     for line in held_lines(settings, result.batch_id, again):

@@ -25,7 +25,7 @@ from payflow.ledger.findings import (
     ServiceView,
     UnknownFinding,
 )
-from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, Ledger, utc_now
+from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, NOT_SENT_PREFIX, Ledger, utc_now
 from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     ClaimedPayout,
@@ -70,6 +70,7 @@ __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "FINAL_STATUSES",
     "NOT_PAID_STATES",
+    "NOT_SENT_PREFIX",
     "PENDING_STATES",
     "REPEAT_WINDOW",
     "RERUNNABLE_STATES",

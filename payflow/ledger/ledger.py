@@ -57,6 +57,7 @@ from payflow.model import PayoutInstruction
 
 Clock = Callable[[], datetime]
 DEFAULT_LEASE_SECONDS = 300.0
+NOT_SENT_PREFIX = "not sent: "  # a VALIDATED row's message after the service refused each POST
 
 
 def utc_now() -> datetime:
@@ -240,10 +241,14 @@ class Ledger:
             external_id, RowState.CONFLICT, message, worker_id, EventSource.RESOLVE
         )
 
-    def release_for_retry(self, external_id: str, *, worker_id: str | None = None) -> bool:
-        """A lookup by externalId said 404, so sending again is safe: SUBMITTING -> VALIDATED."""
+    def release_for_retry(
+        self, external_id: str, *, worker_id: str | None = None, reason: str | None = None
+    ) -> bool:
+        """A lookup by externalId said 404, so sending again is safe: SUBMITTING -> VALIDATED;
+        `reason` (what the service answered the POST) becomes the row's "not sent: ..." message."""
+        message = f"{NOT_SENT_PREFIX}{reason}" if reason else "not found by lookup"
         return self._finish_submit(
-            external_id, RowState.VALIDATED, "not found by lookup", worker_id, EventSource.RESOLVE
+            external_id, RowState.VALIDATED, message, worker_id, EventSource.RESOLVE
         )
 
     def _finish_submit(

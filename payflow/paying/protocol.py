@@ -76,7 +76,10 @@ class Unresolved:
 
 @dataclass(frozen=True, slots=True)
 class Deferred:
-    """Every lookup said "not found": nothing exists, so the row may be sent later."""
+    """Every lookup said "not found": nothing exists, so the row may be sent later. `reason`:
+    what the service last answered to the POST (a balance it says is too low, say)."""
+
+    reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -125,6 +128,7 @@ async def create_exactly_once(
         # signal the row stays SUBMITTING: the next run looks it up, then sends.
         return stop.auth_error is None and lease_left() and not STOP.requested()
 
+    last: PaymentsApiError | None = None
     for attempt in range(1, max_attempts + 1):
         if stop.auth_error is not None:
             break
@@ -147,10 +151,11 @@ async def create_exactly_once(
                 if isinstance(exc, RejectedError):
                     return Refused(exc.message, exc.status_code)
                 raise
+            last = exc
             await asyncio.sleep(CREATE_RETRY.delay(exc, attempt))
             settled = await resolve(ops)
             if settled is not None:
                 return settled
             if isinstance(exc, ConflictError) and ops.conflict_is_final:
                 return Refused(exc.message, exc.status_code)
-    return Deferred()
+    return Deferred(str(last) if last is not None else None)

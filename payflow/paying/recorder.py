@@ -128,6 +128,9 @@ class LedgerWriter:
         message = "a payout with this externalId exists with different " + ", ".join(differences)
         await self.call(self._ledger.mark_conflict, external_id, message, worker_id=self._worker_id)
 
-    async def release_for_retry(self, external_id: str) -> None:
-        """Hand a row that provably has no payout back to the queue."""
-        await self.call(self._ledger.release_for_retry, external_id, worker_id=self._worker_id)
+    async def release_for_retry(self, external_id: str, reason: str | None = None) -> None:
+        """Hand a row that provably has no payout back to the queue, saying why it was not
+        sent when the service gave a reason."""
+        await self.call(
+            self._ledger.release_for_retry, external_id, worker_id=self._worker_id, reason=reason
+        )

@@ -129,7 +129,7 @@ class _RowSubmitter:
         if isinstance(decision, Unresolved):
             return Outcome.UNRESOLVED
         # Every lookup said "not found": sending later is safe, so hand the row back.
-        await self._writer.release_for_retry(row.external_id)
+        await self._writer.release_for_retry(row.external_id, decision.reason)
         return Outcome.DEFERRED
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import httpx
 import pytest
 from paying_support import make_client, register, row, rows, states, unique
 from support.stats import sandbox_stats, set_faults
 
 from payflow.api.errors import AuthError
-from payflow.ledger import RowState
+from payflow.cli.ledger_checks import not_sent_lines
+from payflow.ledger import NOT_SENT_PREFIX, RowState
 from payflow.paying import build_payout_request, submit_batch, track_batch
+from payflow.settings import Settings
 
 
 async def _pay(client, ledger, batch_id, **options):
@@ -18,6 +21,10 @@ async def _pay(client, ledger, batch_id, **options):
     options.setdefault("chunk_size", 50)
     options.setdefault("callback_url", None)
     return await submit_batch(client, ledger, batch_id, **options)
+
+
+def _auth(sandbox) -> dict[str, str]:
+    return {"X-Api-Token": sandbox.token}
 
 
 def _attempts(sandbox, external_ids):
@@ -143,3 +150,38 @@ async def test_a_refused_token_stops_the_run_and_sends_nothing_twice(sandbox, le
     assert stats.created == 3
     attempts, payouts = _attempts(sandbox, [r.external_id for r in batch])
     assert set(attempts.values()) == {1} and set(payouts.values()) == {1}
+
+
+async def test_rows_the_service_refuses_for_the_balance_say_so_and_are_sent_once_topped_up(
+    sandbox, client, ledger, tmp_path
+):
+    # The balance ran out mid-batch: the unsent rows read "still pending at the deadline", with
+    # "not found by lookup" in the report and the service's reason nowhere.
+    batch = [row(unique("bal"), n, amount=Decimal(1000)) for n in range(2, 7)]
+    batch_id = register(ledger, batch)
+    balance = httpx.get(f"{sandbox.url}/v1/merchants/balance", headers=_auth(sandbox)).json()
+    [xof] = [b for b in balance["balances"] if b["currency"] == "XOF"]
+    left = Decimal(xof["available"]) - Decimal(2000)
+    httpx.post(
+        f"{sandbox.url}/_sandbox/balances", json={"currency": "XOF", "available": str(-left)}
+    ).raise_for_status()
+
+    await _pay(client, ledger, batch_id, max_attempts=2)
+    views = {v.external_id: v for v in ledger.batch_rows(batch_id)}
+    unsent = [v for v in views.values() if v.state is RowState.VALIDATED]
+    assert len(unsent) == 3
+    assert all(v.status_message.startswith(NOT_SENT_PREFIX) for v in unsent)
+    assert "balance" in unsent[0].status_message.lower()
+
+    settings = Settings(api_url=None, ledger_url=ledger.url, home=tmp_path / "home")
+    lines, ids = not_sent_lines(settings, batch_id)
+    assert ids == {v.external_id for v in unsent}
+    assert lines[0].startswith("  3 rows not sent: ") and "top up" in lines[-1]
+
+    httpx.post(
+        f"{sandbox.url}/_sandbox/balances", json={"currency": "XOF", "available": "100000"}
+    ).raise_for_status()
+    await _pay(client, ledger, batch_id)
+    _, payouts = _attempts(sandbox, [r.external_id for r in batch])
+    assert set(payouts.values()) == {1}
+    assert not_sent_lines(settings, batch_id) == ([], set())
