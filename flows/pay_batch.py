@@ -97,6 +97,10 @@ def pay_batch(
         if STOP.requested():
             raise RunInterrupted(batch_id, STOP.signal_name)
         tracked = track_payouts(target, batch_id, knobs, on_progress=_track_progress(batch_id))
+        if STOP.requested():
+            # Tracking stops on a signal as on its deadline: it read "still pending at the
+            # deadline", exit 1, with no resume line; the next run tracks and reconciles.
+            raise RunInterrupted(batch_id, STOP.signal_name)
         # Re-fetches every payout (a COMPLETED one may have been corrected with no webhook),
         # records findings and writes the report.
         reconciled = reconcile_batch(target, batch_id, reports)

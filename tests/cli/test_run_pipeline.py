@@ -345,6 +345,42 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
     assert sandbox_stats(sandbox.url)["payoutsByExternalId"] == dict.fromkeys(ids, 1)
 
 
+def test_a_signal_while_following_payouts_says_how_to_resume_not_that_a_deadline_passed(
+    tmp_path, prefect_home, make_sandbox
+):
+    # Tracking stopped on SIGTERM as on its deadline: "still pending at the deadline", exit 1,
+    # no resume line.
+    sandbox = make_sandbox()
+    batch = tmp_path / "track.csv"
+    _write(batch, [_sim("trk-1", "2250700015555"), _sim("trk-2", "2250700020001")])
+    process = subprocess.Popen(
+        [*PAYFLOW, "run", str(batch), "--yes"],
+        env=_env(tmp_path, prefect_home, sandbox),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while len(sandbox_stats(sandbox.url)["payouts"]) < 2:
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run never sent its rows"
+            time.sleep(0.05)
+        time.sleep(2)  # following trk-1, which stays PROCESSING
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    text = stdout.decode() + stderr.decode()
+    assert process.returncode == 143, text
+    assert "deadline" not in text
+    assert text.strip().splitlines()[-1].endswith(f"Resume with: payflow run {batch} --yes")
+
+
 def _batch_ids(home: Path) -> list[str]:
     with closing(sqlite3.connect(home / "ledger.sqlite3")) as connection:
         return [row[0] for row in connection.execute("select batch_id from batches")]
