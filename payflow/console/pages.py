@@ -51,7 +51,16 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
         return "paying"
     if counts.pending:
         return "finished with rows pending"
-    return "paid" if counts.all_completed else "finished with failures"
+    return _finished(counts)
+
+
+def _finished(counts: BatchCounts) -> str:
+    """The state of a batch whose run is over: rows held as repeats are not failures."""
+    if counts.all_completed:
+        return "paid"
+    if counts.held and counts.held + counts.completed == counts.rows:
+        return "finished with rows held"
+    return "finished with failures"
 
 
 def approved_elsewhere(ctx: ConsoleContext, batch_id: str, state: str) -> tuple[str, ...]:
@@ -69,12 +78,16 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
     "nothing to pay" or "uploaded"."""
     if any(r.decision == "decline" for r in ctx.ledger.approvals_of(batch_id)):
         return "declined"
+    if counts.to_send and last_action(ctx.ledger, batch_id, "uploaded") is not None:
+        # Uploaded here, not submitted yet: rows another batch already paid count as sent
+        # below, and a file with one read "finished with rows pending", with no Submit.
+        return "uploaded"
     sent = counts.rows - counts.to_send - counts.held - counts.rejected
     if sent == 0:
         return "nothing to pay" if not counts.to_send else "uploaded"
     if counts.to_send or counts.pending:
         return "finished with rows pending"
-    return "paid" if counts.all_completed else "finished with failures"
+    return _finished(counts)
 
 
 def totals_text(counts: BatchCounts) -> str:

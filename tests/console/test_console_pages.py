@@ -216,3 +216,27 @@ def test_a_batch_with_held_rows_says_how_to_release_them(console: Console) -> No
     page = signed_in(console, "carl").get(f"/batches/{again}").text
     assert 'id="held-note"' in page
     assert f"payflow pay {again} --allow-repeat" in page
+
+
+def test_a_file_with_a_row_another_batch_paid_can_still_be_submitted(console: Console) -> None:
+    # A row already paid elsewhere counted as "sent": the new batch read "finished with rows
+    # pending", offered "Reconcile now" and no Submit, so its new rows could never be paid here.
+    maker = signed_in(console, "mia")
+    first = _upload(maker, "first.csv", "k")
+    ledger = console.ctx.ledger
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("k-c-ok-1", "p-k1", "COMPLETED", None)
+
+    # The first row as paid; the others new, to other recipients (else held as repeats).
+    paid_row = (f"k-{CLEAN_ROWS[0][0]}", *CLEAN_ROWS[0][1:])
+    others = [
+        (f"k2-{ext}", amount, cur, kind, req[:-5] + "9" + req[-4:], *rest)
+        for ext, amount, cur, kind, req, *rest in CLEAN_ROWS[1:]
+    ]
+    rows = [paid_row, *others]
+    token = csrf_of(maker.get("/upload").text)
+    maker.post("/upload", files={"file": ("again.csv", batch_csv(rows))}, data={"csrf": token})
+    [again] = [b for b in _listed(maker.get("/batches").text) if b != first]
+    page = maker.get(f"/batches/{again}").text
+    assert re.search(r'id="state"[^>]*>uploaded<', page), page
+    assert f'action="/batches/{again}/submit"' in page
