@@ -49,6 +49,9 @@ def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
 
         async def poll() -> None:
             async with client_for(endpoint, settings) as client:
+                # Asked first, so a refused token or an unreachable API is one line: the polls
+                # only log their failures, and the stale counts read as fresh.
+                await client.get_balance()
                 await refresh_batch(client, ledger, batch_id)
 
         asyncio.run(poll())

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from cli_support import payflow_env, run_payflow
 from sqlalchemy import create_engine, text
+from support.servers import free_port
 from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
@@ -119,6 +120,36 @@ def test_refresh_without_an_api_url_says_why(tmp_path):
         "payflow: configuration: --refresh needs PAYFLOW_API_URL: "
         "a past run's embedded sandbox is gone"
     )
+
+
+def test_refresh_with_a_refused_token_or_no_api_says_so_instead_of_stale_counts(
+    tmp_path, make_sandbox
+):
+    # The polls only logged "AuthError": stale counts were shown as fresh, exit 1.
+    sandbox = make_sandbox()
+    home = tmp_path / "home"
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("b", "b.csv", [_instruction("b", 1)], [])
+        ledger.claim_for_submit("b", "w", 10)
+        ledger.mark_created("b-1", "p-1", "CREATED", None)
+    wrong = payflow_env(
+        home, tmp_path / "prefect", PAYFLOW_API_URL=sandbox.url, PAYFLOW_API_TOKEN="wrong"
+    )
+    done = run_payflow(["status", "b", "--refresh"], wrong, tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        "payflow: the payments API refused the token (check PAYFLOW_API_TOKEN)",
+    )
+    closed = payflow_env(
+        home,
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=f"http://127.0.0.1:{free_port()}",
+        PAYFLOW_API_TOKEN=sandbox.token,
+        PAYFLOW_REQUEST_TIMEOUT="2",
+    )
+    done = run_payflow(["status", "b", "--refresh"], closed, tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("payflow: the payments API could not be asked"), done.stderr
 
 
 def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_path):
