@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from payflow.ledger import RERUNNABLE_STATES, AttemptView, Ledger, RowState
+from payflow.ledger import (
+    RERUNNABLE_STATES,
+    AttemptView,
+    FindingKind,
+    FindingState,
+    Ledger,
+    RowState,
+)
 from payflow.rerun.classify import Classifier, FailureClass
 
 
@@ -75,7 +82,21 @@ def find_candidates(ledger: Ledger, batch_id: str, classify: Classifier) -> Cand
         raise RerunRefused(f"no batch {batch_id!r} in the ledger")
     eligible: list[Candidate] = []
     ineligible: list[Ineligible] = []
+    # Reconcile found the service saying otherwise (paid after all, say): such a row was still
+    # listed "not paid ... rerun the row" beside the finding.
+    differs = {
+        f.row_number: f.detail
+        for f in ledger.findings(batch_id)
+        if f.kind == FindingKind.STATUS_DIFFERS and f.state == FindingState.OPEN
+    }
     for view in ledger.latest_attempts(batch_id):
+        if view.row_number in differs and view.external_id is not None:
+            reason = (
+                f"the service says otherwise ({differs[view.row_number]}): not rerun while that "
+                f"finding is open (`payflow findings {batch_id}`)"
+            )
+            ineligible.append(Ineligible(view.row_number, view.external_id, view.state, reason))
+            continue
         if view.state not in RERUNNABLE_STATES or view.external_id is None:
             waiting = view.state is RowState.VALIDATED and view.attempt > 0
             ineligible.append(

@@ -83,7 +83,31 @@ async def test_an_earlier_attempt_paid_after_all_is_a_finding_and_stops_another_
     assert f"{first.external_id} (ledger FAILED, service COMPLETED)" in finding.detail
     assert "do not rerun" in finding.detail
 
-    [candidate] = find_candidates(ledger, batch, classify).eligible
+    # The open finding keeps the row from being offered at all; a rerun chosen before the
+    # reconcile (the candidate above) is still dropped when its attempts are asked about.
+    found = find_candidates(ledger, batch, classify)
+    assert found.eligible == [] and "do not rerun" in found.ineligible[0].reason
     kept, [dropped] = await refetch_parents(client, [candidate])
     assert kept == []
     assert dropped.reason.startswith(f"its earlier attempt {first.external_id} is now COMPLETED")
+
+
+async def test_a_row_the_service_paid_after_all_is_not_offered_for_a_rerun(
+    client, ledger: Ledger, sandbox_server
+) -> None:
+    # Ledger CANCELED, service COMPLETED: the report and the run's summary still said "not paid
+    # ... rerun the row" beside the status_differs finding.
+    canceled = instruction(new_id("pa"), 2, "3333")
+    batch = register(ledger, [canceled])
+    await pay(client, ledger, batch)
+    table = classifier(None)
+    assert [c.row_number for c in find_candidates(ledger, batch, table).eligible] == [2]
+
+    move(sandbox_server, payout_id(ledger, batch, 2), status="COMPLETED")
+    assert await reconcile(client, ledger, batch) == {(2, "status_differs")}
+    found = find_candidates(ledger, batch, table)
+    assert found.eligible == []
+    [refused] = found.ineligible
+    assert refused.reason.startswith(
+        "the service says otherwise (ledger CANCELED, service COMPLETED)"
+    )
