@@ -215,4 +215,10 @@ def status(
                 f"not final yet ({len(pending)}):",
                 [f"  row {r['row']:>6}  {r['externalId']}  {r['state']}" for r in pending],
             )
+            if counts.get(RowState.HELD.value):
+                # A deployed run's batch showed "HELD 1" and nothing said how to pay it.
+                typer.echo(
+                    f"held rows repeat a recent payout: `payflow pay {batch_id} --allow-repeat` "
+                    "pays them once another person approves"
+                )
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

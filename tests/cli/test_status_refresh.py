@@ -212,3 +212,20 @@ def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
     assert done.returncode == 1
     assert done.stdout.splitlines()[-1] == "declined by bob (wrong month): nothing will be paid"
     assert "not final yet" not in done.stdout
+
+
+def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):
+    home = tmp_path / "home"
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("a", "a.csv", [_instruction("a", 1)], [])
+        ledger.claim_for_submit("a", "w", 10)
+        ledger.mark_created("a-1", "p-1", "COMPLETED", None)
+        repeat = _instruction("a", 1)._replace(external_id="h-1")
+        ledger.register_batch("h", "h.csv", [repeat], [])
+        assert ledger.batch_summary("h") == {"HELD": 1}
+    done = run_payflow(["status", "h", "--no-refresh"], payflow_env(home, tmp_path / "p"), tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.strip().splitlines()[-1] == (
+        "held rows repeat a recent payout: `payflow pay h --allow-repeat` pays them once another "
+        "person approves"
+    )
