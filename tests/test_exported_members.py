@@ -16,6 +16,7 @@ EXPORTED = {
         "DEFAULT_LEASE_SECONDS",
         "FINAL_STATUSES",
         "NOT_PAID_STATES",
+        "NOT_SENT_PREFIX",
         "PENDING_STATES",
         "REPEAT_WINDOW",
         "RERUNNABLE_STATES",
