@@ -4,8 +4,6 @@ and the report. Every step is a task; the tokens stay in the claims file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -16,7 +14,6 @@ from payflow.connections import run_target
 from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
 from payflow.settings import Settings
-from payflow.tasks.connections import RunTarget
 from payflow.tasks.links import (
     check_links_batch,
     find_expired_claims,
@@ -47,14 +44,6 @@ class LinksResult:
     claims_file: str | None = None
     refreshed: RefreshResult | None = None
     problems: list[str] = field(default_factory=list)
-
-
-@contextmanager
-def links_target(settings: Settings, api_url: str | None, sandbox: bool) -> Iterator[RunTarget]:
-    """The API to look payouts up in: the given one, or the configured one (or a sandbox, on
-    the terms of `run_target`)."""
-    with run_target(settings, api_url, sandbox) as target:
-        yield target
 
 
 @flow(name="payout-links", persist_result=False, log_prints=False)
@@ -99,7 +88,7 @@ def payout_links(
         )
     else:
         check_links_batch(ledger_url, source)
-        with links_target(settings, api_url, sandbox) as target:
+        with run_target(settings, api_url, sandbox) as target:
             refreshed = track_link_payouts(target, source)
         issued = None
         if action == "reissue":

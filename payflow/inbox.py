@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -49,21 +48,14 @@ def inbox_files(inbox: Path) -> list[Path]:
     return sorted(files, key=lambda p: (p.stat().st_mtime, p.name))
 
 
-def still_written(
-    files: list[Path],
-    quiet_seconds: float,
-    max_wait_seconds: float,
-    *,
-    clock: Callable[[], float] = time.time,
-    sleep: Callable[[float], None] = time.sleep,
-) -> list[Path]:
+def still_written(files: list[Path], quiet_seconds: float, max_wait_seconds: float) -> list[Path]:
     """Wait (up to `max_wait_seconds`) until no file changed for `quiet_seconds`; the files
     still changing then. A file taken while it was copied in was registered half-written, and
     the rows written after were never paid."""
-    started = clock()
+    started = time.time()
     before = _shapes(files)
     while True:
-        now = clock()
+        now = time.time()
         shapes = _shapes(files)
         busy = [
             p
@@ -73,7 +65,7 @@ def still_written(
         before = shapes
         if not busy or now - started >= max_wait_seconds:
             return busy
-        sleep(min(quiet_seconds, max(0.1, max_wait_seconds - (now - started))))
+        time.sleep(min(quiet_seconds, max(0.1, max_wait_seconds - (now - started))))
 
 
 def _shapes(files: list[Path]) -> dict[Path, tuple[int, float]]:

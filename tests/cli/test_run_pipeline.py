@@ -271,6 +271,28 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _start_run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
+    """`payflow run ARGS` in its own process group, as an operator's terminal starts it."""
+    return subprocess.Popen(
+        [*PAYFLOW, "run", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _wait_for_payouts(process: subprocess.Popen[bytes], sandbox, count: int) -> None:
+    """Until the sandbox holds `count` payouts (the run still alive), at most 180 s."""
+    deadline = time.monotonic() + 180
+    while len(sandbox_stats(sandbox.url)["payouts"]) < count:
+        assert process.poll() is None, process.stderr.read().decode()
+        assert time.monotonic() < deadline, f"the run never sent {count} payouts"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
 def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to_resume(
     signal_name, tmp_path, prefect_home, make_sandbox
@@ -290,21 +312,9 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
         # before that wait let every one of them go out after the signal.
         PAYFLOW_CHUNK_SIZE=str(rows),
     )
-    process = subprocess.Popen(
-        [*PAYFLOW, "run", str(batch), "--yes", "--json"],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    process = _start_run([str(batch), "--yes", "--json"], env, tmp_path)
     try:
-        deadline = time.monotonic() + 180
-        while len(sandbox_stats(sandbox.url)["payouts"]) < 5:
-            assert process.poll() is None, process.stderr.read().decode()
-            assert time.monotonic() < deadline, "the run never started submitting"
-            time.sleep(0.05)
+        _wait_for_payouts(process, sandbox, 5)
         children = _children(process.pid)
         assert children, "expected the run's temporary Prefect server as a child"
         process.send_signal(getattr(signal, signal_name))
@@ -353,21 +363,9 @@ def test_a_signal_while_following_payouts_says_how_to_resume_not_that_a_deadline
     sandbox = make_sandbox()
     batch = tmp_path / "track.csv"
     _write(batch, [_sim("trk-1", "2250700015555"), _sim("trk-2", "2250700020001")])
-    process = subprocess.Popen(
-        [*PAYFLOW, "run", str(batch), "--yes"],
-        env=_env(tmp_path, prefect_home, sandbox),
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    process = _start_run([str(batch), "--yes"], _env(tmp_path, prefect_home, sandbox), tmp_path)
     try:
-        deadline = time.monotonic() + 180
-        while len(sandbox_stats(sandbox.url)["payouts"]) < 2:
-            assert process.poll() is None, process.stderr.read().decode()
-            assert time.monotonic() < deadline, "the run never sent its rows"
-            time.sleep(0.05)
+        _wait_for_payouts(process, sandbox, 2)
         time.sleep(2)  # following trk-1, which stays PROCESSING
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=120)

@@ -60,6 +60,16 @@ def test_a_file_left_for_the_next_run_does_not_move(tmp_path):
     assert "No new files" in inbox_markdown(tmp_path, [])
 
 
+def _settings_for_a_sandbox(sandbox, tmp_path, monkeypatch) -> str:
+    """Point payflow's settings at `sandbox` and a ledger file of the test; the ledger URL."""
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
+    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    return ledger_url
+
+
 @pytest.fixture(scope="module")
 def prefect_api():
     with prefect_harness():
@@ -69,12 +79,7 @@ def prefect_api():
 def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_fails(
     prefect_api, make_sandbox, tmp_path, monkeypatch
 ):
-    sandbox = make_sandbox()
-    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
-    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
-    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
-    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    ledger_url = _settings_for_a_sandbox(make_sandbox(), tmp_path, monkeypatch)
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     (inbox / "good.csv").write_text(GOOD, encoding="utf-8")
@@ -130,12 +135,7 @@ def test_the_daily_run_registers_every_row_of_a_file_copied_in_while_it_runs(
 ):
     # The file was taken half-written and moved to processed/: 135 of its 200 rows were never
     # registered, and nothing said so.
-    sandbox = make_sandbox()
-    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-    monkeypatch.setenv("PAYFLOW_API_URL", sandbox.url)
-    monkeypatch.setenv("PAYFLOW_API_TOKEN", sandbox.token)
-    monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
-    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    ledger_url = _settings_for_a_sandbox(make_sandbox(), tmp_path, monkeypatch)
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     writer = _append_rows(inbox / "upload.csv", 15, 0.1)
