@@ -19,7 +19,7 @@ from prefect.input import RunInput
 from pydantic import Field
 
 from payflow.approvals import Approved, Declined, Expired
-from payflow.approvals.resume import batch_tag
+from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
 from payflow.ledger.tables import USER_LENGTH
 from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
 
@@ -87,6 +87,8 @@ def await_approval(
     answer: BatchApproval = pause_flow_run(
         wait_for_input=model.with_initial_data(description=description),
         timeout=timeout_seconds,
+        # Often enough that `payflow approve` can see the run went on before it answers.
+        poll_interval=PAUSE_POLL_SECONDS,
         key=f"approve-{batch_id}-{step}",
     )
     return answer

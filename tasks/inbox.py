@@ -10,17 +10,12 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.deployments import run_deployment
 
-from payflow.approvals.resume import batch_tag
+from payflow.approvals.resume import batch_tag, pay_run_key, successor_key
 from payflow.inbox import SCHEDULE_ACTOR, Settled, settle_file
 
 # A pay run in one of these states is over; the ledger says what is left of its batch.
 ENDED_WITHOUT_PAYING = frozenset({StateType.CRASHED, StateType.CANCELLED, StateType.FAILED})
 MAX_RESTARTS = 20  # runs that ended, one after another, before the newest is returned as it is
-
-
-def pay_run_key(batch_id: str) -> str:
-    """The idempotency key of a batch's pay run: asking again returns the run already made."""
-    return f"pay-batch:{batch_id}"
 
 
 @task(name="start-pay-run", cache_policy=NO_CACHE)
@@ -48,8 +43,9 @@ def start_pay_run(deployment: str, batch_id: str) -> str:
             return str(run.id)
         # The key found a run that crashed (a killed worker) or was stopped: the file dropped
         # again did nothing, and the batch's rows stayed unpaid. A new run, keyed by the dead
-        # one, resolves its SUBMITTING rows by lookup and pays the rest, never twice.
-        key = f"{pay_run_key(batch_id)}:after:{run.id}"
+        # one, resolves its SUBMITTING rows by lookup and pays the rest, never twice. The same
+        # key as `payflow approve` uses for a run that died paused: one successor either way.
+        key = successor_key(batch_id, str(run.id))
     return str(run.id)
 
 

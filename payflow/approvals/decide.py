@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from payflow.approvals.identity import current_user
 from payflow.approvals.policy import load_policy
 from payflow.approvals.requirement import approval_requirement
-from payflow.approvals.resume import resume_paused_runs
+from payflow.approvals.resume import Replaced, resume_paused_runs
 from payflow.approvals.status import (
     ApprovalStatus,
     Approved,
@@ -22,11 +22,13 @@ from payflow.settings import Settings
 
 @dataclass
 class DecisionOutcome:
-    """The status after the decision and the paused runs it resumed."""
+    """The status after the decision, the paused runs that went on with it, and those found
+    dead (their process had stopped) and replaced."""
 
     approver: str
     status: ApprovalStatus
     resumed: list[str] = field(default_factory=list)
+    replaced: list[Replaced] = field(default_factory=list)
     resume_problem: str | None = None
 
 
@@ -68,7 +70,7 @@ def decide(
         # No server, no paused run: a `payflow run` that waited for approval has ended.
         return outcome
     try:
-        outcome.resumed = asyncio.run(
+        resumed = asyncio.run(
             resume_paused_runs(
                 batch_id,
                 isinstance(status, Approved),
@@ -76,6 +78,7 @@ def decide(
                 (acknowledge_warnings and not decline) if warned else None,
             )
         )
+        outcome.resumed, outcome.replaced = resumed.went_on, resumed.replaced
     except Exception as exc:  # the decision is recorded; the run can still be resumed by hand
         outcome.resume_problem = f"could not resume the paused run ({type(exc).__name__})"
     return outcome

@@ -1,23 +1,69 @@
-"""Resuming a pay flow run paused for approval, found by its `batch:<id>` tag on Prefect."""
+"""Resuming a pay flow run paused for approval, found by its `batch:<id>` tag on Prefect.
+
+A paused run lives in the process that paused it: when its worker stops (a restart, a kill),
+the run still reads Paused, and a resume sets it Running with nobody to go on. So every resume
+is confirmed (the paused subflow completes within `WENT_ON_WITHIN_SECONDS`). A run that does
+not go on is marked Crashed with its parents still Running, and an approved batch gets a new
+run of the deployment that started it, keyed by the dead run (`successor_key`): the daily run
+finding the dead run by its key gets that same successor.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from dataclasses import dataclass, field
 from uuid import UUID
 
-from prefect.client.orchestration import get_client
+from prefect.client.orchestration import PrefectClient, get_client
 from prefect.client.schemas.filters import (
     FlowRunFilter,
     FlowRunFilterState,
     FlowRunFilterStateType,
     FlowRunFilterTags,
 )
-from prefect.client.schemas.objects import StateType
+from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.flow_runs import aresume_flow_run
+from prefect.states import Crashed
+
+# The paused subflow checks for its resume every `PAUSE_POLL_SECONDS`; a live one has ended
+# well within this (a loaded machine included), a dead one never does.
+PAUSE_POLL_SECONDS = 2
+WENT_ON_WITHIN_SECONDS = 30.0
+_STILL_WAITING = frozenset({StateType.PAUSED, StateType.RUNNING})
 
 
 def batch_tag(batch_id: str) -> str:
     """The tag a pay flow run for `batch_id` carries."""
     return f"batch:{batch_id}"
+
+
+def pay_run_key(batch_id: str) -> str:
+    """The idempotency key of a batch's pay run: asking again returns the run already made."""
+    return f"pay-batch:{batch_id}"
+
+
+def successor_key(batch_id: str, dead_run_id: str) -> str:
+    """The idempotency key of the run that replaces a dead pay run of the batch."""
+    return f"{pay_run_key(batch_id)}:after:{dead_run_id}"
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A paused run whose process had stopped: `stalled` and the run on top of it, `dead`, are
+    Crashed, and `started` is the new run in its place (None: nothing pays it yet)."""
+
+    stalled: str
+    dead: str
+    started: str | None
+
+
+@dataclass
+class Resumed:
+    """What a resume did: runs that went on with the answer, and runs found dead instead."""
+
+    went_on: list[str] = field(default_factory=list)
+    replaced: list[Replaced] = field(default_factory=list)
 
 
 def approval_input(
@@ -43,12 +89,84 @@ async def paused_runs(batch_id: str) -> list[str]:
 
 
 async def resume_paused_runs(
-    batch_id: str, approve: bool, approver: str, acknowledge_warnings: bool | None = None
-) -> list[str]:
-    """Resume every paused run of the batch with the decision; the ids resumed."""
+    batch_id: str,
+    approve: bool,
+    approver: str,
+    acknowledge_warnings: bool | None = None,
+    *,
+    went_on_within: float = WENT_ON_WITHIN_SECONDS,
+) -> Resumed:
+    """Resume every paused run of the batch with the decision and confirm each went on; a run
+    whose process had stopped is replaced (approved) or only marked Crashed (declined)."""
     answer = approval_input(approve, approver, acknowledge_warnings)
-    resumed = []
-    for run_id in await paused_runs(batch_id):
+    asked = await paused_runs(batch_id)
+    for run_id in asked:
         await aresume_flow_run(UUID(run_id), run_input=answer)
-        resumed.append(run_id)
-    return resumed
+    result = Resumed()
+    async with get_client() as client:
+        for run_id in await _not_gone_on(client, asked, went_on_within):
+            result.replaced.append(await _replace(client, batch_id, run_id, approve, approver))
+    result.went_on = [run_id for run_id in asked if run_id not in _stalled(result)]
+    return result
+
+
+def _stalled(result: Resumed) -> set[str]:
+    return {replaced.stalled for replaced in result.replaced}
+
+
+async def _not_gone_on(client: PrefectClient, run_ids: list[str], within: float) -> list[str]:
+    """The paused subflows that did not complete `within` seconds after their resume: still
+    Paused or Running (nobody there), or ended otherwise (a process orphaned by its worker
+    crashed as it went on)."""
+    deadline = time.monotonic() + within
+    waiting, ended_badly = list(run_ids), []
+    while waiting:
+        runs = [await client.read_flow_run(UUID(run_id)) for run_id in waiting]
+        ended_badly += [
+            str(r.id)
+            for r in runs
+            if r.state is not None and r.state.is_final() and not r.state.is_completed()
+        ]
+        waiting = [str(r.id) for r in runs if r.state is None or r.state.type in _STILL_WAITING]
+        if not waiting or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(0.5)
+    return ended_badly + waiting
+
+
+async def _replace(
+    client: PrefectClient, batch_id: str, run_id: str, approve: bool, approver: str
+) -> Replaced:
+    """Mark the stalled run and its parents Crashed; if approved, start the top run's deployment
+    again with the same parameters (its approval is in the ledger, so it pays without a pause)."""
+    chain = await _with_parents(client, await client.read_flow_run(UUID(run_id)))
+    why = (
+        f"its process stopped while it waited for approval (a worker restart?); "
+        f"{'approved' if approve else 'declined'} by {approver} after that"
+    )
+    for run in chain:
+        if run.state is not None and run.state.type in _STILL_WAITING:
+            # Forced: the run's own engine is gone, so no rule would ever see it end; forcing
+            # also releases the deployment's concurrency slot the dead run held.
+            await client.set_flow_run_state(run.id, Crashed(message=why), force=True)
+    top = chain[-1]
+    if not approve or top.deployment_id is None:
+        return Replaced(run_id, str(top.id), None)
+    new = await client.create_flow_run_from_deployment(
+        top.deployment_id,
+        parameters=dict(top.parameters),
+        idempotency_key=successor_key(batch_id, str(top.id)),
+        tags=list(top.tags),
+    )
+    return Replaced(run_id, str(top.id), str(new.id))
+
+
+async def _with_parents(client: PrefectClient, run: FlowRun) -> list[FlowRun]:
+    """The run, then the flow run of each parent task up to the top run."""
+    chain = [run]
+    while chain[-1].parent_task_run_id is not None:
+        parent_task = await client.read_task_run(chain[-1].parent_task_run_id)
+        if parent_task.flow_run_id is None:
+            break
+        chain.append(await client.read_flow_run(parent_task.flow_run_id))
+    return chain

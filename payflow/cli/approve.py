@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +21,20 @@ from payflow.approvals.decide import decide
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.runtime import open_ledger
+
+if TYPE_CHECKING:
+    from payflow.approvals.resume import Replaced
+
+
+def replaced_line(replaced: Replaced) -> str:
+    """What became of a paused run whose process had stopped, in one line."""
+    line = (
+        f"paused flow run {replaced.stalled} did not go on: its process had stopped (a worker "
+        f"restart?); run {replaced.dead} is marked crashed"
+    )
+    if replaced.started:
+        return f"{line}; started flow run {replaced.started} of its deployment to pay the batch"
+    return line
 
 
 @app.command("approve")
@@ -59,6 +73,10 @@ def approve_command(
             "decision": "decline" if decline else "approve",
             "status": status,
             "resumed": outcome.resumed,
+            "replaced": [
+                {"stalled": r.stalled, "crashed": r.dead, "started": r.started}
+                for r in outcome.replaced
+            ],
         }
         typer.echo(json.dumps(summary))
     else:
@@ -70,9 +88,12 @@ def approve_command(
         )
         for run_id in outcome.resumed:
             typer.echo(f"resumed paused flow run {run_id}")
+        for replaced in outcome.replaced:
+            typer.echo(replaced_line(replaced))
         if outcome.resume_problem:
             typer.echo(f"no run resumed: {outcome.resume_problem}")
-        if isinstance(outcome.status, Approved) and not outcome.resumed:
+        started = [r for r in outcome.replaced if r.started]
+        if isinstance(outcome.status, Approved) and not outcome.resumed and not started:
             # `payflow run` ends while it waits for approval: nothing pays until someone asks.
             typer.echo(f"nothing is paying it yet: pay it with `payflow pay {batch_id}`")
     raise typer.Exit(0)

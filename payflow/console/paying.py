@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from payflow.approvals.decide import prefect_api_configured
-from payflow.approvals.resume import batch_tag, resume_paused_runs
+from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
 from payflow.console.context import ConsoleContext
 from payflow.ledger.actions import last_action, record_action
 from payflow.paying.run_end import FAILED, FINISHED
@@ -47,10 +47,20 @@ def _start_through_prefect(ctx: ConsoleContext, batch_id: str, actor: str) -> st
     try:
         resumed = asyncio.run(resume_paused_runs(batch_id, True, actor))
     except Exception:  # e.g. its form wants more input; a new run pays just as safely
-        resumed = []
-    if resumed:
-        record_action(ctx.ledger, actor, "pay_resumed", batch_id, detail=", ".join(resumed))
-        return f"the batch's paused payout run {resumed[0]} was resumed"
+        resumed = Resumed()
+    if resumed.went_on:
+        detail = ", ".join(resumed.went_on)
+        record_action(ctx.ledger, actor, "pay_resumed", batch_id, detail=detail)
+        return f"the batch's paused payout run {resumed.went_on[0]} was resumed"
+    started = [r for r in resumed.replaced if r.started]
+    if started:
+        # The paused run's worker had stopped: a run of its deployment replaces it.
+        detail = f"flow run {started[0].started} replaced {started[0].dead}, which had stopped"
+        record_action(ctx.ledger, actor, "pay_started", batch_id, detail=detail)
+        return (
+            f"the batch's paused payout run had stopped; flow run {started[0].started} "
+            "was started in its place"
+        )
     run: Any = run_deployment(
         ctx.prefect_deployment,
         parameters={"batch_id": batch_id, "started_by": actor},

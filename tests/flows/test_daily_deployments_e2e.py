@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,9 @@ class Stack:
     inbox: Path
     reports: Path
     env: dict[str, str]
-    worker_logs: dict[str, Path]
+    worker_logs: dict[str, Path] = field(default_factory=dict)
+    workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    running: ExitStack = field(default_factory=ExitStack)  # stops what the stack started
 
     def api(self, method: str, path: str, body: Any = None) -> Any:
         response = httpx.request(method, f"{self.prefect_url}{path}", json=body, timeout=30)
@@ -149,19 +152,25 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "PAYFLOW_POLL_MAX_INTERVAL": "2",
         }
         reports = root / "home" / "reports"
-        stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env, {})
+        stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env)
+        stack.running = running
         sandbox = [*PAYFLOW, "sandbox", "--port", str(sandbox_port), *FAST_SANDBOX]
         running.callback(stop_group, start(sandbox, env, root / "sandbox.log"))
         wait_for("the sandbox", lambda: answers(f"{sandbox_url}/_sandbox/stats"), timeout=60)
         stack.cli(*PREFECT, "work-pool", "create", "payflow", "--type", "process")
         stack.cli(*PREFECT, "--no-prompt", "deploy", "--all")
         for name in ("worker-a", "worker-b"):
-            log = root / f"{name}.log"
-            stack.worker_logs[name] = log
-            worker = [*PREFECT, "worker", "start", "--pool", "payflow", "--name", name]
-            worker_env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1"}
-            running.callback(stop_group, start([*worker, "--limit", "1"], worker_env, log))
+            start_worker(stack, name, root / f"{name}.log")
         yield stack
+
+
+def start_worker(stack: Stack, name: str, log: Path) -> None:
+    """A process worker of the `payflow` pool taking one flow run at a time."""
+    stack.worker_logs[name] = log
+    worker = [*PREFECT, "worker", "start", "--pool", "payflow", "--name", name, "--limit", "1"]
+    process = start(worker, {**stack.env, "PREFECT_WORKER_QUERY_SECONDS": "1"}, log)
+    stack.workers[name] = process
+    stack.running.callback(stop_group, process)
 
 
 def batch_file(path: Path, prefix: str, rows: int, first: int) -> tuple[str, list[str]]:
@@ -391,3 +400,45 @@ def test_console_approval_pays_through_the_deployment_and_records_the_end(
         assert re.search(r'id="state"[^>]*>paid<', page) and "pay finished" in page
     finally:
         stop_group(console)
+
+
+def test_approving_a_batch_whose_paused_run_died_with_its_worker_starts_a_run_that_pays_it(
+    stack: Stack,
+) -> None:
+    """A worker killed while its run waits for approval: the run still reads Paused. `payflow
+    approve` finds it did not go on, marks it crashed, and a run of its deployment pays the
+    batch once on the other worker (it said "resumed" and nothing was ever paid)."""
+    stack.inbox.mkdir(exist_ok=True)
+    batch_id, ids = batch_file(stack.inbox / "tuesday.csv", "e2e-stalled", 3, 70_000)
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+    [waiting] = wait_for("the batch's pause", lambda: paused(stack, batch_id))
+    [pay_run] = pay_runs(stack, batch_id)
+    owner = wait_for("the pay run's worker", lambda: worker_of_run(stack).get(pay_run["id"]))
+    killed = stack.workers[owner]
+    # The machine went down: the worker and the flow run process (a session of its own) die.
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    flow_pid = stack.api("GET", f"/flow_runs/{pay_run['id']}")["infrastructure_pid"]
+    os.kill(int(str(flow_pid).rpartition(":")[2]), signal.SIGKILL)
+    assert stack.state_of(waiting["id"]) == "PAUSED"  # Prefect cannot tell it died
+
+    answer = stack.approve(batch_id)
+    assert answer["resumed"] == [], answer
+    [replaced] = answer["replaced"]
+    assert replaced["stalled"] == waiting["id"] and replaced["crashed"] == pay_run["id"]
+    assert stack.state_of(pay_run["id"]) == "CRASHED"
+    assert stack.state_of(waiting["id"]) == "CRASHED"
+    successor = replaced["started"]
+    assert wait_for("the new pay run", lambda: final(stack, successor), 240) == "COMPLETED"
+    new_run = stack.api("GET", f"/flow_runs/{successor}")
+    assert new_run["parameters"] == {"batch_id": batch_id, "started_by": SCHEDULE_ACTOR}
+    sent = stack.sandbox_stats()["payoutsByExternalId"]
+    assert {i: sent.get(i) for i in ids} == dict.fromkeys(ids, 1)
+    # The file dropped again: the daily run finds the dead run's successor by the same key,
+    # and starts no third run.
+    (stack.inbox / "processed" / "tuesday.csv").rename(stack.inbox / "tuesday.csv")
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+    assert {run["id"] for run in pay_runs(stack, batch_id)} == {pay_run["id"], successor}
+    start_worker(stack, owner, stack.root / f"{owner}-restarted.log")
