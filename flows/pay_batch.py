@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
-from typing import cast
+from typing import Any, cast
 from uuid import UUID
 
 from prefect import flow, get_run_logger
@@ -17,14 +17,16 @@ from prefect.artifacts import (
     create_progress_artifact,
     update_progress_artifact,
 )
+from prefect.client.schemas.objects import State
 from prefect.futures import PrefectFuture, as_completed, wait
+from prefect.states import Failed
 
 from payflow.connections import RunTarget, run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
 from payflow.ledger import BatchCounts
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.knobs import PayKnobs
-from payflow.paying.run_end import record_pay_run_end
+from payflow.paying.run_end import NOT_ALL_PAID, record_pay_run_end
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text
 from payflow.run_results import PayResult
@@ -63,8 +65,9 @@ def pay_batch(
     wait_for_approval: bool = True,
     ledger_url: str | None = None,
     started_by: str | None = None,
-) -> PayResult:
-    """Pay the batch's rows not yet sent, follow every payout to a final status, report.
+) -> PayResult | State[PayResult]:
+    """Pay the batch's rows not yet sent, follow every payout to a final status, report; a
+    Failed state named `NOT_ALL_PAID` (with the result) when some row is not COMPLETED.
 
     Before the first payout the approval policy must say Approved, read from the ledger: a
     batch under every limit goes on by itself; otherwise the run pauses in a tagged subflow
@@ -117,7 +120,23 @@ def pay_batch(
         corrections=reconciled.corrected,
     )
     create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
-    return result
+    if result.all_completed:
+        return result
+    # A run whose payouts did not all complete ends red in Prefect (and in its automations), as
+    # `payflow run` exits 1: it read Completed whatever became of the payouts.
+    unpaid = f"{counts.unpaid_line()}: payflow status {batch_id}"
+    return Failed(name=NOT_ALL_PAID, message=unpaid, data=result)
+
+
+def pay_result(state: State[Any]) -> PayResult:
+    """What a pay run called with `return_state=True` did, paid or not; re-raises what stopped
+    it before its end (approval, balance, a signal)."""
+    done = state.result(raise_on_failure=False)
+    if isinstance(done, PayResult):
+        return done
+    if isinstance(done, BaseException):
+        raise done
+    raise RuntimeError(f"pay run ended {state.name} without a result: {state.message}")
 
 
 def _check_balance(target: RunTarget, batch_id: str, reports: str) -> None:

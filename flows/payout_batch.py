@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect import flow
+from prefect.client.schemas.objects import State
 
 from payflow.connections import run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
 from payflow.flows.intake_batch import intake_batch
 from payflow.flows.pay_batch import pay_batch
-from payflow.run_results import PayResult
 from payflow.settings import Settings
 
 
@@ -23,7 +25,7 @@ def payout_batch(
     track_deadline: float | None = None,
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
     made_by: str | None = None,
-) -> PayResult:
+) -> State[Any]:
     """Register the file as a batch, then pay that batch id (pausing for approval when the
     approval policy asks for it). The maker is `made_by`, else the worker's user."""
     settings = Settings()
@@ -48,4 +50,6 @@ def payout_batch(
             max_in_flight=max_in_flight,
             track_deadline=track_deadline,
             approval_timeout_seconds=approval_timeout_seconds,
+            # Its state is this run's: a batch not all paid ends it `NOT_ALL_PAID` too.
+            return_state=True,
         )

@@ -12,7 +12,7 @@ from prefect.artifacts import create_markdown_artifact
 from payflow.approvals.identity import current_user
 from payflow.connections import run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
-from payflow.flows.pay_batch import pay_batch
+from payflow.flows.pay_batch import pay_batch, pay_result
 from payflow.rerun import CHOOSE_ROWS, RerunRefused, Selection, choose, parse_rows, preview_lines
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_ledger
@@ -90,14 +90,17 @@ def rerun_failed(
             result.refused = outcome.refused
         for rerun_id in rerun_batches_to_pay(target.ledger_url, batch_id):
             try:
-                pay_batch(
-                    rerun_id,
-                    ledger_url=target.ledger_url,
-                    api_url=target.api_url,
-                    sandbox=target.sandbox,
-                    callback_url=target.callback_url,
-                    wait_for_approval=wait_for_approval,
-                    approval_timeout_seconds=approval_timeout_seconds,
+                pay_result(
+                    pay_batch(
+                        rerun_id,
+                        ledger_url=target.ledger_url,
+                        api_url=target.api_url,
+                        sandbox=target.sandbox,
+                        callback_url=target.callback_url,
+                        wait_for_approval=wait_for_approval,
+                        approval_timeout_seconds=approval_timeout_seconds,
+                        return_state=True,
+                    )
                 )
             except (ApprovalNeeded, NotApproved) as stopped:
                 result.waiting[rerun_id] = stopped.status_name

@@ -12,6 +12,7 @@ from prefect.deployments import run_deployment
 
 from payflow.approvals.resume import batch_tag, pay_run_key, successor_key
 from payflow.inbox import SCHEDULE_ACTOR, Settled, settle_file
+from payflow.paying.run_end import ran_to_its_end
 
 # A pay run in one of these states is over; the ledger says what is left of its batch.
 ENDED_WITHOUT_PAYING = frozenset({StateType.CRASHED, StateType.CANCELLED, StateType.FAILED})
@@ -41,6 +42,8 @@ def start_pay_run(deployment: str, batch_id: str) -> str:
         )
         if run.state is None or run.state.type not in ENDED_WITHOUT_PAYING:
             return str(run.id)
+        if ran_to_its_end(run.state):
+            return str(run.id)  # it paid what it could; what is left needs a person (rerun)
         # The key found a run that crashed (a killed worker) or was stopped: the file dropped
         # again did nothing, and the batch's rows stayed unpaid. A new run, keyed by the dead
         # one, resolves its SUBMITTING rows by lookup and pays the rest, never twice. The same

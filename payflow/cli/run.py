@@ -130,18 +130,21 @@ def pay_in_process(
 ) -> PayResult:
     """Run the pay flow for a batch in the ledger, here and now. It never waits for approval:
     a batch the policy holds for approval raises `ApprovalNeeded`."""
-    from payflow.flows.pay_batch import pay_batch
+    from payflow.flows.pay_batch import pay_batch, pay_result
 
     progress = LedgerProgress(settings.ledger_url_or_default(), batch_id, rows, live=live)
     with progress:
         result: PayResult = run_until_done(
-            lambda: pay_batch(
-                batch_id,
-                out_dir=out_dir,
-                api_url=endpoint.base_url,
-                sandbox=endpoint.is_sandbox,
-                callback_url=callback_url,
-                wait_for_approval=False,
+            lambda: pay_result(
+                pay_batch(
+                    batch_id,
+                    out_dir=out_dir,
+                    api_url=endpoint.base_url,
+                    sandbox=endpoint.is_sandbox,
+                    callback_url=callback_url,
+                    wait_for_approval=False,
+                    return_state=True,
+                )
             )
         )
     return result

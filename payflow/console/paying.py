@@ -88,21 +88,24 @@ def start_local_prefect(timeout_seconds: int | None = None) -> str:
 def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from payflow.flows.pay_batch import pay_batch
+    from payflow.flows.pay_batch import pay_batch, pay_result
 
     problem = None
     try:
         with temporary_settings({PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect()}):
             # The flow records its own end (pay_finished / pay_failed) through `started_by`.
-            pay_batch(
-                batch_id,
-                wait_for_approval=False,
-                ledger_url=ctx.ledger.url,
-                out_dir=str(ctx.batch_dir(batch_id)),
-                api_url=ctx.target.api_url,
-                sandbox=ctx.target.sandbox,
-                callback_url=ctx.target.callback_url,
-                started_by=actor,
+            pay_result(
+                pay_batch(
+                    batch_id,
+                    wait_for_approval=False,
+                    ledger_url=ctx.ledger.url,
+                    out_dir=str(ctx.batch_dir(batch_id)),
+                    api_url=ctx.target.api_url,
+                    sandbox=ctx.target.sandbox,
+                    callback_url=ctx.target.callback_url,
+                    started_by=actor,
+                    return_state=True,
+                )
             )
     except BaseException as exc:  # a thread that dies silently would leave "paying" forever
         problem = _one_line(exc)

@@ -107,6 +107,12 @@ class BatchCounts:
         """True only when every row of the batch is COMPLETED."""
         return self.rows > 0 and self.completed == self.rows
 
+    def unpaid_line(self) -> str:
+        """`2 of 10 rows not paid (FAILED 1, PROCESSING 1)`: what keeps the batch from paid."""
+        unpaid = {state: n for state, n in self.statuses.items() if state != "COMPLETED"}
+        states = ", ".join(f"{state} {n}" for state, n in unpaid.items())
+        return f"{sum(unpaid.values())} of {self.rows} rows not paid ({states})"
+
     def amounts_to_pay(self) -> dict[str, Decimal]:
         """Sum still to pay per currency (for the balance check)."""
         sums: dict[str, Decimal] = {}

@@ -17,6 +17,15 @@ from payflow.settings import Settings
 
 FINISHED = "pay_finished"
 FAILED = "pay_failed"
+# The name of the Failed state a pay run ends in when it ran to its end but some row is not
+# COMPLETED (failed, pending, held, rejected): red in Prefect, like `payflow run`'s exit 1, and
+# not a run that stopped (the inbox does not replace it, the console reads it as finished).
+NOT_ALL_PAID = "Not all paid"
+
+
+def ran_to_its_end(state: Any) -> bool:
+    """True when the pay run's final state is Completed or `NOT_ALL_PAID`."""
+    return bool(state.is_completed() or (state.is_failed() and state.name == NOT_ALL_PAID))
 
 
 def record_pay_run_end(flow: Any, flow_run: Any, state: Any) -> None:
@@ -28,12 +37,12 @@ def record_pay_run_end(flow: Any, flow_run: Any, state: Any) -> None:
     ledger_url = parameters.get("ledger_url") or Settings().ledger_url_or_default()
     ledger = Ledger.open(ledger_url)
     try:
-        counts = ledger.batch_counts(str(batch_id)).by_state
-        figures = progress_text(str(batch_id), counts).split(": ", 1)[-1]
-        if state.is_completed():
-            record_action(
-                ledger, str(actor), FINISHED, str(batch_id), f"run {flow_run.name}: {figures}"
-            )
+        counts = ledger.batch_counts(str(batch_id))
+        figures = progress_text(str(batch_id), counts.by_state).split(": ", 1)[-1]
+        if ran_to_its_end(state):
+            unpaid = "" if counts.all_completed else f"; {counts.unpaid_line()}"
+            detail = f"run {flow_run.name}: {figures}{unpaid}"
+            record_action(ledger, str(actor), FINISHED, str(batch_id), detail)
         else:
             reason = _first_line(state.message) or state.name
             record_action(

@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from paying_support import register, row
+from paying_support import pay_state, register, row
 from prefect.flow_runs import resume_flow_run
 from sqlalchemy import create_engine, update
 from support.prefect import prefect_harness
@@ -25,7 +25,7 @@ from support.stats import sandbox_stats
 from payflow.approvals import UnknownBatch
 from payflow.approvals.resume import paused_runs
 from payflow.flows.approval import ApprovalNeeded, NotApproved
-from payflow.flows.pay_batch import pay_batch
+from payflow.flows.pay_batch import pay_result
 from payflow.ledger import Ledger, utc_now
 from payflow.ledger.tables import Batch
 from payflow.run_results import PayResult
@@ -52,16 +52,7 @@ def batch_of(ledger: Ledger, prefix: str, *amounts: Decimal, maker: str = "alice
 
 
 def pay(sandbox, ledger: Ledger, batch_id: str, tmp_path: Path, **options) -> PayResult:
-    result: PayResult = pay_batch(
-        batch_id,
-        out_dir=str(tmp_path / "reports"),
-        api_url=sandbox.url,
-        sandbox=True,
-        ledger_url=ledger.url,
-        poll_interval=0.3,
-        **options,
-    )
-    return result
+    return pay_result(pay_state(sandbox, ledger, batch_id, tmp_path / "reports", **options))
 
 
 def pay_in_thread(sandbox, ledger, batch_id, tmp_path) -> tuple[threading.Thread, dict]:

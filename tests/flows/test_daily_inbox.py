@@ -7,11 +7,13 @@ import asyncio
 import os
 import threading
 import time
+from typing import Any
 from uuid import UUID
 
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.states import Crashed
+from prefect.client.schemas.objects import State
+from prefect.states import Crashed, Failed
 from support.prefect import prefect_harness
 
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
@@ -19,6 +21,7 @@ from payflow.flows.pay_batch import pay_batch
 from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file, still_written
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
+from payflow.paying.run_end import NOT_ALL_PAID
 from payflow.tasks.inbox import start_pay_run
 
 GOOD = """externalId,amount,currency,paymentType,requisites,name,userId
@@ -151,28 +154,42 @@ def test_the_daily_run_registers_every_row_of_a_file_copied_in_while_it_runs(
     assert counts.rows == 15
 
 
+async def _deploy_pay_batch() -> None:
+    async with get_client() as client:
+        flow_id = await client.create_flow(pay_batch)
+        await client.create_deployment(
+            flow_id=flow_id,
+            name="pay-batch",
+            entrypoint="flows/pay_batch.py:pay_batch",
+            parameter_openapi_schema=pay_batch.parameters.model_dump(),
+        )
+
+
+async def _end_run(run_id: str, state: State[Any]) -> None:
+    async with get_client() as client:
+        await client.set_flow_run_state(UUID(run_id), state, force=True)
+
+
 def test_a_file_dropped_again_after_its_pay_run_crashed_starts_a_new_one_once(prefect_api):
     # The idempotency key returned the crashed run: the file dropped again "did nothing", and the
     # batch's rows stayed unpaid with nothing saying so.
-    async def deploy() -> None:
-        async with get_client() as client:
-            flow_id = await client.create_flow(pay_batch)
-            await client.create_deployment(
-                flow_id=flow_id,
-                name="pay-batch",
-                entrypoint="flows/pay_batch.py:pay_batch",
-                parameter_openapi_schema=pay_batch.parameters.model_dump(),
-            )
-
-    async def crash(run_id: str) -> None:
-        async with get_client() as client:
-            await client.set_flow_run_state(UUID(run_id), Crashed(), force=True)
-
     start = start_pay_run.fn  # the task's function: no flow run around it here
-    asyncio.run(deploy())
+    asyncio.run(_deploy_pay_batch())
     first = start("pay-batch/pay-batch", "crash-1")
     assert start("pay-batch/pay-batch", "crash-1") == first  # not ended: the same run
-    asyncio.run(crash(first))
+    asyncio.run(_end_run(first, Crashed()))
     second = start("pay-batch/pay-batch", "crash-1")
     assert second != first
     assert start("pay-batch/pay-batch", "crash-1") == second  # and only one new run
+
+
+def test_a_file_dropped_again_after_its_pay_run_ran_to_its_end_unpaid_starts_no_new_one(
+    prefect_api,
+):
+    # A run that paid what it could ends Failed "Not all paid": what is left needs a person
+    # (a rerun after reading the statusMessage), not another run.
+    start = start_pay_run.fn
+    asyncio.run(_deploy_pay_batch())
+    first = start("pay-batch/pay-batch", "ended-1")
+    asyncio.run(_end_run(first, Failed(name=NOT_ALL_PAID, message="1 of 2 rows not paid")))
+    assert start("pay-batch/pay-batch", "ended-1") == first

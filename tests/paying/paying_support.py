@@ -7,6 +7,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from payflow.api import AsyncPayoutsClient
@@ -71,6 +72,22 @@ def register(ledger: Ledger, instructions: list[PayoutInstruction], batch_id: st
     batch_id = batch_id or unique("batch-")
     ledger.register_batch(batch_id, "test.csv", instructions, [])
     return batch_id
+
+
+def pay_state(sandbox: SandboxServer, ledger: Ledger, batch_id: str, out_dir: Path, **options: Any):
+    """Run the pay flow here (on the test's Prefect server) against `sandbox`; its final state."""
+    from payflow.flows.pay_batch import pay_batch
+
+    return pay_batch(
+        batch_id,
+        out_dir=str(out_dir),
+        api_url=sandbox.url,
+        sandbox=True,
+        ledger_url=ledger.url,
+        poll_interval=0.3,
+        return_state=True,
+        **options,
+    )
 
 
 def states(ledger: Ledger, batch_id: str) -> dict[str, str]:
