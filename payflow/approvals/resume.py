@@ -93,8 +93,6 @@ async def resume_paused_runs(
     approve: bool,
     approver: str,
     acknowledge_warnings: bool | None = None,
-    *,
-    went_on_within: float = WENT_ON_WITHIN_SECONDS,
 ) -> Resumed:
     """Resume every paused run of the batch with the decision and confirm each went on; a run
     whose process had stopped is replaced (approved) or only marked Crashed (declined)."""
@@ -104,7 +102,7 @@ async def resume_paused_runs(
         await aresume_flow_run(UUID(run_id), run_input=answer)
     result = Resumed()
     async with get_client() as client:
-        for run_id in await _not_gone_on(client, asked, went_on_within):
+        for run_id in await _not_gone_on(client, asked, WENT_ON_WITHIN_SECONDS):
             result.replaced.append(await _replace(client, batch_id, run_id, approve, approver))
     result.went_on = [run_id for run_id in asked if run_id not in _stalled(result)]
     return result
