@@ -279,7 +279,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             batch_id=batch_id,
             requirement=requirement,
             approval=approval_status(ctx.ledger, batch_id, policy),
-            counts=counts,
+            totals=ctx.ledger.batch_totals(batch_id),
             state=state,
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),
             error=error,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -9,7 +10,7 @@ from decimal import Decimal
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.console.context import ConsoleContext
 from payflow.console.paying import is_paying
-from payflow.ledger import BatchCounts
+from payflow.ledger import BatchCounts, CurrencyTotal
 from payflow.ledger.actions import last_action
 from payflow.model import display_amount
 from payflow.paying.run_end import FAILED, FINISHED
@@ -90,10 +91,10 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
     return _finished(counts)
 
 
-def totals_text(counts: BatchCounts) -> str:
-    """Per currency: the amount of the batch's valid rows."""
+def totals_text(totals: Sequence[CurrencyTotal]) -> str:
+    """Per currency: the amount of the batch's payouts, whatever their state."""
     sums: dict[str, Decimal] = {}
-    for total in counts.to_pay:
+    for total in totals:
         sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
     return ", ".join(f"{display_amount(a)} {c}" for c, a in sorted(sums.items())) or "-"
 
@@ -122,7 +123,7 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
                 created_at=row.created_at,
                 state=batch_state(ctx, row.batch_id, counts),
                 rows=counts.rows,
-                totals=totals_text(counts),
+                totals=totals_text(ctx.ledger.batch_totals(row.batch_id)),
                 made_by=row.made_by or "-",
                 approved_by=approvers(ctx, row.batch_id),
             )

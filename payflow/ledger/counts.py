@@ -30,7 +30,7 @@ HASH_PAGE = 5_000
 
 @dataclass(frozen=True, slots=True)
 class CurrencyTotal:
-    """Rows and amount of one currency and destination still to pay."""
+    """Rows and amount of one currency and destination (still to pay, or of the whole batch)."""
 
     currency: str
     payment_type: str
@@ -123,11 +123,17 @@ class BatchCounts:
 
 def to_pay(engine: Engine, batch_id: str) -> tuple[CurrencyTotal, ...]:
     """Rows and sums per currency and destination of the batch's payouts not yet sent."""
-    query = (
-        select(Payout.currency, Payout.payment_type, Payout.amount)
-        .where(in_batch(batch_id), Payout.state.in_([s.value for s in TO_SEND_STATES]))
-        .order_by(Payout.currency, Payout.payment_type)
-    )
+    return currency_totals(engine, batch_id, TO_SEND_STATES)
+
+
+def currency_totals(
+    engine: Engine, batch_id: str, states: frozenset[RowState] | None = None
+) -> tuple[CurrencyTotal, ...]:
+    """Rows and sums per currency and destination of the batch's payouts in `states` (every
+    payout it is responsible for when None: its figures whatever it went through)."""
+    query = select(Payout.currency, Payout.payment_type, Payout.amount).where(in_batch(batch_id))
+    if states is not None:
+        query = query.where(Payout.state.in_([s.value for s in states]))
     # Amounts are exact text in the ledger: SQL sums them as floats, so Decimal adds them here.
     sums: dict[tuple[str, str], tuple[int, Decimal]] = {}
     with engine.connect() as connection:

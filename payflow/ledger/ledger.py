@@ -343,6 +343,11 @@ class Ledger:
         """Rows per state, what is left to pay per currency, and the batch's content hash."""
         return counts.batch_counts(self._reader, batch_id)
 
+    def batch_totals(self, batch_id: str) -> tuple[counts.CurrencyTotal, ...]:
+        """Rows and sums per currency and destination of every payout of the batch, in any
+        state (what it pays or paid; `batch_counts().to_pay` is only what is left)."""
+        return counts.currency_totals(self._reader, batch_id)
+
     def batch_rows(self, batch_id: str) -> Iterator[RowView]:
         """Every source row of the batch in order, requisites unmasked (the caller masks)."""
         return reading.batch_rows(self._reader, batch_id)

@@ -240,3 +240,28 @@ def test_a_file_with_a_row_another_batch_paid_can_still_be_submitted(console: Co
     page = maker.get(f"/batches/{again}").text
     assert re.search(r'id="state"[^>]*>uploaded<', page), page
     assert f'action="/batches/{again}/submit"' in page
+
+
+def _table(html: str, table_id: str) -> str:
+    return html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+
+
+def test_a_sent_batch_shows_its_totals_on_the_approve_page_and_in_the_list(
+    console: Console,
+) -> None:
+    # Found by hand: once a batch was sent its approve page showed an empty Totals table and the
+    # list read "-": both counted only the rows not sent yet.
+    ledger = console.ctx.ledger
+    batch_id = _register(ledger, "clitotals", "cli-tot-2", "cli-tot-3")
+    ledger.claim_for_submit(batch_id, "w", 10)
+    ledger.mark_created("cli-tot-2", "p-tot-2", "COMPLETED", None)
+    ledger.mark_created("cli-tot-3", "p-tot-3", "FAILED", "Recipient not found")
+    assert ledger.batch_counts(batch_id).to_pay == ()
+
+    checker = signed_in(console, "carl")
+    totals = _table(checker.get(f"/batches/{batch_id}/approve").text, "totals")
+    # Rows 2 and 3 pay 2000 and 3000 XOF: paid or failed, they are the batch's figures.
+    assert re.search(r"<td>XOF</td><td>SIM</td><td[^>]*>2</td><td[^>]*>5000</td>", totals), totals
+    listed = checker.get("/batches").text
+    line = listed.split(f"/batches/{batch_id}", 1)[1].split("</tr>", 1)[0]
+    assert "<td>5000 XOF</td>" in line, line

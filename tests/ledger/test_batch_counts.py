@@ -41,6 +41,8 @@ def test_counts_and_totals_follow_the_rows_as_they_move(ledger_url):
         assert after.content_hash == counts.content_hash, "the content did not change"
         assert after.to_pay != counts.to_pay, "the totals to pay did"
         assert not after.all_completed
+        # The batch's own figures do not move with its rows (the console's Totals).
+        assert ledger.batch_totals(batch) == counts.to_pay
 
 
 def test_the_content_hash_names_the_batch_and_its_rows(sqlite_url):
