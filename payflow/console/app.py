@@ -36,12 +36,13 @@ from payflow.approvals import (
 from payflow.console import pages
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
+from payflow.console.history import batch_history
 from payflow.console.intake import UploadRefused, rejects_file, take_upload
 from payflow.console.operators import Operator, check_password
 from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
-from payflow.ledger.actions import actions_of, record_action
+from payflow.ledger.actions import record_action
 from payflow.model import display_amount
 from payflow.reconcile import FailureTableError
 from payflow.reporting.reconciliation import write_batch_report
@@ -243,7 +244,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             state=state,
             summary=summary,
             bars=pages.chart_bars(summary.outcomes),
-            actions=actions_of(ctx.ledger, batch_id),
+            history=batch_history(ctx.ledger, batch_id),
             has_rejects=rejects_file(ctx, batch_id, "csv") is not None,
             submitted=is_submitted(ctx, batch_id),
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),

@@ -163,15 +163,21 @@ def test_reconcile_now_asks_the_service_and_shows_what_it_found(console: Console
     assert [a.action for a in actions_of(ledger, batch_id)][-1] == "reconciled"
 
 
+def _one_step_rules(console: Console, tmp_path: Path) -> Path:
+    """Approval rules asking one step of every batch, in the console's settings."""
+    rules = tmp_path / "approvals.yaml"
+    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
+    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    return rules
+
+
 @pytest.mark.pays
 def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approves_it_here(
     console: Console, tmp_path: Path
 ) -> None:
     # Approved with `payflow approve`, it stayed "awaiting approval" here; a checker's approval
     # was refused as "already approved", and nothing in the console would pay it.
-    rules = tmp_path / "approvals.yaml"
-    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
-    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    rules = _one_step_rules(console, tmp_path)
     maker = signed_in(console, "mia")
     batch_id = _upload(maker, "both.csv", "both")
     page = maker.get(f"/batches/{batch_id}").text
@@ -265,3 +271,43 @@ def test_a_sent_batch_shows_its_totals_on_the_approve_page_and_in_the_list(
     listed = checker.get("/batches").text
     line = listed.split(f"/batches/{batch_id}", 1)[1].split("</tr>", 1)[0]
     assert "<td>5000 XOF</td>" in line, line
+
+
+def test_the_history_shows_approvals_given_outside_the_console_and_each_decision_once(
+    console: Console, tmp_path: Path
+) -> None:
+    # Found by hand: the history showed the console's own actions only, so a batch approved
+    # with `payflow approve` or declined in Prefect's form had none.
+    rules = _one_step_rules(console, tmp_path)
+    policy = load_policy(rules)
+    ledger = console.ctx.ledger
+    approved = _register(ledger, "cliapproved", "cli-appr-2")
+    declined = _register(ledger, "cliprefect", "cli-pref-2")
+    for batch_id in (approved, declined):
+        ledger.set_maker(batch_id, "mia")
+    note = "matches invoice <12>"
+    record_decision(ledger, approved, approver="bob", decision="approve", note=note, policy=policy)
+    record_decision(ledger, declined, approver="eve", decision="decline", via="prefect")
+
+    checker = signed_in(console, "carl")
+    history = _table(checker.get(f"/batches/{approved}").text, "history")
+    assert re.search(
+        r"<td>bob</td><td>approved</td><td>on the command line \(payflow approve\); "
+        r"note: matches invoice &lt;12&gt;</td>",
+        history,
+    ), history
+    history = _table(checker.get(f"/batches/{declined}").text, "history")
+    assert "<td>eve</td><td>declined</td><td>in the pay run&#39;s Prefect form</td>" in history
+
+    # A decision taken here is an approval record and a console action: one line, not two.
+    maker = signed_in(console, "mia")
+    here = _upload(maker, "here.csv", "h")
+    maker.post(f"/batches/{here}/submit", data={"csrf": csrf_of(maker.get("/upload").text)})
+    form = checker.get(f"/batches/{here}/approve").text
+    checker.post(
+        f"/batches/{here}/approve",
+        data={"csrf": csrf_of(form), "decision": "decline", "note": "wrong month"},
+    )
+    history = _table(checker.get(f"/batches/{here}").text, "history")
+    assert history.count("declined") == 1, history
+    assert "<td>carl</td><td>declined</td><td>in the console; note: wrong month</td>" in history

@@ -1,0 +1,56 @@
+"""A batch's history as the batch page shows it: the console's actions and the ledger's approval
+records, whoever made them and wherever (console, `payflow approve`, Prefect's form)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from payflow.approvals import person_key
+from payflow.ledger import ApprovalRecord, Ledger
+from payflow.ledger.actions import actions_of
+from payflow.wording import counted
+
+DECIDED = {"approve": "approved", "decline": "declined"}
+VIA = {
+    "console": "in the console",
+    "cli": "on the command line (payflow approve)",
+    "prefect": "in the pay run's Prefect form",
+}
+# Console actions that are also written as approval records: shown once, as the record.
+DECISION_ACTIONS = {"approval_step": "approve", "approved": "approve", "declined": "decline"}
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryLine:
+    """One line of the history table."""
+
+    at: datetime
+    actor: str
+    what: str
+    detail: str
+
+
+def _record_line(record: ApprovalRecord) -> HistoryLine:
+    parts = [VIA.get(record.via, f"via {record.via}")]
+    # A decline keeps the warnings it saw too, but nobody was asked to acknowledge them.
+    if record.acknowledged and record.decision == "approve":
+        parts.append(f"acknowledged {counted(len(record.acknowledged), 'warning')}")
+    if record.note:
+        parts.append(f"note: {record.note}")
+    what = DECIDED.get(record.decision, record.decision)
+    return HistoryLine(record.at, record.approver, what, "; ".join(parts))
+
+
+def batch_history(ledger: Ledger, batch_id: str) -> list[HistoryLine]:
+    """Console actions and approval records of the batch, oldest first."""
+    records = ledger.approvals_of(batch_id)
+    lines = [_record_line(r) for r in records]
+    in_console = {(person_key(r.approver), r.decision) for r in records if r.via == "console"}
+    for action in actions_of(ledger, batch_id):
+        decision = DECISION_ACTIONS.get(action.action)
+        if decision is not None and (person_key(action.actor), decision) in in_console:
+            continue
+        what = action.action.replace("_", " ")
+        lines.append(HistoryLine(action.at, action.actor, what, action.detail or ""))
+    return sorted(lines, key=lambda line: line.at)
