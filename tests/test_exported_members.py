@@ -55,6 +55,7 @@ EXPORTED = {
         "Movement",
         "NewAttempt",
         "OutcomeTotal",
+        "ParentView",
         "PayoutRef",
         "RefundBook",
         "RefundRef",

@@ -26,6 +26,9 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
         f"**Rule:** {counted(requirement.steps, 'approval step')} needed.",
         *(f"- {rule}" for rule in requirement.rules),
     ]
+    if requirement.earlier:
+        lines += ["", "**Rows sent again (why each earlier attempt failed):**"]
+        lines += [f"- {row.text}: {row.next_step}" for row in requirement.earlier]
     if requirement.large_rows:
         lines += ["", "**Rows needing their own approval:**"]
         lines += [f"- {w.text}" for w in requirement.large_rows]

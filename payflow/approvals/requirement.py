@@ -11,6 +11,8 @@ from payflow.intake.identity import DERIVED_PREFIX
 from payflow.ledger import BatchFacts, HeldRow, Ledger
 from payflow.ledger.actions import last_action
 from payflow.model import display_amount
+from payflow.rerun.classify import FailureClass, classifier
+from payflow.settings import Settings
 from payflow.wording import counted
 
 RECENT_DAYS = 30
@@ -31,6 +33,34 @@ class ApprovalWarning:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierFailure:
+    """A rerun row's earlier attempt: how it ended, its statusMessage, the failure class and
+    next step (`failure_classes.csv`, as the rerun preview showed the maker)."""
+
+    row_number: int
+    external_id: str
+    earlier_external_id: str
+    state: str
+    status_message: str | None
+    failure_class: str
+    next_step: str
+    same_requisites: bool
+
+    @property
+    def message(self) -> str:
+        """The statusMessage as quoted to an approver."""
+        return repr(self.status_message) if self.status_message else "(no statusMessage)"
+
+    @property
+    def text(self) -> str:
+        """One line: the row, its earlier attempt, why that failed and its class."""
+        return (
+            f"{self.external_id} (row {self.row_number}) sends {self.earlier_external_id} again: "
+            f"it ended {self.state}, {self.message} [{self.failure_class}]"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Requirement:
     """Steps needed, the rule of each currency, rows needing their own approval, warnings."""
 
@@ -42,6 +72,7 @@ class Requirement:
     warnings: tuple[ApprovalWarning, ...]
     expires_at: datetime
     held: tuple[ApprovalWarning, ...] = ()  # repeats still HELD: shown, not paid, not approved
+    earlier: tuple[EarlierFailure, ...] = ()  # a rerun's rows: why each earlier attempt failed
 
     @property
     def acknowledgements(self) -> frozenset[str]:
@@ -104,6 +135,49 @@ def _twins(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
     ]
 
 
+def _earlier_failures(ledger: Ledger, batch_id: str) -> list[EarlierFailure]:
+    """Each attempt of a rerun batch with the earlier attempt it sends again, classified by the
+    failure classes table the rerun preview and the report read."""
+    parents = ledger.rerun_parents(batch_id)
+    if not parents:
+        return []
+    classify = classifier(Settings().failure_classes_path)
+    out = []
+    for parent in parents:
+        failure_class, next_step = classify(parent.parent_state.value, parent.parent_status_message)
+        out.append(
+            EarlierFailure(
+                parent.row_number,
+                parent.external_id,
+                parent.parent_external_id,
+                parent.parent_state.value,
+                parent.parent_status_message,
+                failure_class.value,
+                next_step,
+                parent.same_requisites,
+            )
+        )
+    return out
+
+
+def _do_not_retry(earlier: list[EarlierFailure]) -> list[ApprovalWarning]:
+    """Rerun rows whose earlier attempt failed in a way not to send again (a blocked account):
+    the maker may have read past it, so a second person acknowledges it before it is sent."""
+    return [
+        ApprovalWarning(
+            f"do_not_retry:{row.external_id}",
+            f"{row.text}: {row.next_step} "
+            + (
+                "This attempt goes to the same requisites."
+                if row.same_requisites
+                else "This attempt goes to corrected requisites."
+            ),
+        )
+        for row in earlier
+        if row.failure_class == FailureClass.DO_NOT_RETRY
+    ]
+
+
 def _similar(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
     out = []
     for other, shared in ledger.similar_batches(facts.batch_id, facts.created_at, RECENT_DAYS):
@@ -148,8 +222,13 @@ def approval_requirement(
         for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
     )
     released, held = _repeats(ledger, batch_id)
+    earlier = _earlier_failures(ledger, batch_id)
     warnings = tuple(
-        released + _twins(ledger, batch_id) + _amended(ledger, batch_id) + _similar(ledger, facts)
+        _do_not_retry(earlier)
+        + released
+        + _twins(ledger, batch_id)
+        + _amended(ledger, batch_id)
+        + _similar(ledger, facts)
     )
     if (large or warnings) and steps == 0:
         # Nothing that needs an acknowledgement can go on by itself: the maker's own
@@ -166,5 +245,13 @@ def approval_requirement(
         )
     expires_at = facts.created_at + (expiry if expiry is not None else DEFAULT_EXPIRY)
     return Requirement(
-        batch_id, facts, steps, tuple(rules), large, warnings, expires_at, tuple(held)
+        batch_id,
+        facts,
+        steps,
+        tuple(rules),
+        large,
+        warnings,
+        expires_at,
+        tuple(held),
+        tuple(earlier),
     )

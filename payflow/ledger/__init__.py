@@ -11,6 +11,7 @@ from payflow.ledger.attempts import (
     AttemptsOutcome,
     AttemptView,
     NewAttempt,
+    ParentView,
 )
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.counts import BatchCounts, CurrencyTotal
@@ -109,6 +110,7 @@ __all__ = [
     "Movement",
     "NewAttempt",
     "OutcomeTotal",
+    "ParentView",
     "PayoutRef",
     "RefundBook",
     "RefundRef",

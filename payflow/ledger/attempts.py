@@ -60,6 +60,19 @@ class NewAttempt:
     instruction: PayoutInstruction
 
 
+@dataclass(frozen=True, slots=True)
+class ParentView:
+    """A rerun batch's attempt and the attempt it sends again (its parent), as the ledger holds
+    that parent now: what failed, and whether the new attempt goes to the same requisites."""
+
+    row_number: int
+    external_id: str
+    parent_external_id: str
+    parent_state: RowState
+    parent_status_message: str | None
+    same_requisites: bool
+
+
 @dataclass
 class AttemptsOutcome:
     """What `create_attempts` did: created now, created by an earlier identical call, refused."""
@@ -150,6 +163,36 @@ def _view(row: Any) -> AttemptView:
         requisites=row.requisites,
         corrected=bool(row.corrected),
     )
+
+
+def rerun_parents(engine: Engine, batch_id: str) -> list[ParentView]:
+    """The batch's attempts that send a payout again, each with its parent, by row number."""
+    parent = aliased(Payout, name="parent")
+    query = (
+        select(
+            Payout.row_number,
+            Payout.external_id,
+            parent.external_id.label("parent_external_id"),
+            parent.state,
+            parent.status_message,
+            (Payout.requisites == parent.requisites).label("same_requisites"),
+        )
+        .join(parent, parent.external_id == Payout.reruns_external_id)
+        .where(Payout.batch_id == batch_id)
+        .order_by(Payout.row_number, Payout.external_id)
+    )
+    with engine.connect() as connection:
+        return [
+            ParentView(
+                row.row_number,
+                row.external_id,
+                row.parent_external_id,
+                RowState(row.state),
+                row.status_message,
+                bool(row.same_requisites),
+            )
+            for row in connection.execute(query)
+        ]
 
 
 def payout_instruction(engine: Engine, external_id: str) -> PayoutInstruction | None:

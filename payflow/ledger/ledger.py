@@ -28,7 +28,7 @@ from payflow.ledger import (
     totals,
 )
 from payflow.ledger.approvals import ApprovalRecord, BatchFacts
-from payflow.ledger.attempts import AttemptsOutcome, AttemptView, NewAttempt
+from payflow.ledger.attempts import AttemptsOutcome, AttemptView, NewAttempt, ParentView
 from payflow.ledger.bulk import BulkOutcome, CreatedPayout
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.findings import (
@@ -446,6 +446,10 @@ class Ledger:
     def latest_summary(self, batch_id: str) -> dict[str, int]:
         """Rows per state of each row's latest attempt (the batch's own rows when never rerun)."""
         return dict(Counter(view.state.value for view in self.latest_attempts(batch_id)))
+
+    def rerun_parents(self, batch_id: str) -> list[ParentView]:
+        """The batch's attempts that send a payout again, each with the failed parent."""
+        return attempts.rerun_parents(self._reader, batch_id)
 
     def payout_instruction(self, external_id: str) -> PayoutInstruction | None:
         """The stored instruction of one payout, or None."""

@@ -27,6 +27,7 @@ from payflow.approvals import (
     record_decision,
 )
 from payflow.ledger import Ledger, utc_now
+from payflow.rerun import classifier, find_candidates, plan_attempts, register_rerun
 
 POLICY = """
 currencies:
@@ -344,3 +345,37 @@ def test_a_declined_batch_is_not_named_as_the_original_of_a_copy(ledger, policy)
     fixed = batch_of(ledger, "fixed", [5000], requisites=RECIPIENT)
     warnings = approval_requirement(ledger, fixed, policy).warnings
     assert not [w for w in warnings if w.key.startswith("similar:")]
+
+
+def test_a_rerun_of_a_blocked_account_is_a_warning_and_every_rerun_row_shows_why_it_failed(
+    ledger, policy
+):
+    # A rerun reached its approver with "No warnings" and no statusMessage: a row whose account
+    # is blocked ("do not send again to this one") was sent again with nobody asked.
+    batch_id = batch_of(ledger, "rerun", [100, 100])
+    ledger.claim_for_submit(batch_id, "w", 10)
+    ledger.mark_created("rerun-2", "p-rerun-2", "FAILED", "Recipient account is blocked")
+    ledger.mark_created("rerun-3", "p-rerun-3", "FAILED", "Temporary failure at the bank")
+    candidates = find_candidates(ledger, batch_id, classifier())
+    attempts = plan_attempts(ledger, candidates.eligible, {}, None)
+    register_rerun(ledger, batch_id, attempts, "maker")
+    [rerun_id] = ledger.rerun_batches(batch_id)
+
+    requirement = approval_requirement(ledger, rerun_id, policy)
+    assert [(e.row_number, e.status_message, e.failure_class) for e in requirement.earlier] == [
+        (2, "Recipient account is blocked", "do_not_retry"),
+        (3, "Temporary failure at the bank", "retryable"),
+    ]
+    assert [w.key for w in requirement.warnings] == ["do_not_retry:rerun-2-r1"]
+    assert requirement.warnings[0].text.startswith(
+        "rerun-2-r1 (row 2) sends rerun-2 again: it ended FAILED, 'Recipient account is blocked' "
+        "[do_not_retry]: The recipient's account is blocked"
+    )
+    assert requirement.steps == 1  # 200 XOF alone needs none
+    # `payflow approve` and Prefect's form print the same form.
+    form = approval_form_markdown(requirement, approval_status(ledger, rerun_id, policy))
+    assert "'Temporary failure at the bank' [retryable]" in form
+    assert "**Warnings (approving acknowledges them):**\n- rerun-2-r1 (row 2)" in form
+    with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
+        approve(ledger, rerun_id, policy, "bob")
+    assert approve(ledger, rerun_id, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))

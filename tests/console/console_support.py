@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import uvicorn
 
-from payflow.connections import RunTarget
+from payflow.api import AsyncPayoutsClient
+from payflow.connections import RunTarget, with_client
 from payflow.console.app import create_app
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import add_operator
 from payflow.ledger import Ledger
+from payflow.paying import submit_batch, track_batch
 from payflow.serving import ThreadedServer
 from payflow.settings import Settings
 
@@ -82,6 +86,43 @@ def csrf_of(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, "no CSRF field in the page"
     return found.group(1)
+
+
+def upload_clean(client: httpx.Client, name: str, prefix: str) -> str:
+    """Upload the clean rows under new externalIds; the batch id the page names."""
+    rows = [(f"{prefix}-{ext}", *rest) for ext, *rest in CLEAN_ROWS]
+    token = csrf_of(client.get("/upload").text)
+    page = client.post("/upload", files={"file": (name, batch_csv(rows))}, data={"csrf": token})
+    assert page.status_code == 200, page.text
+    found = re.search(r'action="/batches/([0-9a-f]+)/submit"', page.text)
+    assert found, "the upload page offers no submit for approval"
+    return found.group(1)
+
+
+def with_client_in_a_thread(
+    console: Console, work: Callable[[AsyncPayoutsClient], Awaitable[None]]
+) -> None:
+    """`with_client` on the console's target, in a thread of its own: a Playwright test's
+    thread already runs an event loop."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(with_client, console.ctx.target, work).result()
+
+
+def pay_with_the_engine(console: Console, batch_id: str) -> None:
+    """Send the batch's rows to the sandbox and follow them to their final status with the
+    engine itself, as a pay run would (no approval asked, no Prefect)."""
+    ledger = console.ctx.ledger
+
+    async def pay(client: AsyncPayoutsClient) -> None:
+        await submit_batch(
+            client, ledger, batch_id, worker_id="t", chunk_size=50, callback_url=None
+        )
+        await track_batch(
+            client, ledger, batch_id, deadline=60, poll_interval=0.05, quiet_period=0.1
+        )
+
+    with_client_in_a_thread(console, pay)
+    assert ledger.batch_counts(batch_id).final == ledger.batch_counts(batch_id).rows
 
 
 def signed_in(console: Console, name: str) -> httpx.Client:

@@ -8,10 +8,21 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from console_support import CLEAN_ROWS, ERROR_ROWS, PASSWORD, Console, batch_csv
+from console_support import (
+    CLEAN_ROWS,
+    ERROR_ROWS,
+    PASSWORD,
+    Console,
+    batch_csv,
+    csrf_of,
+    pay_with_the_engine,
+    signed_in,
+    upload_clean,
+)
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from payflow.approvals import Pending, approval_status, load_policy
 from payflow.ledger.actions import actions_of
 
 WIDTHS = {"wide": 1280, "phone": 390}
@@ -149,3 +160,41 @@ def test_unsigned_page_redirects_in_the_browser(console: Console, browser: Brows
     page.goto(console.url + "/upload")
     expect(page).to_have_url(re.compile(r"/login\?next=/upload$"))
     expect(page.locator("h1")).to_have_text("Sign in")
+
+
+def test_the_approve_page_of_a_rerun_shows_why_each_row_failed_and_warns_of_a_blocked_account(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by hand: a rerun reached the checker with "No warnings" and no statusMessage, though
+    # failed rows are rerun only after reading it; a blocked account was sent again unasked.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "rerun.csv", "rr")
+    pay_with_the_engine(console, batch_id)
+    page = maker.get(f"/batches/{batch_id}").text
+    # Row 4 (ends 2222) failed "Recipient not found", row 6 (ends 1111) "...account is blocked".
+    form = {"csrf": csrf_of(page), "row": ["4", "6"], "reasons_read": "yes"}
+    started = maker.post(f"/batches/{batch_id}/rerun", data=form)
+    assert started.status_code == 303, started.text
+    rerun_id = started.headers["location"].split("?")[0].rsplit("/", 1)[-1]
+
+    checker = _sign_in(browser, console, "carl")
+    checker.goto(f"{console.url}/batches/{rerun_id}/approve")
+    earlier = checker.locator("#earlier li")
+    expect(earlier).to_have_count(2)
+    for text in ("Row 4", "Recipient not found", "fix_details", "rr-c-bad-1 ended FAILED"):
+        expect(earlier.nth(0)).to_contain_text(text)
+    for text in ("Row 6", "Recipient account is blocked", "do_not_retry", "same requisites"):
+        expect(earlier.nth(1)).to_contain_text(text)
+    warnings = checker.locator("#warnings li")
+    expect(warnings).to_have_count(1)
+    expect(warnings).to_contain_text("rr-c-blk-1-r1 (row 6) sends rr-c-blk-1 again")
+    expect(warnings).to_contain_text("do not send again to this one")
+    expect(checker.get_by_text("No warnings.")).to_have_count(0)
+    _shots(checker, tmp_path, "approve-rerun")
+
+    # Approving without acknowledging the blocked account is refused, and nothing is paid.
+    checker.click("button[value=approve]")
+    expect(checker.locator(".error")).to_contain_text("acknowledge these warnings to approve")
+    policy = load_policy(console.ctx.settings.approvals_file)
+    assert approval_status(console.ctx.ledger, rerun_id, policy) == Pending(1, ())
+    assert console.ctx.ledger.batch_counts(rerun_id).to_send == 2

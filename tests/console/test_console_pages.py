@@ -7,25 +7,13 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
-from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in
+from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in, upload_clean
 
 from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
 from payflow.ledger import Detected, FindingKind, Ledger, RowState
 from payflow.ledger.actions import actions_of
 from payflow.model import PayoutInstruction
-
-
-def _upload(client: httpx.Client, name: str, prefix: str) -> str:
-    """Upload the clean rows under new externalIds; the batch id the page names."""
-    rows = [(f"{prefix}-{ext}", *rest) for ext, *rest in CLEAN_ROWS]
-    token = csrf_of(client.get("/upload").text)
-    page = client.post("/upload", files={"file": (name, batch_csv(rows))}, data={"csrf": token})
-    assert page.status_code == 200, page.text
-    found = re.search(r'action="/batches/([0-9a-f]+)/submit"', page.text)
-    assert found, "the upload page offers no submit for approval"
-    return found.group(1)
 
 
 def _listed(html: str) -> list[str]:
@@ -35,7 +23,7 @@ def _listed(html: str) -> list[str]:
 def test_the_batches_list_is_newest_first_and_paged(console: Console) -> None:
     console.ctx.page_size = 2
     maker = signed_in(console, "mia")
-    first, second, third = (_upload(maker, f"day-{n}.csv", f"p{n}") for n in (1, 2, 3))
+    first, second, third = (upload_clean(maker, f"day-{n}.csv", f"p{n}") for n in (1, 2, 3))
 
     page_one = maker.get("/batches").text
     assert _listed(page_one) == [third, second]
@@ -51,7 +39,7 @@ def test_the_batches_list_is_newest_first_and_paged(console: Console) -> None:
 
 def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Console) -> None:
     maker = signed_in(console, "mia")
-    batch_id = _upload(maker, "decline.csv", "d")
+    batch_id = upload_clean(maker, "decline.csv", "d")
     batch_page = maker.get(f"/batches/{batch_id}").text
     submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(batch_page)})
     assert submitted.status_code == 303
@@ -87,7 +75,7 @@ def test_a_broken_settings_file_is_one_clear_page_not_a_crash(
     console: Console, tmp_path: Path
 ) -> None:
     maker = signed_in(console, "mia")
-    batch_id = _upload(maker, "table.csv", "t")
+    batch_id = upload_clean(maker, "table.csv", "t")
     table = tmp_path / "classes.csv"
     table.write_text("status,message_pattern,class\nFAILED,,retryable\n", encoding="utf-8")
     console.ctx.settings = console.ctx.settings.model_copy(update={"failure_classes_path": table})
@@ -179,7 +167,7 @@ def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approve
     # was refused as "already approved", and nothing in the console would pay it.
     rules = _one_step_rules(console, tmp_path)
     maker = signed_in(console, "mia")
-    batch_id = _upload(maker, "both.csv", "both")
+    batch_id = upload_clean(maker, "both.csv", "both")
     page = maker.get(f"/batches/{batch_id}").text
     assert (
         maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).status_code == 303
@@ -228,7 +216,7 @@ def test_a_file_with_a_row_another_batch_paid_can_still_be_submitted(console: Co
     # A row already paid elsewhere counted as "sent": the new batch read "finished with rows
     # pending", offered "Reconcile now" and no Submit, so its new rows could never be paid here.
     maker = signed_in(console, "mia")
-    first = _upload(maker, "first.csv", "k")
+    first = upload_clean(maker, "first.csv", "k")
     ledger = console.ctx.ledger
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("k-c-ok-1", "p-k1", "COMPLETED", None)
@@ -301,7 +289,7 @@ def test_the_history_shows_approvals_given_outside_the_console_and_each_decision
 
     # A decision taken here is an approval record and a console action: one line, not two.
     maker = signed_in(console, "mia")
-    here = _upload(maker, "here.csv", "h")
+    here = upload_clean(maker, "here.csv", "h")
     maker.post(f"/batches/{here}/submit", data={"csrf": csrf_of(maker.get("/upload").text)})
     form = checker.get(f"/batches/{here}/approve").text
     checker.post(
