@@ -39,6 +39,7 @@ from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.history import batch_history
 from payflow.console.intake import UploadRefused, rejects_file, take_upload
 from payflow.console.operators import Operator, check_password
+from payflow.console.paying import NotInterrupted, go_on_paying
 from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
@@ -315,6 +316,15 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             notice += " (another checker must approve too)"
         return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
 
+    @page(roles=("checker",))
+    async def go_on(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        try:
+            notice = await run_in_threadpool(go_on_paying, ctx, batch_id, me(session).name)
+        except NotInterrupted as exc:
+            return message(request, session, 409, f"Not started: {exc}.")
+        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
+
     @page()
     async def progress(request: Request, session: Session) -> Response:
         return JSONResponse(pages.progress(ctx, request.path_params["batch_id"]))
@@ -383,6 +393,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         Route("/batches/{batch_id}/submit", submit, methods=["POST"]),
         Route("/batches/{batch_id}/approve", approve_form, methods=["GET"]),
         Route("/batches/{batch_id}/approve", approve, methods=["POST"]),
+        Route("/batches/{batch_id}/go-on", go_on, methods=["POST"]),
         Route("/batches/{batch_id}/progress.json", progress),
         Route("/batches/{batch_id}/rerun", rerun, methods=["POST"]),
         Route("/batches/{batch_id}/reconcile", reconcile, methods=["POST"]),

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.console.context import ConsoleContext
-from payflow.console.paying import is_paying
+from payflow.console.paying import STARTED, is_interrupted, is_paying
 from payflow.ledger import BatchCounts, CurrencyTotal
 from payflow.ledger.actions import last_action
 from payflow.model import display_amount
@@ -32,11 +32,9 @@ class BatchLine:
     approved_by: str
 
 
-STARTED = ("pay_started", "pay_resumed")
-
-
 def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
-    """uploaded, awaiting approval, declined, paying, paid, finished with failures, pay failed."""
+    """uploaded, awaiting approval, declined, paying, interrupted, paid, finished with failures,
+    pay run stopped."""
     last = last_action(ctx.ledger, batch_id, "submitted", "declined", *STARTED, FINISHED, FAILED)
     if last is None:
         return _state_from_ledger(ctx, batch_id, counts)
@@ -46,6 +44,8 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
         return "declined"
     if last.action == FAILED:
         return "pay run stopped"
+    if is_interrupted(ctx, batch_id, counts):
+        return "interrupted"
     if is_paying(batch_id) or (last.action in STARTED and (counts.to_send or counts.pending)):
         # Until its end is recorded a run is over when every row is final (a worker that was
         # killed records no end).

@@ -7,14 +7,23 @@ import asyncio
 import threading
 from typing import Any
 
+from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.decide import prefect_api_configured
 from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
 from payflow.console.context import ConsoleContext
+from payflow.ledger import BatchCounts
 from payflow.ledger.actions import last_action, record_action
 from payflow.paying.run_end import FAILED, FINISHED
 
+IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
+STARTED = ("pay_started", "pay_resumed")
+
 _running: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
+
+
+class NotInterrupted(Exception):
+    """There is no interrupted pay run to go on with; the message says why."""
 
 
 def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
@@ -35,7 +44,7 @@ def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
             target=_pay_here, args=(ctx, batch_id, actor), daemon=True, name="pay-batch"
         )
         _running[batch_id] = thread
-    record_action(ctx.ledger, actor, "pay_started", batch_id, detail="in the console process")
+    record_action(ctx.ledger, actor, "pay_started", batch_id, detail=IN_PROCESS)
     thread.start()
     return "payout run started in the console process"
 
@@ -126,3 +135,42 @@ def is_paying(batch_id: str) -> bool:
     """True while this process pays the batch."""
     thread = _running.get(batch_id)
     return thread is not None and thread.is_alive()
+
+
+def is_interrupted(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
+    """True when the batch's last pay run was started in a console process, is not alive in
+    this one (the console restarted while it paid) and left rows unsent or unfinished.
+
+    A run started through the Prefect deployment lives in a worker, which this process cannot
+    see: that one is not judged here."""
+    if is_paying(batch_id):
+        return False
+    # Read after the thread check: a run that ends now has written its end before it is over.
+    last = last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
+    return (
+        last is not None
+        and last.action in STARTED
+        and last.detail == IN_PROCESS
+        and bool(counts.to_send or counts.pending)
+    )
+
+
+def go_on_paying(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
+    """Start the pay run again for an interrupted batch; a sentence saying where it runs.
+
+    The engine pays by externalId exactly once: rows a dead run left being sent are looked up
+    at the service before anything is sent again, so going on twice sends nothing twice."""
+    counts = ctx.ledger.batch_counts(batch_id)
+    if not is_interrupted(ctx, batch_id, counts):
+        raise NotInterrupted(
+            "the payout run of this batch is running"
+            if is_paying(batch_id)
+            else "this batch has no interrupted payout run to go on with"
+        )
+    status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
+    if not isinstance(status, Approved):
+        raise NotInterrupted(
+            f"the batch is {type(status).__name__.lower()} as it is now, not approved; "
+            "nothing is paid"
+        )
+    return start_payment(ctx, batch_id, actor)

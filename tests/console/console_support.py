@@ -17,7 +17,9 @@ from payflow.console.app import create_app
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import add_operator
 from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch, track_batch
+from payflow.paying.requests import build_payout_request
 from payflow.serving import ThreadedServer
 from payflow.settings import Settings
 
@@ -123,6 +125,15 @@ def pay_with_the_engine(console: Console, batch_id: str) -> None:
 
     with_client_in_a_thread(console, pay)
     assert ledger.batch_counts(batch_id).final == ledger.batch_counts(batch_id).rows
+
+
+def post_only(console: Console, instruction: PayoutInstruction) -> None:
+    """POST one payout to the sandbox and record nothing: a run that died before the answer."""
+
+    async def post(client: AsyncPayoutsClient) -> None:
+        await client.create_payout(build_payout_request(instruction, callback_url=None))
+
+    with_client_in_a_thread(console, post)
 
 
 def signed_in(console: Console, name: str) -> httpx.Client:

@@ -16,14 +16,18 @@ from console_support import (
     batch_csv,
     csrf_of,
     pay_with_the_engine,
+    post_only,
     signed_in,
     upload_clean,
 )
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from support.stats import sandbox_stats
 
-from payflow.approvals import Pending, approval_status, load_policy
-from payflow.ledger.actions import actions_of
+from payflow.approvals import Pending, approval_status, load_policy, record_decision
+from payflow.console.paying import IN_PROCESS
+from payflow.ledger import RowState
+from payflow.ledger.actions import actions_of, record_action
 
 WIDTHS = {"wide": 1280, "phone": 390}
 
@@ -198,3 +202,48 @@ def test_the_approve_page_of_a_rerun_shows_why_each_row_failed_and_warns_of_a_bl
     policy = load_policy(console.ctx.settings.approvals_file)
     assert approval_status(console.ctx.ledger, rerun_id, policy) == Pending(1, ())
     assert console.ctx.ledger.batch_counts(rerun_id).to_send == 2
+
+
+@pytest.mark.pays
+@pytest.mark.timeout(900)
+def test_a_pay_run_cut_off_by_a_console_restart_reads_interrupted_and_a_checker_goes_on(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by hand: a console restarted during a pay run left the batch "paying" forever with
+    # nothing to resume it; only `payflow pay BATCH` on the command line went on.
+    ledger = console.ctx.ledger
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "restart.csv", "rs")
+    page = maker.get(f"/batches/{batch_id}").text
+    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
+    # What the console before the restart left: carl approved, its run claimed two rows, sent
+    # the first (the service holds it, the ledger still says SUBMITTING) and died.
+    record_decision(ledger, batch_id, approver="carl", decision="approve", via="console")
+    record_action(ledger, "carl", "approved", batch_id)
+    record_action(ledger, "carl", "pay_started", batch_id, detail=IN_PROCESS)
+    first, _ = ledger.claim_for_submit(batch_id, "console-before", 2, lease_seconds=0.5)
+    post_only(console, first.instruction)
+
+    checker = _sign_in(browser, console, "carl")
+    batch_url = f"{console.url}/batches/{batch_id}"
+    checker.goto(batch_url)
+    expect(checker.locator("#state")).to_have_text("interrupted")
+    expect(checker.locator("#interrupted-note")).to_contain_text(
+        "3 rows not sent yet, 2 rows being sent when it stopped"
+    )
+    _shots(checker, tmp_path, "interrupted")
+    checker.click("#go-on-form button")
+    expect(checker.locator(".notice")).to_contain_text("payout run started")
+    expect(checker.locator("#final-line")).to_have_text("5 of 5 final", timeout=600_000)
+    expect(checker.locator("#state")).to_have_text("finished with failures", timeout=60_000)
+
+    # Each row was sent once, the one the dead run sent included; a second "go on" sends none.
+    sent = sandbox_stats(console.ctx.target.api_url)["createAttempts"]
+    assert {ext: sent[ext] for ext in sent if ext.startswith("rs-")} == {
+        f"rs-{row[0]}": 1 for row in CLEAN_ROWS
+    }
+    assert ledger.batch_counts(batch_id).by_state.get(RowState.SUBMITTING.value, 0) == 0
+    csrf = checker.locator("#reconcile-form input[name=csrf]").get_attribute("value") or ""
+    again = checker.request.post(batch_url + "/go-on", form={"csrf": csrf})
+    assert again.status == 409 and "no interrupted payout run" in again.text()
+    assert [a.action for a in actions_of(ledger, batch_id)].count("pay_started") == 2
