@@ -39,7 +39,7 @@ from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.history import batch_history
 from payflow.console.intake import UploadRefused, rejects_file, take_upload
 from payflow.console.operators import Operator, check_password
-from payflow.console.paying import NotInterrupted, go_on_paying
+from payflow.console.paying import NotInterrupted, can_go_on, go_on_paying, rows_left
 from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
@@ -249,6 +249,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             has_rejects=rejects_file(ctx, batch_id, "csv") is not None,
             submitted=is_submitted(ctx, batch_id),
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),
+            go_on=can_go_on(ctx, batch_id, counts),
+            rows_left=rows_left(counts),
             notice=request.query_params.get("notice"),
         )
 

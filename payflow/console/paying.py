@@ -14,6 +14,7 @@ from payflow.console.context import ConsoleContext
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import last_action, record_action
 from payflow.paying.run_end import FAILED, FINISHED
+from payflow.wording import counted
 
 IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
 STARTED = ("pay_started", "pay_resumed")
@@ -155,17 +156,39 @@ def is_interrupted(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> b
     )
 
 
+def can_go_on(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
+    """True when the batch's last pay run is over without finishing what it had: interrupted
+    (see `is_interrupted`), or stopped (balance, the API) with rows unsent or unfinished."""
+    if is_interrupted(ctx, batch_id, counts):
+        return True
+    last = last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
+    stopped = last is not None and last.action == FAILED
+    return stopped and not is_paying(batch_id) and bool(counts.to_send or counts.pending)
+
+
+def rows_left(counts: BatchCounts) -> str:
+    """`2 rows not sent yet, 1 row being sent when it stopped`: what a stopped run left."""
+    submitting = counts.by_state.get("SUBMITTING", 0)
+    parts = (
+        (counts.new, "not sent yet"),
+        (submitting, "being sent when it stopped"),
+        (counts.pending - submitting, "sent and not final"),
+    )
+    return ", ".join(f"{counted(n, 'row')} {label}" for n, label in parts if n)
+
+
 def go_on_paying(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
-    """Start the pay run again for an interrupted batch; a sentence saying where it runs.
+    """Start the pay run again for an interrupted or stopped batch; a sentence saying where it
+    runs.
 
     The engine pays by externalId exactly once: rows a dead run left being sent are looked up
     at the service before anything is sent again, so going on twice sends nothing twice."""
     counts = ctx.ledger.batch_counts(batch_id)
-    if not is_interrupted(ctx, batch_id, counts):
+    if not can_go_on(ctx, batch_id, counts):
         raise NotInterrupted(
             "the payout run of this batch is running"
             if is_paying(batch_id)
-            else "this batch has no interrupted payout run to go on with"
+            else "this batch has no stopped payout run to go on with"
         )
     status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
     if not isinstance(status, Approved):

@@ -12,11 +12,14 @@ import httpx
 import uvicorn
 
 from payflow.api import AsyncPayoutsClient
+from payflow.approvals import record_decision
 from payflow.connections import RunTarget, with_client
 from payflow.console.app import create_app
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import add_operator
+from payflow.console.paying import IN_PROCESS
 from payflow.ledger import Ledger
+from payflow.ledger.actions import record_action
 from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch, track_batch
 from payflow.paying.requests import build_payout_request
@@ -99,6 +102,20 @@ def upload_clean(client: httpx.Client, name: str, prefix: str) -> str:
     found = re.search(r'action="/batches/([0-9a-f]+)/submit"', page.text)
     assert found, "the upload page offers no submit for approval"
     return found.group(1)
+
+
+def paying_in_a_console(console: Console, name: str, prefix: str) -> str:
+    """A clean batch mia uploaded and submitted, carl approved, and whose run started in a
+    console process (what a console leaves before its run ends); the batch id."""
+    ledger = console.ctx.ledger
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, name, prefix)
+    page = maker.get(f"/batches/{batch_id}").text
+    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
+    record_decision(ledger, batch_id, approver="carl", decision="approve", via="console")
+    record_action(ledger, "carl", "approved", batch_id)
+    record_action(ledger, "carl", "pay_started", batch_id, detail=IN_PROCESS)
+    return batch_id
 
 
 def with_client_in_a_thread(

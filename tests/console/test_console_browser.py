@@ -16,6 +16,7 @@ from console_support import (
     batch_csv,
     csrf_of,
     pay_with_the_engine,
+    paying_in_a_console,
     post_only,
     signed_in,
     upload_clean,
@@ -24,10 +25,9 @@ from links.browser_support import CHROMIUM_ARGS, require_browser, save_screensho
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from support.stats import sandbox_stats
 
-from payflow.approvals import Pending, approval_status, load_policy, record_decision
-from payflow.console.paying import IN_PROCESS
+from payflow.approvals import Pending, approval_status, load_policy
 from payflow.ledger import RowState
-from payflow.ledger.actions import actions_of, record_action
+from payflow.ledger.actions import actions_of
 
 WIDTHS = {"wide": 1280, "phone": 390}
 
@@ -212,15 +212,9 @@ def test_a_pay_run_cut_off_by_a_console_restart_reads_interrupted_and_a_checker_
     # Found by hand: a console restarted during a pay run left the batch "paying" forever with
     # nothing to resume it; only `payflow pay BATCH` on the command line went on.
     ledger = console.ctx.ledger
-    maker = signed_in(console, "mia")
-    batch_id = upload_clean(maker, "restart.csv", "rs")
-    page = maker.get(f"/batches/{batch_id}").text
-    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
     # What the console before the restart left: carl approved, its run claimed two rows, sent
     # the first (the service holds it, the ledger still says SUBMITTING) and died.
-    record_decision(ledger, batch_id, approver="carl", decision="approve", via="console")
-    record_action(ledger, "carl", "approved", batch_id)
-    record_action(ledger, "carl", "pay_started", batch_id, detail=IN_PROCESS)
+    batch_id = paying_in_a_console(console, "restart.csv", "rs")
     first, _ = ledger.claim_for_submit(batch_id, "console-before", 2, lease_seconds=0.5)
     post_only(console, first.instruction)
 
@@ -245,5 +239,5 @@ def test_a_pay_run_cut_off_by_a_console_restart_reads_interrupted_and_a_checker_
     assert ledger.batch_counts(batch_id).by_state.get(RowState.SUBMITTING.value, 0) == 0
     csrf = checker.locator("#reconcile-form input[name=csrf]").get_attribute("value") or ""
     again = checker.request.post(batch_url + "/go-on", form={"csrf": csrf})
-    assert again.status == 409 and "no interrupted payout run" in again.text()
+    assert again.status == 409 and "no stopped payout run" in again.text()
     assert [a.action for a in actions_of(ledger, batch_id)].count("pay_started") == 2

@@ -8,12 +8,22 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from console_support import CLEAN_ROWS, Console, batch_csv, csrf_of, signed_in, upload_clean
+from console_support import (
+    CLEAN_ROWS,
+    Console,
+    batch_csv,
+    csrf_of,
+    paying_in_a_console,
+    signed_in,
+    upload_clean,
+)
+from support.stats import sandbox_stats
 
 from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
 from payflow.ledger import Detected, FindingKind, Ledger, RowState
-from payflow.ledger.actions import actions_of
+from payflow.ledger.actions import actions_of, record_action
 from payflow.model import PayoutInstruction
+from payflow.paying.run_end import FAILED
 
 
 def _listed(html: str) -> list[str]:
@@ -299,3 +309,40 @@ def test_the_history_shows_approvals_given_outside_the_console_and_each_decision
     history = _table(checker.get(f"/batches/{here}").text, "history")
     assert history.count("declined") == 1, history
     assert "<td>carl</td><td>declined</td><td>in the console; note: wrong month</td>" in history
+
+
+@pytest.mark.pays
+def test_a_pay_run_that_stopped_before_its_end_can_be_gone_on_with_by_a_checker(
+    console: Console,
+) -> None:
+    # A run stopped by the service (a balance that ran out before the first payout) read "pay
+    # run stopped" with its rows unsent and nothing in the console to pay them once fixed.
+    ledger = console.ctx.ledger
+    batch_id = paying_in_a_console(console, "stopped.csv", "stp")
+    maker = signed_in(console, "mia")
+    reason = "run calm-owl failed: the balance does not cover XOF 5,000"
+    record_action(ledger, "carl", FAILED, batch_id, detail=reason)
+
+    page = maker.get(f"/batches/{batch_id}").text
+    assert re.search(r'id="state"[^>]*>pay run stopped<', page)
+    assert "Left: 5 rows not sent yet." in page and "A checker goes on paying it" in page
+    assert 'id="go-on-form"' not in page  # a maker has no button
+    checker = signed_in(console, "carl")
+    page = checker.get(f"/batches/{batch_id}").text
+    went_on = checker.post(f"/batches/{batch_id}/go-on", data={"csrf": csrf_of(page)})
+    assert went_on.status_code == 303, went_on.text
+
+    deadline = time.monotonic() + 240
+    while [a.action for a in actions_of(ledger, batch_id)][-1] not in ("pay_finished", FAILED):
+        assert time.monotonic() < deadline, "the pay run did not end"
+        time.sleep(0.5)
+    counts = ledger.batch_counts(batch_id)
+    assert counts.to_send == 0 and counts.pending == 0
+    sent = sandbox_stats(console.ctx.target.api_url)["createAttempts"]
+    assert {ext: n for ext, n in sent.items() if ext.startswith("stp-")} == {
+        f"stp-{row[0]}": 1 for row in CLEAN_ROWS
+    }
+    page = checker.get(f"/batches/{batch_id}").text
+    assert 'id="go-on-form"' not in page
+    again = checker.post(f"/batches/{batch_id}/go-on", data={"csrf": csrf_of(page)})
+    assert again.status_code == 409
