@@ -1,5 +1,5 @@
 """The links report: per row, whether its claim produced a payout and that payout's status, or
-expired unused. CSV and XLSX from the ledger; every cell from input made inert.
+expired unused. CSV and XLSX from the ledger; every cell from input made inert (`payflow.inert`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.atomic import replaced
-from payflow.inert import inert_text
+from payflow.inert import inert_row, text_cells
 from payflow.intake import Problem
 from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import CURRENCY, ClaimState, LinkView
@@ -88,8 +88,8 @@ def _cells(view: LinkView, now: datetime) -> list[object]:
     state = view.claim_state(now)
     return [
         view.row_number,
-        inert_text(view.external_id),
-        inert_text(view.user_id),
+        view.external_id,
+        view.user_id,
         money_text(view.amount, CURRENCY),
         CURRENCY,
         state.value,
@@ -97,9 +97,9 @@ def _cells(view: LinkView, now: datetime) -> list[object]:
         view.claims_opened,
         view.links_minted,
         view.last_expires_at.isoformat(timespec="seconds") if view.last_expires_at else "",
-        inert_text(view.payout_id),
+        view.payout_id,
         "" if state is not ClaimState.USED else view.state.value,
-        inert_text(view.status_message),
+        view.status_message,
         "yes" if view.corrected else "",
     ]
 
@@ -107,10 +107,10 @@ def _cells(view: LinkView, now: datetime) -> list[object]:
 def _problem_cells(problem: Problem) -> list[object]:
     return [
         problem.row,
-        inert_text(problem.external_id),
-        inert_text(problem.column),
+        problem.external_id,
+        problem.column,
         problem.rule,
-        inert_text(problem.message),
+        problem.message,
     ]
 
 
@@ -124,13 +124,13 @@ def _rejected_lines(problems: Sequence[Problem]) -> list[list[object]]:
     return [
         [
             row,
-            inert_text(external_ids[row]),
+            external_ids[row],
             "",
             "",
             "",
             "REJECTED",
             *[""] * 6,
-            inert_text("; ".join(found)),
+            "; ".join(found),
             "",
         ]
         for row, found in sorted(reasons.items())
@@ -151,17 +151,16 @@ def write_links_report(
     with replaced(paths.csv) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
-        writer.writerows(rows)
-        writer.writerows(_rejected_lines(problems))
+        writer.writerows(inert_row(cells) for cells in rows)
+        writer.writerows(inert_row(cells) for cells in _rejected_lines(problems))
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Links")
     sheet.append(list(HEADER))
     amount_at = HEADER.index("amount")
     for view, cells in zip(views, rows, strict=True):
         # A number in the workbook, so a spreadsheet sums it; the CSV keeps its text.
-        sheet.append(
-            [*cells[:amount_at], money_cell(sheet, view.amount, CURRENCY), *cells[amount_at + 1 :]]
-        )
+        amount = money_cell(sheet, view.amount, CURRENCY)
+        sheet.append(text_cells(sheet, [*cells[:amount_at], amount, *cells[amount_at + 1 :]]))
     counts = workbook.create_sheet("Summary")
     counts.append(["claim", "rows"])
     for state, count in sorted(claim_counts(views, now).items()):
@@ -174,7 +173,7 @@ def write_links_report(
         rejected = workbook.create_sheet("Rejected")
         rejected.append(list(PROBLEM_HEADER))
         for problem in problems:
-            rejected.append(_problem_cells(problem))
+            rejected.append(text_cells(rejected, _problem_cells(problem)))
     with replaced(paths.xlsx) as part:
         workbook.save(part)
     return paths

@@ -1,8 +1,8 @@
 """The reconciliation report of a refund batch: one line per source row, a summary per currency.
 
 Same look and safety as the payout report: CSV and XLSX, every cell from input or the service
-made inert against formula injection, amounts as exact text, the sandbox note when no real money
-moved. A refund carries no personal data and the token never reaches a report.
+made inert against formula injection (`payflow.inert`), amounts as exact text, the sandbox note
+when no real money moved. A refund carries no personal data and the token never reaches a report.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.atomic import replaced
-from payflow.inert import inert_text
+from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.reconciliation import ReportPaths
@@ -47,9 +47,9 @@ NO_REFUND_REASON = "the service gives no reason (statusMessage is always null)"
 
 @dataclass(frozen=True, slots=True)
 class RefundReportLine:
-    """One row of the report, every cell already text."""
+    """One row of the report: text as the input or the service gave it (each file guards it)."""
 
-    cells: list[str | int]
+    cells: list[object]
     currency: str
     state: str
     amount: Decimal | None
@@ -80,20 +80,20 @@ def findings(view: RefundRowView) -> str:
 def report_line(view: RefundRowView) -> RefundReportLine:
     """The report cells of one source row."""
 
-    cells: list[str | int] = [
+    cells: list[object] = [
         view.row_number,
-        inert_text(view.order_id),
-        inert_text(view.external_id),
-        inert_text(view.refund_id),
+        view.order_id,
+        view.external_id,
+        view.refund_id,
         money_text(view.amount, view.currency),
-        inert_text(view.currency),
+        view.currency,
         money_text(view.debit_amount, view.debit_currency),
-        inert_text(view.debit_currency),
-        inert_text(view.debit_basis),
+        view.debit_currency,
+        view.debit_basis,
         view.state.value,
-        inert_text(view.status_message),
-        inert_text(view.order_status),
-        inert_text(findings(view)),
+        view.status_message,
+        view.order_status,
+        findings(view),
     ]
     return RefundReportLine(
         cells, view.currency or "", view.state.value, view.amount, view.debit_amount,
@@ -113,7 +113,7 @@ def write_refund_report(
     with replaced(paths.csv) as part, part.open("w", newline="", encoding="utf-8-sig") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
-        writer.writerows(line.cells for line in lines)
+        writer.writerows(inert_row(line.cells) for line in lines)
     counts: dict[str, int] = defaultdict(int)
     totals: dict[tuple[str, str], tuple[int, Decimal]] = defaultdict(lambda: (0, Decimal(0)))
     for line in lines:
@@ -134,7 +134,9 @@ def write_refund_report(
     summary.append([])
     summary.append(["currency", "status", "rows", "amount"])
     for (currency, state), (count, amount) in sorted(totals.items()):
-        summary.append([inert_text(currency), state, count, money_cell(summary, amount, currency)])
+        summary.append(
+            [text_cell(summary, currency), state, count, money_cell(summary, amount, currency)]
+        )
     sheet = workbook.create_sheet("Rows")
     sheet.append(HEADER)
     for line in lines:
@@ -142,7 +144,7 @@ def write_refund_report(
         # Numbers in the workbook, so a spreadsheet sums them; the CSV keeps their text.
         cells[AMOUNT_AT] = money_cell(sheet, line.amount, line.currency)
         cells[DEBIT_AT] = money_cell(sheet, line.debit_amount, line.debit_currency)
-        sheet.append(cells)
+        sheet.append(text_cells(sheet, cells))
     with replaced(paths.xlsx) as part:
         workbook.save(part)
     return paths

@@ -25,7 +25,7 @@ LAYOUT_VERSION = "1.0"
 class Kind(StrEnum):
     """How a column's values are written."""
 
-    TEXT = "text"  # input-derived text: always through inert_text
+    TEXT = "text"  # input-derived text: `inert_text` in the CSV, a string cell in the XLSX
     NUMBER = "number"
     AMOUNT = "amount"  # a number with the row currency's decimals
     TIME = "time"  # UTC, written without a zone
@@ -223,21 +223,25 @@ def classification(line: ReportLine, classes: FailureClasses) -> Classification 
 
 
 def row_cells(line: ReportLine, classes: FailureClasses) -> list[Cell]:
-    """The row's values in layout order; text cells already inert."""
+    """The row's values in layout order; text as the input had it (each file guards it)."""
     found = classification(line, classes)
     cells: list[Cell] = []
     for column in ROW_COLUMNS:
         value = column.value(line, found)
-        cells.append(inert_text(value) if column.kind is Kind.TEXT else value)
+        if column.kind is Kind.TEXT:
+            value = "" if value is None else str(value)
+        cells.append(value)
     return cells
 
 
 def csv_text(cell: Cell) -> str:
-    """A cell as CSV text: amounts exact, times ISO 8601 with Z, text already inert."""
+    """A cell as CSV text: amounts exact, times ISO 8601 with Z, text made inert."""
     if cell is None:
         return ""
     if isinstance(cell, datetime):
         return cell.isoformat(timespec="seconds") + "Z"
     if isinstance(cell, Decimal):
         return format(cell, "f")
+    if isinstance(cell, str):
+        return inert_text(cell)
     return str(cell)

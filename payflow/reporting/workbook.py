@@ -19,7 +19,7 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from payflow.inert import inert_text
+from payflow.inert import text_cell
 from payflow.ledger import RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
@@ -112,7 +112,7 @@ class WorkbookWriter:
         _header(self.findings, FINDING_HEADER, (10, 10, 24, 26, 13, 70, 20, 20))
 
     def add_row(self, cells: Sequence[Cell], reasons: Iterable[str] | None) -> None:
-        """One source row (already inert) on the rows sheet; rejected rows also on rejects."""
+        """One source row (`row_cells`) on the rows sheet; rejected rows also on rejects."""
         currency = cells[CURRENCY_INDEX]
         amount_format = self._formats.get(str(currency))
         if amount_format is None:
@@ -123,17 +123,20 @@ class WorkbookWriter:
                 out.append(_styled(self.rows, value, amount_format))
             elif column.kind is Kind.TIME and value is not None:
                 out.append(_styled(self.rows, value, TIME_FORMAT))
+            elif column.kind is Kind.TEXT:
+                out.append(text_cell(self.rows, value))
             else:
                 out.append(value)
-        outcome = RowOutcome(str(cells[OUTCOME_INDEX]))
-        fill = _styled(self.rows, out[OUTCOME_INDEX])
-        fill.fill = FILLS[outcome]
-        out[OUTCOME_INDEX] = fill
+        out[OUTCOME_INDEX].fill = FILLS[RowOutcome(str(cells[OUTCOME_INDEX]))]
         self.rows.append(out)
         self._row_count += 1
         if reasons is not None:
             self.rejects.append(
-                [cells[0], cells[1], inert_text("; ".join(str(r) for r in reasons))]
+                [
+                    cells[0],
+                    text_cell(self.rejects, cells[1]),
+                    text_cell(self.rejects, "; ".join(str(r) for r in reasons)),
+                ]
             )
             self._reject_count += 1
 
@@ -146,10 +149,10 @@ class WorkbookWriter:
                 [
                     finding.id,
                     finding.row_number,
-                    inert_text(finding.external_id),
+                    text_cell(self.findings, finding.external_id),
                     finding.kind,
                     finding.state,
-                    inert_text(finding.detail),
+                    text_cell(self.findings, finding.detail),
                     _styled(self.findings, finding.opened_at.replace(tzinfo=None), TIME_FORMAT),
                     _styled(self.findings, finding.updated_at.replace(tzinfo=None), TIME_FORMAT),
                 ]
@@ -166,7 +169,7 @@ class WorkbookWriter:
         sheet.column_dimensions["C"].width = 90
         generated = datetime.now(UTC).isoformat(timespec="seconds")
         sheet.append([_bold(sheet, "payflow reconciliation report")])
-        sheet.append(["batch_id", inert_text(self.batch_id)])
+        sheet.append(["batch_id", text_cell(sheet, self.batch_id)])
         sheet.append(["layout_version", LAYOUT_VERSION])
         sheet.append(["generated_at_utc", generated])
         if self.sandbox:
@@ -281,7 +284,7 @@ class _SummarySheet:
             rate = RATE_FORMAT
             self.append(
                 [
-                    inert_text(c.currency),
+                    text_cell(sheet, c.currency),
                     c.in_file,
                     c.count(RowOutcome.REJECTED),
                     c.count(RowOutcome.REFUSED),
@@ -327,7 +330,9 @@ class _SummarySheet:
                 r.drift_available,
                 r.drift_held,
             )
-            self.append([inert_text(r.currency), *(self.money(v, r.currency) for v in values)])
+            self.append(
+                [text_cell(self.sheet, r.currency), *(self.money(v, r.currency) for v in values)]
+            )
 
     def _failures(self) -> None:
         self.append([_bold(self.sheet, "Failed rows by statusMessage")])
@@ -336,13 +341,13 @@ class _SummarySheet:
             t = group.total
             self.append(
                 [
-                    inert_text(t.currency),
-                    inert_text(t.state),
-                    inert_text(t.status_message or "(no message)"),
+                    text_cell(self.sheet, t.currency),
+                    text_cell(self.sheet, t.state),
+                    text_cell(self.sheet, t.status_message or "(no message)"),
                     t.rows,
                     self.money(t.amount, t.currency),
                     _indented(self.sheet, group.classification.failure_class.value),
-                    inert_text(group.classification.next_step),
+                    text_cell(self.sheet, group.classification.next_step),
                 ]
             )
 
@@ -350,7 +355,7 @@ class _SummarySheet:
         currencies = [c for c in self.summary.currencies if c.currency != NO_CURRENCY]
         self.append([_bold(self.sheet, "Amounts by outcome")])
         first = self.line + 1
-        self.append(["outcome", *(inert_text(c.currency) for c in currencies)])
+        self.append(["outcome", *(text_cell(self.sheet, c.currency) for c in currencies)])
         for outcome in CHART_OUTCOMES:
             self.append(
                 [

@@ -41,8 +41,8 @@ def test_report_keeps_formula_like_values_as_text(tmp_path: Path) -> None:
     csv_path, xlsx_path = write_rejects_report(report, tmp_path / "out")
     sheet = load_workbook(xlsx_path).active
     assert sheet is not None
-    # Written as inert text: the leading apostrophe keeps a spreadsheet from evaluating it.
-    assert sheet.cell(2, 6).value == "'=1+1" and sheet.cell(2, 6).data_type == "s"
+    # A string cell, never evaluated, shows the value as written; the CSV needs the apostrophe.
+    assert sheet.cell(2, 6).value == "=1+1" and sheet.cell(2, 6).data_type == "s"
     assert csv_path.read_text("utf-8-sig").splitlines()[1] == (
         "2,x-1,note,no_control_characters,message,'=1+1,reject"
     )

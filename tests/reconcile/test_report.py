@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 from reconcile_support import instruction, new_id, pay, reconcile, register
+from support.spreadsheet import computed_sheets
 
 from payflow.ledger import Ledger, RejectedRow, RowOutcome
 from payflow.reporting import LAYOUT_VERSION, ROW_COLUMNS, BatchReport, write_batch_report
@@ -161,7 +162,9 @@ async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, 
         assert "<barChart>" in chart and "'summary'!" in chart
 
 
-async def test_input_cells_are_inert_in_csv_and_xlsx(client, ledger: Ledger, tmp_path) -> None:
+async def test_input_cells_are_inert_in_csv_and_text_as_written_in_xlsx(
+    client, ledger: Ledger, tmp_path
+) -> None:
     report = await _report(client, ledger, tmp_path)
     rows = _csv_rows(report.csv)
     assert any(row["recipient_name"] == "'" + INJECTED_NAME for row in rows)
@@ -169,12 +172,18 @@ async def test_input_cells_are_inert_in_csv_and_xlsx(client, ledger: Ledger, tmp
     assert rejected["external_id"] == "'+cmd"
     assert rejected["detail"].startswith("'@SUM")
     book = load_workbook(report.xlsx)
-    values = [v for row in book["rows"].iter_rows(values_only=True) for v in row]
-    values += [v for row in book["rejects"].iter_rows(values_only=True) for v in row]
-    texts = [v for v in values if isinstance(v, str)]
-    assert "'" + INJECTED_NAME in texts and "'+cmd" in texts
-    assert not [t for t in texts if t[:1] in ("=", "+", "-", "@")]
-    assert all(isinstance(v, str) or v is None or not str(v).startswith("=") for v in values)
+    cells = [cell for row in book["rows"].iter_rows() for cell in row]
+    cells += [cell for row in book["rejects"].iter_rows() for cell in row]
+    assert not [cell for cell in cells if cell.data_type == "f"]
+    # In the workbook a string cell is never evaluated: the operator reads the input as it was,
+    # not `'=HYPERLINK(...)`.
+    texts = {cell.value for cell in cells if cell.data_type == "s"}
+    assert {INJECTED_NAME, "+cmd", "@SUM(1,2) amount must be a number"} <= texts
+    assert not [t for t in texts if isinstance(t, str) and t.startswith("'")]
+    shown = computed_sheets(report.xlsx, tmp_path / "opened")
+    header = shown["rows"][0]
+    assert INJECTED_NAME in [line[header.index("recipient_name")] for line in shown["rows"][1:]]
+    assert ["8", "+cmd", "@SUM(1,2) amount must be a number"] in shown["rejects"]
 
 
 async def test_a_picture_of_the_summary_sheet(client, ledger: Ledger, tmp_path) -> None:

@@ -1,0 +1,56 @@
+"""The links report reads right: input text as written in the workbook (a string cell is never
+evaluated), guarded by an apostrophe in the CSV."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from links_support import Clock, write_links_file
+from openpyxl import load_workbook
+from support.spreadsheet import computed_sheets
+
+from payflow.links.batch import register_links, report_links
+from payflow.links.rows import read_link_rows
+from payflow.links.store import LinkStore
+
+HYPERLINK = '=HYPERLINK("http://x","click")'
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[LinkStore]:
+    opened = LinkStore.open(f"sqlite:///{tmp_path / 'ledger.sqlite3'}", clock=Clock())
+    yield opened
+    opened.close()
+
+
+def test_formula_like_input_reads_as_written_in_the_workbook(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    rows = [("=1+1", "-5", "10", ""), (HYPERLINK, "@anna", "not a number", "")]
+    report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
+    assert [row.external_id for row in report.valid] == ["=1+1"]
+    registered = register_links(store, report)
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out", report.problems)
+
+    with paths.csv.open(encoding="utf-8-sig", newline="") as handle:
+        lines = list(csv.DictReader(handle))
+    assert [(line["externalId"], line["userId"]) for line in lines] == [
+        ("'=1+1", "'-5"),
+        ("'" + HYPERLINK, ""),
+    ]
+    book = load_workbook(paths.xlsx)
+    links, rejected = book["Links"], book["Rejected"]
+    external_id, user_id = links["B2"], links["C2"]
+    assert (external_id.value, external_id.data_type) == ("=1+1", "s")
+    assert (user_id.value, user_id.data_type) == ("-5", "s")
+    assert (rejected["B2"].value, rejected["B2"].data_type) == (HYPERLINK, "s")
+    cells = [c for sheet in (links, rejected) for row in sheet.iter_rows() for c in row]
+    assert not [cell for cell in cells if cell.data_type == "f"]
+    assert not [c for c in cells if isinstance(c.value, str) and c.value.startswith("'")]
+    shown = computed_sheets(paths.xlsx, tmp_path / "opened")
+    assert shown["Links"][1][1:3] == ["=1+1", "-5"]
+    assert shown["Rejected"][1][1] == HYPERLINK
+    assert registered.rejected == 1

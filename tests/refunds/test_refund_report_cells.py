@@ -1,0 +1,38 @@
+"""The refund report reads right: input text as written in the workbook (a string cell is never
+evaluated), guarded by an apostrophe in the CSV."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from openpyxl import load_workbook
+
+from payflow.ledger import Disposition, RefundRowView
+from payflow.ledger.states import RowState
+from payflow.refunds.report import HEADER, write_refund_report
+
+
+def test_formula_like_input_reads_as_written_in_the_workbook(tmp_path: Path) -> None:
+    unset = "refund_id amount currency debit_amount debit_currency debit_basis status_message"
+    nothing_yet = dict.fromkeys([*unset.split(), "order_status", "first_batch_id"])
+    view = RefundRowView(
+        row_number=2,
+        external_id="@r-1",
+        order_id="=1+1",
+        disposition=Disposition.REJECTED,
+        state=RowState.REJECTED,
+        corrected=False,
+        reasons=["-orderId: no such order"],
+        **nothing_yet,
+    )
+    paths = write_refund_report(tmp_path, "b-cells", [view], sandbox=True)
+
+    with paths.csv.open(encoding="utf-8-sig", newline="") as handle:
+        [line] = list(csv.DictReader(handle))
+    assert (line["orderId"], line["externalId"]) == ("'=1+1", "'@r-1")
+    assert line["findings"] == "'-orderId: no such order"
+    rows = load_workbook(paths.xlsx)["Rows"]
+    cells = dict(zip(HEADER, rows[2], strict=True))
+    shown = [(cells[n].value, cells[n].data_type) for n in ("orderId", "externalId", "findings")]
+    assert shown == [("=1+1", "s"), ("@r-1", "s"), ("-orderId: no such order", "s")]
