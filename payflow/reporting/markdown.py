@@ -27,13 +27,16 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
     if summary.sandbox:
         lines += ["Embedded sandbox: no real money moved.", ""]
     lines += [
-        "| currency | rows | rejected | sent | paid | paid amount | failed | canceled | expired"
-        " | corrected | pending | stuck | blocked | failed after sending | stalled |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| currency | rows | rejected | refused | duplicate | not sent | sent | paid | paid amount"
+        " | failed | canceled | expired | corrected | pending | stuck | blocked"
+        " | failed after sending | stalled |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in summary.currencies:
         lines.append(
-            f"| {_cell(c.currency)} | {c.in_file} | {c.count(RowOutcome.REJECTED)} | {c.sent}"
+            f"| {_cell(c.currency)} | {c.in_file} | {c.count(RowOutcome.REJECTED)}"
+            f" | {c.count(RowOutcome.REFUSED)} | {c.count(RowOutcome.DUPLICATE)}"
+            f" | {c.count(RowOutcome.NOT_SENT)} | {c.sent}"
             f" | {c.count(RowOutcome.PAID)} | {_amount(c.amount(RowOutcome.PAID))}"
             f" | {c.count(RowOutcome.FAILED)} | {c.count(RowOutcome.CANCELED)}"
             f" | {c.count(RowOutcome.EXPIRED)} | {c.count(RowOutcome.CORRECTED)}"

@@ -18,7 +18,13 @@ from reconcile_support import instruction, new_id, pay, reconcile, register
 from support.spreadsheet import computed_sheets
 
 from payflow.ledger import Ledger, RejectedRow, RowOutcome
-from payflow.reporting import LAYOUT_VERSION, ROW_COLUMNS, BatchReport, write_batch_report
+from payflow.reporting import (
+    LAYOUT_VERSION,
+    ROW_COLUMNS,
+    BatchReport,
+    summary_markdown,
+    write_batch_report,
+)
 
 INJECTED_NAME = '=HYPERLINK("http://evil.example","x")'
 
@@ -94,6 +100,59 @@ async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, 
     }
     assert ("Recipient account is blocked", "do_not_retry") in groups
     assert ("Recipient not found", "fix_details") in groups
+
+
+def _summary_block(book_path: Path) -> list[dict[str, object]]:
+    """The per-currency block of the summary sheet, as {header: value} per currency."""
+    lines = list(load_workbook(book_path)["summary"].iter_rows(values_only=True))
+    start = next(i for i, line in enumerate(lines) if line[0] == "currency")
+    header = [name for name in lines[start] if name]
+    block = []
+    for line in lines[start + 1 :]:
+        if not line or line[0] is None:
+            break
+        block.append(dict(zip(header, line, strict=False)))
+    return block
+
+
+def _markdown_block(markdown: str) -> list[dict[str, str]]:
+    """The per-currency table of the summary markdown, as {header: value} per currency."""
+    table = [line for line in markdown.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    ends = next((i for i, line in enumerate(table[1:], 1) if line.startswith("| currency")), None)
+    return [
+        dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")), strict=True))
+        for line in table[1:ends]
+    ]
+
+
+async def test_the_summary_adds_up_to_the_batchs_rows(client, ledger: Ledger, tmp_path) -> None:
+    # The operator saw rows_in_file 9 but rejected + refused + sent 8: the row never sent (and a
+    # row already paid by another batch) had no column of their own.
+    paid_before = instruction(new_id("paid"), 2, "0001")
+    await pay(client, ledger, register(ledger, [paid_before]))
+    # Another amount than the earlier payout's: the same one would be held as a repeat.
+    rows = [
+        instruction(new_id("r"), 2, "0001", amount=Decimal(40)),
+        instruction(new_id("r"), 3, "1111"),
+    ]
+    batch = register(ledger, [*rows, paid_before._replace(row_number=4)])
+    await pay(client, ledger, batch)
+    ledger.register_batch(batch, "test.csv", [instruction(new_id("late"), 5, "0001")], [])
+    await reconcile(client, ledger, batch)
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+
+    outcomes = Counter(line["outcome"] for line in _csv_rows(report.csv))
+    assert outcomes == {"paid": 1, "failed": 1, "duplicate": 1, "not_sent": 1}
+    [xof] = _summary_block(report.xlsx)
+    assert (xof["not_sent"], xof["duplicate"], xof["sent"]) == (1, 1, 2)
+    parts = ("rejected_in_file", "refused", "duplicate", "not_sent", "sent")
+    assert xof["rows_in_file"] == sum(int(str(xof[name])) for name in parts) == 4
+    assert xof["rows_in_file"] == len(list(ledger.batch_rows(batch)))
+    [line] = _markdown_block(summary_markdown(report.summary))
+    assert (line["not sent"], line["duplicate"], line["sent"]) == ("1", "1", "2")
+    parts = ("rejected", "refused", "duplicate", "not sent", "sent")
+    assert line["rows"] == str(sum(int(line[name]) for name in parts)) == "4"
 
 
 async def test_rows_reusing_a_paid_id_take_nothing_from_that_payout(
