@@ -71,7 +71,7 @@ def payout_links(
             settings.link_claim_days,
         )
         problems = [*checked.problems, *registered.conflicts]
-        paths, figures = write_links_report(ledger_url, checked.batch_id, reports, problems)
+        paths, figures = write_links_report(ledger_url, checked.batch_id, reports)
         result = LinksResult(
             checked.batch_id,
             action,
@@ -101,7 +101,7 @@ def payout_links(
                 settings.links_url,
                 settings.link_claim_days,
             )
-        paths, figures = write_links_report(ledger_url, source, reports, [])
+        paths, figures = write_links_report(ledger_url, source, reports)
         result = LinksResult(
             source,
             action,

@@ -12,7 +12,6 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from payflow.intake import Problem
 from payflow.links.batch import (
     ClaimsFile,
     RegisteredLinks,
@@ -88,7 +87,8 @@ def track_link_payouts(target: RunTarget, batch_id: str) -> RefreshResult:
 
 @task(name="write-links-report", cache_policy=NO_CACHE)
 def write_links_report(
-    ledger_url: str, batch_id: str, out_dir: str, problems: list[Problem]
+    ledger_url: str, batch_id: str, out_dir: str
 ) -> tuple[LinksReportPaths, LinksFigures]:
-    """The links report from the ledger: claims used, open, expired unused; payout statuses."""
-    return report_links(open_link_store(ledger_url), batch_id, Path(out_dir), problems)
+    """The links report from the ledger: claims used, open, expired unused; payout statuses;
+    the rows the file had rejected."""
+    return report_links(open_link_store(ledger_url), batch_id, Path(out_dir))

@@ -354,6 +354,24 @@ class LinkPayout(Base):
     last_status_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class LinkReject(Base):
+    """One problem of a links file's row that got no link (a broken rule or a conflicting
+    externalId): every links report of the batch lists it, not only the first."""
+
+    __tablename__ = "link_rejects"
+    __table_args__ = (Index("ix_link_rejects_batch_row", "batch_id", "row_number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH))
+    row_number: Mapped[int] = mapped_column(Integer)
+    # Text: a rejected cell may be longer than any valid one (an over-long externalId).
+    external_id: Mapped[str] = mapped_column(Text)
+    column_name: Mapped[str] = mapped_column(Text)
+    rule: Mapped[str] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class LinkClaim(Base):
     """One claim URL handed to a recipient: only the SHA-256 of its random token is kept."""
 

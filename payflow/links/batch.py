@@ -18,7 +18,7 @@ from payflow.links.report import (
     write_links_report,
 )
 from payflow.links.rows import LinkRowsReport
-from payflow.links.store import LinkStore
+from payflow.links.store import CONFLICT_COLUMN, CONFLICT_RULE, LinkStore
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,11 @@ class RegisteredLinks:
 
 
 def register_links(store: LinkStore, report: LinkRowsReport) -> RegisteredLinks:
-    """Register the valid rows; conflicts become problems of their rows."""
-    outcome = store.register(report.batch_id, report.source_name, report.valid)
+    """Register the valid rows, and the file's problems and the conflicts as the batch's rejects;
+    conflicts become problems of their rows."""
+    outcome = store.register(report.batch_id, report.source_name, report.valid, report.problems)
     conflicts = [
-        Problem(row.row_number, "externalId", "external_id_conflict", reason, row.external_id)
+        Problem(row.row_number, CONFLICT_COLUMN, CONFLICT_RULE, reason, row.external_id)
         for row, reason in outcome.conflicts
     ]
     return RegisteredLinks(
@@ -97,10 +98,12 @@ def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
 
 
 def report_links(
-    store: LinkStore, batch_id: str, out_dir: Path, problems: Sequence[Problem] = ()
+    store: LinkStore, batch_id: str, out_dir: Path
 ) -> tuple[LinksReportPaths, LinksFigures]:
-    """Write the links report from the ledger; returns its paths and its figures."""
+    """Write the links report from the ledger, rejected rows included (whichever run writes it);
+    returns its paths and its figures."""
     views = store.rows(batch_id)
+    rejects = store.rejects(batch_id)
     now = store.now()
-    paths = write_links_report(out_dir, batch_id, views, now, problems)
-    return paths, links_figures(views, now)
+    paths = write_links_report(out_dir, batch_id, views, now, rejects)
+    return paths, links_figures(views, rejects, now)

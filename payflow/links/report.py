@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +16,7 @@ from openpyxl import Workbook
 from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cells
 from payflow.intake import Problem
+from payflow.intake.reading import FIRST_DATA_ROW
 from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import CURRENCY, ClaimState, LinkView
 from payflow.reporting.money import money_cell, money_text
@@ -50,11 +51,13 @@ class LinksReportPaths:
 @dataclass(frozen=True)
 class LinksFigures:
     """What a links report says in figures, read from the ledger: rows per claim state, rows per
-    payout state (VALIDATED: no payout yet), and a line per payout that ended unpaid."""
+    payout state (VALIDATED: no payout yet), a line per payout that ended unpaid, and the rows
+    of the file that got no link."""
 
     claims: dict[str, int]
     statuses: dict[str, int]
     unpaid: list[str]
+    rejected: int = 0
 
     @property
     def all_paid(self) -> bool:
@@ -62,8 +65,15 @@ class LinksFigures:
         return bool(self.statuses) and set(self.statuses) == {RowState.COMPLETED.value}
 
 
-def links_figures(views: Sequence[LinkView], now: datetime) -> LinksFigures:
-    """The figures of `views`, unpaid rows in row order with their statusMessage."""
+def rejected_rows(problems: Iterable[Problem]) -> int:
+    """Rows with at least one problem (a problem of the whole file, on its header, is no row)."""
+    return len({p.row for p in problems if p.row >= FIRST_DATA_ROW})
+
+
+def links_figures(
+    views: Sequence[LinkView], rejects: Sequence[Problem], now: datetime
+) -> LinksFigures:
+    """The figures of `views` and `rejects`, unpaid rows in row order with their statusMessage."""
     unpaid = [
         f"row {view.row_number}: externalId {view.external_id!r}: {view.state.value}"
         + (" (corrected after COMPLETED)" if view.corrected else "")
@@ -71,7 +81,9 @@ def links_figures(views: Sequence[LinkView], now: datetime) -> LinksFigures:
         for view in sorted(views, key=lambda view: view.row_number)
         if view.state in NOT_PAID_STATES
     ]
-    return LinksFigures(claim_counts(views, now), status_counts(views), unpaid)
+    return LinksFigures(
+        claim_counts(views, now), status_counts(views), unpaid, rejected_rows(rejects)
+    )
 
 
 def claim_counts(views: Sequence[LinkView], now: datetime) -> dict[str, int]:

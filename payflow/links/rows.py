@@ -23,6 +23,7 @@ from payflow.intake import BatchFileError, Problem
 from payflow.intake.columns import header_key
 from payflow.intake.reading import FIRST_DATA_ROW, read_table
 from payflow.links.records import CURRENCY, LinkRow
+from payflow.links.report import rejected_rows
 
 REQUIRED = ("externalId", "userId", "amount")
 OPTIONAL = ("serviceId",)
@@ -53,7 +54,7 @@ class LinkRowsReport:
     @property
     def rejected(self) -> int:
         """Rows with at least one problem."""
-        return len({p.row for p in self.problems if p.row >= FIRST_DATA_ROW})
+        return rejected_rows(self.problems)
 
 
 def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport:

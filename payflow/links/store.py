@@ -1,7 +1,8 @@
 """The ledger's side of payout links: registered rows, hashed claim tokens, statuses forward only.
 
 Rows live in `link_payouts` (one per externalId, VALIDATED until the recipient's payout exists)
-and `link_claims` (only the SHA-256 of each token). An externalId already used by an ordinary
+and `link_claims` (only the SHA-256 of each token); the problems of rows that got no link live in
+`link_rejects`, so every report of the batch lists them. An externalId already used by an ordinary
 payout, or registered with other content, is a CONFLICT: one externalId, one payout, ever.
 """
 
@@ -14,9 +15,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Engine, delete, exists, func, insert, or_, select, update
 
 from payflow.api.webhooks import PayoutEvent
 from payflow.ledger import Ledger
@@ -31,12 +32,16 @@ from payflow.ledger.states import (
     check_move,
     parse_api_status,
 )
-from payflow.ledger.tables import LinkClaim, LinkPayout, Payout
+from payflow.ledger.tables import LinkClaim, LinkPayout, LinkReject, Payout
 from payflow.links.records import CURRENCY, ClaimLookup, IssuedClaim, LinkRow, LinkView
+
+if TYPE_CHECKING:
+    from payflow.intake import Problem
 
 logger = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 TOKEN_BYTES = 32  # 256 random bits: unguessable
+CONFLICT_COLUMN, CONFLICT_RULE = "externalId", "external_id_conflict"  # a conflict's problem
 _CHUNK = 500
 
 
@@ -114,9 +119,14 @@ class LinkStore:
     # -- registering ---------------------------------------------------------------------
 
     def register(
-        self, batch_id: str, source_name: str, rows: Sequence[LinkRow]
+        self,
+        batch_id: str,
+        source_name: str,
+        rows: Sequence[LinkRow],
+        problems: Sequence[Problem] = (),
     ) -> LinkRegisterOutcome:
-        """Record each row once; a row of this batch registered before is ALREADY_KNOWN."""
+        """Record each row once (a row of this batch registered before is ALREADY_KNOWN), and the
+        file's `problems` with the conflicts found here as the batch's rejects."""
         outcome = LinkRegisterOutcome()
         now = self._clock()
         with self._engine.begin() as connection:
@@ -158,6 +168,17 @@ class LinkStore:
                     outcome.conflicts.append((row, seen.conflict_reason(row)))
             if values:
                 connection.execute(insert(LinkPayout), values)
+            # The same batch id is the same file: its rejects are replaced, never doubled.
+            connection.execute(delete(LinkReject).where(LinkReject.batch_id == batch_id))
+            rejects = [(p.row, p.external_id, p.column, p.rule, p.message) for p in problems]
+            rejects += [
+                (row.row_number, row.external_id, CONFLICT_COLUMN, CONFLICT_RULE, reason)
+                for row, reason in outcome.conflicts
+            ]
+            if rejects:
+                connection.execute(
+                    insert(LinkReject), [_reject_values(batch_id, now, *r) for r in rejects]
+                )
         return outcome
 
     def issue_claims(self, rows: Iterable[LinkRow | LinkView], days: float) -> list[IssuedClaim]:
@@ -276,10 +297,32 @@ class LinkStore:
     # -- reading -------------------------------------------------------------------------
 
     def batch_exists(self, batch_id: str) -> bool:
-        """True when a links batch with this id was registered."""
-        query = select(LinkPayout.id).where(LinkPayout.batch_id == batch_id).limit(1)
+        """True when a links batch with this id was registered (even with every row rejected)."""
+        query = select(
+            or_(
+                exists().where(LinkPayout.batch_id == batch_id),
+                exists().where(LinkReject.batch_id == batch_id),
+            )
+        )
         with self._reader.connect() as connection:
-            return connection.execute(query).first() is not None
+            return bool(connection.execute(query).scalar())
+
+    def rejects(self, batch_id: str) -> list[Problem]:
+        """The problems of the batch's rows that got no link, in file order."""
+        # Here, not at the top: the webhook receiver and `payflow status` load the store, and
+        # payflow.intake would load pandas for them.
+        from payflow.intake.problems import Problem
+
+        query = (
+            select(LinkReject)
+            .where(LinkReject.batch_id == batch_id)
+            .order_by(LinkReject.row_number, LinkReject.id)
+        )
+        with self._reader.connect() as connection:
+            found = connection.execute(query).all()
+        return [
+            Problem(r.row_number, r.column_name, r.rule, r.message, r.external_id) for r in found
+        ]
 
     def batch_count(self) -> int:
         """How many links batches were registered."""
@@ -347,6 +390,20 @@ def _insert_values(batch_id: str, source_name: str, row: LinkRow, now: datetime)
         "links_minted": 0,
         "created_at": now,
         "updated_at": now,
+    }
+
+
+def _reject_values(
+    batch_id: str, now: datetime, row: int, external_id: str, column: str, rule: str, message: str
+) -> dict[str, Any]:
+    return {
+        "batch_id": batch_id,
+        "row_number": row,
+        "external_id": external_id,
+        "column_name": column,
+        "rule": rule,
+        "message": message,
+        "created_at": now,
     }
 
 

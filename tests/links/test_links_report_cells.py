@@ -33,7 +33,7 @@ def test_formula_like_input_reads_as_written_in_the_workbook(
     report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
     assert [row.external_id for row in report.valid] == ["=1+1"]
     registered = register_links(store, report)
-    paths, _ = report_links(store, report.batch_id, tmp_path / "out", report.problems)
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out")
 
     with paths.csv.open(encoding="utf-8-sig", newline="") as handle:
         lines = list(csv.DictReader(handle))
@@ -54,3 +54,37 @@ def test_formula_like_input_reads_as_written_in_the_workbook(
     assert shown["Links"][1][1:3] == ["=1+1", "-5"]
     assert shown["Rejected"][1][1] == HYPERLINK
     assert registered.rejected == 1
+
+
+def test_every_report_of_a_batch_lists_its_rejected_and_conflicting_rows_once(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    first = read_link_rows(write_links_file(tmp_path / "first.csv", [("g-1", "anna", "10", "")]))
+    register_links(store, first)
+    rows = [("g-1", "anna", "99", ""), ("g-2", "vera", "10", ""), ("g-3", "ivan", "-1", "")]
+    report = read_link_rows(write_links_file(tmp_path / "second.csv", rows))
+    register_links(store, report)
+    register_links(store, report)  # the same file again: its rejects are not doubled
+
+    paths, figures = report_links(store, report.batch_id, tmp_path / "out")
+    rejected = list(load_workbook(paths.xlsx)["Rejected"].iter_rows(min_row=2, values_only=True))
+    assert [(row, ext, rule) for row, ext, _, rule, _ in rejected] == [
+        (2, "g-1", "external_id_conflict"),
+        (4, "g-3", "amount_positive"),
+    ]
+    assert figures.rejected == 2 and figures.statuses == {"VALIDATED": 1}
+    with paths.csv.open(encoding="utf-8-sig", newline="") as handle:
+        claims = [(line["row"], line["claim"]) for line in csv.DictReader(handle)]
+    assert [row for row, _ in claims] == ["3", "2", "4"]
+    assert [claim for _, claim in claims[1:]] == ["REJECTED", "REJECTED"]
+
+
+def test_a_batch_whose_every_row_was_rejected_still_has_its_report(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    report = read_link_rows(write_links_file(tmp_path / "bad.csv", [("g-1", "anna", "x", "")]))
+    register_links(store, report)
+    assert store.batch_exists(report.batch_id)
+    paths, figures = report_links(store, report.batch_id, tmp_path / "out")
+    assert figures.rejected == 1 and figures.claims == {}
+    assert load_workbook(paths.xlsx)["Rejected"]["B2"].value == "g-1"

@@ -3,12 +3,14 @@ named with its statusMessage, and the command exits 0 only when every recipient 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
 import pytest
 from cli.cli_support import payflow_env, run_payflow
 from links_support import pay_through_widget, read_claims, write_links_file
+from openpyxl import load_workbook
 from pydantic import SecretStr
 from support.stats import sandbox_stats
 from support.waiting import sandbox_is_idle, wait_until
@@ -72,3 +74,32 @@ def test_a_report_of_an_unknown_links_batch_is_one_line_not_an_empty_report(
         done.stderr.strip().splitlines()[-1] == "payflow: no links batch nosuchbatch in the ledger"
     )
     assert not list((tmp_path / "out").glob("*links*"))
+
+
+def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path) -> None:
+    # `payflow links report` rewrote the report without the rejected rows the first one listed:
+    # the operator lost the only list of what to fix in the file.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    out = tmp_path / "out"
+    rows = [("gift-1", "anna", "25", ""), ("gift-2", "vera", "not a number", "")]
+    links_file = write_links_file(tmp_path / "gifts.csv", rows)
+    issued = run_payflow(["links", str(links_file), "--out", str(out), "--json"], env, tmp_path)
+    assert issued.returncode == 1, issued.stdout + issued.stderr[-2000:]
+    batch_id = json.loads(issued.stdout)["batch_id"]
+    first_csv = (out / f"{batch_id}-links.csv").read_text("utf-8-sig")
+    first_rejected = _rejected_sheet(out / f"{batch_id}-links.xlsx")
+    assert [line[0] for line in first_rejected] == [3]
+
+    done = run_payflow(["links", "report", batch_id, "--out", str(out)], env, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+    again_csv = (out / f"{batch_id}-links.csv").read_text("utf-8-sig")
+    assert again_csv == first_csv
+    assert "3,gift-2,,,,REJECTED," in again_csv.splitlines()[2]
+    assert _rejected_sheet(out / f"{batch_id}-links.xlsx") == first_rejected
+    assert "  rejected in the file: 1 row (listed in the report)" in done.stdout.splitlines()
+
+
+def _rejected_sheet(path: Path) -> list[tuple[object, ...]]:
+    book = load_workbook(path)
+    assert "Rejected" in book.sheetnames, book.sheetnames
+    return list(book["Rejected"].iter_rows(min_row=2, values_only=True))
