@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from openpyxl import load_workbook
+from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.cell import column_index_from_string
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
@@ -19,12 +20,27 @@ from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem
 
 
-def _open(data: bytes, name: str) -> Workbook:
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """A workbook open for streaming, with its archive and each sheet's XML part in it (for the
+    scan of what the cells do not show)."""
+
+    workbook: Workbook
+    archive: zipfile.ZipFile
+    sheet_paths: dict[str, str]
+
+
+def _open(data: bytes, name: str) -> _Opened:
     try:
+        # What load_workbook does, keeping the reader: its archive and its workbook parser say
+        # where each sheet's XML is, which the read-only workbook keeps only in private fields.
         # data_only: a formula cell gives the value Excel cached when it last saved the file.
-        return load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+        reader.read()
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
+    paths = {sheet.name: rel.target for sheet, rel in reader.parser.find_sheets()}
+    return _Opened(reader.wb, reader.archive, paths)
 
 
 def read_xlsx_cells(
@@ -40,7 +56,8 @@ def read_xlsx_cells(
     The limits apply row by row, so a sheet of a million empty rows stops early. With
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
     once, naming a title row or another sheet that seems to hold them."""
-    workbook = _open(data, name)
+    opened = _open(data, name)
+    workbook = opened.workbook
     try:
         worksheet = _chosen_sheet(workbook, name, sheet, missing_columns)
         rows: list[list[str]] = []
@@ -75,7 +92,10 @@ def read_xlsx_cells(
                 blank_run += 1
                 limits.check_blank_run(name, offset + 1 - blank_run, blank_run)
             rows.append(texts)
-        problems += _sheet_problems(worksheet, header)
+        path = opened.sheet_paths.get(worksheet.title)
+        if path is None:  # never seen: unscanned, hidden rows would be paid unseen
+            raise BatchFileError(f"{name}: sheet {worksheet.title!r} has no part in the workbook")
+        problems += _sheet_problems(opened.archive, path, header)
         title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
     finally:
         workbook.close()
@@ -159,13 +179,9 @@ NEVER_COMPUTED = (
 )
 
 
-def _sheet_problems(worksheet: object, header: list[str]) -> list[Problem]:
+def _sheet_problems(archive: zipfile.ZipFile, path: str, header: list[str]) -> list[Problem]:
     """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows
     and formulas saved without a result."""
-    archive = getattr(getattr(worksheet, "parent", None), "_archive", None)
-    path = getattr(worksheet, "_worksheet_path", None)
-    if not isinstance(archive, zipfile.ZipFile) or not isinstance(path, str):
-        return []
     has_formula, hidden = _scan(archive, path)
     problems = [Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(hidden) if row > 1]
     if has_formula:  # the common case has none: no cell is parsed
@@ -218,7 +234,7 @@ def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int]]:
 
 def other_sheet_headers(data: bytes, sheet: str | None) -> dict[str, list[list[str]]]:
     """The first rows of every sheet but the one read, to say where a missing header may be."""
-    workbook = _open(data, "workbook")
+    workbook = _open(data, "workbook").workbook
     try:
         read = sheet or workbook.sheetnames[0]
         return {
