@@ -11,6 +11,7 @@ from payflow.model import PayoutInstruction
 from payflow.redact import mask_requisites
 
 FILE_ROW = 1  # problems about the file as a whole (its header) are reported on row 1
+MERGED_CELL = "merged_cell"  # an XLSX cell under a merged cell (payflow.intake.xlsx)
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 CONTROL_PATTERN = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
 _CONTROL = re.compile(CONTROL_PATTERN)

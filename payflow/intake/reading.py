@@ -27,7 +27,7 @@ from payflow.intake.headers import (
     payout_columns_missing,
 )
 from payflow.intake.limits import ReadLimits
-from payflow.intake.problems import FILE_ROW, BatchFileError, Problem
+from payflow.intake.problems import FILE_ROW, MERGED_CELL, BatchFileError, Problem
 
 BATCH_ID_HEX = 20
 FIRST_DATA_ROW = 2  # the header is row 1, as the operator sees it
@@ -311,7 +311,12 @@ def _raw_batch(
     frame = _without_blank_rows(frame, {problem.row for problem in problems})
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
-    problems = [replace(p, column=match.renames.get(p.column, p.column)) for p in problems]
+    problems = [
+        replace(p, column=match.renames.get(p.column, p.column))
+        for p in problems
+        # A merged cell over a column payflow does not read hides nothing it sends.
+        if p.rule != MERGED_CELL or p.column in match.renames
+    ]
     read_as = list(notices)
     if decimal_comma:
         frame, comma_notices = read_decimal_commas(frame)

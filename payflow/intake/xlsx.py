@@ -10,14 +10,14 @@ from itertools import islice
 from typing import Any
 
 from openpyxl.reader.excel import ExcelReader
-from openpyxl.utils.cell import column_index_from_string
+from openpyxl.utils.cell import column_index_from_string, get_column_letter, range_boundaries
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
 from payflow.intake.cells import LostDigitsError, cell_text
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_message
 from payflow.intake.limits import ReadLimits
-from payflow.intake.problems import BatchFileError, Problem
+from payflow.intake.problems import MERGED_CELL, BatchFileError, Problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ def read_xlsx_cells(
         path = opened.sheet_paths.get(worksheet.title)
         if path is None:  # never seen: unscanned, hidden rows would be paid unseen
             raise BatchFileError(f"{name}: sheet {worksheet.title!r} has no part in the workbook")
-        problems += _sheet_problems(opened.archive, path, header)
+        problems += _sheet_problems(opened.archive, path, header, rows)
         title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
     finally:
         workbook.close()
@@ -168,6 +168,7 @@ _TEXT_RESULT = re.compile(rb'\bt="str"')
 _ROW = re.compile(rb"<(?:\w+:)?row\s([^>]*)>")
 _HIDDEN = re.compile(rb'\bhidden="(?:1|true)"')
 _ROW_NUMBER = re.compile(rb'\br="([0-9]+)"')
+_MERGED = re.compile(rb'<(?:\w+:)?mergeCell\s[^>]*?\bref="([A-Z]{1,3}[0-9]+:[A-Z]{1,3}[0-9]+)"')
 _TAG_TAIL = 4096
 HIDDEN_ROW = (
     "the row is hidden in the workbook (filtered out, or hidden by hand), so it was not seen: "
@@ -179,11 +180,21 @@ NEVER_COMPUTED = (
 )
 
 
-def _sheet_problems(archive: zipfile.ZipFile, path: str, header: list[str]) -> list[Problem]:
-    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows
-    and formulas saved without a result."""
-    has_formula, hidden = _scan(archive, path)
+MERGED = (
+    "{column} is part of the merged cells {cells}: it shows {first}'s value, but a merged cell "
+    "holds its value in its first cell only, so this row's {column} reads empty; unmerge the "
+    "cells and fill in every row"
+)
+
+
+def _sheet_problems(
+    archive: zipfile.ZipFile, path: str, header: list[str], rows: list[list[str]]
+) -> list[Problem]:
+    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows,
+    formulas saved without a result and cells under a merged cell."""
+    has_formula, hidden, merged = _scan(archive, path)
     problems = [Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(hidden) if row > 1]
+    problems += _under_merged_cells(sorted(merged), header, rows)
     if has_formula:  # the common case has none: no cell is parsed
         problems += _formulas_never_computed(archive.read(path), header)
     return problems
@@ -216,9 +227,40 @@ def _formulas_never_computed(xml: bytes, header: list[str]) -> list[Problem]:
     return found
 
 
-def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int]]:
-    """Whether the sheet's XML holds a formula, and its hidden rows, read a megabyte at a time."""
+def _under_merged_cells(
+    merged: list[bytes], header: list[str], rows: list[list[str]]
+) -> list[Problem]:
+    """A cell under a merged cell that shows a value, in a data row holding anything else: the
+    sheet shows the merged value on every row it spans (a serviceId merged over three rows), but
+    only its first cell holds it, so the rows below would read it as empty and be paid without
+    it (the merchant's default service instead of the one the operator saw)."""
+    found: list[Problem] = []
+    for reference in merged:
+        cells = reference.decode()
+        first_column, first_row, last_column, last_row = range_boundaries(cells)
+        assert first_column and first_row and last_column and last_row  # a cell range has all
+        if first_row > len(rows) or first_column > len(rows[first_row - 1]):
+            continue
+        if not rows[first_row - 1][first_column - 1]:
+            continue  # merged empty cells show nothing, and nothing is lost
+        first = f"{get_column_letter(first_column)}{first_row}"
+        for row in range(max(first_row, 2), min(last_row, len(rows)) + 1):
+            if not any(rows[row - 1]):
+                continue  # nothing else on the row: no payout to refuse
+            for index in range(first_column - 1, min(last_column, len(header))):
+                if (row, index + 1) == (first_row, first_column) or not header[index]:
+                    continue
+                column = header[index]
+                message = MERGED.format(column=column, cells=cells, first=first)
+                found.append(Problem(row, column, MERGED_CELL, message))
+    return found
+
+
+def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int], set[bytes]]:
+    """Whether the sheet's XML holds a formula, its hidden rows and its merged cell ranges, read
+    a megabyte at a time."""
     has_formula, hidden = False, set()
+    merged: set[bytes] = set()
     with archive.open(path) as member:
         tail = b""
         while chunk := member.read(1 << 20):
@@ -228,8 +270,10 @@ def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int]]:
             for row in _ROW.finditer(text) if b"hidden=" in text else ():
                 if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
                     hidden.add(int(number.group(1)))
+            # A set: a range in the overlap of two chunks is found twice.
+            merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
             tail = chunk[-_TAG_TAIL:]  # a tag cut between two chunks is whole in the next text
-    return has_formula, hidden
+    return has_formula, hidden, merged
 
 
 def other_sheet_headers(data: bytes, sheet: str | None) -> dict[str, list[list[str]]]:

@@ -180,3 +180,27 @@ def test_a_hidden_row_is_rejected_not_paid(tmp_path: Path) -> None:
     [problem] = report.rejects
     assert (problem.row, problem.rule, problem.external_id) == (3, "hidden_row", "x-2")
     assert problem.message.startswith("the row is hidden in the workbook (filtered out")
+
+
+def test_rows_under_a_merged_cell_are_rejected_not_paid_without_its_value(tmp_path: Path) -> None:
+    # Found by hand: a serviceId merged over three rows showed on each of them, but only the
+    # first held it, so the other two were paid through the merchant's default service.
+    header = [*HEADER, "serviceId", "comment"]
+    rows = [[*ROW[:-2], f"u-{n}", f"x-{n}", "201" if n == 1 else "", "batch A"] for n in (1, 2, 3)]
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    for row in (header, *rows, ["", "", "", "", "", "", "", "", ""]):
+        sheet.append(row)
+    sheet.merge_cells("H2:H4")  # serviceId over rows 2-4
+    sheet.merge_cells("I2:I5")  # a column payflow does not read: nothing hidden from it
+    workbook.save(tmp_path / "m.xlsx")
+    report = validate_rows(
+        read_batch_file(tmp_path / "m.xlsx"), services=None, banks_for_phones=None
+    )
+    assert [(i.external_id, i.service_id) for i in report.instructions] == [("x-1", 201)]
+    assert [(p.row, p.column, p.rule, p.external_id) for p in report.rejects] == [
+        (3, "serviceId", "merged_cell", "x-2"),
+        (4, "serviceId", "merged_cell", "x-3"),
+    ]
+    assert report.rejects[0].message.startswith("serviceId is part of the merged cells H2:H4")
