@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 
 # Excel keeps 15 significant digits; a longer number stored as a number has lost digits.
 EXCEL_EXACT_DIGITS = 15
@@ -42,3 +44,47 @@ def float_text(value: float) -> str:
         return str(int(value))
     # repr gives the shortest decimal that reads back as the same float.
     return format(Decimal(repr(value)), "f")
+
+
+def shown_text(value: int | float, number_format: str | None) -> str | None:
+    """What a number cell shows under its number format when that is another number than it
+    holds (`1500%` for 15, `1501` for 1500.6 under `#,##0`), else None.
+
+    A spreadsheet computes with what the cell holds, but the operator reads what it shows: an
+    amount typed as 1500 into a percent-formatted column holds 15, and would be paid as 15.
+    Formats that fix no number of decimals (General, text, scientific, fractions) show the
+    value itself."""
+    shape = _format_shape(number_format or "General")
+    if shape is None:
+        return None
+    percent, decimals, thousands = shape
+    held = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    shown = held * 100 if percent else held.scaleb(-3 * thousands)
+    rounded = shown.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    if not percent and not thousands and rounded == held:
+        return None
+    return f"{rounded:f}{'%' if percent else ''}"
+
+
+_LITERAL = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]|_.|\*.')
+_PLACEHOLDER = "0#?"
+
+
+@cache
+def _format_shape(number_format: str) -> tuple[bool, int, int] | None:
+    """(shows a percentage, decimals shown, thousands scaled away by trailing commas) of the
+    format's first section (the one for positive numbers), or None when it fixes no decimals."""
+    section = _LITERAL.sub("", number_format).split(";")[0]
+    if not any(c in section for c in _PLACEHOLDER) or any(c in section for c in "Ee/@"):
+        return None  # General, text, scientific, fractions: the value as it is
+    whole, _, fraction = section.partition(".")
+    decimals = 0
+    for character in fraction:
+        if character not in _PLACEHOLDER:
+            break
+        decimals += 1
+    # A comma right after the last digit of the whole part divides by 1,000 (`#,##0,` shows
+    # 1500000 as 1,500); a comma between digits only groups them.
+    last = max(whole.rfind(c) for c in _PLACEHOLDER)
+    thousands = len(whole[last + 1 :]) - len(whole[last + 1 :].lstrip(","))
+    return "%" in section, decimals, thousands

@@ -14,10 +14,11 @@ from openpyxl.utils.cell import column_index_from_string, get_column_letter, ran
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
-from payflow.intake.cells import LostDigitsError, cell_text
+from payflow.intake.cells import LostDigitsError, cell_text, shown_text
+from payflow.intake.columns import match_headers
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_message
 from payflow.intake.limits import ReadLimits
-from payflow.intake.problems import MERGED_CELL, BatchFileError, Problem
+from payflow.intake.problems import MERGED_CELL, BatchFileError, Problem, shown_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,16 +68,17 @@ def read_xlsx_cells(
         # The stated size (<dimension>) may be wrong: trusted, it would cut rows off silently.
         # max_col bounds the width instead: a stated 16,384 columns would pad every row to it.
         worksheet.reset_dimensions()
-        cells = worksheet.iter_rows(values_only=True, max_col=limits.max_columns + 1)
+        # Cells, not values: a number's format says what the operator saw (15 shown as 1500%).
+        cells = worksheet.iter_rows(max_col=limits.max_columns + 1)
         for offset, values in enumerate(cells):
             if offset == 0:
-                header = [cell_text(v).strip() for v in values]
+                header = [cell_text(c.value).strip() for c in values]
                 while header and not header[-1]:
                     header.pop()
                 limits.check_columns(name, len(header))
                 missing = missing_columns(header) if missing_columns else []
                 if missing:
-                    top = [[cell_text(v) for v in values] for values in islice(cells, SCANNED_ROWS)]
+                    top = [[cell_text(c.value) for c in row] for row in islice(cells, SCANNED_ROWS)]
                     raise BatchFileError(
                         missing_columns_message(
                             name, header, top, missing, lambda: other_sheet_headers(data, sheet)
@@ -139,8 +141,15 @@ def _first_row(worksheet: Any) -> list[str]:
     return []
 
 
+SHOWN_OTHERWISE = (
+    "{column} shows {shown} but the cell holds {held}: its number format ({format}) shows "
+    "another number than it holds; format the column as Number with two decimals (or as Text) "
+    "and type the value meant"
+)
+
+
 def _row_text(
-    values: tuple[object, ...],
+    cells: tuple[Any, ...],
     header: list[str],
     row: int,
     problems: list[Problem],
@@ -148,12 +157,28 @@ def _row_text(
     name: str,
 ) -> list[str]:
     texts: list[str] = []
-    for index, value in enumerate(values):
+    for index, cell in enumerate(cells):
+        value = cell.value
         try:
             text = cell_text(value)
         except LostDigitsError as exc:
             problems.append(Problem(row, header[index], "number_lost_digits", str(exc)))
             text = ""
+        # type(), not isinstance: a bool is an int too, and TRUE has no number format to hide.
+        if type(value) in (int, float) and header[index]:
+            shown = shown_text(value, cell.number_format)
+            if shown is not None:
+                column = header[index]
+                # A phone shown as a percentage is still personal data: masked like a value.
+                read_as = match_headers([column]).renames.get(column, column)
+                message = SHOWN_OTHERWISE.format(
+                    column=column,
+                    shown=shown_value(read_as, shown),
+                    held=shown_value(read_as, text),
+                    format=cell.number_format,
+                )
+                problems.append(Problem(row, column, "number_shown_otherwise", message))
+                text = ""  # read as nothing: its one reject is this one
         if len(text) > limits.max_cell_chars:
             limits.check_cell(name, row, header[index], len(text))
         texts.append(text)

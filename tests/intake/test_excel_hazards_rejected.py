@@ -46,3 +46,39 @@ def test_report_keeps_formula_like_values_as_text(tmp_path: Path) -> None:
     assert csv_path.read_text("utf-8-sig").splitlines()[1] == (
         "2,x-1,note,no_control_characters,message,'=1+1,reject"
     )
+
+
+def test_a_number_its_format_shows_otherwise_is_a_reject(tmp_path: Path) -> None:
+    # Found by hand: 1500 typed into a percent-formatted amount column holds 15 and shows
+    # 1500%, and an amount of 1500.6 under `#,##0` shows 1501; both were paid as they were held.
+    rows: list[list[object]] = [HEADER]
+    rows += [[amount, *ROW[1:-1], f"x-{n}"] for n, amount in enumerate([15, 1500.6, 1505], 1)]
+    path = write_xlsx(tmp_path / "b.xlsx", rows)
+    workbook = load_workbook(path)
+    sheet = workbook.active
+    assert sheet is not None
+    sheet["A2"].number_format = "0%"
+    sheet["A3"].number_format = "#,##0"
+    sheet["A4"].number_format = "#,##0.00"  # shows what it holds
+    sheet["D2"].number_format = "0"  # a phone stored as a number, shown whole: as it holds
+    workbook.save(path)
+    report = validate_rows(read_batch_file(path), services=None, banks_for_phones=None)
+    assert [i.external_id for i in report.instructions] == ["x-3"]
+    assert [(p.row, p.column, p.rule, p.external_id) for p in report.rejects] == [
+        (2, "amount", "number_shown_otherwise", "x-1"),
+        (3, "amount", "number_shown_otherwise", "x-2"),
+    ]
+    assert report.rejects[0].message.startswith("amount shows 1500% but the cell holds 15:")
+    assert report.rejects[1].message.startswith("amount shows 1501 but the cell holds 1500.6:")
+
+
+def test_a_phone_its_format_shows_otherwise_is_masked_in_the_message(tmp_path: Path) -> None:
+    path = write_xlsx(tmp_path / "b.xlsx", [HEADER, [*ROW[:3], 2250700001234, *ROW[4:]]])
+    workbook = load_workbook(path)
+    sheet = workbook.active
+    assert sheet is not None
+    sheet["D2"].number_format = "0%"
+    workbook.save(path)
+    report = validate_rows(read_batch_file(path), services=None, banks_for_phones=None)
+    [problem] = report.rejects
+    assert problem.rule == "number_shown_otherwise" and "2250700001234" not in problem.message
