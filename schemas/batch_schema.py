@@ -20,7 +20,7 @@ from payflow.schemas.rules import RulesTable
 from payflow.schemas.text_checks import no_control_characters
 
 # Rules whose message names the row's own destination instead of every destination's rule.
-ROW_SPECIFIC_RULES = frozenset({"amount_step", "wallet_country_code"})
+ROW_SPECIFIC_RULES = frozenset({"amount_step", "amount_currency_decimals", "wallet_country_code"})
 
 CONTROL_RULE = "no_control_characters"
 CONTROL_MESSAGE = "contains a line break, tab or other control character"

@@ -81,7 +81,7 @@ def column_docs(table: RulesTable) -> list[ColumnDoc]:
         for d in table.destinations
         if d.amount_step_cents > 1
     ]
-    rules["amount"] += "; " + ", ".join(steps)
+    rules["amount"] += "; " + ", ".join(steps) + "; whole in any currency without cents (JPY)"
     rules["paymentType"] += " " + "; ".join(
         f"{t} ({', '.join(c)})" for t, c in sorted(by_destination.items())
     )

@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from payflow.schemas.column_rules import CENTS, DEST
-from payflow.schemas.iso4217 import ISO_4217_CODES
+from payflow.schemas.iso4217 import ISO_4217_CODES, currency_decimals
 from payflow.schemas.requisites import REQUISITES_RULES, account_key_matches
 from payflow.schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
 from payflow.schemas.text_checks import (
     AMOUNT_PATTERN,
     blank,
     cells,
+    distinct_keys,
     fullmatch,
     fullmatch_flags,
     fullmatch_where,
@@ -66,6 +67,12 @@ def destination_rules(table: RulesTable) -> list[FrameRule]:
     rules += [
         ("wallet_country_code", "requisites", _prefix_message(table), _prefix_check(table)),
         ("amount_step", "amount", _step_message(table), _step_check(table)),
+        (
+            "amount_currency_decimals",
+            "amount",
+            "amount has decimals, but its currency has none (ISO 4217: JPY, KRW, XAF and others)",
+            _currency_decimals_check(table),
+        ),
         (
             "amount_minimum",
             "amount",
@@ -165,6 +172,22 @@ def _step_check(table: RulesTable) -> FrameCheck:
     return check
 
 
+def _currency_decimals_check(table: RulesTable) -> FrameCheck:
+    """A currency without a minor unit (JPY) paid by a destination whose step allows cents (EMAIL
+    pays any currency): 1000.5 JPY cannot be paid as written, and a report shows it as 1,001.
+    A destination whose own step already asks for whole amounts (XOF) reports it there, once."""
+    steps = np.array([d.amount_step_cents for d in table.destinations] + [100], dtype=np.int64)
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        cents = frame[CENTS].to_numpy()
+        codes, currencies = distinct_keys(cells(frame["currency"]))
+        whole = np.array([currency_decimals(c) == 0 for (c,) in currencies], dtype=bool)[codes]
+        applies = whole & (cents > 0) & (steps[frame[DEST].to_numpy()] % 100 != 0)
+        return pd.Series(~applies | (cents % 100 == 0), index=frame.index)
+
+    return check
+
+
 def _limit_check(limits: tuple[AmountLimit, ...], *, low: bool) -> FrameCheck:
     def check(frame: pd.DataFrame) -> pd.Series:
         result = pd.Series(True, index=frame.index)
@@ -237,6 +260,8 @@ def _prefix_message(table: RulesTable) -> str:
 def row_message(rule: str, table: RulesTable, payment_type: str, currency: str) -> str | None:
     """The message of a destination rule for one row's destination, when it has its own:
     "XOF amounts must be a whole multiple of 5" rather than every currency's step."""
+    if rule == "amount_currency_decimals":
+        return f"{currency} amounts must be whole numbers: {currency} has no minor unit"
     found = [
         d for d in table.destinations if (d.payment_type, d.currency) == (payment_type, currency)
     ]

@@ -1,4 +1,5 @@
-"""Active ISO 4217 currency codes (alphabetic), as a frozen set for membership checks."""
+"""Active ISO 4217 currency codes (alphabetic), as a frozen set for membership checks, and the
+minor units (decimals) of each."""
 
 from __future__ import annotations
 
@@ -14,3 +15,17 @@ _CODES = """
     YER ZAR ZMW ZWG ZWL
     """
 ISO_4217_CODES = frozenset(_CODES.split())
+
+# ISO 4217 minor units that are not 2; every other currency has 2.
+_ZERO = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
+_THREE = "BHD IQD JOD KWD LYD OMR TND"
+_DECIMALS = {
+    **dict.fromkeys(_ZERO.split(), 0),
+    **dict.fromkeys(_THREE.split(), 3),
+    **dict.fromkeys(("CLF", "UYW"), 4),
+}
+
+
+def currency_decimals(currency: str | None) -> int:
+    """Minor units of the currency (2 when unknown)."""
+    return _DECIMALS.get((currency or "").upper(), 2)

@@ -7,19 +7,7 @@ from typing import Any
 
 from openpyxl.cell.cell import WriteOnlyCell
 
-# ISO 4217 minor units that are not 2; every other currency has 2.
-_ZERO = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
-_THREE = "BHD IQD JOD KWD LYD OMR TND"
-_DECIMALS = {
-    **dict.fromkeys(_ZERO.split(), 0),
-    **dict.fromkeys(_THREE.split(), 3),
-    **dict.fromkeys(("CLF", "UYW"), 4),
-}
-
-
-def currency_decimals(currency: str | None) -> int:
-    """Minor units of the currency (2 when unknown)."""
-    return _DECIMALS.get((currency or "").upper(), 2)
+from payflow.schemas.iso4217 import currency_decimals
 
 
 def quantized(amount: Decimal, currency: str | None) -> Decimal:

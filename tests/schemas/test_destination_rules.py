@@ -132,3 +132,21 @@ def test_a_table_naming_an_unknown_requisites_rule_is_refused(tmp_path: Path) ->
 def test_destination_messages_name_the_rows_own_rule(cells: dict[str, str], message: str) -> None:
     report = validate(row("SIM", **cells))
     assert [p.message for p in report.rejects] == [message]
+
+
+def test_an_amount_with_cents_in_a_currency_without_them_is_a_reject() -> None:
+    # Found by hand: EMAIL pays any currency in steps of 0.01, so 1000.5 JPY was valid, and the
+    # report (JPY with no decimals) showed it as 1,001.
+    services = [*SERVICES, ServiceInfo(303, "EMAIL", "JPY")]
+    report = validate(
+        row("EMAIL", currency="JPY", amount="1000.5"),
+        row("EMAIL", currency="JPY", amount="1000", externalId="e-3"),
+        row("EMAIL", currency="USD", amount="1000.5", externalId="e-4"),
+        row("SIM", amount="1000.5", externalId="e-5"),  # XOF's own step says it, once
+        services=services,
+    )
+    assert [(p.row, p.rule, p.message) for p in report.rejects] == [
+        (2, "amount_currency_decimals", "JPY amounts must be whole numbers: JPY has no minor unit"),
+        (5, "amount_step", "XOF amounts must be a whole multiple of 5"),
+    ]
+    assert [i.external_id for i in report.instructions] == ["e-3", "e-4"]
