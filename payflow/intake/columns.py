@@ -27,6 +27,11 @@ _SEPARATORS = re.compile(r"[\s_\-.]+")
 _BY_KEY = {column.lower(): column for column in ALL_COLUMNS}
 
 
+# A UTF-8 byte order mark read back as Windows-1252 or Windows-1251 text: the file was opened
+# in the wrong encoding and saved again, so every non-Latin name in it is garbled too.
+MISREAD_BOMS = ("\u00ef\u00bb\u00bf", "\u043f\u00bb\u0457")
+
+
 def header_key(header: str) -> str:
     """`External ID`, `external_id` and `externalId` all give `externalid`."""
     return _SEPARATORS.sub("", header.strip().lstrip("\ufeff")).lower()

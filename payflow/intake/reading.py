@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from payflow.intake.amounts import read_decimal_commas
-from payflow.intake.columns import match_headers
+from payflow.intake.columns import MISREAD_BOMS, match_headers
 from payflow.intake.headers import (
     SCANNED_ROWS,
     MissingColumns,
@@ -289,6 +289,19 @@ def _without_blank_rows(frame: pd.DataFrame, emptied: set[int]) -> pd.DataFrame:
     return frame[~blank]
 
 
+def _refuse_misread_encoding(name: str, headers: list[str]) -> None:
+    """A header starting `ï»¿` is a UTF-8 file that a spreadsheet opened as Windows-1252 (or as
+    Windows-1251: `п»ї`) and saved: its externalId column went unrecognised, so its rows would be
+    paid under derived ids, and its names garbled (Иван as Ð˜Ð²Ð°Ð½)."""
+    for header in headers[:1]:
+        if header.startswith(MISREAD_BOMS):
+            raise BatchFileError(
+                f"{name}: the first header reads {header.strip()!r}: the file was opened in the "
+                "wrong encoding and saved again, so its names are garbled too; open the original "
+                "CSV again choosing UTF-8 (or save it as 'CSV UTF-8') and use that"
+            )
+
+
 def _raw_batch(
     batch_id: str,
     name: str,
@@ -298,6 +311,7 @@ def _raw_batch(
     decimal_comma: bool = False,
     notices: Sequence[Problem] = (),
 ) -> RawBatch:
+    _refuse_misread_encoding(name, list(frame.columns))
     match = match_headers(list(frame.columns))
     if match.duplicated:
         raise BatchFileError(f"{name}: column {match.duplicated[0]} is given more than once")

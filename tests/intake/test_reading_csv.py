@@ -31,6 +31,24 @@ def test_utf8_with_bom(tmp_path: Path) -> None:
     assert list(raw.frame.columns) == HEADER
 
 
+@pytest.mark.parametrize("misread", ["cp1252", "cp1251"])
+def test_a_file_saved_after_opening_it_in_the_wrong_encoding_is_refused(
+    tmp_path: Path, misread: str
+) -> None:
+    # Found by hand: LibreOffice converted a UTF-8 CSV with a BOM read as Windows-1252; the
+    # header 'ï»¿externalId' went unrecognised, so rows were to be paid under derived ids, and
+    # every Cyrillic name read 'Ð˜Ð²Ð°Ð½'.
+    header = ["externalId", *HEADER[:-1]]
+    row = ["x-1", *ROW[:4], "Иван", *ROW[5:-1]]
+    garbled = [
+        [cell.encode("utf-8").decode(misread, errors="replace") for cell in line]
+        for line in (header, row)
+    ]
+    garbled[0][0] = "\ufeff".encode().decode(misread) + garbled[0][0]
+    with pytest.raises(BatchFileError, match="opened in the wrong encoding and saved again"):
+        read_batch_file(write_csv(tmp_path / "b.csv", garbled))
+
+
 def test_cp1251_from_russian_excel(tmp_path: Path) -> None:
     row = [*ROW[:4], "Пётр Сидоров", *ROW[5:]]
     raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, row], sep=";", encoding="cp1251"))
