@@ -5,7 +5,10 @@ module before it reaches a CSV or an XLSX. A CSV cell has no type, so a value th
 character a spreadsheet reads as the start of a formula or a control sequence gets a leading
 apostrophe (`inert_text`), the convention Excel and LibreOffice show as plain text. An XLSX cell
 has a type: input text is written as a string cell (`text_cell`), which no spreadsheet evaluates,
-so it keeps the value as the input had it, without the apostrophe.
+so it keeps the value as the input had it, without the apostrophe. Control characters are shown
+escaped in both (`printable`): an XLSX cannot hold most of them at all (openpyxl refused a
+service's statusMessage with one and the whole report failed), and in a CSV read in a terminal
+an escape sequence would act.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from openpyxl.cell.cell import Cell, WriteOnlyCell
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 from openpyxl.worksheet.worksheet import Worksheet
 
+from payflow.intake.problems import printable
+
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n")
 """Leading characters that make Excel, LibreOffice or Google Sheets evaluate a CSV cell."""
 
@@ -24,15 +29,10 @@ def inert_text(value: object) -> str:
     """`value` as CSV text that no spreadsheet evaluates; None becomes the empty string."""
     if value is None:
         return ""
-    text = str(value)
+    text = printable(str(value))
     if text.startswith(FORMULA_TRIGGERS):
         return "'" + text
     return text
-
-
-def is_inert(text: str) -> bool:
-    """True when `text` cannot be read as a formula by a spreadsheet program."""
-    return not text.startswith(FORMULA_TRIGGERS)
 
 
 def inert_row(values: Iterable[object]) -> list[str | int]:
@@ -45,7 +45,7 @@ def inert_row(values: Iterable[object]) -> list[str | int]:
 
 def text_cell(sheet: Worksheet | WriteOnlyWorksheet, value: object) -> Cell:
     """An XLSX string cell holding `value` as written; None becomes the empty string."""
-    cell = WriteOnlyCell(sheet, value="" if value is None else str(value))
+    cell = WriteOnlyCell(sheet, value="" if value is None else printable(str(value)))
     # openpyxl infers a formula from a leading "=" and an error from "#N/A"; typed "s", the cell
     # is text whatever it starts with, so it needs no apostrophe.
     cell.data_type = "s"

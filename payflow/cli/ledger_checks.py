@@ -6,6 +6,7 @@ Kept apart from run.py so the pipeline that drives the flow can change without t
 from __future__ import annotations
 
 from payflow.api.errors import PaymentsApiError
+from payflow.intake.problems import printable
 from payflow.ledger import NOT_SENT_PREFIX, BatchCounts, RowState
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
@@ -63,7 +64,8 @@ def not_sent_lines(settings: Settings, batch_id: str) -> tuple[list[str], set[st
     lines = []
     for message, ids in sorted(by_reason.items(), key=lambda item: -len(item[1])):
         shown = ", ".join(ids[:SHOWN_HELD]) + (" ..." if len(ids) > SHOWN_HELD else "")
-        lines.append(f"  {counted(len(ids), 'row')} {message} ({shown})")
+        # The service's words: shown with any control character escaped, never acted on.
+        lines.append(printable(f"  {counted(len(ids), 'row')} {message} ({shown})"))
     if lines:
         lines.append(
             "  nothing exists at the service for them: fix the cause (a balance to top up), then "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
-from reconcile_support import instruction, new_id, pay, reconcile, register
+from reconcile_support import instruction, move, new_id, pay, payout_id, reconcile, register
 from support.spreadsheet import computed_sheets
 
 from payflow.ledger import Ledger, RejectedRow, RowOutcome
@@ -284,3 +284,22 @@ async def test_a_picture_of_the_summary_sheet(client, ledger: Ledger, tmp_path) 
     pictures = sorted(tmp_path.glob("summary*.png"))
     assert pictures and pictures[0].stat().st_size > 1000
     print(f"summary sheet image: {pictures[0]}")
+
+
+async def test_a_status_message_with_control_characters_is_shown_escaped_in_both_files(
+    client, ledger: Ledger, sandbox_server, tmp_path
+) -> None:
+    # The service's statusMessage is not ours: one holding BEL and an ANSI escape made openpyxl
+    # refuse the cell, `payflow reconcile` ended "unexpected error" and no report was written.
+    batch = register(ledger, [instruction(new_id("ctl"), 2, "0001")], [])
+    await pay(client, ledger, batch)
+    message = "Reversed\x07 by bank\x1b[31m"
+    move(sandbox_server, payout_id(ledger, batch, 2), status="FAILED", statusMessage=message)
+    await reconcile(client, ledger, batch)
+
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+    shown = "Reversed\\x07 by bank\\x1b[31m"
+    [row] = _csv_rows(report.csv)
+    assert row["status_message"] == shown
+    texts = {c.value for r in load_workbook(report.xlsx)["rows"].iter_rows() for c in r}
+    assert shown in texts
