@@ -23,6 +23,7 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
         "|---|---|",
         *(f"| {c} | {display_amount(a)} |" for c, a in sorted(facts.totals.items())),
         "",
+        *((f"**{line}.**", "") if (line := requirement.to_send_line()) else ()),
         f"**Rule:** {counted(requirement.steps, 'approval step')} needed.",
         *(f"- {rule}" for rule in requirement.rules),
     ]

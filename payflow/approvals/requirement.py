@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from payflow.approvals.policy import ApprovalPolicy, load_policy
 from payflow.intake.identity import DERIVED_PREFIX
-from payflow.ledger import BatchFacts, HeldRow, Ledger
+from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, Ledger
 from payflow.ledger.actions import last_action
 from payflow.model import display_amount
 from payflow.rerun.classify import FailureClass, classifier
@@ -73,11 +73,33 @@ class Requirement:
     expires_at: datetime
     held: tuple[ApprovalWarning, ...] = ()  # repeats still HELD: shown, not paid, not approved
     earlier: tuple[EarlierFailure, ...] = ()  # a rerun's rows: why each earlier attempt failed
+    # What an approval now sends: the totals above also count rows held, or with a payout
+    # already (through this batch, or another batch that paid the same externalId).
+    to_send: tuple[CurrencyTotal, ...] = ()
 
     @property
     def acknowledgements(self) -> frozenset[str]:
         """Keys an approval must have seen: every warning and every large row."""
         return frozenset(w.key for w in (*self.warnings, *self.large_rows))
+
+    def to_send_line(self) -> str | None:
+        """`To send when approved: 1 payout (RUB 100.00) ...` when that is fewer than the
+        batch's payouts (an approver read "3 payouts, RUB 400" and 100 went); else None."""
+        rows = sum(total.rows for total in self.to_send)
+        if rows >= self.facts.rows:
+            return None
+        if rows == 0:
+            return "Nothing to send when approved: every row is held or already has a payout"
+        sums: dict[str, Decimal] = {}
+        for total in self.to_send:
+            sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
+        amounts = ", ".join(f"{c} {display_amount(a)}" for c, a in sorted(sums.items()))
+        return (
+            f"To send when approved: {counted(rows, 'payout')}"
+            + (f" ({amounts})" if amounts else "")
+            + "; the batch's other rows are held, or already have a payout (through this batch "
+            "or another with the same externalId), and are not sent again"
+        )
 
 
 def _repeat_text(row: HeldRow) -> str:
@@ -254,4 +276,5 @@ def approval_requirement(
         expires_at,
         tuple(held),
         tuple(earlier),
+        ledger.to_pay(batch_id),
     )

@@ -348,6 +348,10 @@ class Ledger:
         state (what it pays or paid; `batch_counts().to_pay` is only what is left)."""
         return counts.currency_totals(self._reader, batch_id)
 
+    def to_pay(self, batch_id: str) -> tuple[counts.CurrencyTotal, ...]:
+        """Rows and sums per currency and destination of the batch's payouts not sent yet."""
+        return counts.to_pay(self._reader, batch_id)
+
     def batch_rows(self, batch_id: str) -> Iterator[RowView]:
         """Every source row of the batch in order, requisites unmasked (the caller masks)."""
         return reading.batch_rows(self._reader, batch_id)

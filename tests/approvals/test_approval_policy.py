@@ -379,3 +379,24 @@ def test_a_rerun_of_a_blocked_account_is_a_warning_and_every_rerun_row_shows_why
     with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
         approve(ledger, rerun_id, policy, "bob")
     assert approve(ledger, rerun_id, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
+
+
+def test_the_form_says_what_an_approval_sends_when_rows_already_have_a_payout(ledger, policy):
+    # Found by hand: a file run again after an edit paid two of its rows through the new batch;
+    # the old batch's form still read "3 payouts, RUB 400" and approving it sent one, 100.
+    paid_before = row("adopt-2", 2, amount=Decimal(100), requisites=RECIPIENT)
+    first = register(ledger, [paid_before])
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("adopt-2", "payout-a", "COMPLETED")
+    second = register(ledger, [paid_before, row("adopt-3", 3, amount=Decimal(250))])
+    ledger.set_maker(second, "maker")
+
+    requirement = approval_requirement(ledger, second, policy)
+    assert requirement.facts.rows == 2
+    assert [(t.currency, t.rows, t.amount) for t in requirement.to_send] == [
+        ("XOF", 1, Decimal(250))
+    ]
+    form = approval_form_markdown(requirement, approval_status(ledger, second, policy))
+    assert "**To send when approved: 1 payout (XOF 250); the batch's other rows are held" in form
+    alone = batch_of(ledger, "alone", [300])
+    assert approval_requirement(ledger, alone, policy).to_send_line() is None

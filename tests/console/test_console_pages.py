@@ -263,9 +263,12 @@ def test_a_sent_batch_shows_its_totals_on_the_approve_page_and_in_the_list(
     assert ledger.batch_counts(batch_id).to_pay == ()
 
     checker = signed_in(console, "carl")
-    totals = _table(checker.get(f"/batches/{batch_id}/approve").text, "totals")
+    page = checker.get(f"/batches/{batch_id}/approve").text
+    totals = _table(page, "totals")
     # Rows 2 and 3 pay 2000 and 3000 XOF: paid or failed, they are the batch's figures.
     assert re.search(r"<td>XOF</td><td>SIM</td><td[^>]*>2</td><td[^>]*>5000</td>", totals), totals
+    # ...and an approval would send none of them again.
+    assert "Nothing to send when approved: every row is held or already has a payout" in page
     listed = checker.get("/batches").text
     line = listed.split(f"/batches/{batch_id}", 1)[1].split("</tr>", 1)[0]
     assert "<td>5000 XOF</td>" in line, line
