@@ -48,16 +48,13 @@ from payflow.model import display_amount
 from payflow.reconcile import FailureTableError
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
+from payflow.serving import BodyTooLarge, read_body
 from payflow.wording import counted
 
 HERE = Path(__file__).parent
 BATCH_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the small fields beside the file
 Handler = Callable[[Request, Session], Awaitable[Response]]
-
-
-class TooLarge(Exception):
-    """The request body is over the upload limit."""
 
 
 def create_app(ctx: ConsoleContext) -> Starlette:
@@ -79,16 +76,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         return render(request, session, "message.html", status, text=text)
 
     async def read_form(request: Request) -> FormData:
-        declared = request.headers.get("content-length")
         cap = ctx.max_upload_bytes + FORM_OVERHEAD
-        if declared and declared.isdigit() and int(declared) > cap:
-            raise TooLarge
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > cap:
-                raise TooLarge
-        request._body = bytes(body)  # the form parser reads the body already received
+        await read_body(request, cap)  # the form parser then reads the body already received
         return await request.form(max_files=1, max_fields=200, max_part_size=cap)
 
     def page(
@@ -105,7 +94,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 if request.method == "POST":
                     try:
                         form = await read_form(request)
-                    except TooLarge:
+                    except BodyTooLarge:
                         return message(
                             request,
                             session,

@@ -22,6 +22,7 @@ from payflow.api.errors import SignatureInvalidError
 from payflow.api.signing import verify_signature
 from payflow.api.webhooks import parse_payout_webhook
 from payflow.ledger import Ledger
+from payflow.serving import BodyTooLarge, read_body
 from payflow.webhooks.group_commit import GroupRecorder
 from payflow.webhooks.refund_events import REFUND_KINDS, record_refund_webhook
 
@@ -29,6 +30,9 @@ logger = logging.getLogger(__name__)
 
 WEBHOOK_PATH = "/webhooks"
 PAYOUT_UPDATE = "PAYOUT_UPDATE"
+# A payout, refund or order object is a few kilobytes; the receiver is reachable by anyone and
+# reads a body before it can check the signature, so anything larger is refused unread.
+MAX_BODY_BYTES = 1024 * 1024
 
 
 def create_receiver_app(ledger: Ledger, token: str | SecretStr) -> Starlette:
@@ -37,7 +41,11 @@ def create_receiver_app(ledger: Ledger, token: str | SecretStr) -> Starlette:
     recorder = GroupRecorder(ledger)
 
     async def receive(request: Request) -> Response:
-        body = await request.body()
+        try:
+            body = await read_body(request, MAX_BODY_BYTES)
+        except BodyTooLarge:
+            logger.warning("webhook refused: body over %d bytes", MAX_BODY_BYTES)
+            return JSONResponse({"error": "body too large"}, status_code=413)
         try:
             verify_signature(body, request.headers.get("x-signature"), secret.get_secret_value())
         except SignatureInvalidError:

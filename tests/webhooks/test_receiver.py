@@ -16,6 +16,7 @@ from sqlalchemy import Engine, event
 from payflow.ledger import RowState
 from payflow.paying import submit_batch, track_batch
 from payflow.webhooks import WebhookReceiver
+from payflow.webhooks.app import MAX_BODY_BYTES
 
 FAST_TRACK = {"deadline": 30, "poll_interval": 0.05, "quiet_period": 0.05}
 
@@ -65,6 +66,29 @@ async def test_forged_tampered_or_unsigned_webhooks_are_refused(
     assert sandbox.token not in forged.text
     assert states(ledger, batch_id)[external_id] == RowState.COMPLETED.value
     assert ledger.status_events(external_id) == before
+
+
+async def test_a_body_over_the_limit_is_refused_unread(sandbox, client, ledger, ledger_url):
+    # The receiver faces the internet and reads a body before it can check its signature: one
+    # 400 MB POST took 900 MB of memory. Over the limit it is refused, signed or not, whether
+    # its size is declared (Content-Length) or only streamed (chunked).
+    batch_id, external_id, payout = await _paid_row(client, ledger, sandbox)
+    before = ledger.status_events(external_id)
+    padded = _event(payout, external_id, "FAILED") + b" " * MAX_BODY_BYTES
+    chunks = [b"x" * 65536] * 128  # 8 MB, no Content-Length
+
+    def streamed():
+        yield from chunks
+
+    with WebhookReceiver(ledger_url, sandbox.token) as receiver:
+        declared = _post(receiver, padded, _signature(padded, sandbox.token))
+        chunked = httpx.post(receiver.url, content=streamed(), headers={"X-Signature": "0" * 128})
+        assert [declared.status_code, chunked.status_code] == [413, 413]
+        assert "chunked" in chunked.request.headers.get("transfer-encoding", "")
+        assert ledger.status_events(external_id) == before
+        fine = _post(receiver, padded.rstrip(), _signature(padded.rstrip(), sandbox.token))
+    assert fine.status_code == 200  # the same event at its own size is read as ever
+    assert states(ledger, batch_id)[external_id] == RowState.FAILED.value
 
 
 async def test_duplicate_and_late_webhooks_change_nothing(sandbox, client, ledger, ledger_url):
