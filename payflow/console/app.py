@@ -7,6 +7,8 @@ before anything is read or changed.
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -51,6 +53,7 @@ from payflow.rerun import RerunRefused
 from payflow.serving import BodyTooLarge, read_body
 from payflow.wording import counted
 
+logger = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 BATCH_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the small fields beside the file
@@ -162,10 +165,24 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 status, error = 403, "The sign-in form expired; try again."
             else:
                 name, password = str(form.get("name", "")), str(form.get("password", ""))
-                operator = await run_in_threadpool(check_password, ctx.ledger, name, password)
-                if operator is None:
-                    status, error = 401, "Wrong name or password."
+                address = request.client.host if request.client else ""
+                wait = ctx.signin_limits.wait(name, address)
+                operator = None
+                if wait is not None:
+                    # Not checked at all, the right password included: that is the limit.
+                    logger.warning("sign-in refused: too many failures for this name or address")
+                    status = 429
+                    error = (
+                        "Too many failed sign-ins for this name or from this address; try again "
+                        f"in {counted(math.ceil(wait / 60), 'minute')}."
+                    )
                 else:
+                    operator = await run_in_threadpool(check_password, ctx.ledger, name, password)
+                    if operator is None:
+                        ctx.signin_limits.failed(name, address)
+                        status, error = 401, "Wrong name or password."
+                if operator is not None:
+                    ctx.signin_limits.succeeded(name)
                     sessions.drop(session_id)
                     session_id, _ = sessions.new(operator)
                     record_action(ctx.ledger, operator.name, "signed_in")

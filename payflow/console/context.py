@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from payflow.connections import RunTarget
+from payflow.console.signin_limits import SignInLimits
 from payflow.ledger import Ledger
 from payflow.settings import Settings
 
@@ -28,6 +29,8 @@ class ConsoleContext:
     # The Prefect server in-process pay runs use (`start_local_prefect`); None: start it then.
     prefect_api_url: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    # Failed sign-ins per name and address; a test gives one with its own clock.
+    signin_limits: SignInLimits = field(default_factory=SignInLimits)
 
     def batch_dir(self, batch_id: str) -> Path:
         """Where the console keeps a batch's rejects and reports (never named in a URL)."""

@@ -8,6 +8,7 @@ from console_support import CLEAN_ROWS, PASSWORD, Console, batch_csv, csrf_of, s
 from sqlalchemy import func, select
 
 from payflow.console.operators import OperatorError, add_operator
+from payflow.console.signin_limits import SignInLimits
 from payflow.ledger.tables import Batch, ConsoleAction
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -98,3 +99,32 @@ def test_an_operator_named_like_another_in_other_capitals_is_refused(console: Co
     for name in ("Mia", "MIA", "ＭＩＡ"):
         with pytest.raises(OperatorError, match="operator 'mia' already exists"):
             add_operator(console.ctx.ledger, name, "checker", PASSWORD)
+
+
+def _sign_in(client: httpx.Client, name: str, password: str) -> httpx.Response:
+    token = csrf_of(client.get("/login").text)
+    return client.post("/login", data={"csrf": token, "name": name, "password": password})
+
+
+def test_password_guessing_stops_after_five_failures_per_name(console: Console) -> None:
+    # Each guess only cost an argon2 check: 30 wrong passwords, then the right one signed in.
+    clock = [1000.0]
+    console.ctx.signin_limits = SignInLimits(clock=lambda: clock[0])
+    guesser = httpx.Client(base_url=console.url, follow_redirects=False, timeout=60)
+    answers = [_sign_in(guesser, name, "wrong-guess") for name in ("carl", "Carl", " CARL") * 2]
+    assert [a.status_code for a in answers] == [401] * 5 + [429]
+    refused = _sign_in(guesser, "carl", PASSWORD)  # the right password, past the limit
+    assert refused.status_code == 429 and "try again in 15 minutes" in refused.text
+    assert "/batches" not in refused.headers.get("location", "")
+    assert guesser.get("/batches").status_code == 303  # no session was given
+    assert signed_in(console, "mia").get("/batches").status_code == 200  # other names sign in
+    clock[0] += 15 * 60  # the oldest failure leaves the window: carl may try again
+    assert _sign_in(guesser, "carl", PASSWORD).status_code == 303
+
+
+def test_password_spraying_stops_after_twenty_failures_per_address(console: Console) -> None:
+    console.ctx.signin_limits = SignInLimits(clock=lambda: 1000.0)
+    sprayer = httpx.Client(base_url=console.url, follow_redirects=False, timeout=60)
+    names = [f"guess{n}" for n in range(20)]
+    assert {_sign_in(sprayer, name, "wrong").status_code for name in names} == {401}
+    assert _sign_in(sprayer, "mia", PASSWORD).status_code == 429
