@@ -187,11 +187,11 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     session_id, _ = sessions.new(operator)
                     record_action(ctx.ledger, operator.name, "signed_in")
                     signed: Response = RedirectResponse(_next(request), status_code=303)
-                    _set_cookie(signed, session_id)
+                    _set_cookie(request, signed, session_id)
                     return signed
         response = render(request, session, "login.html", status, error=error)
         if fresh or status != 200:
-            _set_cookie(response, session_id or "")
+            _set_cookie(request, response, session_id or "")
         return response
 
     @page()
@@ -432,5 +432,11 @@ def _next(request: Request) -> str:
     return target if target.startswith("/") and not target.startswith("//") else "/batches"
 
 
-def _set_cookie(response: Response, session_id: str) -> None:
-    response.set_cookie(COOKIE, session_id, httponly=True, samesite="strict", path="/")
+def _set_cookie(request: Request, response: Response, session_id: str) -> None:
+    # Served over https (or behind a TLS proxy uvicorn trusts, X-Forwarded-Proto), the cookie is
+    # Secure: without it a browser also sends it over plain http to the same host, where anyone
+    # on the path reads the session. Over plain http (127.0.0.1) it could not be set at all.
+    secure = request.url.scheme == "https"
+    response.set_cookie(
+        COOKIE, session_id, httponly=True, samesite="strict", path="/", secure=secure
+    )

@@ -34,6 +34,26 @@ def test_session_cookie_is_httponly_and_samesite(console: Console) -> None:
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
     assert signed_in(console, "mia").get("/batches").status_code == 200
+    assert "secure" not in cookie  # plain http: a Secure cookie would never come back
+
+
+def test_session_cookie_is_secure_when_served_over_https(console: Console) -> None:
+    # Behind a TLS proxy on this host (uvicorn trusts 127.0.0.1's X-Forwarded-Proto) the console
+    # is https to the browser, which sent the session over plain http to the same host too.
+    https = {"X-Forwarded-Proto": "https"}
+    client = httpx.Client(base_url=console.url, follow_redirects=False, headers=https)
+    page = client.get("/login")
+    assert "; secure" in page.headers["set-cookie"].lower()
+    # httpx, seeing http, keeps the Secure cookie to itself as a browser would; the browser on
+    # the proxy's https sends it back.
+    assert not client.cookies.jar or all(c.secure for c in client.cookies.jar)
+    session = page.headers["set-cookie"].split(";")[0]
+    signed = client.post(
+        "/login",
+        data={"csrf": csrf_of(page.text), "name": "mia", "password": PASSWORD},
+        headers={"Cookie": session},
+    )
+    assert signed.status_code == 303 and "; secure" in signed.headers["set-cookie"].lower()
 
 
 def test_csrf_missing_or_wrong_is_refused_with_nothing_changed(console: Console) -> None:
