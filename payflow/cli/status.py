@@ -1,20 +1,23 @@
 """`payflow status BATCH_ID`: counts per state and the rows not yet final, from the ledger.
 
 With `--refresh` (the default when the batch's last change in the ledger is over a minute old)
-the batch's CREATED and PROCESSING payouts are polled first, through the run's own poller, and
-what the service says is recorded forward only; the figures are read afterwards. Without a
-batch id, the newest batches are listed with their rows per state.
+the batch's CREATED and PROCESSING payouts are polled first, through the run's own poller (a
+refund batch: its PENDING and MANUAL refunds and the orders of its COMPLETED ones, through the
+refund run's), and what the service says is recorded forward only; the figures are read
+afterwards. Without a batch id, the newest batches are listed with their rows per state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from datetime import timedelta
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Annotated, NoReturn
 
 import typer
 
+from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
@@ -22,6 +25,7 @@ from payflow.intake.problems import printable
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
+from payflow.refunds.track import refresh_refunds
 from payflow.runtime import ConfigurationError, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
 from payflow.wording import counted
@@ -31,38 +35,58 @@ SHOWN_PENDING = 50
 SHOWN_BATCHES = 10
 
 
-def _wants_refresh(settings: Settings, ledger: Ledger, batch_id: str, refresh: bool | None) -> bool:
+Poll = Callable[[AsyncPayoutsClient], Awaitable[object]]
+
+
+def _wants_refresh(
+    settings: Settings, last: datetime | None, unfinished: bool, refresh: bool | None
+) -> bool:
+    """--refresh/--no-refresh as given; by default, when something is not final and the
+    batch's last change in the ledger is over a minute old."""
     if refresh is not None:
         return refresh
     if settings.uses_sandbox:
         return False  # a past run's embedded sandbox is gone: nobody to ask
-    last = ledger.last_change(batch_id)
-    return last is not None and utc_now() - last > STALE_AFTER and bool(ledger.unfinished(batch_id))
+    return last is not None and utc_now() - last > STALE_AFTER and unfinished
 
 
-def _refresh(settings: Settings, ledger: Ledger, batch_id: str) -> None:
+def _refresh(settings: Settings, poll: Poll) -> None:
     if settings.api_url is None:
         raise ConfigurationError(
             "--refresh needs PAYFLOW_API_URL: a past run's embedded sandbox is gone"
         )
     with api_endpoint(settings) as endpoint:  # the configured service: api_url is set
 
-        async def poll() -> None:
+        async def asked() -> None:
             async with client_for(endpoint, settings) as client:
                 # Asked first, so a refused token or an unreachable API is one line: the polls
                 # only log their failures, and the stale counts read as fresh.
                 await client.get_balance()
-                await refresh_batch(client, ledger, batch_id)
+                await poll(client)
 
-        asyncio.run(poll())
+        asyncio.run(asked())
 
 
-def _refund_status(ledger: Ledger, batch_id: str, *, as_json: bool) -> NoReturn:
+def _refund_status(
+    settings: Settings, ledger: Ledger, batch_id: str, *, refresh: bool | None, as_json: bool
+) -> NoReturn:
     """A refund batch's rows per state and its refunds not final yet; exit 0 only when every
-    row is COMPLETED (it read "batch ID" and nothing else, exit 0, beside a PENDING refund)."""
+    row is COMPLETED (it read "batch ID" and nothing else, exit 0, beside a PENDING refund).
+
+    Refreshed like a payout batch: a refund the service completed after the run stopped
+    tracking read PENDING here, and its order not yet REFUND, until `payflow refund` ran
+    again."""
+    book = ledger.refunds
     try:
-        counts = ledger.refunds.summary(batch_id)
-        open_refunds = ledger.refunds.unfinished(batch_id)
+        following = bool(book.unfinished(batch_id) or book.awaiting_order_status(batch_id))
+        if _wants_refresh(settings, book.last_change(batch_id), following, refresh):
+            _refresh(settings, lambda client: refresh_refunds(client, ledger, batch_id))
+        counts = book.summary(batch_id)
+        open_refunds = book.unfinished(batch_id)
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
+    except PaymentsApiError as exc:
+        fail(f"the payments API could not be asked (PAYFLOW_API_URL): {exc}")
     finally:
         ledger.close()
     pending = [
@@ -155,8 +179,8 @@ def status(
         bool | None,
         typer.Option(
             "--refresh/--no-refresh",
-            help="Ask the API for the batch's payouts not final yet before showing them "
-            "(default: when the ledger has had no change for the batch for over a minute).",
+            help="Ask the API for the batch's payouts (or refunds) not final yet before showing "
+            "them (default: when the ledger has had no change for the batch for over a minute).",
             show_default=False,
         ),
     ] = None,
@@ -169,14 +193,15 @@ def status(
         raise typer.Exit(0)
     ledger = open_ledger(settings)
     if ledger.refunds.batch_exists(batch_id):
-        _refund_status(ledger, batch_id, as_json=as_json)
+        _refund_status(settings, ledger, batch_id, refresh=refresh, as_json=as_json)
     # HELD rows wait for an operator's --allow-repeat: not final either.
     unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:
         if not ledger.batch_exists(batch_id):
             fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
-        if _wants_refresh(settings, ledger, batch_id, refresh):
-            _refresh(settings, ledger, batch_id)
+        unfinished_now = bool(ledger.unfinished(batch_id))
+        if _wants_refresh(settings, ledger.last_change(batch_id), unfinished_now, refresh):
+            _refresh(settings, lambda client: refresh_batch(client, ledger, batch_id))
         counts = ledger.batch_summary(batch_id)
         reruns = ledger.rerun_batches(batch_id)
         # A rerun row is done or not by its latest attempt, as the report counts it.

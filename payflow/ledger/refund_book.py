@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, insert, or_, select, update
+from sqlalchemy import Connection, Engine, Row, func, insert, or_, select, update
 
 from payflow.ledger.records import ConflictRow, Disposition, KnownRow, LeaseLost, LedgerError
 from payflow.ledger.refund_records import (
@@ -407,6 +407,16 @@ class RefundBook:
                 RefundRef(r.external_id, r.refund_id, r.order_id, S(r.state), r.order_status)
                 for r in connection.execute(query.order_by(Refund.id))
             ]
+
+    def last_change(self, batch_id: str) -> datetime | None:
+        """When a refund of the batch last changed in the ledger, or the batch was registered
+        (None: no such batch); `payflow status` asks the service when this is old."""
+        changed = select(func.max(Refund.updated_at)).where(_in_batch(batch_id))
+        registered = select(Batch.created_at).where(Batch.batch_id == batch_id)
+        with self._engine.connect() as connection:
+            moments = [connection.scalar(changed), connection.scalar(registered)]
+        found = [moment for moment in moments if moment is not None]
+        return max(found) if found else None
 
     def summary(self, batch_id: str) -> dict[str, int]:
         """Source rows of the batch per state (REJECTED and CONFLICT rows count as such)."""

@@ -80,6 +80,20 @@ async def _gather_bounded(jobs: list[Job]) -> None:
     await asyncio.gather(*(bounded(job) for job in jobs))
 
 
+async def refresh_refunds(client: AsyncPayoutsClient, ledger: Ledger, batch_id: str) -> None:
+    """Ask the service once about every refund of the batch it holds that is not final, and
+    every order of a COMPLETED refund not seen in REFUND yet; recorded forward only. Rows with
+    no refund id yet (never sent, or a stopped run's) are left to the next `payflow refund`,
+    whose claim resolves them by lookup under its lease. Orders are asked after the refunds, so
+    a refund found COMPLETED has its order asked in the same round."""
+    book = ledger.refunds
+    open_refunds = [r for r in book.unfinished(batch_id) if r.refund_id is not None]
+    await _gather_bounded([_poll_refund(client, ledger, r) for r in open_refunds])
+    await _gather_bounded(
+        [_poll_order(client, ledger, r) for r in book.awaiting_order_status(batch_id)]
+    )
+
+
 async def track_refunds(
     client: AsyncPayoutsClient,
     ledger: Ledger,
@@ -103,9 +117,6 @@ async def track_refunds(
             break
         await asyncio.sleep(min(wait, remaining))
         wait = min(wait * 2, max_interval)
-        open_refunds = [r for r in book.unfinished(batch_id) if r.refund_id is not None]
-        jobs: list[Job] = [_poll_refund(client, ledger, r) for r in open_refunds]
-        jobs += [_poll_order(client, ledger, r) for r in book.awaiting_order_status(batch_id)]
-        await _gather_bounded(jobs)
+        await refresh_refunds(client, ledger, batch_id)
     pending = [r.external_id for r in book.unfinished(batch_id)]
     return RefundTrackResult(book.summary(batch_id), pending, timed_out=bool(pending))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
 from cli_support import payflow_env, run_payflow
 from sqlalchemy import create_engine, text
 from support.servers import free_port
@@ -21,6 +22,8 @@ from payflow.links.records import LinkRow
 from payflow.links.store import LinkStore
 from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch
+from payflow.refunds.steps import prepare_refunds
+from payflow.refunds.submit import submit_refunds
 
 
 def _instruction(batch: str, n: int) -> PayoutInstruction:
@@ -229,3 +232,40 @@ def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):
         "held rows repeat a recent payout: `payflow pay h --allow-repeat` pays them once another "
         "person approves"
     )
+
+
+async def test_refunds_completed_after_the_run_stopped_tracking_show_completed(
+    tmp_path, make_sandbox
+):
+    # A refund batch read PENDING (its order never REFUND) whatever the service said, with
+    # --refresh as without, until `payflow refund FILE` ran again.
+    sandbox = make_sandbox(final_delay=0.3)
+    made = httpx.post(
+        f"{sandbox.url}/_sandbox/orders/bulk",
+        json={"count": 2, "amount": "40.00", "currency": "RUB", "apiRefunds": True},
+        timeout=30,
+    )
+    orders = made.json()["ids"]
+    path = tmp_path / "back.csv"
+    path.write_text("orderId,externalId\n" + "".join(f"{o},rf-{n}\n" for n, o in enumerate(orders)))
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    with Ledger.open(ledger_url) as ledger:
+        async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url, timeout=5) as client:
+            batch = (await prepare_refunds(path, client, ledger)).batch_id
+            await submit_refunds(client, ledger, batch, worker_id="w1", callback_url=None)
+    deadline = time.monotonic() + 60
+    while {r["status"] for r in sandbox_stats(sandbox.url)["refunds"]} != {"COMPLETED"}:  # type: ignore[union-attr]
+        assert time.monotonic() < deadline, "the sandbox never completed the refunds"
+        time.sleep(0.1)
+    env = payflow_env(
+        home, tmp_path / "prefect", PAYFLOW_API_URL=sandbox.url, PAYFLOW_API_TOKEN=sandbox.token
+    )
+
+    code, shown = _status(env, tmp_path, batch, "--no-refresh")
+    assert (code, shown["refunds"]) == (1, {"PENDING": 2})
+    code, shown = _status(env, tmp_path, batch, "--refresh")
+    assert (code, shown) == (0, {"batch_id": batch, "refunds": {"COMPLETED": 2}, "pending": []})
+    with Ledger.open(ledger_url) as ledger:
+        assert {r.order_status for r in ledger.refunds.rows(batch)} == {"REFUND"}
+        assert ("PENDING", "COMPLETED", "poll", None) in ledger.refunds.events("rf-0")
