@@ -72,8 +72,9 @@ def findings(view: RefundRowView) -> str:
         notes.append("order not yet seen in status REFUND")
     if view.state.value in ("PENDING", "MANUAL", "SUBMITTING", "VALIDATED"):
         notes.append("not final at the deadline: follow it up")
-    if view.state.value == "FAILED":
-        notes.append(f"refund failed; {NO_REFUND_REASON}")
+    if view.state.value in ("FAILED", "CANCELED"):
+        # A canceled refund is not refunded either: its cell read empty, like a completed one.
+        notes.append(f"refund {view.state.value.lower()}; {NO_REFUND_REASON}")
     return "; ".join(notes)
 
 

@@ -9,6 +9,7 @@ from support.stats import sandbox_stats, set_faults
 
 from payflow.api.refunds import RefundRequest
 from payflow.paying import InsufficientBalanceError
+from payflow.refunds.report import NO_REFUND_REASON, findings
 from payflow.refunds.steps import prepare_refunds
 from payflow.refunds.submit import submit_refunds
 from payflow.webhooks import WebhookReceiver
@@ -121,3 +122,15 @@ async def test_refund_outcomes_failed_and_pending_are_reported_as_such(sandbox, 
     )
     assert tracked.counts == {"FAILED": 1, "PENDING": 1, "COMPLETED": 1}
     assert tracked.pending_external_ids == ["o-5555"]
+
+
+async def test_a_canceled_refund_says_so_in_the_report_findings(sandbox, ledger, tmp_path):
+    # Its findings cell was empty, as a COMPLETED row's is; a failed one said "refund failed".
+    a, b = paid_orders(sandbox, 2)
+    rows = [[a, "o-3333", "", "", ""], [b, "o-1111", "", "", ""]]
+    prepared, _ = await run_refunds(write_refunds(tmp_path / "r.csv", rows), sandbox, ledger)
+    said = {view.external_id: findings(view) for view in ledger.refunds.rows(prepared.batch_id)}
+    assert said == {
+        "o-3333": f"refund canceled; {NO_REFUND_REASON}",
+        "o-1111": f"refund failed; {NO_REFUND_REASON}",
+    }
