@@ -95,7 +95,9 @@ def _ending(n: int) -> int:
 
 
 def write_batch(path: Path, rows: int, prefix: str) -> None:
-    """A mixed batch that all completes: SIM XOF, BANK_ACCOUNT RUB, SBP RUB (phones repeat)."""
+    """A mixed batch that all completes: SIM XOF, BANK_ACCOUNT RUB, SBP RUB (phones repeat,
+    each time with another amount: one recipient paid the same amount twice in a file waits
+    for a second person, and the run would time nothing but that wait)."""
     sys.path.insert(0, str(ROOT))
     from payflow.schemas.requisites import account_with_key
 
@@ -113,7 +115,9 @@ def write_batch(path: Path, rows: int, prefix: str) -> None:
                 line = f"{prefix}-{n},{n % 9000 + 1}.50,RUB,BANK_ACCOUNT,{account},,Piotr,u{n}"
             else:
                 phone = f"79{_ending(100_000_000 + n % phones):09d}"
-                line = f"{prefix}-{n},{n % 700 + 10}.25,RUB,SBP,{phone},100000000111,Ivan,u{n}"
+                cents = (n // phones) % 100  # the same phone comes back every `phones` rows
+                amount = f"{n % 700 + 10}.{cents:02d}"
+                line = f"{prefix}-{n},{amount},RUB,SBP,{phone},100000000111,Ivan,u{n}"
             handle.write(line + "\n")
 
 
@@ -172,6 +176,7 @@ class RunFigures:
     marks: dict[str, float] = field(default_factory=dict)
     summary: dict[str, object] = field(default_factory=dict)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per process in the run
+    said: str = ""  # the run's last line on stderr when it did not pay every row
 
 
 def _stamp(date: str, ms: str) -> float:
@@ -249,6 +254,8 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     wall = time.time() - started
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = RunFigures(rows, wall, done.returncode, load())
+    if done.returncode != 0:
+        figures.said = (done.stderr.strip().splitlines() or [""])[-1]
     figures.cpu["run"] = (children.ru_utime - children_before.ru_utime) + (
         children.ru_stime - children_before.ru_stime
     )
@@ -312,7 +319,11 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
             f"    CPU seconds: {used}; total {total:.1f} on {CORES} cores, "
             f"so at least {total / CORES:.1f} s of the run's {figures.wall:.1f} s"
         )
-    if bound:
+    if bound and figures.exit_code != 0:
+        # A run that stopped (waiting for approval, say) is fast and paid nothing: a ratio for
+        # it once read 0.90.
+        print(f"    no ratio: the run did not pay every row ({figures.said})")
+    elif bound:
         print(f"    bound {bound:.1f} s; ratio bound / run = {bound / figures.wall:.2f}")
 
 
