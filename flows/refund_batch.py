@@ -10,6 +10,7 @@ from payflow.connections import run_target
 from payflow.flows.approval import BatchStopped
 from payflow.paying import SubmitStats
 from payflow.settings import Settings
+from payflow.stopping import STOP, RunInterrupted
 from payflow.tasks.connections import new_worker_id
 from payflow.tasks.refund_intake import check_refund_funds, prepare_refund_file
 from payflow.tasks.refund_send import (
@@ -62,7 +63,11 @@ def refund_batch(
             write_refund_batch_report(target, batch_id, reports, target.sandbox)
             raise BatchStopped(balance.message.replace("nothing submitted", "nothing refunded"))
         stats = submit_refund_batch(target, batch_id, new_worker_id())
+        if STOP.requested():
+            raise RunInterrupted(batch_id, STOP.signal_name)
         tracked = track_refund_batch(target, batch_id)
+        if STOP.requested():
+            raise RunInterrupted(batch_id, STOP.signal_name)
         paths = write_refund_batch_report(target, batch_id, reports, target.sandbox)
     return RefundBatchResult(
         batch_id=batch_id,

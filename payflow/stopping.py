@@ -8,8 +8,10 @@ with an exception in whatever flow runs on the main thread, which would cut requ
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -92,3 +94,10 @@ def run_until_done(work: Callable[[], T]) -> T:
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
+
+
+async def sleep_unless_stopped(seconds: float) -> None:
+    """Sleep up to `seconds`, waking within `JOIN_STEP` once a stop was asked for."""
+    until = time.monotonic() + seconds
+    while not STOP.requested() and (left := until - time.monotonic()) > 0:
+        await asyncio.sleep(min(JOIN_STEP, left))

@@ -22,6 +22,7 @@ from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.refunds.report import NO_REFUND_REASON
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
 from payflow.settings import Settings
+from payflow.stopping import RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
 from payflow.wording import counted
 
@@ -67,12 +68,16 @@ def refund_command(
     _confirm(yes, file, sheet)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
+    from payflow.cli.run import stopped
     from payflow.flows.approval import BatchStopped
     from payflow.flows.refund_batch import refund_batch
     from payflow.refunds.checks import OrderCheckError
 
     try:
         with ExitStack() as stack:
+            # SIGTERM/SIGINT stop sending and let requests in flight settle in the ledger; the
+            # run then ends with how to resume (it was killed mid-request, saying nothing).
+            stack.enter_context(stop_on_signals())
             endpoint = stack.enter_context(api_endpoint(settings))
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
@@ -81,14 +86,18 @@ def refund_command(
                 receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                 callback_url = stack.enter_context(receiver).url
             prefect.ready()
-            result = refund_batch(
-                path=str(file),
-                out_dir=str(out) if out else None,
-                sheet=sheet,
-                api_url=endpoint.base_url,
-                sandbox=endpoint.is_sandbox,
-                callback_url=callback_url,
+            result = run_until_done(
+                lambda: refund_batch(
+                    path=str(file),
+                    out_dir=str(out) if out else None,
+                    sheet=sheet,
+                    api_url=endpoint.base_url,
+                    sandbox=endpoint.is_sandbox,
+                    callback_url=callback_url,
+                )
             )
+    except RunInterrupted as exc:
+        stopped(settings, exc.batch_id, exc, f"payflow refund {file} --yes")
     except (BatchFileError, OrderCheckError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except AuthError:

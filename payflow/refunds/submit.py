@@ -26,6 +26,7 @@ from payflow.paying.protocol import (
     Unresolved,
     create_exactly_once,
 )
+from payflow.stopping import STOP
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,8 @@ async def submit_refunds(
     """Send chunks until the ledger has nothing left to claim; the payouts' ChunkLoop decides
     when the service is failing rows now and the next run should try."""
     loop = ChunkLoop()
-    while loop.goes_on_after(
+    # After a stop signal no new chunk is claimed (a claimed row's POST is asked at send time).
+    while not STOP.requested() and loop.goes_on_after(
         await submit_refund_chunk(
             client,
             ledger,

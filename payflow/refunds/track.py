@@ -17,6 +17,7 @@ from typing import Any
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.ledger import EventSource, IllegalTransition, Ledger, LedgerError, RefundRef
+from payflow.stopping import STOP, sleep_unless_stopped
 
 logger = logging.getLogger(__name__)
 
@@ -113,9 +114,11 @@ async def track_refunds(
         if not open_refunds and not orders:
             break
         remaining = end - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or STOP.requested():
             break
-        await asyncio.sleep(min(wait, remaining))
+        await sleep_unless_stopped(min(wait, remaining))
+        if STOP.requested():
+            break  # the next run follows what is left
         wait = min(wait * 2, max_interval)
         await refresh_refunds(client, ledger, batch_id)
     pending = [r.external_id for r in book.unfinished(batch_id)]

@@ -46,6 +46,20 @@ def payflow_env(
     return env
 
 
+def start_payflow(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
+    """`payflow ARGS` in its own process group, as an operator's terminal starts it (a signal
+    test sends it SIGTERM); its output in pipes."""
+    return subprocess.Popen(
+        [*PAYFLOW, *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
 def run_payflow(
     args: list[str], env: dict[str, str], cwd: Path, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:

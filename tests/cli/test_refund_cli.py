@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import os
 import pty
+import signal
 import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
-from cli_support import NOISE, PAYFLOW, payflow_env, run_payflow
+from cli_support import NOISE, PAYFLOW, payflow_env, run_payflow, start_payflow
 from openpyxl import load_workbook
+from support.stats import sandbox_stats
 
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -107,3 +111,46 @@ def test_the_question_in_a_terminal_says_how_many_rows_and_what_is_checked(tmp_p
     os.close(leader)
     assert b"Refund every valid order of refunds_sample.csv (7 rows; each order is checked" in seen
     assert not (tmp_path / "home" / "reports").exists()
+
+
+def test_sigterm_stops_sending_refunds_says_how_to_resume_and_the_run_again_refunds_each_once(
+    tmp_path, prefect_home, make_sandbox
+):
+    # `payflow refund` killed by SIGTERM died mid-request with exit 143 and not a word: no line
+    # saying what was sent or how to go on (a run again resolved the rows, but nobody was told).
+    sandbox = make_sandbox(latency=0.3)
+    body = {"count": 60, "amount": "100.00", "currency": "RUB"}
+    made = httpx.post(f"{sandbox.url}/_sandbox/orders/bulk", json=body, timeout=30)
+    orders = made.json()["ids"]
+    lines = [f"{order},rf-sig-{n},100.00,Signal test," for n, order in enumerate(orders)]
+    refunds = tmp_path / "refunds.csv"
+    refunds.write_text("orderId,externalId,amount,reason,callbackUrl\n" + "\n".join(lines) + "\n")
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+        PAYFLOW_MAX_IN_FLIGHT="2",
+    )
+    process = start_payflow(["refund", str(refunds), "--yes"], env, tmp_path)
+    try:
+        deadline = time.monotonic() + 180
+        while len(sandbox_stats(sandbox.url)["refunds"]) < 4:
+            assert process.poll() is None, process.stderr.read().decode()  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the run never sent 4 refunds"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    sent = len(sandbox_stats(sandbox.url)["refunds"])
+    assert process.returncode == 143, err.decode()
+    assert "payflow: stopped on SIGTERM: nothing more is sent" in err.decode()
+    assert f"Resume with: payflow refund {refunds} --yes" in err.decode()
+    assert sent < len(orders)  # it stopped: what was in flight settled, nothing more went
+
+    again = run_payflow(["refund", str(refunds), "--yes", "--json"], env, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["statuses"] == {"COMPLETED": len(orders)}
+    assert sandbox_stats(sandbox.url)["refundsByOrderId"] == dict.fromkeys(orders, 1)

@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from cli_support import PAYFLOW, payflow_env, run_payflow, write_sim_batch
+from cli_support import PAYFLOW, payflow_env, run_payflow, start_payflow, write_sim_batch
 from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
@@ -273,15 +273,7 @@ def _alive(pid: int) -> bool:
 
 def _start_run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
     """`payflow run ARGS` in its own process group, as an operator's terminal starts it."""
-    return subprocess.Popen(
-        [*PAYFLOW, "run", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    return start_payflow(["run", *args], env, cwd)
 
 
 def _wait_for_payouts(process: subprocess.Popen[bytes], sandbox, count: int) -> None:
