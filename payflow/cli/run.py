@@ -273,7 +273,13 @@ def run_command(
             for line in held_lines(settings, batch_id):
                 say(line)
             if STOP.requested():
-                fail(f"stopped on {STOP.signal_name} before paying; nothing was sent")
+                # The same exit and resume line as a stop while paying (it was exit 2, the
+                # code of bad input): the batch is registered, nothing was sent.
+                fail(
+                    f"stopped on {STOP.signal_name} before paying; nothing was sent; batch "
+                    f"{batch_id} is in the ledger. Resume with: {resume}",
+                    EXIT_ON_SIGNAL.get(STOP.signal_name, 143),
+                )
             # The maker's confirmation submits the batch; it is not an approval. pay_batch asks
             # the approval policy, from the ledger, before the first payout.
             _confirm(yes, counts)

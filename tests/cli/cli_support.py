@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PAYFLOW = [sys.executable, "-m", "payflow"]
@@ -58,6 +61,18 @@ def start_payflow(args: list[str], env: dict[str, str], cwd: Path) -> subprocess
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+
+
+@contextmanager
+def killed_at_the_end(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """The process group of a `start_payflow` process is SIGKILLed if it still runs when the
+    block ends (a wait that failed): no test leaves a run behind."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def run_payflow(

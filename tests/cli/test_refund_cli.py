@@ -12,7 +12,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cli_support import NOISE, PAYFLOW, payflow_env, run_payflow, start_payflow
+from cli_support import (
+    NOISE,
+    PAYFLOW,
+    killed_at_the_end,
+    payflow_env,
+    run_payflow,
+    start_payflow,
+)
 from openpyxl import load_workbook
 from support.stats import sandbox_stats
 
@@ -132,8 +139,9 @@ def test_sigterm_stops_sending_refunds_says_how_to_resume_and_the_run_again_refu
         PAYFLOW_API_TOKEN=sandbox.token,
         PAYFLOW_MAX_IN_FLIGHT="2",
     )
-    process = start_payflow(["refund", str(refunds), "--yes"], env, tmp_path)
-    try:
+    with killed_at_the_end(
+        start_payflow(["refund", str(refunds), "--yes"], env, tmp_path)
+    ) as process:
         deadline = time.monotonic() + 180
         while len(sandbox_stats(sandbox.url)["refunds"]) < 4:
             assert process.poll() is None, process.stderr.read().decode()  # type: ignore[union-attr]
@@ -141,9 +149,6 @@ def test_sigterm_stops_sending_refunds_says_how_to_resume_and_the_run_again_refu
             time.sleep(0.05)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
     sent = len(sandbox_stats(sandbox.url)["refunds"])
     assert process.returncode == 143, err.decode()
     assert "payflow: stopped on SIGTERM: nothing more is sent" in err.decode()

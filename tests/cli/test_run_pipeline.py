@@ -15,8 +15,16 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+import httpx
 import pytest
-from cli_support import PAYFLOW, payflow_env, run_payflow, start_payflow, write_sim_batch
+from cli_support import (
+    PAYFLOW,
+    killed_at_the_end,
+    payflow_env,
+    run_payflow,
+    start_payflow,
+    write_sim_batch,
+)
 from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
@@ -304,18 +312,13 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
         # before that wait let every one of them go out after the signal.
         PAYFLOW_CHUNK_SIZE=str(rows),
     )
-    process = _start_run([str(batch), "--yes", "--json"], env, tmp_path)
-    try:
+    with killed_at_the_end(_start_run([str(batch), "--yes", "--json"], env, tmp_path)) as process:
         _wait_for_payouts(process, sandbox, 5)
         children = _children(process.pid)
         assert children, "expected the run's temporary Prefect server as a child"
         process.send_signal(getattr(signal, signal_name))
         seen = len(sandbox_stats(sandbox.url)["payouts"])
         _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
     stderr_text = stderr.decode()
 
     assert process.returncode == {"SIGTERM": 143, "SIGINT": 130}[signal_name], stderr_text
@@ -355,16 +358,12 @@ def test_a_signal_while_following_payouts_says_how_to_resume_not_that_a_deadline
     sandbox = make_sandbox()
     batch = tmp_path / "track.csv"
     _write(batch, [_sim("trk-1", "2250700015555"), _sim("trk-2", "2250700020001")])
-    process = _start_run([str(batch), "--yes"], _env(tmp_path, prefect_home, sandbox), tmp_path)
-    try:
+    env = _env(tmp_path, prefect_home, sandbox)
+    with killed_at_the_end(_start_run([str(batch), "--yes"], env, tmp_path)) as process:
         _wait_for_payouts(process, sandbox, 2)
         time.sleep(2)  # following trk-1, which stays PROCESSING
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
     text = stdout.decode() + stderr.decode()
     assert process.returncode == 143, text
     assert "deadline" not in text
@@ -374,3 +373,34 @@ def test_a_signal_while_following_payouts_says_how_to_resume_not_that_a_deadline
 def _batch_ids(home: Path) -> list[str]:
     with closing(sqlite3.connect(home / "ledger.sqlite3")) as connection:
         return [row[0] for row in connection.execute("select batch_id from batches")]
+
+
+def test_a_signal_before_the_first_payout_exits_as_a_stop_and_says_how_to_resume(
+    tmp_path, prefect_home, make_sandbox
+):
+    # SIGTERM while the file was being checked ended "stopped on SIGTERM before paying", exit 2
+    # (the code of bad input) and no resume line, unlike a stop while paying (143).
+    sandbox = make_sandbox(latency=3.0)  # the services look-up of the intake takes 3 s
+    batch = tmp_path / "early.csv"
+    ids = write_sim_batch(batch, 3, "early-sig")
+    env = _env(tmp_path, prefect_home, sandbox)
+    log = tmp_path / "home" / "logs" / "payflow.log"
+    with killed_at_the_end(_start_run([str(batch), "--yes"], env, tmp_path)) as process:
+        deadline = time.monotonic() + 180
+        while "for flow 'intake-batch'" not in (log.read_text() if log.exists() else ""):
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "the intake never began"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    stderr_text = stderr.decode()
+
+    assert process.returncode == 143, stderr_text
+    last = stderr_text.strip().splitlines()[-1]
+    assert last.startswith("payflow: stopped on SIGTERM before paying; nothing was sent; batch ")
+    assert last.endswith(f"Resume with: payflow run {batch} --yes")
+    assert sandbox_stats(sandbox.url)["payouts"] == []
+    httpx.post(f"{sandbox.url}/_sandbox/faults", json={"latency": 0}, timeout=30)
+    again = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert sandbox_stats(sandbox.url)["payoutsByExternalId"] == dict.fromkeys(ids, 1)
