@@ -10,6 +10,7 @@ from payflow.approvals.policy import ApprovalPolicy, load_policy
 from payflow.intake.identity import DERIVED_PREFIX
 from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, Ledger
 from payflow.ledger.actions import last_action
+from payflow.ledger.counts import sums_by_currency
 from payflow.model import display_amount
 from payflow.rerun.classify import FailureClass, classifier
 from payflow.settings import Settings
@@ -90,9 +91,7 @@ class Requirement:
             return None
         if rows == 0:
             return "Nothing to send when approved: every row is held or already has a payout"
-        sums: dict[str, Decimal] = {}
-        for total in self.to_send:
-            sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
+        sums = sums_by_currency(self.to_send)
         amounts = ", ".join(f"{c} {display_amount(a)}" for c, a in sorted(sums.items()))
         return (
             f"To send when approved: {counted(rows, 'payout')}"

@@ -104,12 +104,9 @@ async def resume_paused_runs(
     async with get_client() as client:
         for run_id in await _not_gone_on(client, asked, WENT_ON_WITHIN_SECONDS):
             result.replaced.append(await _replace(client, batch_id, run_id, approve, approver))
-    result.went_on = [run_id for run_id in asked if run_id not in _stalled(result)]
+    stalled = {replaced.stalled for replaced in result.replaced}
+    result.went_on = [run_id for run_id in asked if run_id not in stalled]
     return result
-
-
-def _stalled(result: Resumed) -> set[str]:
-    return {replaced.stalled for replaced in result.replaced}
 
 
 async def _not_gone_on(client: PrefectClient, run_ids: list[str], within: float) -> list[str]:

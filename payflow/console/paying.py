@@ -12,7 +12,7 @@ from payflow.approvals.decide import prefect_api_configured
 from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
 from payflow.console.context import ConsoleContext
 from payflow.ledger import BatchCounts
-from payflow.ledger.actions import last_action, record_action
+from payflow.ledger.actions import ActionView, last_action, record_action
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.wording import counted
 
@@ -144,26 +144,30 @@ def is_interrupted(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> b
 
     A run started through the Prefect deployment lives in a worker, which this process cannot
     see: that one is not judged here."""
-    if is_paying(batch_id):
-        return False
-    # Read after the thread check: a run that ends now has written its end before it is over.
-    last = last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
-    return (
-        last is not None
-        and last.action in STARTED
-        and last.detail == IN_PROCESS
-        and bool(counts.to_send or counts.pending)
-    )
+    last = _last_run_with_rows_left(ctx, batch_id, counts)
+    return last is not None and _started_here(last)
 
 
 def can_go_on(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
     """True when the batch's last pay run is over without finishing what it had: interrupted
     (see `is_interrupted`), or stopped (balance, the API) with rows unsent or unfinished."""
-    if is_interrupted(ctx, batch_id, counts):
-        return True
-    last = last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
-    stopped = last is not None and last.action == FAILED
-    return stopped and not is_paying(batch_id) and bool(counts.to_send or counts.pending)
+    last = _last_run_with_rows_left(ctx, batch_id, counts)
+    return last is not None and (last.action == FAILED or _started_here(last))
+
+
+def _last_run_with_rows_left(
+    ctx: ConsoleContext, batch_id: str, counts: BatchCounts
+) -> ActionView | None:
+    """The last start or end of a pay run of the batch, when no thread of this process pays it
+    and rows are unsent or unfinished; else None."""
+    if is_paying(batch_id) or not (counts.to_send or counts.pending):
+        return None
+    # Read after the thread check: a run that ends now has written its end before it is over.
+    return last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
+
+
+def _started_here(last: ActionView) -> bool:
+    return last.action in STARTED and last.detail == IN_PROCESS
 
 
 def rows_left(counts: BatchCounts) -> str:

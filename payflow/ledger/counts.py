@@ -8,7 +8,7 @@ change, never from the file or from counters kept while paying.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -109,16 +109,22 @@ class BatchCounts:
 
     def unpaid_line(self) -> str:
         """`2 of 10 rows not paid (FAILED 1, PROCESSING 1)`: what keeps the batch from paid."""
-        unpaid = {state: n for state, n in self.statuses.items() if state != "COMPLETED"}
+        paid = RowState.COMPLETED.value
+        unpaid = {state: n for state, n in self.statuses.items() if state != paid}
         states = ", ".join(f"{state} {n}" for state, n in unpaid.items())
         return f"{sum(unpaid.values())} of {self.rows} rows not paid ({states})"
 
     def amounts_to_pay(self) -> dict[str, Decimal]:
         """Sum still to pay per currency (for the balance check)."""
-        sums: dict[str, Decimal] = {}
-        for total in self.to_pay:
-            sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
-        return sums
+        return sums_by_currency(self.to_pay)
+
+
+def sums_by_currency(totals: Iterable[CurrencyTotal]) -> dict[str, Decimal]:
+    """The amounts of `totals` added up per currency, whatever the destination."""
+    sums: dict[str, Decimal] = {}
+    for total in totals:
+        sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
+    return sums
 
 
 def to_pay(engine: Engine, batch_id: str) -> tuple[CurrencyTotal, ...]:
