@@ -12,7 +12,9 @@ from types import TracebackType
 from typing import Self
 
 import uvicorn
+from starlette.datastructures import FormData
 from starlette.requests import Request
+from starlette.types import Message
 
 STARTUP_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 10.0
@@ -25,11 +27,10 @@ class BodyTooLarge(Exception):
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refused (BodyTooLarge) once past `limit` bytes.
 
-    Starlette's `request.body()` holds whatever a client sends: one unsigned 400 MB POST to the
-    webhook receiver took 900 MB of memory before its signature was even checked. A declared
-    Content-Length over the limit is refused before a byte is read, and a chunked body is
-    counted as it arrives. The body is kept on the request, so a form parser after this reads it
-    instead of the (consumed) stream."""
+    Starlette's `request.body()` and `request.form()` hold whatever a client sends: one unsigned
+    400 MB POST to the webhook receiver took 900 MB of memory before its signature was even
+    checked. A declared Content-Length over the limit is refused before a byte is read, and a
+    chunked body is counted as it arrives."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
@@ -38,8 +39,25 @@ async def read_body(request: Request, limit: int) -> bytes:
         body += chunk
         if len(body) > limit:
             raise BodyTooLarge
-    request._body = bytes(body)
-    return request._body
+    return bytes(body)
+
+
+async def read_form(request: Request, limit: int, **parser_limits: int) -> FormData:
+    """The request's form, parsed from a body read by `read_body` (BodyTooLarge past `limit`).
+
+    The parser reads a request of its own whose stream replays the body already received, so
+    nothing depends on how Starlette caches a body it read itself."""
+    body = await read_body(request, limit)
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return await Request(request.scope, replay).form(**parser_limits)
 
 
 class ThreadedServer:

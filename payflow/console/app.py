@@ -50,13 +50,15 @@ from payflow.model import display_amount
 from payflow.reconcile import FailureTableError
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
-from payflow.serving import BodyTooLarge, read_body
+from payflow.serving import BodyTooLarge, read_form
 from payflow.wording import counted
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 BATCH_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the small fields beside the file
+# A name, a password and a token: anything longer is not a sign-in, and unread it costs nothing.
+SIGNIN_FORM_BYTES = 16 * 1024
 Handler = Callable[[Request, Session], Awaitable[Response]]
 
 
@@ -78,10 +80,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     def message(request: Request, session: Session, status: int, text: str) -> Response:
         return render(request, session, "message.html", status, text=text)
 
-    async def read_form(request: Request) -> FormData:
+    async def posted_form(request: Request) -> FormData:
         cap = ctx.max_upload_bytes + FORM_OVERHEAD
-        await read_body(request, cap)  # the form parser then reads the body already received
-        return await request.form(max_files=1, max_fields=200, max_part_size=cap)
+        return await read_form(request, cap, max_files=1, max_fields=200, max_part_size=cap)
 
     def page(
         roles: tuple[str, ...] = (),
@@ -96,7 +97,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     return RedirectResponse(f"/login?next={target}", status_code=303)
                 if request.method == "POST":
                     try:
-                        form = await read_form(request)
+                        form = await posted_form(request)
                     except BodyTooLarge:
                         return message(
                             request,
@@ -159,7 +160,10 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             session_id, session = sessions.new()
         status, error = 200, None
         if request.method == "POST":
-            form = await request.form(max_files=0, max_fields=10)
+            try:
+                form = await read_form(request, SIGNIN_FORM_BYTES, max_files=0, max_fields=10)
+            except BodyTooLarge:
+                return JSONResponse({"error": "sign-in form too large"}, status_code=413)
             given = form.get("csrf")
             if not csrf_matches(session, given if isinstance(given, str) else None):
                 status, error = 403, "The sign-in form expired; try again."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import httpx
 import pytest
 from console_support import CLEAN_ROWS, PASSWORD, Console, batch_csv, csrf_of, signed_in
@@ -148,3 +150,30 @@ def test_password_spraying_stops_after_twenty_failures_per_address(console: Cons
     names = [f"guess{n}" for n in range(20)]
     assert {_sign_in(sprayer, name, "wrong").status_code for name in names} == {401}
     assert _sign_in(sprayer, "mia", PASSWORD).status_code == 429
+
+
+def test_a_sign_in_form_past_16_kb_is_refused_unread(console: Console) -> None:
+    # The sign-in form was the one POST parsed whole, before any session: a body of any size,
+    # from anyone, went into memory (Starlette's form parser keeps each field's bytes).
+    client = httpx.Client(base_url=console.url, follow_redirects=False, timeout=60)
+    token = csrf_of(client.get("/login").text)
+    form = f"csrf={token}&name=mia&password={PASSWORD}&pad="
+    declared = client.post(
+        "/login",
+        content=form + "x" * (1024 * 1024),
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert declared.status_code == 413
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        yield form.encode()
+        for _ in range(64):
+            yield b"x" * 1024
+
+    streamed = client.post(
+        "/login", content=chunked(), headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert streamed.status_code == 413
+    assert client.get("/batches").status_code == 303  # no session was given
+    signed = client.post("/login", data={"csrf": token, "name": "mia", "password": PASSWORD})
+    assert signed.status_code == 303 and signed.headers["location"] == "/batches"
