@@ -14,6 +14,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from payflow.redact import mask_requisites_in_text
+
 CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
 
 
@@ -38,6 +40,9 @@ def _utc(value: datetime) -> datetime:
 
 Money = Annotated[Decimal, BeforeValidator(_no_float), AfterValidator(_finite)]
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+# The service's own words (statusMessage): kept, with anything like requisites masked, since they
+# go on to reports, artifacts and screens (design invariant 6).
+ServiceText = Annotated[str, AfterValidator(mask_requisites_in_text)]
 
 
 # camelCase on the wire, snake_case (or the wire name) accepted when building in Python.

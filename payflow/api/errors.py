@@ -28,6 +28,8 @@ from typing import Any
 
 import httpx
 
+from payflow.redact import mask_requisites_in_text
+
 MESSAGE_LIMIT = 300
 _MESSAGE_KEYS = (
     "message",
@@ -171,13 +173,18 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 
 
 def service_message(response: httpx.Response) -> str:
-    """The service's own words from an error body of unknown shape, on one line and truncated."""
+    """The service's own words from an error body of unknown shape, on one line and truncated,
+    with the request's token and anything like requisites masked (an error may echo them)."""
     text = response.text
     try:
         found = _find_message(json.loads(text)) if text.strip() else None
     except ValueError:
         found = None
-    return _one_line(found if found else text)
+    try:
+        token = response.request.headers.get("X-Api-Token")
+    except RuntimeError:  # a response built without its request
+        token = None
+    return _one_line(mask_requisites_in_text(found if found else text, token))
 
 
 def _find_message(value: Any, depth: int = 0) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from payflow.api.base import ApiModel, Money, RequestModel, UtcDatetime, check_currency
+from payflow.api.base import ApiModel, Money, RequestModel, ServiceText, UtcDatetime, check_currency
 from payflow.api.orders import Card, Customer, H2HStatus, H2HStatusValue, Order, OrderRequest
 from payflow.api.refunds import Refund, RefundRequest
 
@@ -104,7 +104,7 @@ class Payout(ApiModel):
     account: PayoutAccountEcho | None = None
     type: str | None = None
     requisites: dict[str, Any] | None = Field(default=None, repr=False)
-    status_message: str | None = None
+    status_message: ServiceText | None = None
     metadata: dict[str, Any] | None = None
     callback_url: str | None = None
     created_at: UtcDatetime | None = None

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from payflow.api.base import ApiModel, Money, RequestModel, UtcDatetime
+from payflow.api.base import ApiModel, Money, RequestModel, ServiceText, UtcDatetime
 
 
 class RefundStatus(StrEnum):
@@ -47,7 +47,7 @@ class Refund(ApiModel):
     external_id: str | None = None
     reason: str | None = None
     callback_url: str | None = None
-    status_message: str | None = None
+    status_message: ServiceText | None = None
     gateway_refund_id: str | None = None
     metadata: dict[str, Any] | None = None
     created_at: UtcDatetime | None = None

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from payflow.api.errors import WebhookPayloadError
 from payflow.api.jsonbody import loads
 from payflow.api.signing import Token, verify_signature
+from payflow.redact import mask_requisites_in_text
 
 __all__ = [
     "OrderEvent",
@@ -125,9 +126,14 @@ def _common(obj: dict[str, Any]) -> dict[str, Any]:
     return {
         "status": _text(obj.get("status")),
         "external_id": _text(obj.get("externalId")),
-        "status_message": _text(obj.get("statusMessage")),
+        "status_message": _service_text(obj.get("statusMessage")),
         "data": obj,
     }
+
+
+def _service_text(value: Any) -> str | None:
+    text = _text(value)
+    return mask_requisites_in_text(text) if text else text
 
 
 def _amount(value: Any) -> Decimal | None:

@@ -125,3 +125,16 @@ def test_every_error_is_a_payments_api_error():
     error = error_from_response(_response(418, "teapot"), call_name="x")
     assert isinstance(error, PaymentsApiError)
     assert repr(error) == "RejectedError('x: HTTP 418: teapot')"
+
+
+def test_service_message_never_repeats_the_token_or_requisites_it_echoes():
+    request = httpx.Request(
+        "POST", "https://api.example/v1/payouts", headers={"X-Api-Token": "tk-9"}
+    )
+    body = {"message": "token tk-9 may not pay account 40817810899910004312"}
+    response = httpx.Response(403, json=body, request=request)
+    assert service_message(response) == "token [token] may not pay account ****************4312"
+    assert "tk-9" not in str(error_from_response(response, call_name="create_payout"))
+    assert service_message(_response(400, {"message": "limit 100000000 exceeded"})).endswith(
+        "100000000 exceeded"
+    )

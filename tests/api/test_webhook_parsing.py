@@ -98,3 +98,10 @@ def test_refund_and_order_events():
     body, headers = signed({"id": "o-1", "status": "REFUND"}, **{"X-Type": "ORDER_UPDATE"})
     order = parse_order_webhook(body, headers, TOKEN)
     assert (order.order_id, order.status, order.event_type) == ("o-1", "REFUND", "ORDER_UPDATE")
+
+
+def test_a_status_message_naming_requisites_is_kept_masked():
+    message = "Card 4111 1111 1111 1234 declined; phone +79161234567 unknown"
+    body, headers = signed({**PAYOUT, "status": "FAILED", "statusMessage": message})
+    event = parse_payout_webhook(body, headers, TOKEN)
+    assert event.status_message == ("Card ***************1234 declined; phone +*******4567 unknown")

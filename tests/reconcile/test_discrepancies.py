@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import httpx
+import openpyxl
 import pytest
 from reconcile_support import (
     QUIET,
@@ -23,6 +24,8 @@ from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
 from payflow.ledger.tables import Payout
 from payflow.reconcile import ReconcileOptions, reconcile_batch
+from payflow.redact import mask_requisites
+from payflow.reporting.reconciliation import write_batch_report
 
 
 def _post_behind_our_back(server, row) -> None:
@@ -197,3 +200,28 @@ async def test_every_page_fetched_ahead_is_settled_once(
     assert (result.fetched, result.unanswered) == (5, 0)
     found = {(f.row_number, f.kind) for f in ledger.findings(batch) if f.state != "resolved"}
     assert found == {(3, "status_differs"), (4, "stuck"), (5, "amount_differs")}
+
+
+async def test_a_status_message_echoing_requisites_reaches_the_ledger_and_report_masked(
+    client, ledger: Ledger, sandbox_server, tmp_path
+) -> None:
+    # The spec does not say a statusMessage never names the recipient: a bank's "account ...
+    # closed" went into the ledger, the report and Prefect's artifact whole (invariant 6).
+    row = instruction(new_id("echo"), 2, "0001")
+    batch = register(ledger, [row])
+    await pay(client, ledger, batch)
+    echoed = f"Account {row.requisites} closed; notice sent to awa.kone@example.com"
+    move(sandbox_server, payout_id(ledger, batch, 2), status="FAILED", statusMessage=echoed)
+    await reconcile(client, ledger, batch)
+    stored = next(iter(ledger.batch_rows(batch))).status_message
+    masked = mask_requisites(row.requisites), mask_requisites("awa.kone@example.com")
+    assert stored == f"Account {masked[0]} closed; notice sent to {masked[1]}"
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+    written = report.csv.read_text() + "".join(
+        str(cell)
+        for sheet in openpyxl.load_workbook(report.xlsx)
+        for r in sheet.values
+        for cell in r
+    )
+    assert "closed" in written
+    assert row.requisites not in written and "awa.kone@" not in written
