@@ -5,7 +5,8 @@ It starts from a batch id, never from a file: what was registered (and approved)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from typing import Any, cast
@@ -23,8 +24,9 @@ from prefect.states import Failed
 
 from payflow.connections import RunTarget, run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
-from payflow.ledger import BatchCounts
+from payflow.ledger import BatchCounts, Ledger
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
+from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.run_end import NOT_ALL_PAID, record_pay_run_end
 from payflow.paying.workers import new_worker_id
@@ -83,7 +85,10 @@ def pay_batch(
         poll_interval=poll_interval,
     )
     reports = out_dir or str(settings.reports_dir())
-    with run_target(settings, api_url, sandbox, callback_url) as configured:
+    with (
+        run_target(settings, api_url, sandbox, callback_url) as configured,
+        _beating(ledger_url or configured.ledger_url, batch_id),
+    ):
         target = replace(configured, ledger_url=ledger_url) if ledger_url else configured
         before = count_batch(target.ledger_url, batch_id)
         if before.to_send:
@@ -137,6 +142,15 @@ def pay_result(state: State[Any]) -> PayResult:
     if isinstance(done, BaseException):
         raise done
     raise RuntimeError(f"pay run ended {state.name} without a result: {state.message}")
+
+
+@contextmanager
+def _beating(ledger_url: str, batch_id: str) -> Iterator[None]:
+    """The run's heartbeat in the ledger while it lives: how a console knows it is alive."""
+    from prefect.runtime import flow_run
+
+    with Ledger.open(ledger_url) as ledger, beating(ledger, batch_id, f"flow run {flow_run.name}"):
+        yield
 
 
 def _check_balance(target: RunTarget, batch_id: str, reports: str) -> None:

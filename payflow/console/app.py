@@ -41,7 +41,13 @@ from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.history import batch_history
 from payflow.console.intake import UploadRefused, rejects_file, take_upload
 from payflow.console.operators import Operator, check_password
-from payflow.console.paying import NotInterrupted, can_go_on, go_on_paying, rows_left
+from payflow.console.paying import (
+    NotInterrupted,
+    can_go_on,
+    go_on_paying,
+    last_heard,
+    rows_left,
+)
 from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
@@ -261,6 +267,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),
             go_on=can_go_on(ctx, batch_id, counts),
             rows_left=rows_left(counts),
+            last_heard=last_heard(ctx, batch_id),
             notice=request.query_params.get("notice"),
         )
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.console.context import ConsoleContext
-from payflow.console.paying import STARTED, is_interrupted, is_paying
+from payflow.console.paying import STARTED, is_interrupted, is_paying, run_alive
 from payflow.ledger import BatchCounts, CurrencyTotal
 from payflow.ledger.actions import last_action
 from payflow.model import display_amount
@@ -79,6 +79,8 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
     "nothing to pay" or "uploaded"."""
     if any(r.decision == "decline" for r in ctx.ledger.approvals_of(batch_id)):
         return "declined"
+    if (counts.to_send or counts.pending) and run_alive(ctx, batch_id):
+        return "paying"  # `payflow pay` or a deployment's run, beating in the ledger
     if counts.to_send and last_action(ctx.ledger, batch_id, "uploaded") is not None:
         # Uploaded here, not submitted yet: rows another batch already paid count as sent
         # below, and a file with one read "finished with rows pending", with no Submit.

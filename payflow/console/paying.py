@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import datetime
 from typing import Any
 
 from payflow.approvals import Approved, approval_status, load_policy
@@ -13,7 +14,10 @@ from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
 from payflow.console.context import ConsoleContext
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import ActionView, last_action, record_action
+from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
+from payflow.paying.heartbeat import beating
 from payflow.paying.run_end import FAILED, FINISHED
+from payflow.paying.workers import worker_is_dead
 from payflow.wording import counted
 
 IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
@@ -102,7 +106,11 @@ def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
 
     problem = None
     try:
-        with temporary_settings({PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect()}):
+        with (
+            # Beats from the start: Prefect's engine takes seconds to reach the flow's own beat.
+            beating(ctx.ledger, batch_id, "the run in a console"),
+            temporary_settings({PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect()}),
+        ):
             # The flow records its own end (pay_finished / pay_failed) through `started_by`.
             pay_result(
                 pay_batch(
@@ -139,35 +147,70 @@ def is_paying(batch_id: str) -> bool:
 
 
 def is_interrupted(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
-    """True when the batch's last pay run was started in a console process, is not alive in
-    this one (the console restarted while it paid) and left rows unsent or unfinished.
+    """True when the batch's last pay run was started and is seen dead in the ledger (its
+    heartbeat stale, or its process gone from this host) with rows unsent or unfinished.
 
-    A run started through the Prefect deployment lives in a worker, which this process cannot
-    see: that one is not judged here."""
+    Every console and worker reads the same heartbeats, so a run alive in another console or a
+    Prefect worker reads "paying" here too, and one whose worker died reads interrupted."""
     last = _last_run_with_rows_left(ctx, batch_id, counts)
-    return last is not None and _started_here(last)
+    return last is not None and last.action in STARTED and _run_is_gone(ctx, batch_id, last)
 
 
 def can_go_on(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
     """True when the batch's last pay run is over without finishing what it had: interrupted
     (see `is_interrupted`), or stopped (balance, the API) with rows unsent or unfinished."""
     last = _last_run_with_rows_left(ctx, batch_id, counts)
-    return last is not None and (last.action == FAILED or _started_here(last))
+    if last is None:
+        return False
+    return last.action == FAILED or _run_is_gone(ctx, batch_id, last)
+
+
+def run_alive(ctx: ConsoleContext, batch_id: str) -> bool:
+    """True while some pay run of the batch beats in the ledger (any console, worker or shell)."""
+    if is_paying(batch_id):
+        return True
+    now = ctx.ledger.now()
+    return any(_beats_alive(beat, now) for beat in batch_beats(ctx.ledger, batch_id))
 
 
 def _last_run_with_rows_left(
     ctx: ConsoleContext, batch_id: str, counts: BatchCounts
 ) -> ActionView | None:
-    """The last start or end of a pay run of the batch, when no thread of this process pays it
-    and rows are unsent or unfinished; else None."""
-    if is_paying(batch_id) or not (counts.to_send or counts.pending):
+    """The last start or end of a pay run of the batch, when rows are unsent or unfinished and
+    no run of the batch is alive; else None."""
+    if not (counts.to_send or counts.pending) or run_alive(ctx, batch_id):
         return None
-    # Read after the thread check: a run that ends now has written its end before it is over.
+    # Read after the liveness check. A deployment's run ends its beat a moment before its hook
+    # records the end: read then, it is interrupted, and going on would find nothing to send.
     return last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
 
 
-def _started_here(last: ActionView) -> bool:
-    return last.action in STARTED and last.detail == IN_PROCESS
+def _run_is_gone(ctx: ConsoleContext, batch_id: str, start: ActionView) -> bool:
+    """True when the run `start` began is known dead from the ledger's heartbeats.
+
+    A run that beat since its start is gone once no beat of it is alive; one that never did is
+    gone when started in a console (which beats as its thread starts) over `STALE_AFTER` ago. A
+    deployment's run that never beat waits for a worker, which only Prefect sees: not judged."""
+    now = ctx.ledger.now()
+    beats = [b for b in batch_beats(ctx.ledger, batch_id) if b.beat_at >= start.at]
+    if beats:
+        return not any(_beats_alive(beat, now) for beat in beats)
+    return start.detail == IN_PROCESS and now - start.at >= STALE_AFTER
+
+
+def _beats_alive(beat: RunBeat, now: datetime) -> bool:
+    """Not ended, recent, and (on this host) its process still there: known at once."""
+    return beat.alive(now) and not worker_is_dead(beat.run_id)
+
+
+def last_heard(ctx: ConsoleContext, batch_id: str) -> str:
+    """`flow run calm-owl was last heard from at 2026-11-27 10:03:04 UTC`: the batch's most
+    recent pay run by its heartbeat (`it never began` when none beat)."""
+    beats = batch_beats(ctx.ledger, batch_id)
+    if not beats:
+        return "it never began"
+    at = beats[0].beat_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"{beats[0].label} was last heard from at {at}"
 
 
 def rows_left(counts: BatchCounts) -> str:

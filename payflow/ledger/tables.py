@@ -426,3 +426,19 @@ class ConsoleAction(Base):
     action: Mapped[str] = mapped_column(String(32))
     batch_id: Mapped[str | None] = mapped_column(String(BATCH_ID_LENGTH), index=True)
     detail: Mapped[str | None] = mapped_column(Text)
+
+
+class PayRunBeat(Base):
+    """A pay run's heartbeat: the last time a live run of the batch said so (one row a run).
+
+    A worker that dies writes no end, so a run is known alive by its beat being recent, which
+    every console and worker on the ledger sees alike, not by which process holds it."""
+
+    __tablename__ = "pay_run_beats"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH), index=True)
+    label: Mapped[str] = mapped_column(Text)  # where it runs: "flow run calm-owl", a console
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    beat_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # None: alive, or died

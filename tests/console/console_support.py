@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
+import socket
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -18,7 +23,7 @@ from payflow.console.app import create_app
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import add_operator
 from payflow.console.paying import IN_PROCESS
-from payflow.ledger import Ledger
+from payflow.ledger import Ledger, utc_now
 from payflow.ledger.actions import record_action
 from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch, track_batch
@@ -104,18 +109,61 @@ def upload_clean(client: httpx.Client, name: str, prefix: str) -> str:
     return found.group(1)
 
 
-def paying_in_a_console(console: Console, name: str, prefix: str) -> str:
-    """A clean batch mia uploaded and submitted, carl approved, and whose run started in a
-    console process (what a console leaves before its run ends); the batch id."""
-    ledger = console.ctx.ledger
+def paying_in_a_console(
+    console: Console, name: str, prefix: str, *, run: str = IN_PROCESS, ago: float = 0
+) -> str:
+    """A clean batch mia uploaded and submitted, carl approved, and whose run started `ago`
+    seconds back, in a console process or (`run="flow run ..."`) through the deployment
+    (what a console leaves before its run ends); the batch id."""
     maker = signed_in(console, "mia")
     batch_id = upload_clean(maker, name, prefix)
     page = maker.get(f"/batches/{batch_id}").text
     assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
-    record_decision(ledger, batch_id, approver="carl", decision="approve", via="console")
-    record_action(ledger, "carl", "approved", batch_id)
-    record_action(ledger, "carl", "pay_started", batch_id, detail=IN_PROCESS)
+    then = at_past(console.ctx.ledger, ago)
+    record_decision(then, batch_id, approver="carl", decision="approve", via="console")
+    record_action(then, "carl", "approved", batch_id)
+    record_action(then, "carl", "pay_started", batch_id, detail=run)
     return batch_id
+
+
+def register_rows(ledger: Ledger, batch_id: str, *ids: str) -> str:
+    """Register a batch of XOF SIM rows with these externalIds, as the command line would."""
+    rows = [
+        PayoutInstruction(
+            row_number=n,
+            external_id=ext,
+            amount=Decimal(1000 * n),
+            currency="XOF",
+            payment_type="SIM",
+            requisites=f"22507990{n:02d}000{n}",
+            name="Awa Kone",
+            user_id=f"u-{n}",
+        )
+        for n, ext in enumerate(ids, start=2)
+    ]
+    ledger.register_batch(batch_id, "cli.csv", rows, [])
+    return batch_id
+
+
+def at_past(ledger: Ledger, seconds: float) -> Ledger:
+    """The same ledger with its clock `seconds` back: what a process wrote that long ago."""
+    return Ledger(ledger.engine, clock=lambda: utc_now() - timedelta(seconds=seconds))
+
+
+def dead_run_id() -> str:
+    """A pay run id (host:pid:nonce) of this host whose process has exited."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return f"{socket.gethostname()}:{child.stdout.strip()}:deadbeef"
+
+
+def elsewhere_run_id() -> str:
+    """A pay run id of a process on another host: alive as long as it beats."""
+    return "worker-7.example:4242:cafe0001"
 
 
 def with_client_in_a_thread(

@@ -13,8 +13,10 @@ from console_support import (
     ERROR_ROWS,
     PASSWORD,
     Console,
+    at_past,
     batch_csv,
     csrf_of,
+    dead_run_id,
     pay_with_the_engine,
     paying_in_a_console,
     post_only,
@@ -28,6 +30,7 @@ from support.stats import sandbox_stats
 from payflow.approvals import Pending, approval_status, load_policy
 from payflow.ledger import RowState
 from payflow.ledger.actions import actions_of
+from payflow.ledger.run_beats import batch_beats, beat
 
 WIDTHS = {"wide": 1280, "phone": 390}
 
@@ -214,7 +217,8 @@ def test_a_pay_run_cut_off_by_a_console_restart_reads_interrupted_and_a_checker_
     ledger = console.ctx.ledger
     # What the console before the restart left: carl approved, its run claimed two rows, sent
     # the first (the service holds it, the ledger still says SUBMITTING) and died.
-    batch_id = paying_in_a_console(console, "restart.csv", "rs")
+    batch_id = paying_in_a_console(console, "restart.csv", "rs", ago=120)
+    beat(at_past(ledger, 90), dead_run_id(), batch_id, "the run in a console")
     first, _ = ledger.claim_for_submit(batch_id, "console-before", 2, lease_seconds=0.5)
     post_only(console, first.instruction)
 
@@ -241,3 +245,7 @@ def test_a_pay_run_cut_off_by_a_console_restart_reads_interrupted_and_a_checker_
     again = checker.request.post(batch_url + "/go-on", form={"csrf": csrf})
     assert again.status == 409 and "no stopped payout run" in again.text()
     assert [a.action for a in actions_of(ledger, batch_id)].count("pay_started") == 2
+    # The run went on beat from its thread and its flow, and said when each ended.
+    beats = [b for b in batch_beats(ledger, batch_id) if b.label != "the run in a console"]
+    assert [b.label.startswith("flow run ") for b in beats] == [True]
+    assert all(b.ended_at is not None for b in batch_beats(ledger, batch_id)[:2])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import time
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,15 @@ from console_support import (
     batch_csv,
     csrf_of,
     paying_in_a_console,
+    register_rows,
     signed_in,
     upload_clean,
 )
 from support.stats import sandbox_stats
 
 from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
-from payflow.ledger import Detected, FindingKind, Ledger, RowState
+from payflow.ledger import Detected, FindingKind, RowState
 from payflow.ledger.actions import actions_of, record_action
-from payflow.model import PayoutInstruction
 from payflow.paying.run_end import FAILED
 
 
@@ -96,36 +95,18 @@ def test_a_broken_settings_file_is_one_clear_page_not_a_crash(
     assert "Traceback" not in page.text
 
 
-def _register(ledger: Ledger, batch_id: str, *ids: str) -> str:
-    rows = [
-        PayoutInstruction(
-            row_number=n,
-            external_id=ext,
-            amount=Decimal(1000 * n),
-            currency="XOF",
-            payment_type="SIM",
-            requisites=f"22507990{n:02d}000{n}",
-            name="Awa Kone",
-            user_id=f"u-{n}",
-        )
-        for n, ext in enumerate(ids, start=2)
-    ]
-    ledger.register_batch(batch_id, "cli.csv", rows, [])
-    return batch_id
-
-
 def test_a_batch_paid_or_declined_from_the_command_line_reads_as_such(console: Console) -> None:
     # Found by hand: a batch paid by `payflow run` read "nothing to pay" with its open paid_twice
     # finding hidden, and one declined with `payflow approve --decline` offered "Submit".
     ledger = console.ctx.ledger
-    paid = _register(ledger, "clipaid", "cli-paid-2", "cli-paid-3")
+    paid = register_rows(ledger, "clipaid", "cli-paid-2", "cli-paid-3")
     ledger.claim_for_submit(paid, "w", 10)
     ledger.mark_created("cli-paid-2", "p-2", "COMPLETED", None)
     ledger.mark_created("cli-paid-3", "p-3", "FAILED", "Recipient not found")
     detail = "2 payouts for one source row: a (COMPLETED), b (COMPLETED)"
     found = [Detected(2, "cli-paid-2", FindingKind.PAID_TWICE, detail)]
     ledger.sync_findings(paid, found, unchecked_rows=set())
-    declined = _register(ledger, "clideclined", "cli-declined-2")
+    declined = register_rows(ledger, "clideclined", "cli-declined-2")
     ledger.set_maker(declined, "mia")
     record_decision(ledger, declined, approver="carl", decision="decline", note="wrong month")
 
@@ -145,7 +126,7 @@ def test_reconcile_now_asks_the_service_and_shows_what_it_found(console: Console
     # The README listed "reconcile" among the console's actions, but there was none: a payout
     # the platform corrected stayed "paid" on the page until someone ran `payflow reconcile`.
     ledger = console.ctx.ledger
-    batch_id = _register(ledger, "cliunknown", "cli-unknown-2")
+    batch_id = register_rows(ledger, "cliunknown", "cli-unknown-2")
     ledger.claim_for_submit(batch_id, "w", 10)
     ledger.mark_created("cli-unknown-2", "no-such-payout", "COMPLETED", None)
     checker = signed_in(console, "carl")
@@ -212,10 +193,10 @@ def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approve
 def test_a_batch_with_held_rows_says_how_to_release_them(console: Console) -> None:
     # A rerun that repeats a recent payout is now held; the page showed "HELD 1" and nothing more.
     ledger = console.ctx.ledger
-    paid = _register(ledger, "heldfirst", "held-first-2")
+    paid = register_rows(ledger, "heldfirst", "held-first-2")
     ledger.claim_for_submit(paid, "w", 10)
     ledger.mark_created("held-first-2", "p-held", "COMPLETED", None)
-    again = _register(ledger, "heldagain", "held-again-2")  # same recipient and amount
+    again = register_rows(ledger, "heldagain", "held-again-2")  # same recipient and amount
     assert ledger.batch_counts(again).held == 1
     page = signed_in(console, "carl").get(f"/batches/{again}").text
     assert 'id="held-note"' in page
@@ -256,7 +237,7 @@ def test_a_sent_batch_shows_its_totals_on_the_approve_page_and_in_the_list(
     # Found by hand: once a batch was sent its approve page showed an empty Totals table and the
     # list read "-": both counted only the rows not sent yet.
     ledger = console.ctx.ledger
-    batch_id = _register(ledger, "clitotals", "cli-tot-2", "cli-tot-3")
+    batch_id = register_rows(ledger, "clitotals", "cli-tot-2", "cli-tot-3")
     ledger.claim_for_submit(batch_id, "w", 10)
     ledger.mark_created("cli-tot-2", "p-tot-2", "COMPLETED", None)
     ledger.mark_created("cli-tot-3", "p-tot-3", "FAILED", "Recipient not found")
@@ -282,8 +263,8 @@ def test_the_history_shows_approvals_given_outside_the_console_and_each_decision
     rules = _one_step_rules(console, tmp_path)
     policy = load_policy(rules)
     ledger = console.ctx.ledger
-    approved = _register(ledger, "cliapproved", "cli-appr-2")
-    declined = _register(ledger, "cliprefect", "cli-pref-2")
+    approved = register_rows(ledger, "cliapproved", "cli-appr-2")
+    declined = register_rows(ledger, "cliprefect", "cli-pref-2")
     for batch_id in (approved, declined):
         ledger.set_maker(batch_id, "mia")
     note = "matches invoice <12>"

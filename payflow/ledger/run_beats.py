@@ -1,0 +1,71 @@
+"""Pay runs' heartbeats: a live run writes its beat every few seconds; a stale beat is a run
+whose process died (a worker killed, a console restarted), which records no end of its own.
+
+Every console and worker on the ledger reads the same beats, so whether a batch is being paid
+does not depend on which process asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import desc, insert, select, update
+
+from payflow.ledger.db import reader
+from payflow.ledger.ledger import Ledger
+from payflow.ledger.tables import PayRunBeat
+
+BEAT_SECONDS = 10.0
+# Six beats missed: a loaded machine or a slow database delays a beat by seconds, not a minute.
+STALE_AFTER = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class RunBeat:
+    """The heartbeat of one pay run of a batch."""
+
+    run_id: str
+    label: str
+    started_at: datetime
+    beat_at: datetime
+    ended_at: datetime | None
+
+    def alive(self, now: datetime) -> bool:
+        """True while the run has not ended and its beat is recent enough for it to live."""
+        return self.ended_at is None and now - self.beat_at < STALE_AFTER
+
+
+def beat(ledger: Ledger, run_id: str, batch_id: str, label: str) -> None:
+    """Record that the run is alive now (its first beat also records when it started)."""
+    now = ledger.now()
+    with ledger.engine.begin() as conn:
+        moved = conn.execute(
+            update(PayRunBeat).where(PayRunBeat.run_id == run_id).values(beat_at=now)
+        ).rowcount
+        if not moved:
+            conn.execute(
+                insert(PayRunBeat).values(
+                    run_id=run_id, batch_id=batch_id, label=label, started_at=now, beat_at=now
+                )
+            )
+
+
+def end_beats(ledger: Ledger, run_id: str) -> None:
+    """Record that the run ended (it beats no more, and is not waited for)."""
+    now = ledger.now()
+    with ledger.engine.begin() as conn:
+        conn.execute(
+            update(PayRunBeat).where(PayRunBeat.run_id == run_id).values(beat_at=now, ended_at=now)
+        )
+
+
+def batch_beats(ledger: Ledger, batch_id: str) -> list[RunBeat]:
+    """The heartbeats of the batch's pay runs, the most recent first."""
+    with reader(ledger.engine).connect() as conn:
+        rows = conn.execute(
+            select(PayRunBeat)
+            .where(PayRunBeat.batch_id == batch_id)
+            .order_by(desc(PayRunBeat.beat_at))
+        ).all()
+    return [RunBeat(r.run_id, r.label, r.started_at, r.beat_at, r.ended_at) for r in rows]

@@ -1,0 +1,49 @@
+"""A pay run's heartbeat in the ledger, written from a thread while the run lives.
+
+The beat is what tells a console that a run (in a Prefect worker, another console, the command
+line) is alive; a run whose process died stops beating, so it reads interrupted, not "paying"
+forever. The run id is a worker id (host:pid:nonce): on its own host a dead run is known at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from payflow.ledger import Ledger
+from payflow.ledger.run_beats import BEAT_SECONDS, beat, end_beats
+from payflow.paying.workers import new_worker_id
+
+logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def beating(
+    ledger: Ledger, batch_id: str, label: str, every: float = BEAT_SECONDS
+) -> Iterator[str]:
+    """Beat for the batch's run until the block ends; the run id. The first beat is written
+    before the block starts, so the run is seen alive from its first step."""
+    run_id = new_worker_id()
+    beat(ledger, run_id, batch_id, label)
+    stop = threading.Event()
+
+    def keep_beating() -> None:
+        while not stop.wait(every):
+            try:
+                beat(ledger, run_id, batch_id, label)
+            except Exception:  # a database blip must not end the run; the next beat may pass
+                logger.warning("pay run heartbeat of batch %s not written", batch_id, exc_info=True)
+
+    thread = threading.Thread(target=keep_beating, daemon=True, name="pay-run-heartbeat")
+    thread.start()
+    try:
+        yield run_id
+    finally:
+        stop.set()
+        thread.join(timeout=every)
+        try:
+            end_beats(ledger, run_id)
+        except Exception:  # not recorded: the beat goes stale instead, a minute later
+            logger.warning("pay run end of batch %s not written", batch_id, exc_info=True)

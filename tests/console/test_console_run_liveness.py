@@ -1,0 +1,108 @@
+"""Whether a batch's pay run is alive, read from the ledger's heartbeats: the same answer in
+every console, for runs in a console, a Prefect worker or a shell."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from console_support import (
+    Console,
+    at_past,
+    csrf_of,
+    dead_run_id,
+    elsewhere_run_id,
+    paying_in_a_console,
+    register_rows,
+    signed_in,
+)
+
+from payflow.console.paying import IN_PROCESS
+from payflow.ledger.run_beats import batch_beats, beat
+from payflow.paying.heartbeat import beating
+
+WORKER = "flow run calm-owl"
+
+
+def _state(html: str) -> str:
+    found = re.search(r'id="state"[^>]*>([^<]+)<', html)
+    assert found, "no state on the page"
+    return found.group(1)
+
+
+def test_a_deployment_run_whose_worker_died_reads_interrupted_and_a_checker_may_go_on(
+    console: Console,
+) -> None:
+    # Found by use: a run started through the deployment whose worker then died read "paying"
+    # forever (Prefect too shows it Running), with no way on from the console.
+    ledger = console.ctx.ledger
+    batch_id = paying_in_a_console(console, "dead-worker.csv", "dw", run=WORKER, ago=300)
+    beat(at_past(ledger, 240), elsewhere_run_id(), batch_id, WORKER)  # then it went silent
+
+    checker = signed_in(console, "carl")
+    page = checker.get(f"/batches/{batch_id}").text
+    assert _state(page) == "interrupted"
+    assert re.search(
+        r"flow run calm-owl was last heard from at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page
+    ), page
+    assert "Left: 5 rows not sent yet." in page and 'id="go-on-form"' in page
+
+
+@pytest.mark.parametrize("run", [IN_PROCESS, WORKER])
+def test_a_run_beating_in_a_worker_or_another_console_reads_paying_and_is_not_gone_on_with(
+    console: Console, run: str
+) -> None:
+    # Found by use: two consoles on one ledger each read the other's running pay run as
+    # "interrupted" and offered "Go on paying" (a run known alive only in its own process).
+    ledger = console.ctx.ledger
+    checker = signed_in(console, "carl")
+    batch_id = paying_in_a_console(console, "other.csv", "ot", run=run, ago=120)
+    beat(ledger, elsewhere_run_id(), batch_id, run)  # beating now, in another process
+    page = checker.get(f"/batches/{batch_id}").text
+    assert _state(page) == "paying"
+    assert 'id="go-on-form"' not in page
+    went_on = checker.post(f"/batches/{batch_id}/go-on", data={"csrf": csrf_of(page)})
+    assert went_on.status_code == 409 and "no stopped payout run" in went_on.text
+    assert checker.get(f"/batches/{batch_id}/progress.json").json()["running"] is True
+
+
+def test_a_run_whose_process_is_gone_from_this_host_reads_interrupted_at_once(
+    console: Console,
+) -> None:
+    batch_id = paying_in_a_console(console, "killed.csv", "kd", run=WORKER)
+    beat(console.ctx.ledger, dead_run_id(), batch_id, WORKER)  # a fresh beat, its pid gone
+    page = signed_in(console, "carl").get(f"/batches/{batch_id}").text
+    assert _state(page) == "interrupted" and 'id="go-on-form"' in page
+
+
+def test_a_deployment_run_that_never_beat_waits_for_a_worker(console: Console) -> None:
+    # Only Prefect knows whether a worker will take it: not judged dead, nothing offered.
+    batch_id = paying_in_a_console(console, "queued.csv", "qd", run=WORKER, ago=600)
+    page = signed_in(console, "carl").get(f"/batches/{batch_id}").text
+    assert _state(page) == "paying" and 'id="go-on-form"' not in page
+
+
+def test_a_console_run_that_never_beat_is_gone_after_a_minute_not_before(
+    console: Console,
+) -> None:
+    checker = signed_in(console, "carl")
+    batch_id = paying_in_a_console(console, "young.csv", "yg", ago=5)
+    assert _state(checker.get(f"/batches/{batch_id}").text) == "paying"
+    console.ctx.ledger = at_past(console.ctx.ledger, -120)  # the console reads two minutes on
+    assert _state(checker.get(f"/batches/{batch_id}").text) == "interrupted"
+
+
+def test_a_run_from_the_command_line_reads_paying_while_it_beats_then_not(
+    console: Console,
+) -> None:
+    # A batch being paid with `payflow pay` (no console action) read "uploaded" meanwhile.
+    ledger = console.ctx.ledger
+    batch_id = register_rows(ledger, "shellpaid", "sh-2", "sh-3")
+    maker = signed_in(console, "mia")
+    with beating(ledger, batch_id, "flow run quick-fox", every=0.05) as run_id:
+        listed = maker.get("/batches").text.split(f"/batches/{batch_id}", 1)[1]
+        assert re.search(r'class="state s-paying">paying<', listed)
+        assert _state(maker.get(f"/batches/{batch_id}").text) == "paying"
+    ended = [b for b in batch_beats(ledger, batch_id) if b.run_id == run_id]
+    assert ended and ended[0].ended_at is not None
+    assert _state(maker.get(f"/batches/{batch_id}").text) == "uploaded"
