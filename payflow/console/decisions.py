@@ -14,6 +14,7 @@ from payflow.approvals import (
     record_decision,
 )
 from payflow.console.context import ConsoleContext
+from payflow.console.history import GO_AHEAD
 from payflow.console.operators import Operator
 from payflow.console.paying import start_payment
 from payflow.ledger.actions import last_action, record_action
@@ -92,5 +93,11 @@ def decide(
     if not isinstance(status, Approved):
         record_action(ctx.ledger, checker.name, "approval_step", batch_id, detail=note or None)
         return status, None
-    record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
+    if before is status and status.by:
+        # Every step was given elsewhere: this checker did not approve, but started the paying.
+        given = f"approved by {', '.join(status.by)} before"
+        detail = f"{given}; note: {note}" if note else given
+        record_action(ctx.ledger, checker.name, GO_AHEAD, batch_id, detail=detail)
+    else:
+        record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
     return status, start_payment(ctx, batch_id, checker.name)

@@ -17,6 +17,9 @@ VIA = {
     "cli": "on the command line (payflow approve)",
     "prefect": "in the pay run's Prefect form",
 }
+# What an action reads as where its name alone would mislead.
+GO_AHEAD = "go_ahead"  # a checker started paying a batch approved outside the console
+WHAT = {GO_AHEAD: "started paying"}
 # Console actions that are also written as approval records: shown once, as the record.
 DECISION_ACTIONS = {"approval_step": "approve", "approved": "approve", "declined": "decline"}
 
@@ -51,6 +54,6 @@ def batch_history(ledger: Ledger, batch_id: str) -> list[HistoryLine]:
         decision = DECISION_ACTIONS.get(action.action)
         if decision is not None and (person_key(action.actor), decision) in in_console:
             continue
-        what = action.action.replace("_", " ")
+        what = WHAT.get(action.action) or action.action.replace("_", " ")
         lines.append(HistoryLine(action.at, action.actor, what, action.detail or ""))
     return sorted(lines, key=lambda line: line.at)

@@ -188,6 +188,14 @@ def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approve
     assert counts.to_send == 0 and counts.pending == 0
     actions = [a.action for a in actions_of(console.ctx.ledger, batch_id)]
     assert "pay_started" in actions and "pay_finished" in actions
+    # carl started the paying and approved nothing: the history read "carl approved".
+    page = checker.get(f"/batches/{batch_id}").text
+    history = _table(page, "history")
+    assert "<td>carl</td><td>started paying</td><td>approved by bob before</td>" in history
+    assert "<td>carl</td><td>approved</td>" not in history
+    assert "<td>bob</td><td>approved</td>" in history
+    listed = checker.get("/batches").text.split(f"/batches/{batch_id}", 1)[1].split("</tr>")[0]
+    assert "bob" in listed and "carl" not in listed
 
 
 def test_a_batch_with_held_rows_says_how_to_release_them(console: Console) -> None:
