@@ -222,6 +222,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         raw_page = request.query_params.get("page", "1")
         number = int(raw_page) if raw_page.isdigit() and int(raw_page) > 0 else 1
         lines, pages_total = await run_in_threadpool(pages.batch_page, ctx, number)
+        if number > pages_total:
+            # Past the last page (an old link, a typed number): "No batches yet" there misled.
+            return RedirectResponse(f"/batches?page={pages_total}", status_code=303)
         return render(request, session, "batches.html", lines=lines, page=number, pages=pages_total)
 
     @page()

@@ -44,6 +44,9 @@ def test_the_batches_list_is_newest_first_and_paged(console: Console) -> None:
     assert "page 2 of 2" in page_two and 'href="/batches?page=1"' in page_two
     # A page number that is not one shows the first page rather than an error.
     assert _listed(maker.get("/batches?page=x").text) == [third, second]
+    # Past the last page it goes to the last one: it read "No batches yet".
+    past = maker.get("/batches?page=999")
+    assert past.status_code == 303 and past.headers["location"] == "/batches?page=2"
 
 
 def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Console) -> None:
