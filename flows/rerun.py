@@ -10,7 +10,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from payflow.approvals.identity import current_user
-from payflow.connections import run_target
+from payflow.connections import ledger_url_parameter, run_target
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
 from payflow.flows.pay_batch import pay_batch, pay_result
 from payflow.rerun import CHOOSE_ROWS, RerunRefused, Selection, choose, parse_rows, preview_lines
@@ -93,7 +93,7 @@ def rerun_failed(
                 pay_result(
                     pay_batch(
                         rerun_id,
-                        ledger_url=target.ledger_url,
+                        ledger_url=ledger_url_parameter(target.ledger_url),
                         api_url=target.api_url,
                         sandbox=target.sandbox,
                         callback_url=target.callback_url,

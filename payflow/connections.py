@@ -110,3 +110,12 @@ def open_ledger(url: str) -> Ledger:
         if ledger is None:
             ledger = _ledgers[url] = Ledger.open(url)
         return ledger
+
+
+def ledger_url_parameter(url: str) -> str | None:
+    """`url` to pass a flow as its `ledger_url` parameter, or None (the flow then reads it from
+    its settings) when it holds a password: Prefect keeps a flow run's parameters in its
+    database and shows them in its UI, and a hidden one (`***`) cannot connect."""
+    from sqlalchemy.engine import make_url
+
+    return None if make_url(url).password else url

@@ -11,6 +11,7 @@ from typing import Any
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.decide import prefect_api_configured
 from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
+from payflow.connections import ledger_url_parameter
 from payflow.console.context import ConsoleContext
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import ActionView, last_action, record_action
@@ -116,7 +117,7 @@ def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
                 pay_batch(
                     batch_id,
                     wait_for_approval=False,
-                    ledger_url=ctx.ledger.url,
+                    ledger_url=ledger_url_parameter(ctx.target.ledger_url),
                     out_dir=str(ctx.batch_dir(batch_id)),
                     api_url=ctx.target.api_url,
                     sandbox=ctx.target.sandbox,

@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,9 +23,9 @@ from payflow.connections import RunTarget, with_client
 from payflow.console.app import create_app
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import add_operator
-from payflow.console.paying import IN_PROCESS
+from payflow.console.paying import IN_PROCESS, is_paying
 from payflow.ledger import Ledger, utc_now
-from payflow.ledger.actions import record_action
+from payflow.ledger.actions import actions_of, record_action
 from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch, track_batch
 from payflow.paying.requests import build_payout_request
@@ -69,9 +70,11 @@ def start_console(
     *,
     max_upload_bytes: int = 10 * 1024 * 1024,
     prefect_api_url: str | None = None,
+    ledger_url: str | None = None,
 ) -> Console:
-    """Open the ledger, add `mia` (maker) and `carl` (checker), serve the console."""
-    ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    """Open the ledger (a new SQLite one unless given), add `mia` (maker) and `carl` (checker),
+    serve the console."""
+    ledger_url = ledger_url or f"sqlite:///{tmp_path / 'ledger.db'}"
     settings = Settings(ledger_url=ledger_url, home=tmp_path / "home")
     ledger = Ledger.open(ledger_url)
     add_operator(ledger, "mia", "maker", PASSWORD)
@@ -210,3 +213,27 @@ def signed_in(console: Console, name: str) -> httpx.Client:
     )
     assert response.status_code == 303, response.text
     return client
+
+
+def approved_and_paid(console: Console, name: str, prefix: str) -> str:
+    """A clean batch mia uploads and submits and carl approves here, once its pay run (in this
+    console) has recorded its end; the batch id."""
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, name, prefix)
+    page = maker.get(f"/batches/{batch_id}").text
+    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
+    checker = signed_in(console, "carl")
+    form = checker.get(f"/batches/{batch_id}/approve").text
+    approved = checker.post(
+        f"/batches/{batch_id}/approve", data={"csrf": csrf_of(form), "decision": "approve"}
+    )
+    assert approved.status_code == 303, approved.text
+    deadline = time.monotonic() + 240
+    ended = {"pay_finished", "pay_failed"}
+    # Until the run has written its end and its thread is over (it reads the ledger last).
+    while is_paying(batch_id) or not ended & {
+        a.action for a in actions_of(console.ctx.ledger, batch_id)
+    }:
+        assert time.monotonic() < deadline, "the pay run did not end"
+        time.sleep(0.5)
+    return batch_id

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import time
 from pathlib import Path
@@ -10,13 +12,19 @@ import pytest
 from console_support import (
     CLEAN_ROWS,
     Console,
+    approved_and_paid,
     batch_csv,
     csrf_of,
     paying_in_a_console,
     register_rows,
     signed_in,
+    start_console,
     upload_clean,
 )
+from prefect import get_client
+from prefect.client.schemas.sorting import FlowRunSort
+from prefect.settings import PREFECT_API_URL, temporary_settings
+from support.postgres import fresh_postgres_database
 from support.stats import sandbox_stats
 
 from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
@@ -341,3 +349,40 @@ def test_a_pay_run_that_stopped_before_its_end_can_be_gone_on_with_by_a_checker(
     assert 'id="go-on-form"' not in page
     again = checker.post(f"/batches/{batch_id}/go-on", data={"csrf": csrf_of(page)})
     assert again.status_code == 409
+
+
+@pytest.mark.pays
+def test_a_checker_pays_a_batch_from_a_ledger_whose_url_holds_a_password(
+    console: Console, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The console gave its pay run the ledger's URL with the password hidden ("***"): a ledger
+    # behind a password could not be paid from the console. Nor may the password itself go
+    # into the run's parameters, which Prefect keeps and shows.
+    with fresh_postgres_database() as url:
+        with_password = url.replace("postgres@", "postgres:s3cret-pw@", 1)
+        assert "s3cret-pw" in with_password  # trust auth here: carried, not checked
+        monkeypatch.setenv("PAYFLOW_LEDGER_URL", with_password)  # as `payflow console` reads it
+        there = start_console(
+            tmp_path / "pw",
+            console.ctx.target.api_url,
+            prefect_api_url=console.ctx.prefect_api_url,
+            ledger_url=with_password,
+        )
+        try:
+            batch_id = approved_and_paid(there, "pw.csv", "pw")
+            counts = there.ctx.ledger.batch_counts(batch_id)
+            assert counts.by_state.get("COMPLETED") == 2, counts  # c-ok-1, c-ok-2
+            assert counts.to_send == 0 and counts.pending == 0
+        finally:
+            there.server.stop()
+            there.ctx.ledger.close()
+
+    async def parameters() -> str:
+        async with get_client() as client:
+            runs = await client.read_flow_runs(limit=50, sort=FlowRunSort.START_TIME_DESC)
+        return json.dumps([run.parameters for run in runs], default=str)
+
+    with temporary_settings({PREFECT_API_URL: console.ctx.prefect_api_url}):
+        seen = asyncio.run(parameters())
+    assert batch_id in seen  # the pay run was read
+    assert "s3cret-pw" not in seen and "***" not in seen

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import secrets
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from prefect import get_client
+from prefect.client.schemas.sorting import FlowRunSort
 from rerun_support import correct_at_service, paid_batch, posts
 from sqlalchemy import create_engine, update
 from support.prefect import prefect_harness
@@ -186,3 +191,33 @@ def test_a_rerun_above_the_limit_waits_for_approval_and_an_expired_one_pays_noth
     assert "big-3-r1" not in posts(sandbox)
     with pytest.raises(ApprovalRefused, match="expired"):
         record_decision(ledger, second_rerun, approver="bob", decision="approve")
+
+
+def test_a_ledger_password_never_becomes_a_prefect_parameter(
+    prefect_api, sandbox, postgres_url, monkeypatch
+):
+    # The rerun handed its pay-batch subflow the settings' ledger URL whole, so Prefect's
+    # database and UI showed the ledger's password among the flow run's parameters.
+    with_password = postgres_url.replace("postgres@", "postgres:s3cret-pw@", 1)
+    assert "s3cret-pw" in with_password  # trust auth here: the password is carried, not checked
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", with_password)
+    with Ledger.open(with_password) as ledger:
+        batch_id = paid_batch(sandbox, ledger, f"pw{secrets.token_hex(3)}")
+        result = rerun_failed(
+            batch_id=batch_id,
+            rows="3",
+            reviewed=True,
+            api_url=sandbox.url,
+            sandbox=True,
+            wait_for_approval=False,
+        )
+        assert result.created and ledger.rerun_batches(batch_id)
+
+    async def parameters() -> str:
+        async with get_client() as client:
+            runs = await client.read_flow_runs(limit=200, sort=FlowRunSort.START_TIME_DESC)
+        return json.dumps([run.parameters for run in runs], default=str)
+
+    seen = asyncio.run(parameters())
+    assert batch_id in seen  # the runs were read: the rerun and its pay-batch subflow
+    assert "s3cret-pw" not in seen
