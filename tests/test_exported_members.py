@@ -24,6 +24,7 @@ EXPORTED = {
         "TERMINAL_STATES",
         "TO_SEND_STATES",
         "TRANSITIONS",
+        "UNSENT_WORDS",
         "ApprovalRecord",
         "AttemptView",
         "AttemptsOutcome",
@@ -74,6 +75,8 @@ EXPORTED = {
         "UnknownFinding",
         "UnknownPayout",
         "UnknownRefund",
+        "UnsentReason",
+        "UnsentTotal",
         "utc_now",
     ],
 }

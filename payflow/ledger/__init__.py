@@ -26,7 +26,7 @@ from payflow.ledger.findings import (
     ServiceView,
     UnknownFinding,
 )
-from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, NOT_SENT_PREFIX, Ledger, utc_now
+from payflow.ledger.ledger import DEFAULT_LEASE_SECONDS, Ledger, utc_now
 from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     ClaimedPayout,
@@ -56,6 +56,7 @@ from payflow.ledger.repeats import REPEAT_WINDOW, HeldRow
 from payflow.ledger.states import (
     FINAL_STATUSES,
     NOT_PAID_STATES,
+    NOT_SENT_PREFIX,
     PENDING_STATES,
     SENT_STATES,
     TERMINAL_STATES,
@@ -66,6 +67,7 @@ from payflow.ledger.states import (
     RowState,
 )
 from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine, RowOutcome
+from payflow.ledger.unsent import UNSENT_WORDS, UnsentReason, UnsentTotal
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
@@ -79,6 +81,7 @@ __all__ = [
     "TERMINAL_STATES",
     "TO_SEND_STATES",
     "TRANSITIONS",
+    "UNSENT_WORDS",
     "ApprovalRecord",
     "AttemptView",
     "AttemptsOutcome",
@@ -129,5 +132,7 @@ __all__ = [
     "UnknownFinding",
     "UnknownPayout",
     "UnknownRefund",
+    "UnsentReason",
+    "UnsentTotal",
     "utc_now",
 ]

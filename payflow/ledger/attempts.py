@@ -14,11 +14,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, case, delete, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.db import dialect_insert
-from payflow.ledger.records import Disposition
+from payflow.ledger.records import OWN_PAYOUT, Disposition
 from payflow.ledger.repeats import hold_repeats
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout
@@ -107,6 +107,21 @@ def join_latest_attempt(query: Any) -> Any:
     attempt (`Latest`)."""
     return query.outerjoin(Payout, Payout.external_id == BatchRow.external_id).outerjoin(
         Latest, Latest.external_id == func.coalesce(_latest_attempt_id(), Payout.external_id)
+    )
+
+
+def joined_rows(batch_id: str) -> Any:
+    """The batch's rows joined to their latest attempts, to add columns to."""
+    return join_latest_attempt(select().select_from(BatchRow)).where(BatchRow.batch_id == batch_id)
+
+
+def line_currency() -> Any:
+    """The currency of a row's report line over `joined_rows` ("" for none): its payout's when
+    the payout is its own, else the row's own (a rejected or conflicting row's; its externalId
+    may be another batch's payout in another currency)."""
+    own = BatchRow.disposition.in_(OWN_PAYOUT)
+    return case(
+        (own, func.coalesce(Latest.currency, "")), else_=func.coalesce(BatchRow.currency, "")
     )
 
 

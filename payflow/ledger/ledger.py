@@ -26,6 +26,7 @@ from payflow.ledger import (
     register,
     repeats,
     totals,
+    unsent,
 )
 from payflow.ledger.approvals import ApprovalRecord, BatchFacts
 from payflow.ledger.attempts import AttemptsOutcome, AttemptView, NewAttempt, ParentView
@@ -51,13 +52,13 @@ from payflow.ledger.records import (
     StatusEventView,
 )
 from payflow.ledger.refund_book import RefundBook
-from payflow.ledger.states import EventSource, IllegalTransition, RowState
+from payflow.ledger.states import NOT_SENT_PREFIX, EventSource, IllegalTransition, RowState
 from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
+from payflow.ledger.unsent import UnsentTotal
 from payflow.model import PayoutInstruction
 
 Clock = Callable[[], datetime]
 DEFAULT_LEASE_SECONDS = 300.0
-NOT_SENT_PREFIX = "not sent: "  # a VALIDATED row's message after the service refused each POST
 
 
 def utc_now() -> datetime:
@@ -380,6 +381,10 @@ class Ledger:
     def failure_totals(self, batch_id: str) -> list[MessageTotal]:
         """Unpaid rows grouped by currency, state and statusMessage."""
         return totals.failure_totals(self._reader, batch_id)
+
+    def unsent_totals(self, batch_id: str) -> list[UnsentTotal]:
+        """Rows never sent per currency and reason, computed by the database."""
+        return unsent.unsent_totals(self._reader, batch_id)
 
     def movements_since(self, batch_id: str, since: datetime) -> list[Movement]:
         """The batch's state changes after `since`, amounts summed per currency and move."""

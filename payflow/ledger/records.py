@@ -20,6 +20,11 @@ class Disposition(StrEnum):
     REJECTED = "REJECTED"  # broke a rule in the file
 
 
+# Rows whose payout is their own. A rejected or conflicting row may share its externalId with
+# another batch's payout, whose currency and amount are not the row's: the report shows none.
+OWN_PAYOUT = (Disposition.NEW.value, Disposition.ALREADY_KNOWN.value)
+
+
 class LedgerError(Exception):
     """Root of the ledger's own errors (IllegalTransition stands apart in states.py)."""
 

@@ -35,6 +35,9 @@ class RowState(StrEnum):
     HELD = "HELD"
 
 
+NOT_SENT_PREFIX = "not sent: "  # a VALIDATED row's message after the service refused each POST
+
+
 class EventSource(StrEnum):
     """Who moved a row, as written to `status_events.source`."""
 

@@ -31,11 +31,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import aliased
 
-from payflow.ledger.attempts import Latest, join_latest_attempt
+from payflow.ledger.attempts import Latest, join_latest_attempt, joined_rows, line_currency
 from payflow.ledger.reading import by_row_number
-from payflow.ledger.records import Disposition
+from payflow.ledger.records import OWN_PAYOUT, Disposition
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import BatchRow, Finding, Payout, ServiceCheck, StatusEvent
+from payflow.ledger.unsent import UnsentReason, unsent_expr
 
 SCALE = 10_000
 STREAM_ROWS = 2_000
@@ -71,9 +72,6 @@ FAILED_AFTER_SENDING = frozenset(
     {RowOutcome.FAILED, RowOutcome.CORRECTED, RowOutcome.CANCELED, RowOutcome.EXPIRED}
 )
 BLOCKED_BEFORE_SENDING = frozenset({RowOutcome.REJECTED, RowOutcome.REFUSED})
-# Rows whose payout is their own. A rejected or conflicting row may share its externalId with
-# another batch's payout, whose currency and amount are not the row's: the report shows none.
-OWN_PAYOUT = (Disposition.NEW.value, Disposition.ALREADY_KNOWN.value)
 
 
 def outcome_expr() -> ColumnElement[str]:
@@ -112,10 +110,6 @@ def sum_value(value: Any, dialect: str) -> Decimal:
     return Decimal(int(value)) / SCALE
 
 
-def _joined(batch_id: str) -> Any:
-    return join_latest_attempt(select().select_from(BatchRow)).where(BatchRow.batch_id == batch_id)
-
-
 @dataclass(frozen=True, slots=True)
 class OutcomeTotal:
     """Rows and amount of one outcome in one currency ("" when the row has none)."""
@@ -130,16 +124,11 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     """Rows and amounts per (currency, outcome), by one GROUP BY."""
     dialect = engine.dialect.name
     outcome = outcome_expr()
-    # The same currency and amount as the row's report line (`_line`): its payout's when the
-    # payout is its own, else the row's own currency (a rejected or conflicting row's), and no
-    # amount.
-    own = BatchRow.disposition.in_(OWN_PAYOUT)
-    currency = case(
-        (own, func.coalesce(Latest.currency, "")), else_=func.coalesce(BatchRow.currency, "")
-    )
-    amount = case((own, Latest.amount), else_=None)
+    # The same amount as the row's report line (`_line`): none for a rejected or conflicting row.
+    currency = line_currency()
+    amount = case((BatchRow.disposition.in_(OWN_PAYOUT), Latest.amount), else_=None)
     query = (
-        _joined(batch_id)
+        joined_rows(batch_id)
         .add_columns(currency, outcome, func.count(), exact_sum(amount, dialect))
         .group_by(currency, outcome)
         .order_by(currency, outcome)
@@ -169,7 +158,7 @@ def failure_totals(engine: Engine, batch_id: str) -> list[MessageTotal]:
     count = func.count()
     unpaid = [S.FAILED.value, S.CANCELED.value, S.EXPIRED.value, S.SUBMIT_REJECTED.value]
     query = (
-        _joined(batch_id)
+        joined_rows(batch_id)
         .add_columns(
             Latest.currency, Latest.state, message, count, exact_sum(Latest.amount, dialect)
         )
@@ -258,6 +247,7 @@ class ReportLine:
     checked_at: datetime | None
     earlier: str | None  # when rerun: the externalIds of the row's attempts before this one
     findings: str | None  # open or acknowledged finding kinds
+    unsent: UnsentReason | None = None  # why the row has no payout of its own, if it has none
 
 
 def _aggregate_text(column: Any, dialect: str) -> ColumnElement[Any]:
@@ -345,6 +335,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         earlier.label("earlier"),
         open_findings.c.findings,
         outcome_expr().label("outcome"),
+        unsent_expr().label("unsent"),
     ).select_from(BatchRow)
     base = (
         join_latest_attempt(columns)
@@ -390,6 +381,7 @@ def _line(row: Any) -> ReportLine:
         checked_at=row.checked_at,
         earlier=row.earlier,
         findings=row.findings,
+        unsent=None if row.unsent is None else UnsentReason(row.unsent),
     )
 
 

@@ -14,12 +14,13 @@ from decimal import Decimal
 from enum import StrEnum
 
 from payflow.inert import inert_text
-from payflow.ledger import ReportLine, RowOutcome
+from payflow.ledger import UNSENT_WORDS, Disposition, ReportLine, RowOutcome, UnsentReason
 from payflow.reconcile import Classification, FailureClass, FailureClasses
 from payflow.redact import mask_requisites
 from payflow.reporting.money import quantized
 
 LAYOUT_VERSION = "1.0"
+NOT_FOUND = "NOT_FOUND"  # the service's 404, as `payflow.ledger.totals` names it
 
 
 class Kind(StrEnum):
@@ -53,8 +54,31 @@ def _time(value: datetime | None) -> datetime | None:
     return None if value is None else value.replace(tzinfo=None)
 
 
+NEVER_SENT = "never sent"
+SERVICE_WORDS: dict[UnsentReason, str] = {
+    UnsentReason.NOT_SENT_YET: "not sent yet",
+    UnsentReason.REFUSED: "refused, no payout",
+}
+"""service_status of a row the batch made no payout for (NEVER_SENT unless named here)."""
+
+
+def service_status(line: ReportLine) -> str | None:
+    """What the service holds for the row: its status, or, for a row the batch never sent, why
+    there is no payout (a 404 to the lookup of an unsent row is no lost payout)."""
+    if line.unsent is None:
+        return line.service_status
+    # A payout under an unsent row's own externalId is the service's (unexpected_at_service);
+    # under a refused row's, it is the other batch's payout, not this row's.
+    own_id = line.disposition == Disposition.NEW or line.first_batch_id is None
+    if own_id and line.service_status not in (None, NOT_FOUND):
+        return line.service_status
+    return SERVICE_WORDS.get(line.unsent, NEVER_SENT)
+
+
 def _detail(line: ReportLine) -> str:
     parts: list[str] = []
+    if line.unsent is not None:
+        parts.append(UNSENT_WORDS[line.unsent])
     if line.reasons:
         parts.extend(str(reason) for reason in json.loads(line.reasons))
     if line.outcome is RowOutcome.DUPLICATE:
@@ -118,10 +142,12 @@ ROW_COLUMNS: tuple[Column, ...] = (
     Column("ledger_state", "State of the row in the ledger.", Kind.TEXT, 16, lambda r, c: r.state),
     Column(
         "service_status",
-        "Status the service reported at the last check (NOT_FOUND: 404).",
+        "Status the service reported at the last check (NOT_FOUND: it answered 404 for a payout "
+        "the batch sent); never sent, not sent yet, or refused, no payout: the batch made no "
+        "payout for the row (detail says why).",
         Kind.TEXT,
         15,
-        lambda r, c: r.service_status,
+        lambda r, c: service_status(r),
     ),
     Column(
         "outcome",
@@ -189,7 +215,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "detail",
-        "Rejection reasons, or why the row was not paid again.",
+        "Why the row was never sent (with the rejection reasons), or not paid again.",
         Kind.TEXT,
         40,
         lambda r, c: _detail(r),

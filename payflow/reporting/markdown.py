@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from payflow.ledger import RowOutcome
+from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.model import canonical_amount
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.summary import Summary
@@ -43,6 +43,18 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             f" | {c.count(RowOutcome.PENDING)} | {c.stuck} | {c.blocked_rate:.2%}"
             f" | {c.failed_rate:.2%} | {c.stalled_rate:.2%} |"
         )
+    if summary.unsent:
+        lines += [
+            "",
+            "### Rows never sent, by reason",
+            "",
+            "| currency | rows | why |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {_cell(t.currency)} | {t.rows} | {_cell(UNSENT_WORDS[t.reason])} |"
+            for t in summary.unsent
+        ]
     if summary.balance:
         lines += [
             "",

@@ -7,10 +7,17 @@ the rows. The same object feeds the XLSX summary sheet and the Prefect artifacts
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from payflow.ledger import FindingKind, FindingView, Ledger, MessageTotal, RowOutcome
+from payflow.ledger import (
+    FindingKind,
+    FindingView,
+    Ledger,
+    MessageTotal,
+    RowOutcome,
+    UnsentTotal,
+)
 from payflow.ledger.totals import BLOCKED_BEFORE_SENDING, FAILED_AFTER_SENDING, SENT_OUTCOMES
 from payflow.reconcile import Classification, FailureClasses, RollForward, roll_forward
 
@@ -82,6 +89,7 @@ class Summary:
     balance: list[RollForward]
     failures: list[FailureGroup]
     findings: list[FindingView]
+    unsent: list[UnsentTotal] = field(default_factory=list)  # rows never sent, by reason
 
     def open_findings(self) -> list[FindingView]:
         """Findings not resolved yet."""
@@ -114,4 +122,5 @@ def build_summary(
         roll_forward(ledger, batch_id),
         failures,
         findings,
+        [replace(t, currency=t.currency or NO_CURRENCY) for t in ledger.unsent_totals(batch_id)],
     )

@@ -20,7 +20,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from payflow.inert import text_cell
-from payflow.ledger import RowOutcome
+from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
 from payflow.reporting.money import money_cell, number_format
@@ -235,6 +235,7 @@ BALANCE_HEADER = (
     "drift_available",
     "drift_held",
 )
+UNSENT_HEADER = ("currency", "rows", "why")
 FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
 
 
@@ -308,6 +309,9 @@ class _SummarySheet:
                 ]
             )
         self.append([])
+        if summary.unsent:
+            self._unsent()
+            self.append([])
         self._balance()
         self.append([])
         self._failures()
@@ -337,6 +341,12 @@ class _SummarySheet:
             self.append(
                 [text_cell(self.sheet, r.currency), *(self.money(v, r.currency) for v in values)]
             )
+
+    def _unsent(self) -> None:
+        self.append([_bold(self.sheet, "Rows never sent, by reason")])
+        self.append([_bold(self.sheet, name) for name in UNSENT_HEADER])
+        for t in self.summary.unsent:
+            self.append([text_cell(self.sheet, t.currency), t.rows, UNSENT_WORDS[t.reason]])
 
     def _failures(self) -> None:
         self.append([_bold(self.sheet, "Failed rows by statusMessage")])

@@ -229,7 +229,10 @@ async def test_input_cells_are_inert_in_csv_and_text_as_written_in_xlsx(
     assert any(row["recipient_name"] == "'" + INJECTED_NAME for row in rows)
     rejected = next(row for row in rows if row["outcome"] == "rejected")
     assert rejected["external_id"] == "'+cmd"
-    assert rejected["detail"].startswith("'@SUM")
+    # The reasons follow why the row was never sent, so the cell starts with no trigger.
+    assert (
+        rejected["detail"] == "never sent: rejected in the file; @SUM(1,2) amount must be a number"
+    )
     book = load_workbook(report.xlsx)
     cells = [cell for row in book["rows"].iter_rows() for cell in row]
     cells += [cell for row in book["rejects"].iter_rows() for cell in row]
@@ -303,3 +306,80 @@ async def test_a_status_message_with_control_characters_is_shown_escaped_in_both
     assert row["status_message"] == shown
     texts = {c.value for r in load_workbook(report.xlsx)["rows"].iter_rows() for c in r}
     assert shown in texts
+
+
+async def test_a_row_never_sent_says_why_not_that_the_service_lost_it(
+    client, ledger: Ledger, tmp_path
+) -> None:
+    # The lookup of a row the batch never sent answers 404: the report read service_status
+    # NOT_FOUND, which an operator takes for a payout the service lost.
+    paid_id = new_id("paid")
+    earlier = register(ledger, [instruction(paid_id, 2, "0001", amount=Decimal(700))])
+    await pay(client, ledger, earlier)
+    earlier_row = next(iter(ledger.batch_rows(earlier)))
+    rows = [
+        # The service refuses a SIM payout in USD (400): SUBMIT_REJECTED, nothing made.
+        instruction(new_id("usd"), 3, "0001", currency="USD", amount=Decimal(5)),
+        # The earlier payout's id with another amount: a conflict, refused before sending.
+        instruction(paid_id, 4, "0001", amount=Decimal(999)),
+        # The earlier payout's recipient, amount and currency under a new id: held as a repeat.
+        instruction(
+            new_id("again"), 5, "0001", amount=Decimal(700), requisites=earlier_row.requisites
+        ),
+    ]
+    batch = register(ledger, rows, [RejectedRow(2, new_id("bad"), ["amount: not a number"])])
+    await pay(client, ledger, batch)
+    # Refused at every try (a balance run out): back to VALIDATED with the service's answer.
+    refused = new_id("broke")
+    ledger.register_batch(batch, "test.csv", [instruction(refused, 6, "0001")], [])
+    [claimed] = ledger.claim_for_submit(batch, "w", 5)
+    assert claimed.external_id == refused
+    ledger.release_for_retry(refused, worker_id="w", reason="409 INSUFFICIENT_BALANCE")
+    # Registered after the pay run: a run that stopped before it.
+    ledger.register_batch(batch, "test.csv", [instruction(new_id("late"), 7, "0001")], [])
+    await reconcile(client, ledger, batch)
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+
+    lines = {int(r["source_row"]): r for r in _csv_rows(report.csv)}
+    assert [lines[n]["outcome"] for n in range(2, 8)] == [
+        "rejected",
+        "refused",
+        "refused",
+        "not_sent",
+        "not_sent",
+        "not_sent",
+    ]
+    assert {n: lines[n]["service_status"] for n in range(2, 8)} == {
+        2: "never sent",
+        3: "refused, no payout",
+        4: "never sent",
+        5: "never sent",
+        6: "never sent",
+        7: "not sent yet",
+    }
+    why = {n: lines[n]["detail"] for n in range(2, 8)}
+    assert why[2] == "never sent: rejected in the file; amount: not a number"
+    assert why[3].startswith("never made: the service refused it")
+    assert why[4].startswith("never sent: its externalId is already a payout with other content")
+    assert why[5].startswith("never sent: held as a repeat")
+    assert why[6].startswith("never sent: the service refused every try")
+    assert why[7].startswith("not sent yet: no pay run reached it")
+    book = load_workbook(report.xlsx)
+    shown = list(book["rows"].iter_rows(values_only=True))
+    status_at = shown[0].index("service_status")
+    assert "NOT_FOUND" not in [line[status_at] for line in shown[1:]]
+
+    # The summary sheet and the markdown (the Prefect artifact) give the same reasons, counted.
+    markdown = summary_markdown(report.summary)
+    sheet = list(book["summary"].iter_rows(values_only=True))
+    start = next(i for i, line in enumerate(sheet) if line[0] == "Rows never sent, by reason")
+    on_sheet = {(line[0], line[2]): line[1] for line in sheet[start + 2 : start + 8]}
+    expected = {
+        ("(none)", "never sent: rejected in the file"): 1,
+        ("USD", "never made: the service refused it (its answer in status_message)"): 1,
+    }
+    assert expected.items() <= on_sheet.items()
+    assert sum(on_sheet.values()) == 6
+    for (currency, words), count in expected.items():
+        assert f"| {currency} | {count} | {words} |" in markdown
+    assert "| XOF | 1 | not sent yet: no pay run reached it" in markdown
