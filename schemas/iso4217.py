@@ -3,6 +3,8 @@ minor units (decimals) of each."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 _CODES = """
     AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD
     BTN BWP BYN BZD CAD CDF CHE CHF CHW CLF CLP CNY COP COU CRC CUC CUP CVE CZK DJF DKK DOP
@@ -29,3 +31,17 @@ _DECIMALS = {
 def currency_decimals(currency: str | None) -> int:
     """Minor units of the currency (2 when unknown)."""
     return _DECIMALS.get((currency or "").upper(), 2)
+
+
+def quantized(amount: Decimal, currency: str | None) -> Decimal:
+    """The amount with exactly the currency's decimals; never rounds away a real fraction."""
+    exponent = Decimal(1).scaleb(-currency_decimals(currency))
+    if amount == amount.quantize(exponent):
+        return amount.quantize(exponent)
+    return amount  # more decimals than the currency has: shown as they are, never rounded
+
+
+def money_words(amount: Decimal | None, currency: str | None) -> str:
+    """An amount in a sentence, as the reports write it: "250.00 RUB", "1500 XOF"."""
+    shown = "?" if amount is None else format(quantized(amount, currency), "f")
+    return f"{shown} {currency or '?'}"

@@ -34,6 +34,7 @@ from payflow.ledger.states import (
 )
 from payflow.ledger.tables import LinkClaim, LinkPayout, LinkReject, Payout
 from payflow.links.records import CURRENCY, ClaimLookup, IssuedClaim, LinkRow, LinkView
+from payflow.schemas.iso4217 import money_words
 
 if TYPE_CHECKING:
     from payflow.intake import Problem
@@ -83,7 +84,8 @@ class _KnownLink:
         if row.user_id != self.user_id:
             differing.append("userId")
         if row.amount != self.amount:
-            differing.append(f"amount ({row.amount} here, {self.amount} before)")
+            here, before = money_words(row.amount, CURRENCY), money_words(self.amount, CURRENCY)
+            differing.append(f"amount ({here} here, {before} before)")
         if (row.service_id or None) != (self.service_id or None):
             differing.append("serviceId")
         return (

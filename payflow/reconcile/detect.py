@@ -9,11 +9,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from payflow.ledger import Detected, FindingKind, ReportLine, RowOutcome, RowState
-from payflow.model import canonical_amount
 from payflow.paying import Fetched
+from payflow.schemas.iso4217 import money_words
 
 S = RowState
 SENT_STATES = frozenset({S.CREATED, S.PROCESSING, S.COMPLETED, S.FAILED, S.CANCELED, S.EXPIRED})
@@ -99,8 +98,8 @@ def discrepancies(
         amount_differs = payout.amount is not None and payout.amount != line.amount
         currency_differs = bool(payout.currency) and payout.currency != line.currency
         if amount_differs or currency_differs:
-            asked = _money(line.currency, line.amount)
-            reported = _money(payout.currency, payout.amount)
+            asked = money_words(line.amount, line.currency)
+            reported = money_words(payout.amount, payout.currency)
             add(FindingKind.AMOUNT_DIFFERS, f"ledger {asked}, service {reported}")
     status_now = payout.status if payout is not None else check.ledger_state
     if status_now in OPEN_STATES and line.submitted_at is not None:
@@ -116,10 +115,6 @@ def discrepancies(
             f"COMPLETED, then corrected to FAILED by the platform: {message or 'no message'}",
         )
     return found
-
-
-def _money(currency: str | None, amount: Decimal | None) -> str:
-    return f"{currency or '?'} {'?' if amount is None else canonical_amount(amount)}"
 
 
 def was_corrected(line: ReportLine, before: str, after: str) -> bool:

@@ -17,7 +17,7 @@ from payflow.inert import inert_text
 from payflow.ledger import UNSENT_WORDS, Disposition, ReportLine, RowOutcome, UnsentReason
 from payflow.reconcile import Classification, FailureClass, FailureClasses
 from payflow.redact import mask_requisites
-from payflow.reporting.money import quantized
+from payflow.schemas.iso4217 import quantized
 
 LAYOUT_VERSION = "1.0"
 NOT_FOUND = "NOT_FOUND"  # the service's 404, as `payflow.ledger.totals` names it

@@ -7,16 +7,7 @@ from typing import Any
 
 from openpyxl.cell.cell import WriteOnlyCell
 
-from payflow.schemas.iso4217 import currency_decimals
-
-
-def quantized(amount: Decimal, currency: str | None) -> Decimal:
-    """The amount with exactly the currency's decimals; never rounds away a real fraction."""
-    places = currency_decimals(currency)
-    exponent = Decimal(1).scaleb(-places)
-    if amount == amount.quantize(exponent):
-        return amount.quantize(exponent)
-    return amount  # more decimals than the currency has: shown as they are, never rounded
+from payflow.schemas.iso4217 import currency_decimals, quantized
 
 
 def number_format(currency: str | None) -> str:

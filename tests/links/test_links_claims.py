@@ -151,7 +151,7 @@ def test_a_row_seen_before_names_where_its_link_is_and_a_changed_row_what_change
     assert (conflict.row, conflict.message) == (
         2,
         f"externalId 'g-2' was registered by links batch {first} (row 3) with different amount"
-        " (9999 here, 1500.5 before); no link issued",
+        " (9999.00 RUB here, 1500.50 RUB before); no link issued",
     )
 
 

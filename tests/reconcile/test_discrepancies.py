@@ -70,6 +70,9 @@ async def test_status_amount_and_stuck_appear_and_resolve(
     move(sandbox_server, payout_id(ledger, batch, 3), amount="11")
     found = await reconcile(client, ledger, batch, strict)
     assert found == {(2, "status_differs"), (3, "amount_differs"), (4, "stuck")}
+    # Money as every other amount of the report shows it: the currency's decimals, then its code.
+    [differs] = [f for f in ledger.findings(batch) if f.kind == "amount_differs"]
+    assert differs.detail == "ledger 15 XOF, service 11 XOF"
 
     move(
         sandbox_server,
