@@ -108,6 +108,10 @@ def payout_links(
             str(paths.csv),
             str(paths.xlsx),
             figures,
+            # Every row of the file, from the ledger: a report is not told them by an issue run.
+            rows=sum(figures.statuses.values()) + figures.rejected,
+            rejected=figures.rejected,
+            already_known=figures.known,
             claims_issued=issued.claims if issued else 0,
             claims_file=issued.path if issued else None,
             refreshed=refreshed,

@@ -96,9 +96,13 @@ def _print(result: LinksResult, as_json: bool) -> None:
     print(f"links batch {result.batch_id} ({result.action})")
     if result.action == "issue":
         print(f"  rows {result.rows}, rejected {result.rejected}, known {result.already_known}")
-    elif result.figures.rejected:
-        rejected = counted(result.figures.rejected, "row")
-        print(f"  rejected in the file: {rejected} (listed in the report)")
+    else:
+        if result.figures.rejected:
+            rejected = counted(result.figures.rejected, "row")
+            print(f"  rejected in the file: {rejected} (listed in the report)")
+        if result.figures.known:
+            known = counted(result.figures.known, "row")
+            print(f"  known from an earlier links batch: {known} (its batch in the report)")
     for line in result.problems[:SHOWN_PROBLEMS]:
         print(f"  rejected: {line}")
     if len(result.problems) > SHOWN_PROBLEMS:

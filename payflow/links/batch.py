@@ -103,7 +103,8 @@ def report_links(
     """Write the links report from the ledger, rejected rows included (whichever run writes it);
     returns its paths and its figures."""
     views = store.rows(batch_id)
+    known = store.known(batch_id)
     rejects = store.rejects(batch_id)
     now = store.now()
-    paths = write_links_report(out_dir, batch_id, views, now, rejects)
-    return paths, links_figures(views, rejects, now)
+    paths = write_links_report(out_dir, batch_id, views, now, rejects, known)
+    return paths, links_figures(views, rejects, now, known)

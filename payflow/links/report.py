@@ -36,6 +36,7 @@ HEADER = (
     "status",
     "statusMessage",
     "corrected",
+    "linkBatch",
 )
 PROBLEM_HEADER = ("row", "externalId", "column", "rule", "message")
 
@@ -51,13 +52,15 @@ class LinksReportPaths:
 @dataclass(frozen=True)
 class LinksFigures:
     """What a links report says in figures, read from the ledger: rows per claim state, rows per
-    payout state (VALIDATED: no payout yet), a line per payout that ended unpaid, and the rows
-    of the file that got no link."""
+    payout state (VALIDATED: no payout yet), a line per payout that ended unpaid (rows known from
+    an earlier batch included: they are rows of this file too), the rows of the file that got no
+    link, and those known from an earlier batch."""
 
     claims: dict[str, int]
     statuses: dict[str, int]
     unpaid: list[str]
     rejected: int = 0
+    known: int = 0
 
     @property
     def all_paid(self) -> bool:
@@ -71,9 +74,14 @@ def rejected_rows(problems: Iterable[Problem]) -> int:
 
 
 def links_figures(
-    views: Sequence[LinkView], rejects: Sequence[Problem], now: datetime
+    views: Sequence[LinkView],
+    rejects: Sequence[Problem],
+    now: datetime,
+    known: Sequence[LinkView] = (),
 ) -> LinksFigures:
-    """The figures of `views` and `rejects`, unpaid rows in row order with their statusMessage."""
+    """The figures of `views`, `known` (rows whose link is an earlier batch's) and `rejects`,
+    unpaid rows in row order with their statusMessage."""
+    views = [*views, *known]
     unpaid = [
         f"row {view.row_number}: externalId {view.external_id!r}: {view.state.value}"
         + (" (corrected after COMPLETED)" if view.corrected else "")
@@ -82,7 +90,11 @@ def links_figures(
         if view.state in NOT_PAID_STATES
     ]
     return LinksFigures(
-        claim_counts(views, now), status_counts(views), unpaid, rejected_rows(rejects)
+        claim_counts(views, now),
+        status_counts(views),
+        unpaid,
+        rejected_rows(rejects),
+        len(known),
     )
 
 
@@ -96,7 +108,7 @@ def status_counts(views: Sequence[LinkView]) -> dict[str, int]:
     return dict(Counter(view.state.value for view in views))
 
 
-def _cells(view: LinkView, now: datetime) -> list[object]:
+def _cells(view: LinkView, now: datetime, batch_id: str) -> list[object]:
     state = view.claim_state(now)
     return [
         view.row_number,
@@ -113,6 +125,8 @@ def _cells(view: LinkView, now: datetime) -> list[object]:
         "" if state is not ClaimState.USED else view.state.value,
         view.status_message,
         "yes" if view.corrected else "",
+        # A row known from an earlier batch: its claim is in that batch's claims file.
+        view.batch_id if view.batch_id != batch_id else "",
     ]
 
 
@@ -144,6 +158,7 @@ def _rejected_lines(problems: Sequence[Problem]) -> list[list[object]]:
             *[""] * 6,
             "; ".join(found),
             "",
+            "",
         ]
         for row, found in sorted(reasons.items())
     ]
@@ -155,11 +170,14 @@ def write_links_report(
     views: Sequence[LinkView],
     now: datetime,
     problems: Sequence[Problem] = (),
+    known: Sequence[LinkView] = (),
 ) -> LinksReportPaths:
-    """Write `<batch>-links.csv` and `.xlsx` (with a Rejected sheet when rows were rejected)."""
+    """Write `<batch>-links.csv` and `.xlsx` (with a Rejected sheet when rows were rejected);
+    a row `known` from an earlier batch shows that batch's link and payout, named in linkBatch."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
-    rows = [_cells(view, now) for view in views]
+    views = sorted([*views, *known], key=lambda view: view.row_number)
+    rows = [_cells(view, now, batch_id) for view in views]
     with replaced(paths.csv) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
@@ -181,6 +199,9 @@ def write_links_report(
     counts.append(["status", "rows"])
     for state, count in sorted(status_counts(views).items()):
         counts.append([state, count])
+    counts.append([])
+    counts.append(["rejected in the file", rejected_rows(problems)])
+    counts.append(["known from an earlier batch", len(known)])
     if problems:
         rejected = workbook.create_sheet("Rejected")
         rejected.append(list(PROBLEM_HEADER))

@@ -12,7 +12,7 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 TOKEN_BYTES = 32  # 256 random bits: unguessable
 CONFLICT_COLUMN, CONFLICT_RULE = "externalId", "external_id_conflict"  # a conflict's problem
+# A row whose externalId has a link from an earlier batch, kept beside the rejects (a row with no
+# link of its own) so every report of its file accounts for it; never counted as rejected.
+KNOWN_RULE = "external_id_known"
 _CHUNK = 500
 
 
@@ -155,6 +158,7 @@ class LinkStore:
                     ).scalars()
                 )
             values: list[dict[str, Any]] = []
+            from_earlier: list[tuple[LinkRow, str]] = []
             for row in rows:
                 seen = known.get(row.external_id)
                 if row.external_id in ordinary:
@@ -163,9 +167,10 @@ class LinkStore:
                     outcome.new.append(row)
                     values.append(_insert_values(batch_id, source_name, row, now))
                 elif seen.content_hash == row.content_hash():
-                    outcome.already_known.append(
-                        (row, f"links batch {seen.batch_id} (row {seen.row_number})")
-                    )
+                    first = f"links batch {seen.batch_id} (row {seen.row_number})"
+                    outcome.already_known.append((row, first))
+                    if seen.batch_id != batch_id:  # the same file again is its own rows
+                        from_earlier.append((row, first))
                 else:
                     outcome.conflicts.append((row, seen.conflict_reason(row)))
             if values:
@@ -176,6 +181,10 @@ class LinkStore:
             rejects += [
                 (row.row_number, row.external_id, CONFLICT_COLUMN, CONFLICT_RULE, reason)
                 for row, reason in outcome.conflicts
+            ]
+            rejects += [
+                (row.row_number, row.external_id, CONFLICT_COLUMN, KNOWN_RULE, first)
+                for row, first in from_earlier
             ]
             if rejects:
                 connection.execute(
@@ -317,7 +326,7 @@ class LinkStore:
 
         query = (
             select(LinkReject)
-            .where(LinkReject.batch_id == batch_id)
+            .where(LinkReject.batch_id == batch_id, LinkReject.rule != KNOWN_RULE)
             .order_by(LinkReject.row_number, LinkReject.id)
         )
         with self._reader.connect() as connection:
@@ -334,6 +343,24 @@ class LinkStore:
 
     def rows(self, batch_id: str) -> list[LinkView]:
         """Every registered row of the batch, in file order, with its claims summed up."""
+        return self._views(LinkPayout.batch_id == batch_id)
+
+    def known(self, batch_id: str) -> list[LinkView]:
+        """The batch's rows whose externalId has a link from an earlier batch: that link's view
+        (its batch, claims and payout) under this file's row number, in file order."""
+        query = (
+            select(LinkReject.row_number, LinkReject.external_id)
+            .where(LinkReject.batch_id == batch_id, LinkReject.rule == KNOWN_RULE)
+            .order_by(LinkReject.row_number)
+        )
+        with self._reader.connect() as connection:
+            found = connection.execute(query).all()
+        views = {
+            v.external_id: v for v in self._views(LinkPayout.external_id.in_(_known_ids(batch_id)))
+        }
+        return [replace(views[ext], row_number=row) for row, ext in found if ext in views]
+
+    def _views(self, where: Any) -> list[LinkView]:
         claims = (
             select(
                 LinkClaim.external_id,
@@ -356,7 +383,7 @@ class LinkStore:
                 claims.c.last_opened_at,
             )
             .outerjoin(claims, claims.c.external_id == LinkPayout.external_id)
-            .where(LinkPayout.batch_id == batch_id)
+            .where(where)
             .order_by(LinkPayout.row_number)
         )
         with self._reader.connect() as connection:
@@ -368,7 +395,7 @@ class LinkStore:
         correct one to FAILED with no webhook), and rows whose link was opened."""
         pending = [RowState.CREATED.value, RowState.PROCESSING.value, RowState.COMPLETED.value]
         query = select(LinkPayout.external_id).where(
-            LinkPayout.batch_id == batch_id,
+            (LinkPayout.batch_id == batch_id) | LinkPayout.external_id.in_(_known_ids(batch_id)),
             LinkPayout.state.in_(pending)
             | ((LinkPayout.state == RowState.VALIDATED.value) & (LinkPayout.links_minted > 0)),
         )
@@ -393,6 +420,13 @@ def _insert_values(batch_id: str, source_name: str, row: LinkRow, now: datetime)
         "created_at": now,
         "updated_at": now,
     }
+
+
+def _known_ids(batch_id: str) -> Any:
+    """The externalIds of the batch's rows known from an earlier batch, as a subquery."""
+    return select(LinkReject.external_id).where(
+        LinkReject.batch_id == batch_id, LinkReject.rule == KNOWN_RULE
+    )
 
 
 def _reject_values(

@@ -103,3 +103,39 @@ def _rejected_sheet(path: Path) -> list[tuple[object, ...]]:
     book = load_workbook(path)
     assert "Rejected" in book.sheetnames, book.sheetnames
     return list(book["Rejected"].iter_rows(min_row=2, values_only=True))
+
+
+def test_a_report_accounts_for_every_row_of_its_file(tmp_path: Path) -> None:
+    # A row whose externalId had a link from an earlier file was missing from the new file's
+    # report, and `links report --json` said rows 0, rejected 0 for a file with a rejected row.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    out = tmp_path / "out"
+    first = write_links_file(tmp_path / "first.csv", [("gift-1", "anna", "25", "")])
+    issued = run_payflow(["links", str(first), "--out", str(out), "--json"], env, tmp_path)
+    first_batch = json.loads(issued.stdout)["batch_id"]
+    rows = [("gift-1", "anna", "25", ""), ("gift-2", "vera", "30", ""), ("gift-3", "ivan", "x", "")]
+    second = write_links_file(tmp_path / "second.csv", rows)
+    issued = run_payflow(["links", str(second), "--out", str(out), "--json"], env, tmp_path)
+    batch_id = json.loads(issued.stdout)["batch_id"]
+
+    done = run_payflow(["links", "report", batch_id, "--out", str(out), "--json"], env, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert (summary["rows"], summary["rejected"], summary["already_known"]) == (3, 1, 1)
+    lines = (out / f"{batch_id}-links.csv").read_text("utf-8-sig").splitlines()
+    header = lines[0].split(",")
+    cells = [dict(zip(header, line.split(","), strict=False)) for line in lines[1:]]
+    assert [(c["row"], c["externalId"], c["claim"]) for c in cells] == [
+        ("2", "gift-1", "OPEN"),
+        ("3", "gift-2", "OPEN"),
+        ("4", "gift-3", "REJECTED"),
+    ]
+    assert [c["linkBatch"] for c in cells] == [first_batch, "", ""]
+    links = list(load_workbook(out / f"{batch_id}-links.xlsx")["Links"].iter_rows(values_only=True))
+    assert [line[:2] for line in links[1:]] == [(2, "gift-1"), (3, "gift-2")]
+    assert links[1][-1] == first_batch
+
+    # The same file again is its own rows, not rows known from an earlier batch.
+    run_payflow(["links", str(second), "--out", str(out), "--json"], env, tmp_path)
+    done = run_payflow(["links", "report", batch_id, "--out", str(out), "--json"], env, tmp_path)
+    assert json.loads(done.stdout)["already_known"] == 1
