@@ -7,6 +7,7 @@ it); the filter range is set once the row count is known.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -15,6 +16,7 @@ from typing import Any
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import Cell as SheetCell
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
@@ -31,6 +33,9 @@ TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 RATE_FORMAT = "0.00%"
 BOLD = Font(bold=True)
 INDENT = Alignment(indent=1)
+WRAP = Alignment(wrap_text=True, vertical="top", indent=1)
+RIGHT = Alignment(horizontal="right")
+LINE_POINTS = 15.0  # the height of one line of text in a spreadsheet row
 # openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
 Sheet = Any
 OUTCOME_COLOURS: dict[RowOutcome, str] = {
@@ -194,6 +199,35 @@ def _bold(sheet: Sheet, text: str) -> Any:
     return cell
 
 
+def _heading(sheet: Sheet, currency: str) -> Any:
+    # Over a column of numbers, which a spreadsheet aligns right.
+    cell = text_cell(sheet, currency)
+    cell.font = BOLD
+    cell.alignment = RIGHT
+    return cell
+
+
+def _wrapped(sheet: Sheet, text: str) -> Any:
+    # A next step or a reason is a sentence: wrapped in its column, never cut at the page edge.
+    cell = text_cell(sheet, text)
+    cell.alignment = WRAP
+    return cell
+
+
+def _at_top(sheet: Sheet, line: Sequence[Any]) -> list[Any]:
+    """The line's cells aligned to the top, as its wrapped sentence is: at the bottom of a tall
+    line a figure sat beside the sentence's last words, not its first."""
+    cells = []
+    for value in line:
+        cell = value if isinstance(value, SheetCell) else WriteOnlyCell(sheet, value=value)
+        old = cell.alignment
+        cell.alignment = Alignment(
+            horizontal=old.horizontal, indent=old.indent, wrap_text=old.wrap_text, vertical="top"
+        )
+        cells.append(cell)
+    return cells
+
+
 def _indented(sheet: Sheet, text: str) -> Any:
     # Text beside a right-aligned number otherwise touches it ("30retryable").
     cell = WriteOnlyCell(sheet, value=text)
@@ -239,16 +273,15 @@ UNSENT_HEADER = ("currency", "rows", "why")
 FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
 
 
-def _summary_widths() -> list[float]:
-    """Each summary column as wide as the longest bold header its blocks put in it (at least 17;
-    the third holds status messages): narrower, a header ran into its neighbour."""
-    blocks = (CURRENCY_HEADER, BALANCE_HEADER, FAILURE_HEADER)
-    widths = [
-        max(17.0, max(len(b[i]) for b in blocks if i < len(b)) * 1.1 + 2)
-        for i in range(max(map(len, blocks)))
-    ]
-    widths[2] = max(widths[2], 30.0)
-    return widths
+SUMMARY_WIDTHS = (26.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
+"""Figure names, then one column per currency; the failures block's status messages in the
+third column and next steps in the seventh (wrapped)."""
+
+
+def _transposed(header: Sequence[str], columns: list[list[Any]]) -> list[list[Any]]:
+    """One line per figure (`header[1:]`), one column per currency: 19 columns across printed
+    too small to read; a dozen lines down one narrow page do not."""
+    return [[name, *(column[i] for column in columns)] for i, name in enumerate(header[1:])]
 
 
 class _SummarySheet:
@@ -258,10 +291,10 @@ class _SummarySheet:
         self.sheet = sheet
         self.summary = summary
         self.line = 0
-        for index, width in enumerate(_summary_widths(), start=1):
+        for index, width in enumerate(SUMMARY_WIDTHS, start=1):
             sheet.column_dimensions[get_column_letter(index)].width = width
         sheet.freeze_panes = "A2"
-        # Printed (or converted to PDF) on one page wide, so the picture shows every column.
+        # Printed (or converted to PDF) one page wide: figures down, currencies across.
         sheet.page_setup.orientation = "landscape"
         sheet.sheet_properties.pageSetUpPr.fitToPage = True
         sheet.page_setup.fitToWidth = 1
@@ -270,6 +303,13 @@ class _SummarySheet:
     def append(self, cells: Sequence[Any]) -> None:
         self.sheet.append(list(cells))
         self.line += 1
+
+    def _tall_enough(self, text: str, width: float) -> None:
+        """Make the next line tall enough for `text` wrapped in a column `width` wide: a
+        write-only sheet keeps the default height, and a wrapped line ran over the next one."""
+        lines = math.ceil(len(text) / max(width * 1.2 - 2, 1))  # a width holds more letters
+        if lines > 1:
+            self.sheet.row_dimensions[self.line + 1].height = LINE_POINTS * lines
 
     def money(self, amount: Decimal | None, currency: str) -> Any | None:
         if amount is None:
@@ -282,12 +322,17 @@ class _SummarySheet:
         if summary.sandbox:
             self.append([NO_REAL_MONEY_NOTE])
         self.append([])
-        self.append([_bold(sheet, name) for name in CURRENCY_HEADER])
+        self.append(
+            [
+                _bold(sheet, CURRENCY_HEADER[0]),
+                *(_heading(sheet, c.currency) for c in summary.currencies),
+            ]
+        )
+        columns: list[list[Any]] = []
         for c in summary.currencies:
             rate = RATE_FORMAT
-            self.append(
+            columns.append(
                 [
-                    text_cell(sheet, c.currency),
                     c.in_file,
                     c.count(RowOutcome.REJECTED),
                     c.count(RowOutcome.REFUSED),
@@ -308,6 +353,8 @@ class _SummarySheet:
                     _styled(sheet, c.stalled_rate, rate),
                 ]
             )
+        for line in _transposed(CURRENCY_HEADER, columns):
+            self.append(line)
         self.append([])
         if summary.unsent:
             self._unsent()
@@ -324,7 +371,11 @@ class _SummarySheet:
         if not self.summary.balance:
             self.append(["No balance was read when the batch started paying."])
             return
-        self.append([_bold(self.sheet, name) for name in BALANCE_HEADER])
+        self.append(
+            [_bold(self.sheet, BALANCE_HEADER[0])]
+            + [_heading(self.sheet, r.currency) for r in self.summary.balance]
+        )
+        columns: list[list[Any]] = []
         for r in self.summary.balance:
             values = (
                 r.start_available,
@@ -338,32 +389,35 @@ class _SummarySheet:
                 r.drift_available,
                 r.drift_held,
             )
-            self.append(
-                [text_cell(self.sheet, r.currency), *(self.money(v, r.currency) for v in values)]
-            )
+            columns.append([self.money(v, r.currency) for v in values])
+        for line in _transposed(BALANCE_HEADER, columns):
+            self.append(line)
 
     def _unsent(self) -> None:
         self.append([_bold(self.sheet, "Rows never sent, by reason")])
         self.append([_bold(self.sheet, name) for name in UNSENT_HEADER])
         for t in self.summary.unsent:
-            self.append([text_cell(self.sheet, t.currency), t.rows, UNSENT_WORDS[t.reason]])
+            why = UNSENT_WORDS[t.reason]
+            self._tall_enough(why, SUMMARY_WIDTHS[2])
+            line = [text_cell(self.sheet, t.currency), t.rows, _wrapped(self.sheet, why)]
+            self.append(_at_top(self.sheet, line))
 
     def _failures(self) -> None:
         self.append([_bold(self.sheet, "Failed rows by statusMessage")])
         self.append([_bold(self.sheet, name) for name in FAILURE_HEADER])
         for group in self.summary.failures:
             t = group.total
-            self.append(
-                [
-                    text_cell(self.sheet, t.currency),
-                    text_cell(self.sheet, t.state),
-                    text_cell(self.sheet, t.status_message or "(no message)"),
-                    t.rows,
-                    self.money(t.amount, t.currency),
-                    _indented(self.sheet, group.classification.failure_class.value),
-                    text_cell(self.sheet, group.classification.next_step),
-                ]
-            )
+            self._tall_enough(group.classification.next_step, SUMMARY_WIDTHS[6])
+            line = [
+                text_cell(self.sheet, t.currency),
+                text_cell(self.sheet, t.state),
+                text_cell(self.sheet, t.status_message or "(no message)"),
+                t.rows,
+                self.money(t.amount, t.currency),
+                _indented(self.sheet, group.classification.failure_class.value),
+                _wrapped(self.sheet, group.classification.next_step),
+            ]
+            self.append(_at_top(self.sheet, line))
 
     def _chart(self) -> None:
         currencies = [c for c in self.summary.currencies if c.currency != NO_CURRENCY]

@@ -103,15 +103,17 @@ async def test_summary_totals_equal_the_sum_of_the_rows(client, ledger: Ledger, 
 
 
 def _summary_block(book_path: Path) -> list[dict[str, object]]:
-    """The per-currency block of the summary sheet, as {header: value} per currency."""
+    """The per-currency block of the summary sheet (a figure a line, a currency a column), as
+    {figure: value} per currency."""
     lines = list(load_workbook(book_path)["summary"].iter_rows(values_only=True))
     start = next(i for i, line in enumerate(lines) if line[0] == "currency")
-    header = [name for name in lines[start] if name]
-    block = []
+    currencies = [name for name in lines[start][1:] if name]
+    block: list[dict[str, object]] = [{"currency": c} for c in currencies]
     for line in lines[start + 1 :]:
         if not line or line[0] is None:
             break
-        block.append(dict(zip(header, line, strict=False)))
+        for column, value in zip(block, line[1:], strict=False):
+            column[str(line[0])] = value
     return block
 
 
@@ -212,6 +214,14 @@ async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, 
     assert outcome.value == "paid" and outcome.fill.start_color.rgb.endswith("C6EFCE")
     assert sheet.column_dimensions["A"].width == 10
     assert book["rejects"].freeze_panes == "A2"
+    # Printed, 19 figures across made a page of tiny print: figures go down, currencies across.
+    summary = book["summary"]
+    assert summary.max_column == 7
+    assert summary.page_setup.fitToWidth == 1 and summary.sheet_properties.pageSetUpPr.fitToPage
+    [currency_line] = [
+        line for line in summary.iter_rows(values_only=True) if line[0] == "currency"
+    ][:1]
+    assert currency_line[1:5] == ("(none)", "KES", "RUB", "XOF")
     readme = {row[0]: row[1] for row in book["readme"].iter_rows(values_only=True) if row}
     assert readme["layout_version"] == LAYOUT_VERSION
     with zipfile.ZipFile(report.xlsx) as archive:
