@@ -19,7 +19,7 @@ from openpyxl.cell.cell import Cell, WriteOnlyCell
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 from openpyxl.worksheet.worksheet import Worksheet
 
-from payflow.intake.problems import printable
+from payflow.redact import printable
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n")
 """Leading characters that make Excel, LibreOffice or Google Sheets evaluate a CSV cell."""

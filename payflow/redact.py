@@ -1,10 +1,23 @@
-"""Masking of personal data before it reaches a log, a report or an artifact (invariant 6)."""
+"""What outside text may show in a log, a report, an artifact or a terminal: personal data masked
+(invariant 6), control characters escaped."""
 
 from __future__ import annotations
 
 import re
 
 VISIBLE = 4
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+CONTROL_PATTERN = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
+_CONTROL = re.compile(CONTROL_PATTERN)
+
+
+def printable(text: str) -> str:
+    """`text` with each control character shown as an escape (`\\x0b`): a report or a terminal
+    shows it, and neither an XLSX writer nor an escape sequence can trip over it."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
 
 # What requisites look like inside free text: a phone, an account, a card or an IBAN-like number
 # (ten or more digits, maybe grouped by spaces or dashes), or an email address.
@@ -22,10 +35,11 @@ def mask_requisites(value: str | None) -> str:
     return "*" * (len(value) - VISIBLE) + value[-VISIBLE:]
 
 
-def mask_requisites_in_text(text: str, *secrets: str | None) -> str:
-    """`text` from the payments service with whatever looks like requisites masked, and each of
-    `secrets` (the API token) replaced whole: the spec does not say its messages never echo them."""
+def service_text(text: str, *secrets: str | None) -> str:
+    """`text` from the payments service as payflow keeps and shows it: whatever looks like
+    requisites masked, each of `secrets` (the API token) replaced whole, control characters
+    escaped. The spec does not say its messages never echo them, and a terminal obeys escapes."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[token]")
-    return _REQUISITES_IN_TEXT.sub(lambda found: mask_requisites(found.group()), text)
+    return printable(_REQUISITES_IN_TEXT.sub(lambda found: mask_requisites(found.group()), text))

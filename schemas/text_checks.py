@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from payflow.intake.problems import CONTROL_PATTERN
+from payflow.redact import CONTROL_PATTERN
 
 AMOUNT_PATTERN = r"[0-9]{1,13}(?:\.[0-9]{1,2})?"
 URL_PATTERN = r"https?://[^\s/?#]+(?:[/?#]\S*)?"

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from payflow.redact import mask_requisites_in_text
+from payflow.redact import service_text
 
 CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
 
@@ -42,7 +42,7 @@ Money = Annotated[Decimal, BeforeValidator(_no_float), AfterValidator(_finite)]
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 # The service's own words (statusMessage): kept, with anything like requisites masked, since they
 # go on to reports, artifacts and screens (design invariant 6).
-ServiceText = Annotated[str, AfterValidator(mask_requisites_in_text)]
+ServiceText = Annotated[str, AfterValidator(service_text)]
 
 
 # camelCase on the wire, snake_case (or the wire name) accepted when building in Python.

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from payflow.redact import mask_requisites_in_text
+from payflow.redact import service_text
 
 MESSAGE_LIMIT = 300
 _MESSAGE_KEYS = (
@@ -184,7 +184,7 @@ def service_message(response: httpx.Response) -> str:
         token = response.request.headers.get("X-Api-Token")
     except RuntimeError:  # a response built without its request
         token = None
-    return _one_line(mask_requisites_in_text(found if found else text, token))
+    return service_text(_one_line(found if found else text), token)
 
 
 def _find_message(value: Any, depth: int = 0) -> str | None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from payflow.api.errors import WebhookPayloadError
 from payflow.api.jsonbody import loads
 from payflow.api.signing import Token, verify_signature
-from payflow.redact import mask_requisites_in_text
+from payflow.redact import service_text
 
 __all__ = [
     "OrderEvent",
@@ -133,7 +133,7 @@ def _common(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _service_text(value: Any) -> str | None:
     text = _text(value)
-    return mask_requisites_in_text(text) if text else text
+    return service_text(text) if text else text
 
 
 def _amount(value: Any) -> Decimal | None:

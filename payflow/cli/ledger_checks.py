@@ -6,8 +6,8 @@ Kept apart from run.py so the pipeline that drives the flow can change without t
 from __future__ import annotations
 
 from payflow.api.errors import PaymentsApiError
-from payflow.intake.problems import printable
 from payflow.ledger import NOT_SENT_PREFIX, BatchCounts, RowState
+from payflow.redact import printable
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
 from payflow.wording import counted

@@ -17,6 +17,7 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare, writable_folder
 from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
+from payflow.redact import printable
 from payflow.reporting import summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
@@ -143,5 +144,6 @@ def findings_command(
         if not findings:
             print(f"batch {batch_id}: no findings")
         for f in findings:
-            print(f"  #{f.id:<5} row {f.row_number:>6}  {f.kind:<28} {f.state:<13} {f.detail}")
+            line = f"  #{f.id:<5} row {f.row_number:>6}  {f.kind:<28} {f.state:<13} {f.detail}"
+            print(printable(line))  # a detail may quote the service's text, which a terminal obeys
     raise typer.Exit(1 if any(f.state == "open" for f in findings) else 0)

@@ -15,10 +15,10 @@ from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
-from payflow.intake.problems import printable
 from payflow.ledger.states import NOT_PAID_STATES
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
+from payflow.redact import printable
 from payflow.refunds.report import NO_REFUND_REASON
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
 from payflow.settings import Settings

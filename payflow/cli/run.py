@@ -30,11 +30,11 @@ from payflow.cli.ledger_checks import (
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
-from payflow.intake.problems import printable
 from payflow.ledger import BatchCounts, RowState
 from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
+from payflow.redact import printable
 from payflow.run_results import IntakeResult, PayResult
 from payflow.runtime import (
     NO_REAL_MONEY,

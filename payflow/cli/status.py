@@ -21,10 +21,10 @@ from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
-from payflow.intake.problems import printable
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
+from payflow.redact import printable
 from payflow.refunds.track import refresh_refunds
 from payflow.runtime import ConfigurationError, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings

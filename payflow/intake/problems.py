@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from payflow.intake.columns import PERSONAL_COLUMNS
 from payflow.model import PayoutInstruction
-from payflow.redact import mask_requisites
+from payflow.redact import mask_requisites, printable
 
 FILE_ROW = 1  # problems about the file as a whole (its header) are reported on row 1
 MERGED_CELL = "merged_cell"  # an XLSX cell under a merged cell (payflow.intake.xlsx)
-# C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-CONTROL_PATTERN = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
-_CONTROL = re.compile(CONTROL_PATTERN)
-
-
-def printable(text: str) -> str:
-    """`text` with each control character shown as an escape (`\\x0b`): a report or a terminal
-    shows it, and neither an XLSX writer nor an escape sequence can trip over it."""
-    if _CONTROL.search(text) is None:
-        return text
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class BatchFileError(Exception):

@@ -9,7 +9,8 @@ from openpyxl import Workbook
 
 from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cells
-from payflow.intake.problems import Problem, ValidationReport, printable
+from payflow.intake.problems import Problem, ValidationReport
+from payflow.redact import printable
 from payflow.wording import counted
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")

@@ -105,3 +105,10 @@ def test_a_status_message_naming_requisites_is_kept_masked():
     body, headers = signed({**PAYOUT, "status": "FAILED", "statusMessage": message})
     event = parse_payout_webhook(body, headers, TOKEN)
     assert event.status_message == ("Card ***************1234 declined; phone +*******4567 unknown")
+
+
+def test_a_status_message_with_terminal_escapes_is_kept_escaped():
+    # Kept raw, it rang the bell and recoloured the operator's terminal in `payflow findings`.
+    body, headers = signed({**PAYOUT, "status": "FAILED", "statusMessage": "\x1b[2Jbad\x07"})
+    event = parse_payout_webhook(body, headers, TOKEN)
+    assert event.status_message == "\\x1b[2Jbad\\x07"

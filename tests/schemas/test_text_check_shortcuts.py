@@ -9,7 +9,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from payflow.intake.problems import CONTROL_PATTERN
+from payflow.redact import CONTROL_PATTERN
 from payflow.schemas.column_rules import (
     EXTERNAL_ID_CHARACTERS,
     TEMPLATE_EXAMPLE_PREFIX,
