@@ -8,13 +8,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 from payflow.ledger import UNSENT_WORDS, RowOutcome
-from payflow.model import canonical_amount
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.summary import Summary
+from payflow.schemas.iso4217 import quantized
 
 
-def _amount(value: Decimal | None) -> str:
-    return "" if value is None else canonical_amount(value)
+def _amount(value: Decimal | None, currency: str) -> str:
+    # With the currency's decimals, as the report's cells show it (15.50 RUB, not 15.5).
+    return "" if value is None else format(quantized(value, currency), "f")
 
 
 def _cell(text: str) -> str:
@@ -37,7 +38,7 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             f"| {_cell(c.currency)} | {c.in_file} | {c.count(RowOutcome.REJECTED)}"
             f" | {c.count(RowOutcome.REFUSED)} | {c.count(RowOutcome.DUPLICATE)}"
             f" | {c.count(RowOutcome.NOT_SENT)} | {c.sent}"
-            f" | {c.count(RowOutcome.PAID)} | {_amount(c.amount(RowOutcome.PAID))}"
+            f" | {c.count(RowOutcome.PAID)} | {_amount(c.amount(RowOutcome.PAID), c.currency)}"
             f" | {c.count(RowOutcome.FAILED)} | {c.count(RowOutcome.CANCELED)}"
             f" | {c.count(RowOutcome.EXPIRED)} | {c.count(RowOutcome.CORRECTED)}"
             f" | {c.count(RowOutcome.PENDING)} | {c.stuck} | {c.blocked_rate:.2%}"
@@ -65,11 +66,16 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             "|---|---|---|---|---|---|---|",
         ]
         for r in summary.balance:
-            lines.append(
-                f"| {r.currency} | {_amount(r.expected_available)} | {_amount(r.end_available)}"
-                f" | {_amount(r.drift_available)} | {_amount(r.expected_held)}"
-                f" | {_amount(r.end_held)} | {_amount(r.drift_held)} |"
+            figures = (
+                r.expected_available,
+                r.end_available,
+                r.drift_available,
+                r.expected_held,
+                r.end_held,
+                r.drift_held,
             )
+            shown = " | ".join(_amount(figure, r.currency) for figure in figures)
+            lines.append(f"| {r.currency} | {shown} |")
         lines += ["", DRIFT_CAVEAT]
     lines += ["", f"Open findings: {len(summary.open_findings())}"]
     if report_name:
@@ -99,7 +105,7 @@ def failures_table(summary: Summary) -> list[dict[str, str | int]]:
             "status": g.total.state,
             "statusMessage": g.total.status_message or "(no message)",
             "rows": g.total.rows,
-            "amount": canonical_amount(g.total.amount),
+            "amount": _amount(g.total.amount, g.total.currency),
             "class": g.classification.failure_class.value,
             "next step": g.classification.next_step,
         }

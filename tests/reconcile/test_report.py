@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import csv
 import os
+import re
 import shutil
 import subprocess
 import zipfile
@@ -393,3 +394,23 @@ async def test_a_row_never_sent_says_why_not_that_the_service_lost_it(
     for (currency, words), count in expected.items():
         assert f"| {currency} | {count} | {words} |" in markdown
     assert "| XOF | 1 | not sent yet: no pay run reached it" in markdown
+
+
+async def test_the_markdown_writes_amounts_with_their_currencys_decimals(
+    client, ledger: Ledger, tmp_path
+) -> None:
+    # `payflow reconcile` printed "15.5" and the roll-forward "999999984.5" where every sheet
+    # cell reads 15.50.
+    row = instruction(
+        new_id("dec"), 2, "0001", amount=Decimal("15.5"), currency="EUR", payment_type="EMAIL"
+    )
+    batch = register(ledger, [row._replace(requisites="awa.kone@example.com")])
+    await pay(client, ledger, batch)
+    await reconcile(client, ledger, batch)
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+    markdown = summary_markdown(report.summary)
+    [line] = _markdown_block(markdown)
+    assert (line["currency"], line["paid"], line["paid amount"]) == ("EUR", "1", "15.50")
+    roll = [line for line in markdown.splitlines() if line.startswith("| EUR |")][-1]
+    figures = [cell.strip() for cell in roll.strip("|").split("|")[1:]]
+    assert figures and all(re.fullmatch(r"-?\d+\.\d\d", figure) for figure in figures), roll
