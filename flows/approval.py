@@ -20,6 +20,7 @@ from pydantic import Field
 
 from payflow.approvals import Approved, Declined, Expired
 from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
+from payflow.expected import ExpectedFailure
 from payflow.ledger.tables import USER_LENGTH
 from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
 
@@ -52,7 +53,7 @@ class BatchApprovalWithWarnings(BatchApproval):
     acknowledge_warnings: bool
 
 
-class BatchStopped(Exception):
+class BatchStopped(ExpectedFailure):
     """The batch stopped before its first payout (balance, approval); nothing was paid."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
+from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.intake_batch import intake_batch
 from payflow.inbox import (
     QUIET_SECONDS,
@@ -29,7 +30,7 @@ from payflow.tasks.inbox import settle_inbox_file, start_pay_run
 PAY_DEPLOYMENT = "pay-batch/pay-batch"
 
 
-class InboxFilesFailed(Exception):
+class InboxFilesFailed(ExpectedFailure):
     """Some inbox files could not become batches; the others went on."""
 
 
@@ -43,6 +44,7 @@ def daily_payouts(
     """Register each inbox file as a batch and start its pay run; move it to `processed/`, or to
     `failed/` with `<file>.why.txt`. A file still being written stays for the next run. Ends
     FAILED (after every file) when any file failed or stayed."""
+    quiet_expected_failures()
     folder = Path(inbox)
     files = inbox_files(folder)
     busy = still_written(files, quiet_seconds, quiet_wait_seconds)

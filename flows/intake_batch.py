@@ -6,6 +6,7 @@ from prefect import flow
 
 from payflow.approvals.identity import current_user
 from payflow.connections import run_target
+from payflow.expected import quiet_expected_failures
 from payflow.intake.report_files import summary_lines
 from payflow.run_results import IntakeResult
 from payflow.settings import Settings
@@ -33,6 +34,7 @@ def intake_batch(
     """Read, resolve SBP banks, validate, register every row, write the rejects report; return
     the batch id with its figures read from the ledger. `made_by` (the maker; None: the
     settings' user, else the OS user) is recorded once and may never approve the batch."""
+    quiet_expected_failures()
     settings = Settings()
     maker = made_by or current_user(settings)
     in_flight = bank_lookups_in_flight or min(settings.max_in_flight, BANK_LOOKUPS_IN_FLIGHT)

@@ -23,6 +23,7 @@ from prefect.futures import PrefectFuture, as_completed, wait
 from prefect.states import Failed
 
 from payflow.connections import RunTarget, run_target
+from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
 from payflow.ledger import BatchCounts, Ledger
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
@@ -76,6 +77,7 @@ def pay_batch(
     (or, with `wait_for_approval=False`, stops with `ApprovalNeeded`). Knobs left None default
     from settings, and so does `ledger_url`. With `started_by` (who approved, in the console)
     the run appends its end to the action log, wherever it runs."""
+    quiet_expected_failures()
     settings = Settings()
     knobs = PayKnobs.from_settings(
         settings,
@@ -130,7 +132,18 @@ def pay_batch(
     # A run whose payouts did not all complete ends red in Prefect (and in its automations), as
     # `payflow run` exits 1: it read Completed whatever became of the payouts.
     unpaid = f"{counts.unpaid_line()}: payflow status {batch_id}"
-    return Failed(name=NOT_ALL_PAID, message=unpaid, data=result)
+    return Failed(name=NOT_ALL_PAID, message=unpaid, data=NotAllPaid(unpaid, result))
+
+
+class NotAllPaid(ExpectedFailure):
+    """The run went to its end and some row is not COMPLETED; `result` says what became of each.
+
+    The Failed state's data: Prefect raises it when a deployed run ends, so it must be an
+    exception (a bare PayResult was logged as a TypeError with a traceback)."""
+
+    def __init__(self, message: str, result: PayResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def pay_result(state: State[Any]) -> PayResult:
@@ -139,6 +152,8 @@ def pay_result(state: State[Any]) -> PayResult:
     done = state.result(raise_on_failure=False)
     if isinstance(done, PayResult):
         return done
+    if isinstance(done, NotAllPaid):
+        return done.result
     if isinstance(done, BaseException):
         raise done
     raise RuntimeError(f"pay run ended {state.name} without a result: {state.message}")

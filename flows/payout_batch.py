@@ -8,6 +8,7 @@ from prefect import flow
 from prefect.client.schemas.objects import State
 
 from payflow.connections import run_target
+from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
 from payflow.flows.intake_batch import intake_batch
 from payflow.flows.pay_batch import pay_batch
@@ -28,6 +29,7 @@ def payout_batch(
 ) -> State[Any]:
     """Register the file as a batch, then pay that batch id (pausing for approval when the
     approval policy asks for it). The maker is `made_by`, else the worker's user."""
+    quiet_expected_failures()
     settings = Settings()
     # One API (or one embedded sandbox) for both halves of the run.
     with run_target(settings) as target:

@@ -11,6 +11,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from payflow.approvals.identity import current_user
 from payflow.connections import ledger_url_parameter, run_target
+from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
 from payflow.flows.pay_batch import pay_batch, pay_result
 from payflow.rerun import CHOOSE_ROWS, RerunRefused, Selection, choose, parse_rows, preview_lines
@@ -65,6 +66,7 @@ def rerun_failed(
     """Preview (unreviewed) or rerun the chosen failed rows of a batch, then pay each rerun
     batch through `pay_batch`: the same approval (pausing unless `wait_for_approval` is
     False), balance check, submit, track, reconcile and report as any batch."""
+    quiet_expected_failures()
     settings = Settings()
     made_by = made_by or current_user(settings)
     selection = Selection(parse_rows(rows), message, failure_class, all_failed)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
+from payflow.expected import ExpectedFailure
 from payflow.settings import Settings
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ NO_REAL_MONEY = (
 )
 
 
-class ConfigurationError(Exception):
+class ConfigurationError(ExpectedFailure):
     """The settings cannot work together; the message says which one to fix."""
 
 

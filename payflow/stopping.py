@@ -17,12 +17,14 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TypeVar
 
+from payflow.expected import ExpectedFailure
+
 T = TypeVar("T")
 JOIN_STEP = 0.2  # seconds: how often the main thread wakes up to run signal handlers
 HANDLED = (signal.SIGTERM, signal.SIGINT)
 
 
-class RunInterrupted(Exception):
+class RunInterrupted(ExpectedFailure):
     """The run stopped sending on a signal; every row is in the ledger."""
 
     def __init__(self, batch_id: str, signal_name: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from payflow.expected import ExpectedFailure
 from payflow.intake.columns import PERSONAL_COLUMNS
 from payflow.model import PayoutInstruction
 from payflow.redact import mask_requisites, printable
@@ -13,7 +14,7 @@ FILE_ROW = 1  # problems about the file as a whole (its header) are reported on 
 MERGED_CELL = "merged_cell"  # an XLSX cell under a merged cell (payflow.intake.xlsx)
 
 
-class BatchFileError(Exception):
+class BatchFileError(ExpectedFailure):
     """The file cannot be read as a batch; the message is one line for the operator (exit 2)."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from payflow.expected import ExpectedFailure
 from payflow.ledger import (
     RERUNNABLE_STATES,
     AttemptView,
@@ -16,7 +17,7 @@ from payflow.ledger import (
 from payflow.rerun.classify import Classifier, FailureClass
 
 
-class RerunRefused(Exception):
+class RerunRefused(ExpectedFailure):
     """The rerun cannot go ahead as asked; the message says why in one line. Nothing was sent."""
 
 
