@@ -12,6 +12,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
+from payflow.approvals.identity import file_maker
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.intake_batch import intake_batch
 from payflow.inbox import (
@@ -25,6 +26,7 @@ from payflow.inbox import (
 )
 from payflow.intake.problems import BatchFileError
 from payflow.runtime import ConfigurationError
+from payflow.settings import Settings
 from payflow.tasks.inbox import settle_inbox_file, start_pay_run
 
 PAY_DEPLOYMENT = "pay-batch/pay-batch"
@@ -40,15 +42,17 @@ def daily_payouts(
     pay_deployment: str = PAY_DEPLOYMENT,
     quiet_seconds: float = QUIET_SECONDS,
     quiet_wait_seconds: float = QUIET_WAIT_SECONDS,
+    maker: str | None = None,
 ) -> list[InboxOutcome]:
     """Register each inbox file as a batch and start its pay run; move it to `processed/`, or to
     `failed/` with `<file>.why.txt`. A file still being written stays for the next run. Ends
-    FAILED (after every file) when any file failed or stayed."""
+    FAILED (after every file) when any file failed or stayed. Each batch's maker is its file's
+    owner, or `maker` for a file the worker's own user owns (`file_maker`)."""
     quiet_expected_failures()
     folder = Path(inbox)
     files = inbox_files(folder)
     busy = still_written(files, quiet_seconds, quiet_wait_seconds)
-    outcomes = [_take_file(path, pay_deployment) for path in files if path not in busy]
+    outcomes = [_take_file(path, pay_deployment, maker) for path in files if path not in busy]
     outcomes += [
         InboxOutcome(
             path.name,
@@ -66,10 +70,10 @@ def daily_payouts(
     return outcomes
 
 
-def _take_file(path: Path, pay_deployment: str) -> InboxOutcome:
+def _take_file(path: Path, pay_deployment: str, maker: str | None) -> InboxOutcome:
     logger = get_run_logger()
     try:
-        intake = intake_batch(str(path))
+        intake = intake_batch(str(path), made_by=file_maker(path, Settings(), maker))
     except BatchFileError as exc:
         settle_inbox_file(str(path), Settled.FAILED, str(exc))
         return InboxOutcome(path.name, Settled.FAILED, reason=str(exc))

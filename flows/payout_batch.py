@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from prefect import flow
 from prefect.client.schemas.objects import State
 
+from payflow.approvals.identity import file_maker
 from payflow.connections import run_target
 from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
@@ -28,7 +30,8 @@ def payout_batch(
     made_by: str | None = None,
 ) -> State[Any]:
     """Register the file as a batch, then pay that batch id (pausing for approval when the
-    approval policy asks for it). The maker is `made_by`, else the worker's user."""
+    approval policy asks for it). The maker is the file's owner, or for a file the worker's
+    own user owns `made_by`, else the worker's user (`file_maker`)."""
     quiet_expected_failures()
     settings = Settings()
     # One API (or one embedded sandbox) for both halves of the run.
@@ -40,7 +43,7 @@ def payout_batch(
             out_dir=out_dir,
             api_url=target.api_url,
             sandbox=target.sandbox,
-            made_by=made_by,
+            made_by=file_maker(Path(path), settings, made_by),
         )
         return pay_batch(
             intake.batch_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pwd
 import threading
 import time
 from typing import Any
@@ -16,6 +17,7 @@ from prefect.client.schemas.objects import State
 from prefect.states import Crashed, Failed
 from support.prefect import prefect_harness
 
+from payflow.approvals import ApprovalRefused, record_decision
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.flows.pay_batch import pay_batch
 from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file, still_written
@@ -193,3 +195,35 @@ def test_a_file_dropped_again_after_its_pay_run_ran_to_its_end_unpaid_starts_no_
     first = start("pay-batch/pay-batch", "ended-1")
     asyncio.run(_end_run(first, Failed(name=NOT_ALL_PAID, message="1 of 2 rows not paid")))
     assert start("pay-batch/pay-batch", "ended-1") == first
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="handing a file to another OS user needs root")
+def test_a_dropped_files_maker_is_its_owner_who_then_cannot_approve_it(
+    prefect_api, make_sandbox, tmp_path, monkeypatch
+):
+    # The maker of every daily batch was the worker's OS user (root, the service account), so
+    # the person who dropped the file could approve it: the two-person rule compared nobody.
+    ledger_url = _settings_for_a_sandbox(make_sandbox(), tmp_path, monkeypatch)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    dropped = inbox / "daemon.csv"
+    big = GOOD.replace("inbox-1,1000", "inbox-1,2000000")  # one approval step
+    dropped.write_text(big, encoding="utf-8")
+    os.chown(dropped, pwd.getpwnam("daemon").pw_uid, -1)
+    # A file the worker's own user owns (a transfer job's copy): the deployment's maker.
+    copied = inbox / "copied.csv"
+    copied.write_text(big.replace("inbox-1", "inbox-2"), encoding="utf-8")
+
+    with pytest.raises(InboxFilesFailed):  # no pay deployment here: the batches stay registered
+        daily_payouts(str(inbox), pay_deployment="no-such/deployment", quiet_seconds=0, maker="mia")
+
+    with Ledger.open(ledger_url) as ledger:
+        made = {
+            name: ledger.batch_facts(batch_id_of((inbox / name).read_bytes())).made_by
+            for name in ("daemon.csv", "copied.csv")
+        }
+        assert made == {"daemon.csv": "daemon", "copied.csv": "mia"}
+        batch_id = batch_id_of(dropped.read_bytes())
+        with pytest.raises(ApprovalRefused, match="daemon made batch"):
+            record_decision(ledger, batch_id, approver="daemon", decision="approve")
+        record_decision(ledger, batch_id, approver="mia", decision="approve")
