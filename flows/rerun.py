@@ -14,7 +14,7 @@ from payflow.connections import ledger_url_parameter, run_target
 from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
 from payflow.flows.pay_batch import pay_batch, pay_result
-from payflow.rerun import CHOOSE_ROWS, RerunRefused, Selection, choose, parse_rows, preview_lines
+from payflow.rerun import DEPLOYMENT_WORDS, RerunRefused, choose, parse_selection, preview_lines
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_ledger
 from payflow.tasks.rerun_failed import (
@@ -69,17 +69,20 @@ def rerun_failed(
     quiet_expected_failures()
     settings = Settings()
     made_by = made_by or current_user(settings)
-    selection = Selection(parse_rows(rows), message, failure_class, all_failed)
+    # Read by an operator in Prefect's UI, who answers with the deployment's parameters; the
+    # command line checked its flags before it called this flow.
+    selection = parse_selection(rows, message, failure_class, all_failed, DEPLOYMENT_WORDS)
     with _target(settings, api_url, sandbox, callback_url, ledger_url) as target:
         candidates = find_rerun_candidates(target.ledger_url, batch_id)
         chosen = choose(candidates, selection)
         result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen, selection))
         result.sandbox = target.sandbox
         if not reviewed:
+            result.preview = preview_lines(candidates, chosen, selection, DEPLOYMENT_WORDS)
             create_markdown_artifact(key="rerun-preview", markdown=_markdown(result.preview))
             return result
         if selection.empty:
-            raise RerunRefused(CHOOSE_ROWS)
+            raise RerunRefused(DEPLOYMENT_WORDS.choose)
         kept, dropped = refetch_rerun_parents(target, chosen)
         result.dropped = [
             f"row {d.candidate.row_number} ({d.candidate.external_id}): {d.reason}" for d in dropped

@@ -30,7 +30,7 @@ from payflow.rerun import (
     classifier,
     correction_lines,
     find_candidates,
-    parse_rows,
+    parse_selection,
     plan_attempts,
     preview_lines,
     read_corrections,
@@ -98,7 +98,7 @@ def rerun_command(
     Without --reviewed, show what would be sent and send nothing."""
     settings = prepare()
     try:
-        selection = Selection(parse_rows(rows), message, failure_class, all_failed)
+        selection = parse_selection(rows, message, failure_class, all_failed)
         if not reviewed:
             if corrections is not None:
                 readable_file(corrections)

@@ -22,13 +22,25 @@ from payflow.rerun.preview import (
     preview_lines,
 )
 from payflow.rerun.refetch import Dropped, refetch_parents
-from payflow.rerun.selection import CHOOSE_ROWS, Selection, choose, parse_rows
+from payflow.rerun.selection import (
+    CHOOSE_ROWS,
+    CLI_WORDS,
+    DEPLOYMENT_WORDS,
+    ChoiceWords,
+    Selection,
+    choose,
+    parse_rows,
+    parse_selection,
+)
 
 __all__ = [
     "CHOOSE_ROWS",
+    "CLI_WORDS",
+    "DEPLOYMENT_WORDS",
     "FAILURE_CLASSES",
     "Candidate",
     "Candidates",
+    "ChoiceWords",
     "Classifier",
     "Correction",
     "Dropped",
@@ -46,6 +58,7 @@ __all__ = [
     "group_candidates",
     "group_lines",
     "parse_rows",
+    "parse_selection",
     "plan_attempts",
     "preview_lines",
     "read_corrections",

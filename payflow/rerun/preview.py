@@ -11,7 +11,7 @@ from payflow.ledger import NewAttempt
 from payflow.model import PayoutInstruction, display_amount
 from payflow.redact import mask_requisites
 from payflow.rerun.candidates import Candidate, Candidates
-from payflow.rerun.selection import CHOOSE_ROWS, Selection
+from payflow.rerun.selection import CLI_WORDS, ChoiceWords, Selection
 from payflow.wording import counted, plural
 
 SHOWN_ROWS = 20
@@ -67,10 +67,14 @@ def _totals_text(totals: dict[str, Decimal]) -> str:
 
 
 def preview_lines(
-    candidates: Candidates, chosen: Sequence[Candidate], selection: Selection
+    candidates: Candidates,
+    chosen: Sequence[Candidate],
+    selection: Selection,
+    words: ChoiceWords = CLI_WORDS,
 ) -> list[str]:
     """What a rerun of `chosen` would send, for the operator to review; sends nothing. With
-    nothing chosen yet, `chosen` is every eligible row and the lines say how to choose."""
+    nothing chosen yet, `chosen` is every eligible row and the lines say how to choose, in the
+    reader's `words` (flags, or a deployment's parameters)."""
     rows = counted(len(chosen), "row")
     if selection.empty:
         heading = f"{rows} can be sent again; none is chosen yet"
@@ -88,9 +92,9 @@ def preview_lines(
         by_state = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
         lines.append(f"  not eligible: {by_state}")
     if selection.empty:
-        next_step = f"{CHOOSE_ROWS} and confirm with --reviewed"
+        next_step = f"{words.choose} {words.confirm}"
     elif chosen:
-        next_step = "add --reviewed to send them"
+        next_step = words.send
     else:
         next_step = "no row that can be sent again matches the choice"
     lines.append(f"nothing was sent; {next_step}")

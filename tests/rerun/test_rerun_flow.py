@@ -63,6 +63,30 @@ def test_preview_sends_nothing(prefect_api, sandbox, ledger):
     assert "rows 3, 7" in text
     assert "1 x 'Recipient account is blocked' [do_not_retry]" in text
     assert "not eligible: 1 COMPLETED, 1 PROCESSING" in text
+    # Its reader is in Prefect's UI (the rerun-failed deployment's artifact), with no command
+    # line: it said "add --reviewed to send them".
+    assert text.endswith(
+        "nothing was sent; run the deployment again with the same parameters and reviewed: true "
+        "to send them"
+    )
+    assert "--" not in text
+
+
+def test_a_preview_with_nothing_chosen_names_the_deployments_parameters(
+    prefect_api, sandbox, ledger
+):
+    batch_id = paid_batch(sandbox, ledger, "prev-none")
+
+    preview = rerun(sandbox, ledger, batch_id).preview
+
+    assert preview[-1] == (
+        "nothing was sent; choose rows with the parameters rows, message, failure_class or "
+        "all_failed, then run the deployment again with reviewed: true"
+    )
+    with pytest.raises(RerunRefused, match=r"^parameter rows: 'x' is not a row number"):
+        rerun(sandbox, ledger, batch_id, rows="x")
+    with pytest.raises(RerunRefused, match=r"^parameter failure_class 'oops' is not one of"):
+        rerun(sandbox, ledger, batch_id, failure_class="oops")
 
 
 def test_only_the_chosen_rows_are_rerun_and_linked_to_their_root(
