@@ -143,6 +143,11 @@ class TemporaryPrefect:
                     "PREFECT__SERVER_FINAL": "1",
                 },
                 pass_fds=(listening.fileno(),),
+                # Its own session: a terminal's Ctrl-C (SIGINT to the whole foreground process
+                # group) reached the server too, so the run it should let settle lost its
+                # Prefect API, hung for minutes and ended "unexpected error" with no resume line.
+                # It still ends with this process: at exit, or by the death signal above.
+                start_new_session=True,
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,

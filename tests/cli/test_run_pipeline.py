@@ -316,7 +316,12 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
         _wait_for_payouts(process, sandbox, 5)
         children = _children(process.pid)
         assert children, "expected the run's temporary Prefect server as a child"
-        process.send_signal(getattr(signal, signal_name))
+        if signal_name == "SIGINT":
+            # A terminal's Ctrl-C reaches its whole foreground process group: it also stopped
+            # the temporary Prefect server, and the run hung, then ended "unexpected error".
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGTERM)  # `kill PID`
         seen = len(sandbox_stats(sandbox.url)["payouts"])
         _, stderr = process.communicate(timeout=120)
     stderr_text = stderr.decode()
