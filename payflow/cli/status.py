@@ -246,4 +246,13 @@ def status(
                     f"held rows repeat a recent payout: `payflow pay {batch_id} --allow-repeat` "
                     "pays them once another person approves"
                 )
+            if {RowState.VALIDATED.value, RowState.SUBMITTING.value} & {
+                str(r["state"]) for r in pending
+            }:
+                # A run stopped by a signal (or a crash) left them; nothing said how to go on.
+                typer.echo(
+                    "rows not sent (VALIDATED) or left being sent (SUBMITTING): unless a run pays "
+                    f"the batch now, `payflow pay {batch_id}` sends each once (a SUBMITTING row "
+                    "is looked up at the service first)"
+                )
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

@@ -234,6 +234,29 @@ def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):
     )
 
 
+def test_rows_a_stopped_run_left_unsent_or_being_sent_say_how_to_go_on(tmp_path):
+    # After Ctrl-C a batch read "SUBMITTING 51" and nothing said how to send them.
+    home = tmp_path / "home"
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("s", "s.csv", [_instruction("s", 1), _instruction("s", 2)], [])
+        ledger.claim_for_submit("s", "w", 1)
+        assert ledger.batch_summary("s") == {"SUBMITTING": 1, "VALIDATED": 1}
+    env = payflow_env(home, tmp_path / "p")
+    done = run_payflow(["status", "s", "--no-refresh"], env, tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.strip().splitlines()[-1] == (
+        "rows not sent (VALIDATED) or left being sent (SUBMITTING): unless a run pays the batch "
+        "now, `payflow pay s` sends each once (a SUBMITTING row is looked up at the service first)"
+    )
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("a", "a.csv", [_instruction("a", 1)], [])
+        ledger.claim_for_submit("a", "w", 1)
+        ledger.mark_created("a-1", "p-1", "PROCESSING", None)
+    sent = run_payflow(["status", "a", "--no-refresh"], env, tmp_path)
+    assert sent.returncode == 1
+    assert "payflow pay" not in sent.stdout  # a row the service holds is followed, not sent
+
+
 async def test_refunds_completed_after_the_run_stopped_tracking_show_completed(
     tmp_path, make_sandbox
 ):
