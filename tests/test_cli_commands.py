@@ -63,3 +63,30 @@ def test_a_named_command_runs_with_its_own_help(tmp_path):
     links = _payflow(["links", "--help"], tmp_path)
     assert links.returncode == 0, links.stderr
     assert "Usage: payflow links" in links.stdout
+
+
+CTRL_C_WHILE_LOADING = """
+import importlib, sys
+from payflow.cli import main
+real = importlib.import_module
+def interrupted(name, package=None):
+    if name == "payflow.cli.run":
+        raise KeyboardInterrupt  # Ctrl-C in the seconds the command's module imports
+    return real(name, package)
+importlib.import_module = interrupted
+main(["run", "batch.csv"])
+"""
+
+
+def test_ctrl_c_while_a_command_loads_is_one_line_not_a_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    env["PAYFLOW_HOME"] = str(tmp_path)
+    shown = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_LOADING],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert (shown.returncode, shown.stderr) == (130, "payflow: interrupted\n")

@@ -139,14 +139,17 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     wanted = _requested_command(args)
     loaded: set[str] = set()
-    if wanted is not None:
-        from payflow.quiet import quiet_prefect
-
-        # Before any command module imports Prefect: its logging is configured once, at import.
-        quiet_prefect(_home())
-        if _import_command(COMMAND_MODULES[wanted]):
-            loaded.add(wanted)
     try:
+        # Inside the try: Ctrl-C during the seconds a command's module imports (pandas,
+        # Prefect) printed a KeyboardInterrupt traceback.
+        if wanted is not None:
+            from payflow.quiet import quiet_prefect
+
+            # Before any command module imports Prefect: its logging is configured once, at
+            # import.
+            quiet_prefect(_home())
+            if _import_command(COMMAND_MODULES[wanted]):
+                loaded.add(wanted)
         _command_group(loaded).main(args=args, prog_name="payflow", standalone_mode=True)
     except CommandError as exc:
         print(f"payflow: {exc}", file=sys.stderr)
