@@ -44,6 +44,7 @@ class RerunResult:
     waiting: dict[str, str] = field(default_factory=dict)  # rerun batch -> what it waits for
     statuses: dict[str, int] = field(default_factory=dict)  # by each root's latest attempt
     sandbox: bool = False
+    chosen: int = 0  # failed rows the choice matched
 
 
 @flow(name="rerun-failed", persist_result=False, log_prints=False)
@@ -77,6 +78,7 @@ def rerun_failed(
         chosen = choose(candidates, selection)
         result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen, selection))
         result.sandbox = target.sandbox
+        result.chosen = len(chosen)
         if not reviewed:
             result.preview = preview_lines(candidates, chosen, selection, DEPLOYMENT_WORDS)
             create_markdown_artifact(key="rerun-preview", markdown=_markdown(result.preview))
@@ -143,10 +145,14 @@ def summary_lines(result: RerunResult) -> list[str]:
     if result.already_created:
         lines.append(f"  already registered: {counted(len(result.already_created), 'attempt')}")
     lines += [f"  not rerun: {parent} {why}" for parent, why in sorted(result.refused.items())]
-    lines += [f"  paid rerun batch {rerun_id}" for rerun_id in result.paid_batches]
+    # Sent, not necessarily paid: what became of each row is under "rows by latest attempt".
+    lines += [f"  sent rerun batch {rerun_id}" for rerun_id in result.paid_batches]
     acted = result.dropped or result.created or result.already_created or result.refused
     if not acted and not result.paid_batches and not result.waiting:
-        lines.append("  nothing to send: no chosen row is still failed; nothing was sent")
+        if result.chosen:
+            lines.append("  nothing to send: no chosen row is still failed; nothing was sent")
+        else:  # a mistyped message or class matched nothing: not the same as "already fine"
+            lines.append("  nothing to send: no failed row matches the choice; nothing was sent")
     for rerun_id, status in sorted(result.waiting.items()):
         lines.append(
             f"  rerun batch {rerun_id} is {status}: payflow approve {rerun_id}, "

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, update
 from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
-from payflow.flows.rerun import RerunResult, rerun_failed
+from payflow.flows.rerun import RerunResult, rerun_failed, summary_lines
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.tables import Batch
 from payflow.rerun import RerunRefused, attempt_external_id
@@ -245,3 +245,20 @@ def test_a_ledger_password_never_becomes_a_prefect_parameter(
     seen = asyncio.run(parameters())
     assert batch_id in seen  # the runs were read: the rerun and its pay-batch subflow
     assert "s3cret-pw" not in seen
+
+
+def test_the_summary_tells_a_choice_matching_nothing_from_rows_no_longer_failed(
+    prefect_api, sandbox, ledger
+):
+    # A mistyped --message read "no chosen row is still failed", as if the rows had been paid
+    # since; and a rerun batch whose payouts failed again read "paid rerun batch".
+    batch_id = paid_batch(sandbox, ledger, "words")
+    typo = rerun(sandbox, ledger, batch_id, message="Recipient not fund", reviewed=True)
+    assert "  nothing to send: no failed row matches the choice; nothing was sent" in (
+        summary_lines(typo)
+    )
+    again = rerun(sandbox, ledger, batch_id, rows="3", reviewed=True)  # not found, sent again
+    [rerun_id] = again.paid_batches
+    lines = summary_lines(again)
+    assert f"  sent rerun batch {rerun_id}" in lines
+    assert not any(line.startswith("  paid rerun batch") for line in lines)
