@@ -29,7 +29,8 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
         lines += ["Embedded sandbox: no real money moved.", ""]
     lines += [
         "| currency | rows | rejected | refused | duplicate | not sent | sent | paid | paid amount"
-        " | failed | canceled | expired | corrected | pending | stuck | blocked"
+        # Rates of the rows in the file: "blocked" alone read like "Recipient account is blocked".
+        " | failed | canceled | expired | corrected | pending | stuck | blocked before sending"
         " | failed after sending | stalled |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
