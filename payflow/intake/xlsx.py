@@ -19,6 +19,7 @@ from payflow.intake.columns import match_headers
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_message
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import MERGED_CELL, BatchFileError, Problem, shown_value
+from payflow.intake.unpacking import member_chunks, refuse_bombs
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +32,13 @@ class _Opened:
     sheet_paths: dict[str, str]
 
 
-def _open(data: bytes, name: str) -> _Opened:
+def _open(data: bytes, name: str, limits: ReadLimits) -> _Opened:
     try:
         # What load_workbook does, keeping the reader: its archive and its workbook parser say
         # where each sheet's XML is, which the read-only workbook keeps only in private fields.
         # data_only: a formula cell gives the value Excel cached when it last saved the file.
         reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+        refuse_bombs(reader.archive, name, len(data), limits.max_cell_chars)
         reader.read()
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
@@ -57,7 +59,7 @@ def read_xlsx_cells(
     The limits apply row by row, so a sheet of a million empty rows stops early. With
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
     once, naming a title row or another sheet that seems to hold them."""
-    opened = _open(data, name)
+    opened = _open(data, name, limits)
     workbook = opened.workbook
     try:
         worksheet = _chosen_sheet(workbook, name, sheet, missing_columns)
@@ -81,7 +83,7 @@ def read_xlsx_cells(
                     top = [[cell_text(c.value) for c in row] for row in islice(cells, SCANNED_ROWS)]
                     raise BatchFileError(
                         missing_columns_message(
-                            name, header, top, missing, lambda: other_sheet_headers(data, sheet)
+                            name, header, top, missing, lambda: other_sheet_headers(workbook, sheet)
                         )
                     )
                 rows.append(header)
@@ -286,35 +288,30 @@ def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int], set[byte
     a megabyte at a time."""
     has_formula, hidden = False, set()
     merged: set[bytes] = set()
-    with archive.open(path) as member:
-        tail = b""
-        while chunk := member.read(1 << 20):
-            text = tail + chunk
-            has_formula = has_formula or _FORMULA.search(text) is not None
-            # Rows are parsed only in a chunk that hides something: most hide nothing.
-            for row in _ROW.finditer(text) if b"hidden=" in text else ():
-                if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
-                    hidden.add(int(number.group(1)))
-            # A set: a range in the overlap of two chunks is found twice.
-            merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
-            tail = chunk[-_TAG_TAIL:]  # a tag cut between two chunks is whole in the next text
+    tail = b""
+    for chunk in member_chunks(archive, path):
+        text = tail + chunk
+        has_formula = has_formula or _FORMULA.search(text) is not None
+        # Rows are parsed only in a chunk that hides something: most hide nothing.
+        for row in _ROW.finditer(text) if b"hidden=" in text else ():
+            if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
+                hidden.add(int(number.group(1)))
+        # A set: a range in the overlap of two chunks is found twice.
+        merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
+        tail = chunk[-_TAG_TAIL:]  # a tag cut between two chunks is whole in the next text
     return has_formula, hidden, merged
 
 
-def other_sheet_headers(data: bytes, sheet: str | None) -> dict[str, list[list[str]]]:
+def other_sheet_headers(workbook: Workbook, sheet: str | None) -> dict[str, list[list[str]]]:
     """The first rows of every sheet but the one read, to say where a missing header may be."""
-    workbook = _open(data, "workbook").workbook
-    try:
-        read = sheet or workbook.sheetnames[0]
-        return {
-            title: [
-                [cell_text(v) for v in values]
-                for values in workbook[title].iter_rows(
-                    values_only=True, max_row=SCANNED_ROWS, max_col=64
-                )
-            ]
-            for title in workbook.sheetnames
-            if title != read
-        }
-    finally:
-        workbook.close()
+    read = sheet or workbook.sheetnames[0]
+    return {
+        title: [
+            [cell_text(v) for v in values]
+            for values in workbook[title].iter_rows(
+                values_only=True, max_row=SCANNED_ROWS, max_col=64
+            )
+        ]
+        for title in workbook.sheetnames
+        if title != read
+    }

@@ -90,10 +90,7 @@ def binary_noise(path: Path) -> Path:
 
 
 def _inline_row(number: int, values: list[str]) -> str:
-    cells = "".join(
-        f'<c r="{chr(65 + i)}{number}" t="inlineStr"><is><t>{v}</t></is></c>'
-        for i, v in enumerate(values)
-    )
+    cells = "".join(_inline_cell(f"{chr(65 + i)}{number}", v) for i, v in enumerate(values))
     return f'<row r="{number}">{cells}</row>'
 
 
@@ -124,6 +121,62 @@ def million_empty_rows_xlsx(path: Path) -> Path:
     return path
 
 
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_OFFICE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PACKAGE = "http://schemas.openxmlformats.org/package/2006"
+_SHEET_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+_RELS_TYPE = "application/vnd.openxmlformats-package.relationships+xml"
+_BOMB_PARTS = {
+    "[Content_Types].xml": f'<Types xmlns="{_PACKAGE}/content-types">'
+    f'<Default Extension="rels" ContentType="{_RELS_TYPE}"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    f'<Override PartName="/xl/workbook.xml" ContentType="{_SHEET_TYPE}.sheet.main+xml"/>'
+    f'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="{_SHEET_TYPE}.worksheet+xml"/>'
+    f'<Override PartName="/xl/sharedStrings.xml" ContentType="{_SHEET_TYPE}.sharedStrings+xml"/>'
+    "</Types>",
+    "_rels/.rels": f'<Relationships xmlns="{_PACKAGE}/relationships">'
+    f'<Relationship Id="rId1" Type="{_OFFICE}/officeDocument" Target="xl/workbook.xml"/>'
+    "</Relationships>",
+    "xl/workbook.xml": f'<workbook xmlns="{_MAIN}" xmlns:r="{_OFFICE}"><sheets>'
+    '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>',
+    "xl/_rels/workbook.xml.rels": f'<Relationships xmlns="{_PACKAGE}/relationships">'
+    f'<Relationship Id="rId1" Type="{_OFFICE}/worksheet" Target="worksheets/sheet1.xml"/>'
+    f'<Relationship Id="rId2" Type="{_OFFICE}/sharedStrings" Target="sharedStrings.xml"/>'
+    "</Relationships>",
+}
+
+
+def xlsx_with_long_name(path: Path, size: int, *, shared: bool) -> Path:
+    """An XLSX whose row 2 name holds `size` bytes of 'A', as a shared string or inline: a zip
+    bomb (600 MB of it zips to 3 MB), streamed out a megabyte at a time."""
+    name = '<c r="E2" t="s"><v>0</v></c>' if shared else _inline_cell("E2", "{NAME}")
+    row = "".join(
+        name if column == "E" else _inline_cell(f"{column}2", value)
+        for column, value in zip("ABCDEFG", ROW, strict=True)
+    )
+    sheet = f'<worksheet xmlns="{_MAIN}"><sheetData>{_inline_row(1, HEADER)}<row r="2">{row}</row>'
+    strings = f'<sst xmlns="{_MAIN}">' + ("<si><t>{NAME}</t></si>" if shared else "") + "</sst>"
+    parts = {
+        **_BOMB_PARTS,
+        "xl/worksheets/sheet1.xml": sheet + "</sheetData></worksheet>",
+        "xl/sharedStrings.xml": strings,
+    }
+    # Level 1: fast to write (a second for 600 MB) and still over 200 times smaller.
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for item, text in parts.items():
+            with archive.open(item, "w", force_zip64=True) as handle:
+                before, long_text, after = text.partition("{NAME}")
+                handle.write(before.encode())
+                for start in range(0, size if long_text else 0, 1 << 20):
+                    handle.write(b"A" * min(1 << 20, size - start))
+                handle.write(after.encode())
+    return path
+
+
+def _inline_cell(reference: str, value: str) -> str:
+    return f'<c r="{reference}" t="inlineStr"><is><t>{value}</t></is></c>'
+
+
 HOSTILE: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     # case: (writer, expected exit code, words the one line or the report must hold)
     "nul_after_4kb.csv": (nul_after_4kb, 2, "NUL byte on line 122"),
@@ -142,4 +195,10 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     "wide_data_row.csv": (wide_data_row, 2, "line 4 has 1000007 cells but the header has 7"),
     "binary_noise.csv": (binary_noise, 2, "neither CSV nor XLSX"),
     "million_empty_rows.xlsx": (million_empty_rows_xlsx, 2, "PAYFLOW_MAX_BLANK_ROWS"),
+    # Found by hand: 1.35 GB of memory to refuse it, as openpyxl read the cell before our limit.
+    "shared_string_bomb.xlsx": (
+        lambda path: xlsx_with_long_name(path, 600 << 20, shared=True),
+        2,
+        "more than 100 times its size",
+    ),
 }

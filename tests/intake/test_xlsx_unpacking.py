@@ -1,0 +1,72 @@
+"""An XLSX is refused before openpyxl unpacks more than a cell may hold: a zip bomb costs
+megabytes, not gigabytes, and no cell a spreadsheet program can save is refused."""
+
+from __future__ import annotations
+
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+import pytest
+from hostile_files import xlsx_with_long_name
+from intake_files import HEADER, ROW, write_xlsx
+
+from payflow.intake import BatchFileError, read_batch_file
+from payflow.intake.limits import ReadLimits
+from payflow.intake.unpacking import UNPACK_FLOOR_BYTES
+
+LIMITS = ReadLimits(max_rows=100, max_columns=200, max_cell_chars=32_767, max_blank_rows=10)
+
+
+def _refusal_and_peak(path: Path) -> tuple[str, int]:
+    """The one line that refuses `path`, and the most memory Python held while reading it."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(BatchFileError) as refused:
+            read_batch_file(path, limits=LIMITS)
+        return str(refused.value), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared_string", "inline_string"])
+def test_a_cell_of_sixty_megabytes_is_refused_unread(tmp_path: Path, shared: bool) -> None:
+    # Under the unpacking floor, so the text scan alone must catch it: openpyxl held the whole
+    # cell (60 MB) before the cell limit saw it.
+    size = UNPACK_FLOOR_BYTES - (4 << 20)
+    path = xlsx_with_long_name(tmp_path / "b.xlsx", size, shared=shared)
+    message, peak = _refusal_and_peak(path)
+    part = "xl/sharedStrings.xml" if shared else "xl/worksheets/sheet1.xml"
+    assert message == (
+        f"b.xlsx: its part {part} holds a text of more than 327,670 bytes, longer than any cell "
+        "may be (32,767 characters, PAYFLOW_MAX_CELL_CHARS): it is not read"
+    )
+    assert peak < 8 << 20
+
+
+def test_a_workbook_unpacking_to_a_hundred_times_its_size_is_refused(tmp_path: Path) -> None:
+    path = xlsx_with_long_name(tmp_path / "b.xlsx", UNPACK_FLOOR_BYTES + (8 << 20), shared=True)
+    message, peak = _refusal_and_peak(path)
+    assert message.startswith("b.xlsx unpacks to 72 MB from 0.3 MB, more than 100 times its size")
+    assert peak < 1 << 20
+
+
+def test_the_longest_cells_a_spreadsheet_saves_are_read_whole(tmp_path: Path) -> None:
+    # Excel's limit written at its longest: every '&' is 5 bytes of XML, an emoji 4.
+    ampersands, emoji = "&" * 32_767, "\U0001f600" * 32_767
+    row = [*ROW[:4], ampersands, emoji, ROW[6]]
+    frame = read_batch_file(write_xlsx(tmp_path / "b.xlsx", [HEADER, row]), limits=LIMITS).frame
+    assert frame.loc[2, "name"] == ampersands and frame.loc[2, "userId"] == emoji
+
+
+def test_a_part_whose_zipped_bytes_are_damaged_is_one_line(tmp_path: Path) -> None:
+    # Found by hand: zlib's error escaped as "unexpected error (error)", with a traceback logged.
+    path = write_xlsx(tmp_path / "b.xlsx", [HEADER, ROW])
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("xl/worksheets/sheet1.xml")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra) + 8
+    data[start : start + 32] = bytes(b ^ 0x5A for b in data[start : start + 32])
+    path.write_bytes(data)
+    with pytest.raises(BatchFileError, match=r"^b\.xlsx is a corrupt or unsupported workbook"):
+        read_batch_file(path, limits=LIMITS)
