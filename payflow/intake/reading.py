@@ -333,6 +333,7 @@ def _raw_batch(
     ]
     read_as = list(notices)
     if decimal_comma:
-        frame, comma_notices = read_decimal_commas(frame)
+        frame, comma_notices, thousands_points = read_decimal_commas(frame)
         read_as += comma_notices
+        problems += thousands_points
     return RawBatch(batch_id, name, frame, match.unknown, problems, read_as)

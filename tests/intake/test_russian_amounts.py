@@ -65,3 +65,41 @@ def test_never_guessed_in_other_forms_or_files(tmp_path: Path) -> None:
     assert comma.frame["amount"].tolist() == ["1 500,50"] and comma.notices == []
     report = validate_rows(comma, services=SERVICES, banks_for_phones=None)
     assert {p.rule for p in report.rejects if p.column == "amount"} == {"amount_format"}
+
+
+def test_a_point_between_thousands_is_named_not_called_a_rounding_artefact(tmp_path: Path) -> None:
+    # Found by hand: `1.500` in a `;` file (German or Italian Excel's 1500) was rejected as "a
+    # spreadsheet rounding artefact: round the cell to cents", which the operator never made.
+    amounts = ["1.500", "1.500,50", "12.345.678", "2.050"]
+    path = write_csv(tmp_path / "b.csv", [HEADER, *_rows(amounts)], sep=";")
+    report = validate_rows(read_batch_file(path), services=SERVICES, banks_for_phones=None)
+    amount_rejects = [(p.row, p.rule, p.message) for p in report.rejects if p.column == "amount"]
+    assert amount_rejects == [
+        (
+            2,
+            "amount_thousands_point",
+            "amount 1.500: a point before three digits is how German or Italian Excel writes "
+            "1500, but it also reads as 1.5; payflow does not guess: write 1500 or 1,5",
+        ),
+        (
+            3,
+            "amount_thousands_point",
+            "amount 1.500,50 has a point between thousands: write it 1500,50 or 1 500,50",
+        ),
+        (
+            4,
+            "amount_thousands_point",
+            "amount 12.345.678 has a point between thousands: write it 12345678 or 12 345 678",
+        ),
+        (
+            5,
+            "amount_thousands_point",
+            "amount 2.050: a point before three digits is how German or Italian Excel writes "
+            "2050, but it also reads as 2.05; payflow does not guess: write 2050 or 2,05",
+        ),
+    ]
+    assert report.instructions == []
+    # In a `,` file a point is a decimal point: three decimals are too many, as before.
+    comma = read_batch_file(write_csv(tmp_path / "c.csv", [HEADER, *_rows(["1.500"])]))
+    report = validate_rows(comma, services=SERVICES, banks_for_phones=None)
+    assert [p.rule for p in report.rejects if p.column == "amount"] == ["amount_decimals"]
