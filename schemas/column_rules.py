@@ -24,6 +24,7 @@ from payflow.schemas.text_checks import (
     cells,
     distinct_keys,
     filled,
+    fullmatch_where,
     ip_addresses,
     matches,
     no_control_characters,
@@ -54,6 +55,7 @@ MAX_LENGTHS = {
 EXTERNAL_ID_CHARACTER = r"[A-Za-z0-9._~!$&'()*+,;=:@-]"
 EXTERNAL_ID_CHARACTERS = EXTERNAL_ID_CHARACTER + "+"
 DOT_SEGMENTS = (".", "..")
+_ZERO_LOST_BIK = "4[0-9]{7}"  # every bik starts 04: a number column keeps 8 digits of it
 
 
 SeriesCheck = Callable[[pd.Series], pd.Series]
@@ -167,10 +169,18 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
         ],
         "bik": [
             (
+                "bik_leading_zero_lost",
+                "bik has 8 digits starting 4: it looks like a bik (9 digits starting 04) whose "
+                "leading zero a spreadsheet dropped, reading the column as numbers; format the "
+                "column as Text and type the bik with its 0",
+                lambda s: ~_zero_lost_bik(s),
+            ),
+            (
                 "bik_format",
                 "bik must be 9 digits starting with 04",
-                lambda s: matches(s, "04[0-9]{7}"),
-            )
+                # A lost leading zero is named by its own rule, not as a bad format.
+                lambda s: matches(s, "04[0-9]{7}") | _zero_lost_bik(s),
+            ),
         ],
     }
     for column, rule in length_rules().items():
@@ -214,6 +224,13 @@ def _external_id_characters(series: pd.Series) -> pd.Series:
     judged = no_edge_spaces(failed) & no_control_characters(failed)
     result[judged.index[~judged]] = True
     return result
+
+
+def _zero_lost_bik(series: pd.Series) -> pd.Series:
+    values = cells(series)
+    filled_in = values != ""
+    lost = fullmatch_where(values, filled_in, _ZERO_LOST_BIK) & filled_in
+    return pd.Series(lost, index=series.index)
 
 
 def _at_most(length: int) -> SeriesCheck:

@@ -40,7 +40,10 @@ from payflow.schemas.rules import RulesTableError, load_rules
         ("BANK_ACCOUNT", {"requisites": ACCOUNT[:-1]}, "requisites_ru_individual_account"),
         ("BANK_ACCOUNT", {"requisites": ACCOUNT[:8] + "9" + ACCOUNT[9:]}, "account_check_key"),
         ("BANK_ACCOUNT", {"bik": "044525226"}, "account_check_key"),
-        ("BANK_ACCOUNT", {"bik": "44525225"}, "bik_format"),
+        # Found by hand: a bik that LibreOffice read as a number said only "9 digits starting 04".
+        ("BANK_ACCOUNT", {"bik": "44525225"}, "bik_leading_zero_lost"),
+        ("BANK_ACCOUNT", {"bik": "4452522"}, "bik_format"),
+        ("BANK_ACCOUNT", {"bik": "144525225"}, "bik_format"),
         ("EMAIL", {"requisites": "who@"}, "requisites_email_address"),
     ],
 )
