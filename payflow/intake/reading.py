@@ -139,8 +139,17 @@ LEGACY_ENCODING_NOTICE = Problem(
 )
 
 
+UTF16_TEXT = (
+    "{name} is UTF-16 text (what Excel's 'Unicode Text' saves), not a CSV payflow reads: open it "
+    "and save it as 'CSV UTF-8 (Comma delimited)' or as an Excel Workbook (.xlsx)"
+)
+
+
 def _encoding(data: bytes, name: str) -> str:
-    if b"\x00" in data[:4096]:
+    head = data[:4096]
+    if b"\x00" in head:
+        if _is_utf16(head):
+            raise BatchFileError(UTF16_TEXT.format(name=name))
         raise BatchFileError(f"{name} is neither CSV nor XLSX")
     if data.startswith(_UTF8_BOM):
         return "utf-8-sig"
@@ -149,6 +158,14 @@ def _encoding(data: bytes, name: str) -> str:
     except UnicodeDecodeError:
         return LEGACY_ENCODING  # as saved by Russian Excel ("CSV (разделители - запятые)")
     return "utf-8"
+
+
+def _is_utf16(head: bytes) -> bool:
+    """A UTF-16 byte order mark, or a NUL in every other byte (Latin text without a mark)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    halves = head[0::2], head[1::2]
+    return any(half and half.count(0) >= 0.9 * len(half) for half in halves)
 
 
 def _delimiter(header_line: str) -> str:

@@ -111,6 +111,9 @@ def test_batch_id_depends_on_content_only(tmp_path: Path) -> None:
         ),
         (",".join(HEADER).encode() + b"\n", "no data rows"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "neither CSV nor XLSX"),
+        # Found by hand: Excel's "Unicode Text" and a UTF-16 CSV were "neither CSV nor XLSX".
+        (("\ufeff" + "\t".join(HEADER) + "\r\n").encode("utf-16-le"), "is UTF-16 text"),
+        ((",".join(HEADER) + "\r\n").encode("utf-16-be"), "save it as 'CSV UTF-8"),
         (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64, "password-protected"),
         (b"PK\x03\x04 broken zip", "corrupt"),
         ((",".join(HEADER) + ",externalId\n").encode(), "given more than once"),
