@@ -114,7 +114,18 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
         ],
         "requisites": [("requisites_present", "requisites are required", lambda s: ~blank(s))],
         "name": [("name_present", "name is required", lambda s: ~blank(s))],
-        "userId": [("user_id_present", "userId is required", lambda s: ~blank(s))],
+        "userId": [
+            ("user_id_present", "userId is required", lambda s: ~blank(s)),
+            (
+                "user_id_spaces",
+                "userId starts or ends with a space, which would be sent as part of it (the "
+                "service would know another user than without it): remove the space",
+                # Rejected, never trimmed: a derived externalId is computed from userId as
+                # written, and trimming would give a row registered before a new id (paid twice).
+                # A tab or line break at an edge is named by no_control_characters alone.
+                lambda s: no_edge_spaces(s) | blank(s) | ~no_control_characters(s),
+            ),
+        ],
         "externalId": [
             (
                 "external_id_spaces",

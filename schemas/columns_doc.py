@@ -23,7 +23,7 @@ GENERAL = {
     "paymentType": "one of",
     "requisites": "sent exactly as written; no spaces",
     "name": "recipient name",
-    "userId": "your id of the recipient",
+    "userId": "your id of the recipient, as the service knows it; no space at either end",
     "serviceId": "whole number from the services list; must pay this paymentType and currency",
     "bankName": "",
     "externalId": "your payout id: Latin letters, digits, `. _ ~ - ! $ & ' ( ) * + , ; = : @`; "

@@ -35,6 +35,22 @@ def test_an_external_id_the_api_cannot_take_is_rejected_by_its_own_rule(
     assert report.instructions == []
 
 
+@pytest.mark.parametrize(
+    ("user_id", "rule"),
+    [
+        ("u-1 ", "user_id_spaces"),
+        ("\u00a0u-1", "user_id_spaces"),
+        ("\tu-1", "no_control_characters"),
+        (" ", "user_id_present"),
+    ],
+)
+def test_a_user_id_with_a_space_at_an_edge_is_rejected_not_sent(user_id: str, rule: str) -> None:
+    # Found by hand: "u-1 " was sent as written, another user than "u-1" to the service.
+    report = validate(row("SIM", userId=user_id))
+    assert rules_of(report) == {rule}
+    assert report.instructions == []
+
+
 @pytest.mark.parametrize("external_id", ["inv-2024.001", "A_b~c:1@x", "x" * 255, "a..b"])
 def test_external_ids_that_survive_a_url_path_pass(external_id: str) -> None:
     assert validate(row("SIM", externalId=external_id)).rejects == []
