@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 import zipfile
@@ -181,10 +182,32 @@ def _row_text(
                 )
                 problems.append(Problem(row, column, "number_shown_otherwise", message))
                 text = ""  # read as nothing: its one reject is this one
+        if isinstance(value, dt.date | dt.time) and header[index]:
+            problem = _date_problem(row, header[index], text)
+            if problem is not None:
+                problems.append(problem)
+                text = ""  # read as nothing: its one reject is this one
         if len(text) > limits.max_cell_chars:
             limits.check_cell(name, row, header[index], len(text))
         texts.append(text)
     return texts
+
+
+DATE_CELL = (
+    "{column} holds the date or time {held}, not the text typed: a spreadsheet reads 5.1, 1-2 "
+    "or 12:30 as a date or time; format the column as Text and type the value again"
+)
+
+
+def _date_problem(row: int, column: str, text: str) -> Problem | None:
+    """A date in a payout column (an externalId typed 5.1, a userId 1-2) is never what was
+    typed: sent as 2026-01-05T00:00:00 it would name another payout or user. A note may hold
+    one, and a column payflow does not read may hold anything."""
+    read_as = match_headers([column]).renames.get(column)
+    if read_as is None or read_as == "note":
+        return None
+    message = DATE_CELL.format(column=column, held=shown_value(read_as, text))
+    return Problem(row, column, "date_cell", message)
 
 
 _FORMULA = re.compile(rb"<(?:\w+:)?f[\s>/]")

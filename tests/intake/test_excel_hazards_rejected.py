@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 from intake_files import HEADER, ROW, with_stored_number, write_xlsx
@@ -82,3 +83,22 @@ def test_a_phone_its_format_shows_otherwise_is_masked_in_the_message(tmp_path: P
     report = validate_rows(read_batch_file(path), services=None, banks_for_phones=None)
     [problem] = report.rejects
     assert problem.rule == "number_shown_otherwise" and "2250700001234" not in problem.message
+
+
+def test_a_date_in_a_payout_column_is_a_reject_and_a_note_may_hold_one(tmp_path: Path) -> None:
+    # Found by hand: an externalId typed 5.1 and a userId typed 1-2, which a spreadsheet keeps
+    # as dates, were sent as 2026-01-05T00:00:00 and 2026-01-02T00:00:00: a later file with the
+    # id typed as text would have paid the row again under another id.
+    header = [*HEADER, "note", "paid on"]
+    first = [*ROW[:5], dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 5), "x", dt.date(2026, 1, 1)]
+    second = [*ROW[:5], dt.time(12, 30), "x-2", dt.date(2024, 1, 31), dt.date(2026, 1, 1)]
+    third = [*ROW[:5], "u-3", "x-3", dt.date(2024, 1, 31), dt.date(2026, 1, 1)]
+    path = write_xlsx(tmp_path / "b.xlsx", [header, first, second, third])
+    report = validate_rows(read_batch_file(path), services=None, banks_for_phones=None)
+    assert [(p.row, p.column, p.rule) for p in report.rejects] == [
+        (2, "userId", "date_cell"),
+        (2, "externalId", "date_cell"),
+        (3, "userId", "date_cell"),
+    ]
+    assert report.rejects[2].message.startswith("userId holds the date or time 12:30:00, not")
+    assert [i.external_id for i in report.instructions] == ["x-3"]
