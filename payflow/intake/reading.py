@@ -183,12 +183,13 @@ def _read_csv(data: bytes, name: str, limits: ReadLimits) -> tuple[pd.DataFrame,
             f"{name} holds a NUL byte on line {line}: it is not a text CSV; "
             "save it again from the spreadsheet as CSV or XLSX"
         )
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    # A line ends in CR LF, LF or a lone CR (as the parser reads them): counted on LF alone, a
+    # file saved with CR line ends was one line, and a stray quote in it swallowed rows unseen.
+    breaks = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    lines = breaks + (0 if data.endswith((b"\n", b"\r")) else 1)
     limits.check_rows(name, lines - 1)
-    first_break = data.find(b"\n")
-    first_line = data[: first_break if first_break >= 0 else len(data)].decode(
-        encoding, errors="replace"
-    )
+    first_end = min((i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0), default=len(data))
+    first_line = data[:first_end].decode(encoding, errors="replace")
     delimiter = _delimiter(first_line)
     # Counted before parsing: pandas would build every column of a million-column header.
     limits.check_columns(name, first_line.count(delimiter) + 1)

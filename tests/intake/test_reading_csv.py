@@ -92,6 +92,34 @@ def test_a_multi_line_cell_is_one_spreadsheet_row(tmp_path: Path) -> None:
     assert raw.frame.at[2, "name"] == "two\nlines"
 
 
+def _cr_lines(path: Path, lines: list[str]) -> Path:
+    """A CSV whose lines end in a lone CR, as classic Mac programs and some exports save it."""
+    path.write_bytes(("\r".join(lines) + "\r").encode("utf-8"))
+    return path
+
+
+def test_a_stray_quote_in_a_file_with_cr_line_ends_is_refused(tmp_path: Path) -> None:
+    # Found by hand: the file was counted as one line, so the check for a quote swallowing rows
+    # never ran, and rows 3 and 4 vanished into row 2's name: 2 rows read of 4, none reported.
+    lines = [",".join(HEADER)] + [",".join([*ROW[:6], f"x-{n}"]) for n in range(1, 5)]
+    lines[1] = lines[1].replace("Kouadio", '"Kouadio')
+    lines[3] = lines[3].replace("Kouadio", 'Kouadio"')
+    with pytest.raises(BatchFileError, match="row 2, column 'name' opens a quote that runs over"):
+        read_batch_file(_cr_lines(tmp_path / "b.csv", lines))
+
+
+def test_a_file_with_cr_line_ends_is_read_line_by_line(tmp_path: Path) -> None:
+    # Found by hand: its first line was the whole file, so 100 rows read as a header of 607
+    # columns, "more than 200 (PAYFLOW_MAX_COLUMNS)".
+    lines = [",".join(HEADER)] + [",".join([*ROW[:6], f"x-{n}"]) for n in range(100)]
+    raw = read_batch_file(_cr_lines(tmp_path / "b.csv", lines))
+    assert raw.frame.index.tolist() == list(range(2, 102))
+    assert raw.frame["externalId"].tolist() == [f"x-{n}" for n in range(100)]
+    limits = ReadLimits(max_rows=99, max_columns=200, max_cell_chars=32_767, max_blank_rows=10)
+    with pytest.raises(BatchFileError, match="more than 99 data rows"):
+        read_batch_file(tmp_path / "b.csv", limits=limits)
+
+
 def test_batch_id_depends_on_content_only(tmp_path: Path) -> None:
     first = read_batch_file(write_csv(tmp_path / "a.csv", [HEADER, ROW]))
     same = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, ROW]))
