@@ -182,8 +182,9 @@ def _row_text(
                 )
                 problems.append(Problem(row, column, "number_shown_otherwise", message))
                 text = ""  # read as nothing: its one reject is this one
-        if isinstance(value, dt.date | dt.time) and header[index]:
-            problem = _date_problem(row, header[index], text)
+        error = cell.data_type == "e"
+        if (error or isinstance(value, dt.date | dt.time)) and header[index]:
+            problem = _not_as_typed(row, header[index], text, error=error)
             if problem is not None:
                 problems.append(problem)
                 text = ""  # read as nothing: its one reject is this one
@@ -197,17 +198,23 @@ DATE_CELL = (
     "{column} holds the date or time {held}, not the text typed: a spreadsheet reads 5.1, 1-2 "
     "or 12:30 as a date or time; format the column as Text and type the value again"
 )
+FORMULA_ERROR = (
+    "{column} shows the error {held}: the formula that fills it failed (a lookup that found "
+    "nothing, a division by zero); fix the formula or type the value"
+)
 
 
-def _date_problem(row: int, column: str, text: str) -> Problem | None:
-    """A date in a payout column (an externalId typed 5.1, a userId 1-2) is never what was
-    typed: sent as 2026-01-05T00:00:00 it would name another payout or user. A note may hold
-    one, and a column payflow does not read may hold anything."""
+def _not_as_typed(row: int, column: str, text: str, *, error: bool) -> Problem | None:
+    """A formula's error (#N/A) or a date in a payout column is no value the operator meant:
+    a VLOOKUP that found nothing paid a recipient named #N/A, and an externalId typed 5.1 went
+    as 2026-01-05T00:00:00. A note may hold a date; a column payflow does not read, anything."""
     read_as = match_headers([column]).renames.get(column)
-    if read_as is None or read_as == "note":
+    if read_as is None or (read_as == "note" and not error):
         return None
-    message = DATE_CELL.format(column=column, held=shown_value(read_as, text))
-    return Problem(row, column, "date_cell", message)
+    if error:  # an error code (#N/A) is no personal data: shown as it is
+        return Problem(row, column, "formula_error", FORMULA_ERROR.format(column=column, held=text))
+    held = shown_value(read_as, text)
+    return Problem(row, column, "date_cell", DATE_CELL.format(column=column, held=held))
 
 
 _FORMULA = re.compile(rb"<(?:\w+:)?f[\s>/]")

@@ -68,3 +68,14 @@ def with_stored_number(path: Path, cell: str, stored: str) -> Path:
     pattern = rf'<c r="{cell}"[^>]*>.*?</c>'
     replacement = f'<c r="{cell}" t="n"><v>{stored}</v></c>'
     return _rewrite_sheets(path, lambda text: re.sub(pattern, replacement, text, count=1))
+
+
+def with_cached_errors(path: Path, errors: dict[str, str]) -> Path:
+    """Store each formula's error result (`=NA()`: `#N/A`) as a spreadsheet program saves it."""
+
+    def cached(found: re.Match[str]) -> str:
+        reference, formula = found.group(1), found.group(2)
+        return f'<c r="{reference}" t="e"><f>{formula}</f><v>{errors["=" + formula]}</v></c>'
+
+    pattern = r'<c r="([A-Z]+[0-9]+)"><f>([^<]*)</f><v\s*/?>(?:</v>)?</c>'
+    return _rewrite_sheets(path, lambda text: re.sub(pattern, cached, text))

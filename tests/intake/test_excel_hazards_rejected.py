@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from intake_files import HEADER, ROW, with_stored_number, write_xlsx
+from intake_files import HEADER, ROW, with_cached_errors, with_stored_number, write_xlsx
 from openpyxl import load_workbook
 
 from payflow.intake import Problem, ValidationReport, read_batch_file
@@ -102,3 +102,27 @@ def test_a_date_in_a_payout_column_is_a_reject_and_a_note_may_hold_one(tmp_path:
     ]
     assert report.rejects[2].message.startswith("userId holds the date or time 12:30:00, not")
     assert [i.external_id for i in report.instructions] == ["x-3"]
+
+
+def test_a_formula_error_in_a_payout_column_is_a_reject(tmp_path: Path) -> None:
+    # Found by hand: a name and a userId filled by a VLOOKUP that found nothing were paid as
+    # '#N/A', and a name of '#DIV/0!' too; an error in a column payflow does not read is ignored.
+    header = [*HEADER, "look"]
+    rows = [
+        [*ROW[:4], "=NA()", "=NA()", "x-1", "=1/0"],
+        [*ROW[:4], "=1/0", "u-2", "x-2", "=NA()"],
+        ["=1/0", *ROW[1:5], "u-3", "x-3", ""],
+        [*ROW[:5], "u-4", "x-4", "=NA()"],
+    ]
+    path = write_xlsx(tmp_path / "b.xlsx", [header, *rows])
+    # openpyxl saves no results: store the ones a spreadsheet program would have.
+    with_cached_errors(path, {"=NA()": "#N/A", "=1/0": "#DIV/0!"})
+    report = validate_rows(read_batch_file(path), services=None, banks_for_phones=None)
+    assert [(p.row, p.column, p.rule) for p in report.rejects] == [
+        (2, "name", "formula_error"),
+        (2, "userId", "formula_error"),
+        (3, "name", "formula_error"),
+        (4, "amount", "formula_error"),
+    ]
+    assert report.rejects[0].message.startswith("name shows the error #N/A: the formula")
+    assert [i.external_id for i in report.instructions] == ["x-4"]
