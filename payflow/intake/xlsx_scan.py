@@ -1,13 +1,15 @@
-"""What an XLSX sheet's cells alone do not show, from one streamed scan of its XML: hidden rows,
-formulas saved without a result and cells under a merged cell."""
+"""What an XLSX sheet's cells alone do not show, from one streamed scan of its XML: hidden rows
+and columns, formulas saved without a result and cells under a merged cell."""
 
 from __future__ import annotations
 
 import re
 import zipfile
+from dataclasses import dataclass, field
 
 from openpyxl.utils.cell import column_index_from_string, get_column_letter, range_boundaries
 
+from payflow.intake.columns import match_headers
 from payflow.intake.problems import MERGED_CELL, Problem
 from payflow.intake.unpacking import member_chunks
 
@@ -19,11 +21,18 @@ _TEXT_RESULT = re.compile(rb'\bt="str"')
 _ROW = re.compile(rb"<(?:\w+:)?row\s([^>]*)>")
 _HIDDEN = re.compile(rb'\bhidden="(?:1|true)"')
 _ROW_NUMBER = re.compile(rb'\br="([0-9]+)"')
+_COLUMNS = re.compile(rb"<(?:\w+:)?col\s([^>]*)>")
+_SPAN = (re.compile(rb'\bmin="([0-9]+)"'), re.compile(rb'\bmax="([0-9]+)"'))
 _MERGED = re.compile(rb'<(?:\w+:)?mergeCell\s[^>]*?\bref="([A-Z]{1,3}[0-9]+:[A-Z]{1,3}[0-9]+)"')
 _TAG_TAIL = 4096
+_MAX_COLUMN = 16_384  # XFD: a stated span past it is no column
 HIDDEN_ROW = (
     "the row is hidden in the workbook (filtered out, or hidden by hand), so it was not seen: "
     "it is not paid; unhide it to pay it, or delete it"
+)
+HIDDEN_COLUMN = (
+    "{column} is in column {letter}, hidden in the workbook, so its value was not seen: the row "
+    "is not paid; unhide the column to check it, or delete the column"
 )
 NEVER_COMPUTED = (
     "{column} is a formula with no saved result (the file was written by a program, not saved "
@@ -41,14 +50,33 @@ MERGED = (
 def sheet_problems(
     archive: zipfile.ZipFile, path: str, header: list[str], rows: list[list[str]]
 ) -> list[Problem]:
-    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows,
-    formulas saved without a result and cells under a merged cell."""
-    has_formula, hidden, merged = _scan(archive, path)
-    problems = [Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(hidden) if row > 1]
-    problems += _under_merged_cells(sorted(merged), header, rows)
-    if has_formula:  # the common case has none: no cell is parsed
+    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows
+    and columns, formulas saved without a result and cells under a merged cell."""
+    scan = _scan(archive, path)
+    problems = [
+        Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(scan.hidden_rows) if row > 1
+    ]
+    problems += _in_hidden_columns(scan.hidden_columns, header, rows)
+    problems += _under_merged_cells(sorted(scan.merged), header, rows)
+    if scan.has_formula:  # the common case has none: no cell is parsed
         problems += _formulas_never_computed(archive.read(path), header)
     return problems
+
+
+def _in_hidden_columns(hidden: set[int], header: list[str], rows: list[list[str]]) -> list[Problem]:
+    """A value in a hidden payout column, row by row: a hidden amount column was paid while the
+    operator read the amounts of another, visible one that payflow does not send."""
+    found: list[Problem] = []
+    for number in sorted(n for n in hidden if n <= len(header)):
+        column = header[number - 1]
+        if not column or not match_headers([column]).renames:
+            continue  # a column payflow does not read hides nothing it sends
+        message = HIDDEN_COLUMN.format(column=column, letter=get_column_letter(number))
+        for row in range(2, len(rows) + 1):
+            cells = rows[row - 1]
+            if number <= len(cells) and cells[number - 1]:
+                found.append(Problem(row, column, "hidden_column", message))
+    return found
 
 
 def _formulas_never_computed(xml: bytes, header: list[str]) -> list[Problem]:
@@ -107,20 +135,36 @@ def _under_merged_cells(
     return found
 
 
-def _scan(archive: zipfile.ZipFile, path: str) -> tuple[bool, set[int], set[bytes]]:
-    """Whether the sheet's XML holds a formula, its hidden rows and its merged cell ranges, read
-    a megabyte at a time."""
-    has_formula, hidden = False, set()
-    merged: set[bytes] = set()
+@dataclass
+class _Scan:
+    has_formula: bool = False
+    hidden_rows: set[int] = field(default_factory=set)
+    hidden_columns: set[int] = field(default_factory=set)
+    merged: set[bytes] = field(default_factory=set)  # a range in two chunks' overlap, once
+
+
+def _scan(archive: zipfile.ZipFile, path: str) -> _Scan:
+    """Whether the sheet's XML holds a formula, its hidden rows and columns and its merged cell
+    ranges, read a megabyte at a time."""
+    scan = _Scan()
     tail = b""
     for chunk in member_chunks(archive, path):
         text = tail + chunk
-        has_formula = has_formula or _FORMULA.search(text) is not None
-        # Rows are parsed only in a chunk that hides something: most hide nothing.
-        for row in _ROW.finditer(text) if b"hidden=" in text else ():
-            if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
-                hidden.add(int(number.group(1)))
-        # A set: a range in the overlap of two chunks is found twice.
-        merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
+        scan.has_formula = scan.has_formula or _FORMULA.search(text) is not None
+        # Rows and columns are parsed only in a chunk that hides something: most hide nothing.
+        if b"hidden=" in text:
+            for row in _ROW.finditer(text):
+                if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
+                    scan.hidden_rows.add(int(number.group(1)))
+            # <cols> comes before the rows: one chunk or two hold it, and LibreOffice writes
+            # hidden="false" on every row, so the cheap test spares a search of each chunk.
+            columns = _COLUMNS.finditer(text) if b"col " in text else ()
+            for column in columns:
+                attributes = column.group(1)
+                span = [pattern.search(attributes) for pattern in _SPAN]
+                if _HIDDEN.search(attributes) and span[0] and span[1]:
+                    first, last = (int(found.group(1)) for found in span if found)
+                    scan.hidden_columns.update(range(first, min(last, _MAX_COLUMN) + 1))
+        scan.merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
         tail = chunk[-_TAG_TAIL:]  # a tag cut between two chunks is whole in the next text
-    return has_formula, hidden, merged
+    return scan

@@ -182,6 +182,31 @@ def test_a_hidden_row_is_rejected_not_paid(tmp_path: Path) -> None:
     assert problem.message.startswith("the row is hidden in the workbook (filtered out")
 
 
+def test_a_value_in_a_hidden_payout_column_is_rejected_not_paid(tmp_path: Path) -> None:
+    # Found by hand: the amount column hidden, and the amounts the operator read typed into a
+    # new "Amount to pay" column beside it, which payflow does not send: each row was paid the
+    # hidden amount (15,000 where 1,500 showed), with nothing but an unknown_column warning.
+    header = [*HEADER, "Amount to pay", "note"]
+    rows = [[*ROW, "1500", ""], ["", *ROW[1:-2], "u-2", "x-2", "", "hidden, but empty"]]
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    for row in (header, *rows):
+        sheet.append(row)
+    sheet.column_dimensions["A"].hidden = True  # amount
+    sheet.column_dimensions["H"].hidden = True  # a column payflow does not read
+    workbook.save(tmp_path / "f.xlsx")
+    report = validate_rows(
+        read_batch_file(tmp_path / "f.xlsx"), services=None, banks_for_phones=None
+    )
+    assert report.instructions == []
+    assert [(p.row, p.column, p.rule) for p in report.rejects] == [
+        (2, "amount", "hidden_column"),
+        (3, "amount", "amount_present"),  # nothing hidden in an empty cell: its own reason
+    ]
+    assert report.rejects[0].message.startswith("amount is in column A, hidden in the workbook")
+
+
 def test_rows_under_a_merged_cell_are_rejected_not_paid_without_its_value(tmp_path: Path) -> None:
     # Found by hand: a serviceId merged over three rows showed on each of them, but only the
     # first held it, so the other two were paid through the merchant's default service.
