@@ -8,6 +8,7 @@ import zipfile
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
+from xml.etree.ElementTree import ParseError
 
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.exceptions import InvalidFileException
@@ -101,6 +102,8 @@ def read_xlsx_cells(
             raise BatchFileError(f"{name}: sheet {worksheet.title!r} has no part in the workbook")
         problems += sheet_problems(opened.archive, path, header, rows)
         title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
+    except ParseError as exc:  # openpyxl parses a sheet's XML only as its rows are read
+        raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
     finally:
         workbook.close()
     # A row a read problem emptied is kept, to be rejected with its reason, not dropped as blank.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -154,12 +155,25 @@ def test_same_cells_in_csv_and_xlsx_read_the_same(tmp_path: Path) -> None:
 
 
 def test_a_zip_that_is_not_a_workbook(tmp_path: Path) -> None:
-    import zipfile
-
     path = tmp_path / "b.xlsx"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("hello.txt", "not a workbook")
     with pytest.raises(BatchFileError, match="corrupt or unsupported workbook"):
+        read_batch_file(path)
+
+
+def test_a_sheet_whose_xml_is_broken_is_one_line(tmp_path: Path) -> None:
+    # Found by hand: "unexpected error (ParseError)", since openpyxl parses a sheet's XML only as
+    # its rows are read, after the workbook opened without complaint.
+    path = write_xlsx(tmp_path / "b.xlsx", [HEADER, ROW, [*ROW[:6], "x-2"]])
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    sheet = "xl/worksheets/sheet1.xml"
+    parts[sheet] = parts[sheet].replace(b'<row r="3"', b'<row r="3" <<', 1)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    with pytest.raises(BatchFileError, match=r"^b\.xlsx is a corrupt or unsupported workbook"):
         read_batch_file(path)
 
 
