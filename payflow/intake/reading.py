@@ -28,6 +28,7 @@ from payflow.intake.headers import (
 )
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import FILE_ROW, MERGED_CELL, BatchFileError, Problem
+from payflow.wording import counted
 
 BATCH_ID_HEX = 20
 FIRST_DATA_ROW = 2  # the header is row 1, as the operator sees it
@@ -338,6 +339,7 @@ def _raw_batch(
         raise BatchFileError(
             missing_columns_message(name, list(frame.columns), top, match.missing_required)
         )
+    unnamed = _unnamed_with_values(frame)
     frame = frame[list(match.renames)].rename(columns=match.renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
     frame = _without_blank_rows(frame, {problem.row for problem in problems})
@@ -354,4 +356,14 @@ def _raw_batch(
         frame, comma_notices, thousands_points = read_decimal_commas(frame)
         read_as += comma_notices
         problems += thousands_points
-    return RawBatch(batch_id, name, frame, match.unknown, problems, read_as)
+    return RawBatch(batch_id, name, frame, (*match.unknown, *unnamed), problems, read_as)
+
+
+def _unnamed_with_values(frame: pd.DataFrame) -> tuple[str, ...]:
+    """Columns with no header that hold values, named by position: a serviceId whose header was
+    forgotten is not read, and the rows went through the merchant's default with no word."""
+    return tuple(
+        f"column {position + 1} (no header, {counted(filled, 'value')})"
+        for position, header in enumerate(frame.columns)
+        if not str(header).strip() and (filled := int((frame.iloc[:, position] != "").sum()))
+    )

@@ -78,6 +78,16 @@ def test_unknown_columns_are_reported(tmp_path: Path) -> None:
     assert "Comment" not in raw.frame
 
 
+def test_a_column_with_values_and_no_header_is_reported_by_position(tmp_path: Path) -> None:
+    # A serviceId whose header was forgotten was not read, and said nothing: its rows went
+    # through the merchant's default service. An empty column with no header is no news.
+    rows = [[*HEADER, "", ""], [*ROW, "201", ""], [*ROW[:6], "x-2", "", ""]]
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", rows))
+    position = len(HEADER) + 1
+    assert raw.unknown_columns == (f"column {position} (no header, 1 value)",)
+    assert list(raw.frame.columns) == HEADER
+
+
 def test_blank_rows_are_ignored_and_row_numbers_kept(tmp_path: Path) -> None:
     blank = [""] * len(HEADER)
     path = write_csv(tmp_path / "b.csv", [HEADER, ROW, blank, [*ROW[:6], "x-2"], blank, blank])
