@@ -143,6 +143,11 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
     for column in REQUIRED:
         if not cells[column].strip():
             add(column, f"{column}_required", f"{column} is required")
+    for column, rule in (("externalId", "external_id_spaces"), ("userId", "user_id_spaces")):
+        # Rejected, never trimmed, as in a payout file: the widget would send the space as part
+        # of the id, and the payout would be another externalId (or user) than the one written.
+        if cells[column].strip() and cells[column] != cells[column].strip():
+            add(column, rule, f"{column} starts or ends with a space: remove the space")
     amount, service = cells["amount"], cells.get("serviceId", "")
     if amount and not PLAIN_AMOUNT.fullmatch(amount):
         if amount.lstrip().startswith("-"):

@@ -80,6 +80,8 @@ def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
             ("twice", "u7", "11", ""),
             ("", "", "", ""),
             ("negative", "u8", "-500", ""),
+            ("spaced ", "u9", "10", ""),  # the space would be sent as part of the id
+            ("spaced-user", " u10", "10", ""),
         ],
     )
     report = read_link_rows(path)
@@ -95,8 +97,10 @@ def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
         (8, "externalId"),
         (9, "externalId"),
         (11, "amount"),
+        (12, "externalId"),
+        (13, "userId"),
     }
-    assert report.rejected == 8  # the blank row is dropped, never a reject
+    assert report.rejected == 10  # the blank row is dropped, never a reject
     # Each problem names its own cause: a negative amount is not a formatting slip.
     [negative] = [p for p in report.problems if p.row == 11]
     assert negative.message == "amount must be positive (a link pays the recipient)"
