@@ -152,6 +152,11 @@ def create_app(ctx: ConsoleContext) -> Starlette:
 
         return wrap
 
+    def told(session: Session, batch_id: str, notice: str) -> Response:
+        """To the batch's page, which says `notice` once (kept in the session, not the URL)."""
+        session.tell(batch_id, notice)
+        return RedirectResponse(f"/batches/{batch_id}", status_code=303)
+
     def me(session: Session) -> Operator:
         assert session.operator is not None  # `page` lets only signed-in sessions through
         return session.operator
@@ -271,7 +276,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             go_on=can_go_on(ctx, batch_id, counts),
             rows_left=rows_left(counts),
             last_heard=last_heard(ctx, batch_id),
-            notice=request.query_params.get("notice"),
+            notice=session.notice_for(batch_id),
         )
 
     @page(roles=("maker",))
@@ -336,7 +341,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         )
         if not isinstance(status, Approved) and choice == "approve":
             notice += " (another checker must approve too)"
-        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
+        return told(session, batch_id, notice)
 
     @page(roles=("checker",))
     async def go_on(request: Request, session: Session) -> Response:
@@ -345,7 +350,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             notice = await run_in_threadpool(go_on_paying, ctx, batch_id, me(session).name)
         except NotInterrupted as exc:
             return message(request, session, 409, f"Not started: {exc}.")
-        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
+        return told(session, batch_id, notice)
 
     @page()
     async def progress(request: Request, session: Session) -> Response:
@@ -367,9 +372,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         notice = "rerun registered; a checker must approve it"
         if started.dropped:
             notice += " (left out: " + "; ".join(started.dropped) + ")"
-        return RedirectResponse(
-            f"/batches/{started.rerun_batch_id}?notice={quote(notice)}", status_code=303
-        )
+        return told(session, started.rerun_batch_id, notice)
 
     @page()
     async def reconcile(request: Request, session: Session) -> Response:
@@ -380,7 +383,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             return message(request, session, 502, "The payments API refused the token.")
         except PaymentsApiError as exc:
             return message(request, session, 502, f"The payments API failed: {exc}. Try later.")
-        return RedirectResponse(f"/batches/{batch_id}?notice={quote(notice)}", status_code=303)
+        return told(session, batch_id, notice)
 
     @page()
     async def report(request: Request, session: Session) -> Response:

@@ -20,6 +20,7 @@ COOKIE = "payflow_console"
 IDLE_SECONDS = 3600.0  # signed in: one hour without a request signs the browser out
 ANONYMOUS_IDLE_SECONDS = 900.0  # a sign-in form not used within 15 minutes is asked again
 MAX_SESSIONS = 10_000
+MAX_NOTICES = 20  # notices not shown yet (a redirect never followed) are dropped oldest first
 
 
 @dataclass
@@ -29,10 +30,24 @@ class Session:
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     operator: Operator | None = None
     last_seen: float = 0.0
+    # What the console's last action on a batch said, shown once on that batch's page: a
+    # notice read from the URL let any link make the console say anything.
+    notices: dict[str, str] = field(default_factory=dict)
 
     def idle_limit(self) -> float:
         """Seconds without a request after which the session is over."""
         return IDLE_SECONDS if self.operator is not None else ANONYMOUS_IDLE_SECONDS
+
+    def tell(self, batch_id: str, text: str) -> None:
+        """Keep `text` for the next showing of the batch's page."""
+        self.notices.pop(batch_id, None)
+        self.notices[batch_id] = text
+        while len(self.notices) > MAX_NOTICES:
+            del self.notices[next(iter(self.notices))]
+
+    def notice_for(self, batch_id: str) -> str | None:
+        """The batch's notice, once: a reload no longer shows it."""
+        return self.notices.pop(batch_id, None)
 
 
 class Sessions:

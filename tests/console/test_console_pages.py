@@ -386,3 +386,26 @@ def test_a_checker_pays_a_batch_from_a_ledger_whose_url_holds_a_password(
         seen = asyncio.run(parameters())
     assert batch_id in seen  # the pay run was read
     assert "s3cret-pw" not in seen and "***" not in seen
+
+
+def test_a_notice_comes_from_the_console_never_from_the_link(console: Console) -> None:
+    # Found by use: /batches/<id>?notice=Approved,%20all%20paid showed "Approved, all paid" in
+    # the console's notice box, so a link from anyone made the console say anything.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "notice.csv", "n")
+    forged = maker.get(f"/batches/{batch_id}", params={"notice": "Approved, all paid"}).text
+    assert "Approved, all paid" not in forged and 'class="notice"' not in forged
+
+    page = maker.get(f"/batches/{batch_id}").text
+    maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)})
+    checker = signed_in(console, "carl")
+    form = checker.get(f"/batches/{batch_id}/approve").text
+    declined = checker.post(
+        f"/batches/{batch_id}/approve", data={"csrf": csrf_of(form), "decision": "decline"}
+    )
+    assert declined.headers["location"] == f"/batches/{batch_id}"  # nothing to forge in it
+    shown = checker.get(f"/batches/{batch_id}").text
+    assert '<p class="notice" role="status">declined: nothing will be paid</p>' in shown
+    # Said once, to the checker who acted: not on a reload, not to the maker.
+    assert 'class="notice"' not in checker.get(f"/batches/{batch_id}").text
+    assert 'class="notice"' not in maker.get(f"/batches/{batch_id}").text
