@@ -11,6 +11,7 @@ import logging
 import math
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -250,7 +251,26 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             )
         except UploadRefused as exc:
             return render(request, session, "upload.html", 400, result=None, error=str(exc))
-        return render(request, session, "upload.html", result=result, error=None)
+        session.upload = result
+        return RedirectResponse(f"/upload/{result.batch_id}", status_code=303)
+
+    @page()
+    async def uploaded(request: Request, session: Session) -> Response:
+        batch_id = request.path_params["batch_id"]
+        result = session.upload
+        if result is None or result.batch_id != batch_id:
+            # Another browser's upload, or a session since ended: the batch page has its state.
+            return RedirectResponse(f"/batches/{batch_id}", status_code=303)
+        # The figures as the ledger holds them now, not as they were at the upload.
+        result = replace(result, counts=ctx.ledger.batch_counts(batch_id))
+        return render(
+            request,
+            session,
+            "upload.html",
+            result=result,
+            error=None,
+            submitted=is_submitted(ctx, batch_id),
+        )
 
     @page()
     async def batch(request: Request, session: Session) -> Response:
@@ -414,6 +434,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         Route("/batches", batches),
         Route("/upload", upload_form, methods=["GET"]),
         Route("/upload", upload, methods=["POST"]),
+        Route("/upload/{batch_id}", uploaded, methods=["GET"]),
         Route("/batches/{batch_id}", batch),
         Route("/batches/{batch_id}/submit", submit, methods=["POST"]),
         Route("/batches/{batch_id}/approve", approve_form, methods=["GET"]),

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from payflow.console.intake import UploadResult
 from payflow.console.operators import Operator
 
 COOKIE = "payflow_console"
@@ -33,6 +34,9 @@ class Session:
     # What the console's last action on a batch said, shown once on that batch's page: a
     # notice read from the URL let any link make the console say anything.
     notices: dict[str, str] = field(default_factory=dict)
+    # The last upload's problems and warnings, shown by GET after the POST's redirect: a
+    # refresh or Back then reads the page again instead of posting the file again.
+    upload: UploadResult | None = None
 
     def idle_limit(self) -> float:
         """Seconds without a request after which the session is over."""

@@ -105,7 +105,9 @@ def upload_clean(client: httpx.Client, name: str, prefix: str) -> str:
     """Upload the clean rows under new externalIds; the batch id the page names."""
     rows = [(f"{prefix}-{ext}", *rest) for ext, *rest in CLEAN_ROWS]
     token = csrf_of(client.get("/upload").text)
-    page = client.post("/upload", files={"file": (name, batch_csv(rows))}, data={"csrf": token})
+    posted = client.post("/upload", files={"file": (name, batch_csv(rows))}, data={"csrf": token})
+    assert posted.status_code == 303, posted.text
+    page = client.get(posted.headers["location"])
     assert page.status_code == 200, page.text
     found = re.search(r'action="/batches/([0-9a-f]+)/submit"', page.text)
     assert found, "the upload page offers no submit for approval"

@@ -69,7 +69,10 @@ def test_console_with_no_settings_guides_the_first_user_and_pays_in_its_own_proc
         assert "No batches yet" in maker.get("/batches").text
         token = csrf_of(maker.get("/upload").text)
         uploaded = maker.post(
-            "/upload", files={"file": ("cli.csv", batch_csv(CLEAN_ROWS))}, data={"csrf": token}
+            "/upload",
+            files={"file": ("cli.csv", batch_csv(CLEAN_ROWS))},
+            data={"csrf": token},
+            follow_redirects=True,
         )
         found = re.search(r'action="/batches/([0-9a-f]+)/submit"', uploaded.text)
         assert found, uploaded.text

@@ -409,3 +409,30 @@ def test_a_notice_comes_from_the_console_never_from_the_link(console: Console) -
     # Said once, to the checker who acted: not on a reload, not to the maker.
     assert 'class="notice"' not in checker.get(f"/batches/{batch_id}").text
     assert 'class="notice"' not in maker.get(f"/batches/{batch_id}").text
+
+
+def test_an_upload_redirects_so_a_refresh_does_not_post_the_file_again(console: Console) -> None:
+    # Found by use: the upload POST rendered its result itself, so the browser's refresh (or
+    # Back, then Forward) posted the file again: a second "uploaded" line in the history.
+    maker = signed_in(console, "mia")
+    token = csrf_of(maker.get("/upload").text)
+    rows = [(f"prg-{ext}", *rest) for ext, *rest in CLEAN_ROWS]
+    posted = maker.post(
+        "/upload", files={"file": ("prg.csv", batch_csv(rows))}, data={"csrf": token}
+    )
+    assert posted.status_code == 303
+    shown = posted.headers["location"]
+    batch_id = shown.rsplit("/", 1)[-1]
+    assert shown == f"/upload/{batch_id}"
+    for _ in range(2):  # what a refresh does now: the page read again, nothing posted
+        page = maker.get(shown).text
+        assert "prg.csv" in page and f"Submit {len(CLEAN_ROWS)} rows for approval" in page
+    uploads = [a for a in actions_of(console.ctx.ledger, batch_id) if a.action == "uploaded"]
+    assert len(uploads) == 1
+    # Once submitted, the page read again says so instead of offering Submit a second time.
+    maker.post(f"/batches/{batch_id}/submit", data={"csrf": token})
+    page = maker.get(shown).text
+    assert 'id="submitted-note"' in page and "for approval</button>" not in page
+    # Another browser has no result of its own to show: the batch page has the state.
+    other = signed_in(console, "mark").get(shown)
+    assert other.status_code == 303 and other.headers["location"] == f"/batches/{batch_id}"

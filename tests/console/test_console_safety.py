@@ -70,7 +70,7 @@ def test_csrf_missing_or_wrong_is_refused_with_nothing_changed(console: Console)
     assert _counts(console) == before
     # The same upload with the page's token is taken.
     token = csrf_of(client.get("/upload").text)
-    assert client.post("/upload", files=upload, data={"csrf": token}).status_code == 200
+    assert client.post("/upload", files=upload, data={"csrf": token}).status_code == 303
     assert _counts(console)[0] == before[0] + 1
 
 
@@ -95,7 +95,10 @@ def test_token_and_full_requisites_appear_in_no_response(console: Console) -> No
     token = csrf_of(maker.get("/upload").text)
     bodies = [
         maker.post(
-            "/upload", files={"file": ("clean.csv", batch_csv(CLEAN_ROWS))}, data={"csrf": token}
+            "/upload",
+            files={"file": ("clean.csv", batch_csv(CLEAN_ROWS))},
+            data={"csrf": token},
+            follow_redirects=True,
         ).text
     ]
     batch_id = console.ctx.ledger.batches_with(["VALIDATED"])[0]

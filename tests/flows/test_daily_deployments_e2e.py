@@ -372,7 +372,7 @@ def test_console_approval_pays_through_the_deployment_and_records_the_end(
 
         maker, maker_csrf = signed_in("mia-e2e")
         upload = {"file": (path.name, path.read_bytes(), "text/csv")}
-        assert maker.post("/upload", files=upload, data={"csrf": maker_csrf}).status_code == 200
+        assert maker.post("/upload", files=upload, data={"csrf": maker_csrf}).status_code == 303
         submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": maker_csrf})
         assert submitted.status_code == 303, submitted.text
         checker, checker_csrf = signed_in("carl-e2e")
