@@ -66,6 +66,10 @@ BATCH_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the small fields beside the file
 # A name, a password and a token: anything longer is not a sign-in, and unread it costs nothing.
 SIGNIN_FORM_BYTES = 16 * 1024
+SESSION_ENDED = (
+    "You were signed out (in another tab, or after an hour without a request), so nothing "
+    "was changed: sign in and do it again."
+)
 Handler = Callable[[Request, Session], Awaitable[Response]]
 
 
@@ -98,10 +102,15 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             async def endpoint(request: Request) -> Response:
                 session = sessions.get(request.cookies.get(COOKIE))
                 if session is None or session.operator is None:
-                    if request.method != "GET":
+                    if request.method == "GET":
+                        target = quote(request.url.path, safe="/")
+                        return RedirectResponse(f"/login?next={target}", status_code=303)
+                    if "x-csrf-token" in request.headers:  # a script: it reads JSON
                         return JSONResponse({"error": "sign in first"}, status_code=401)
-                    target = quote(request.url.path, safe="/")
-                    return RedirectResponse(f"/login?next={target}", status_code=303)
+                    # A browser's form, posted after signing out in another tab or an hour
+                    # idle: the sign-in page, then back to the page the form was on.
+                    target = quote(_page_of(request.url.path), safe="/")
+                    return RedirectResponse(f"/login?next={target}&ended=1", status_code=303)
                 if request.method == "POST":
                     try:
                         form = await posted_form(request)
@@ -205,6 +214,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     signed: Response = RedirectResponse(_next(request), status_code=303)
                     _set_cookie(request, signed, session_id)
                     return signed
+        if error is None and request.query_params.get("ended") == "1":
+            error = SESSION_ENDED
         response = render(request, session, "login.html", status, error=error)
         if fresh or status != 200:
             _set_cookie(request, response, session_id or "")
@@ -462,6 +473,16 @@ async def _headers(request: Request, call_next: Any) -> Response:
     if not request.url.path.startswith("/static"):
         response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _page_of(path: str) -> str:
+    """The page whose form posts to `path`: `/batches/<id>/approve` its form, another batch
+    action its batch's page, an upload the upload page."""
+    parts = path.strip("/").split("/")
+    if parts[0] == "batches" and len(parts) >= 2:
+        on_form = parts[2:] == ["approve"]
+        return f"/batches/{parts[1]}" + ("/approve" if on_form else "")
+    return "/upload" if parts == ["upload"] else "/batches"
 
 
 def _next(request: Request) -> str:

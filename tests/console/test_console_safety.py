@@ -28,7 +28,40 @@ def test_pages_redirect_to_sign_in(console: Console) -> None:
             response = anonymous.get(path)
             assert response.status_code == 303
             assert response.headers["location"].startswith("/login?next=")
-        assert anonymous.post("/upload", files={"file": ("a.csv", b"x")}).status_code == 401
+        # A script sending the CSRF header reads JSON; a browser's form gets the sign-in page.
+        scripted = anonymous.post("/upload", headers={"X-CSRF-Token": "x"})
+        assert scripted.status_code == 401 and scripted.json() == {"error": "sign in first"}
+
+
+def test_a_form_posted_after_signing_out_gets_the_sign_in_page(console: Console) -> None:
+    # Found by use: a form posted after signing out in another tab showed the raw JSON
+    # {"error":"sign in first"}, with no way on but the browser's address bar.
+    maker = signed_in(console, "mia")
+    token = csrf_of(maker.get("/upload").text)
+    assert maker.post("/logout", data={"csrf": token}).status_code == 303  # the other tab
+    before = _counts(console)
+    upload = {"file": ("late.csv", batch_csv(CLEAN_ROWS), "text/csv")}
+    posted = maker.post("/upload", files=upload, data={"csrf": token})
+    assert posted.status_code == 303
+    assert posted.headers["location"] == "/login?next=/upload&ended=1"
+    page = maker.get(posted.headers["location"])
+    assert page.status_code == 200 and 'name="password"' in page.text
+    assert "You were signed out" in page.text and "nothing was changed" in page.text
+    assert _counts(console) == before
+    # Signing in goes back to the page the form was on, the approve form to itself.
+    signed = maker.post(
+        posted.headers["location"],
+        data={"csrf": csrf_of(page.text), "name": "mia", "password": PASSWORD},
+    )
+    assert signed.headers["location"] == "/upload"
+    for path, back in (
+        ("/batches/abc/approve", "/batches/abc/approve"),
+        ("/batches/abc/reconcile", "/batches/abc"),
+        ("/logout", "/batches"),
+    ):
+        with httpx.Client(base_url=console.url) as anonymous:
+            late = anonymous.post(path, data={"csrf": token})
+            assert late.headers["location"] == f"/login?next={back}&ended=1", path
 
 
 def test_session_cookie_is_httponly_and_samesite(console: Console) -> None:
