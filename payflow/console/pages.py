@@ -154,7 +154,24 @@ class Summary:
     outcomes: list[tuple[str, int]] = field(default_factory=list)
     groups: list[PreviewGroup] = field(default_factory=list)
     findings: list[tuple[int, str, str, str]] = field(default_factory=list)
-    rerun_batches: list[tuple[str, str]] = field(default_factory=list)
+    rerun_batches: list[RerunLine] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RerunLine:
+    """A rerun of the batch as its page lists it: every rerun id starts with the batch's own,
+    so it is told apart by its number, its own end and its rows."""
+
+    batch_id: str
+    number: int  # 1 for the oldest rerun
+    rows: int
+    state: str
+
+    @property
+    def short_id(self) -> str:
+        """`…-rerun-3fa9c1d20b4e`: the part of the id that differs from the batch's."""
+        _, marker, own = self.batch_id.rpartition("-rerun-")
+        return f"…{marker}{own}" if marker else self.batch_id
 
 
 def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
@@ -172,14 +189,14 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
         (f.row_number, f.kind, f.state, f.detail) for f in ctx.ledger.findings(batch_id)
     ]
     policy = load_policy(ctx.settings.approvals_file)
-    for rerun_id in ctx.ledger.rerun_batches(batch_id):
+    for number, rerun_id in enumerate(ctx.ledger.rerun_batches(batch_id), start=1):
         counts = ctx.ledger.batch_counts(rerun_id)
         state = batch_state(ctx, rerun_id, counts)
         if state == "awaiting approval" and isinstance(
             approval_status(ctx.ledger, rerun_id, policy), Approved
         ):
             state = "awaiting a checker"
-        out.rerun_batches.append((rerun_id, state))
+        out.rerun_batches.append(RerunLine(rerun_id, number, counts.rows, state))
     return out
 
 

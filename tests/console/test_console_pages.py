@@ -15,6 +15,7 @@ from console_support import (
     approved_and_paid,
     batch_csv,
     csrf_of,
+    pay_with_the_engine,
     paying_in_a_console,
     register_rows,
     signed_in,
@@ -436,3 +437,28 @@ def test_an_upload_redirects_so_a_refresh_does_not_post_the_file_again(console: 
     # Another browser has no result of its own to show: the batch page has the state.
     other = signed_in(console, "mark").get(shown)
     assert other.status_code == 303 and other.headers["location"] == f"/batches/{batch_id}"
+
+
+def test_the_reruns_of_a_batch_are_told_apart_on_its_page(console: Console) -> None:
+    # Found by use: every rerun link read the batch's own first 16 characters ("4f1c...a9e2…"),
+    # since a rerun's id starts with its batch's: two reruns looked the same.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "reruns.csv", "rl")
+    pay_with_the_engine(console, batch_id)
+    rerun_ids = []
+    for row in ("4", "5"):  # both failed "Recipient not found"
+        page = maker.get(f"/batches/{batch_id}").text
+        form = {"csrf": csrf_of(page), "row": [row], "reasons_read": "yes"}
+        started = maker.post(f"/batches/{batch_id}/rerun", data=form)
+        assert started.status_code == 303, started.text
+        rerun_ids.append(started.headers["location"].rsplit("/", 1)[-1])
+
+    listed = maker.get(f"/batches/{batch_id}").text.split('id="reruns"', 1)[1].split("</ul>")[0]
+    links = re.findall(
+        r'<li><a href="/batches/([^"]+)">([^<]+)</a> <span[^>]*>([^<]+)</span>', listed
+    )
+    assert [link[0] for link in links] == rerun_ids
+    assert [link[1] for link in links] == ["Rerun 1", "Rerun 2"]
+    assert [link[2] for link in links] == ["…" + r[r.rindex("-rerun-") :] for r in rerun_ids]
+    assert len({link[2] for link in links}) == 2
+    assert listed.count("1 row, awaiting approval") == 2
