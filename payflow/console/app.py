@@ -256,12 +256,20 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 request, session, "upload.html", 400, result=None, error="Choose a file first."
             )
         data = await file.read()
+        sheet = request.state.form.get("sheet")
         try:
             result = await run_in_threadpool(
-                take_upload, ctx, file.filename, data, me(session).name
+                take_upload,
+                ctx,
+                file.filename,
+                data,
+                me(session).name,
+                sheet if isinstance(sheet, str) and sheet else None,
             )
         except UploadRefused as exc:
-            return render(request, session, "upload.html", 400, result=None, error=str(exc))
+            return render(
+                request, session, "upload.html", 400, result=None, error=str(exc), sheets=exc.sheets
+            )
         session.upload = result
         return RedirectResponse(f"/upload/{result.batch_id}", status_code=303)
 

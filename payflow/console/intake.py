@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -10,6 +11,7 @@ from payflow.connections import with_client
 from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
 from payflow.intake import BatchFileError, Problem, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
+from payflow.intake.problems import SheetToChoose
 from payflow.intake.report_files import write_rejects_report
 from payflow.intake.to_ledger import register_report
 from payflow.ledger import BatchCounts
@@ -18,7 +20,12 @@ from payflow.schemas.validation import validate_rows
 
 
 class UploadRefused(ValueError):
-    """The upload is not a batch file the console takes; nothing was stored."""
+    """The upload is not a batch file the console takes; nothing was stored. `sheets`: the
+    workbook's sheets to choose from when that is what it needs."""
+
+    def __init__(self, message: str, sheets: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.sheets = tuple(sheets)
 
 
 @dataclass(frozen=True)
@@ -49,8 +56,11 @@ def looks_like(name: str, data: bytes) -> None:
         raise UploadRefused("this .csv file is not text; nothing was stored")
 
 
-def take_upload(ctx: ConsoleContext, filename: str, data: bytes, maker: str) -> UploadResult:
-    """Read, look up services and banks, validate and register the batch; record the maker."""
+def take_upload(
+    ctx: ConsoleContext, filename: str, data: bytes, maker: str, sheet: str | None = None
+) -> UploadResult:
+    """Read (an XLSX from `sheet` when chosen), look up services and banks, validate and
+    register the batch; record the maker."""
     name = safe_name(filename)
     looks_like(name, data)
     if not data:
@@ -59,7 +69,14 @@ def take_upload(ctx: ConsoleContext, filename: str, data: bytes, maker: str) -> 
         path = Path(folder) / name
         path.write_bytes(data)
         try:
-            raw = read_batch_file(path)
+            raw = read_batch_file(path, sheet if name.lower().endswith(".xlsx") else None)
+        except SheetToChoose as exc:
+            # The command line's way (--sheet) is no flag here: the upload form chooses.
+            raise UploadRefused(
+                f"{exc.problem}; nothing was stored. Choose the sheet below and the file again, "
+                "then check it (or keep the payouts on one sheet)",
+                exc.sheets,
+            ) from None
         except BatchFileError as exc:
             raise UploadRefused(f"{exc}; nothing was stored") from None
 

@@ -1,10 +1,11 @@
-"""The message for a header that lacks required columns: what was found, where the data may be."""
+"""The error for a header that lacks required columns: what was found, where the data may be."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from payflow.intake.columns import match_headers
+from payflow.intake.problems import BatchFileError, SheetToChoose
 
 SCANNED_ROWS = 10  # rows below the header (or atop another sheet) searched for the real header
 SHOWN_HEADERS = 12
@@ -19,13 +20,13 @@ def payout_columns_missing(header: list[str]) -> Sequence[str]:
     return match_headers(header).missing_required
 
 
-def missing_columns_message(
+def missing_columns_error(
     name: str,
     header: Sequence[str],
     top: Sequence[Sequence[str]],
     missing: Sequence[str],
     elsewhere: Callable[[], dict[str, list[list[str]]]] | None = None,
-) -> str:
+) -> BatchFileError:
     """`required column missing: ...; headers found: ...`, plus where the header seems to be:
     one of the `top` rows below it (a title row above the header) or another sheet."""
     found = [str(h).strip() for h in header if str(h).strip()]
@@ -38,15 +39,18 @@ def missing_columns_message(
     below = header_row(top)
     if below is not None:
         row = below + FIRST_DATA_ROW
-        return f"{message}; row {row} looks like the header: delete the title rows above it"
+        return BatchFileError(
+            f"{message}; row {row} looks like the header: delete the title rows above it"
+        )
     for sheet, rows in (elsewhere() if elsewhere else {}).items():
         at = header_row(rows)
         if at is not None:
-            return (
-                f"{message}; sheet {sheet!r} seems to hold the data (header on row {at + 1}): "
-                f"add --sheet {sheet!r}"
+            return SheetToChoose(
+                f"{message}; sheet {sheet!r} seems to hold the data (header on row {at + 1})",
+                [sheet],
+                f"add --sheet {sheet!r}",
             )
-    return message
+    return BatchFileError(message)
 
 
 def header_row(rows: Sequence[Sequence[str]]) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from payflow.expected import ExpectedFailure
@@ -16,6 +17,17 @@ MERGED_CELL = "merged_cell"  # an XLSX cell under a merged cell (payflow.intake.
 
 class BatchFileError(ExpectedFailure):
     """The file cannot be read as a batch; the message is one line for the operator (exit 2)."""
+
+
+class SheetToChoose(BatchFileError):
+    """A workbook whose sheet the operator must choose: `problem` says why, `sheets` lists
+    those to choose from; the message ends with the command line's way (`--sheet`), which a
+    console replaces with its own."""
+
+    def __init__(self, problem: str, sheets: Sequence[str], cli_hint: str) -> None:
+        super().__init__(f"{problem}: {cli_hint}")
+        self.problem = problem
+        self.sheets = tuple(sheets)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from payflow.intake.columns import MISREAD_BOMS, match_headers
 from payflow.intake.headers import (
     SCANNED_ROWS,
     MissingColumns,
-    missing_columns_message,
+    missing_columns_error,
     payout_columns_missing,
 )
 from payflow.intake.limits import ReadLimits
@@ -336,9 +336,7 @@ def _raw_batch(
         raise BatchFileError(f"{name}: column {match.duplicated[0]} is given more than once")
     if match.missing_required:
         top = [[str(c) for c in row] for row in frame.head(SCANNED_ROWS).itertuples(index=False)]
-        raise BatchFileError(
-            missing_columns_message(name, list(frame.columns), top, match.missing_required)
-        )
+        raise missing_columns_error(name, list(frame.columns), top, match.missing_required)
     unnamed = _unnamed_with_values(frame)
     frame = frame[list(match.renames)].rename(columns=match.renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))

@@ -16,9 +16,9 @@ from openpyxl.workbook.workbook import Workbook
 
 from payflow.intake.cells import LostDigitsError, cell_text, shown_text
 from payflow.intake.columns import match_headers
-from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_message
+from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_error
 from payflow.intake.limits import ReadLimits
-from payflow.intake.problems import BatchFileError, Problem, shown_value
+from payflow.intake.problems import BatchFileError, Problem, SheetToChoose, shown_value
 from payflow.intake.unpacking import refuse_bombs
 from payflow.intake.xlsx_scan import sheet_problems
 
@@ -82,10 +82,8 @@ def read_xlsx_cells(
                 missing = missing_columns(header) if missing_columns else []
                 if missing:
                     top = [[cell_text(c.value) for c in row] for row in islice(cells, SCANNED_ROWS)]
-                    raise BatchFileError(
-                        missing_columns_message(
-                            name, header, top, missing, lambda: other_sheet_headers(workbook, sheet)
-                        )
+                    raise missing_columns_error(
+                        name, header, top, missing, lambda: other_sheet_headers(workbook, sheet)
                     )
                 rows.append(header)
                 continue
@@ -126,16 +124,19 @@ def _chosen_sheet(
         return workbook[sheet]
     visible = [ws for ws in workbook.worksheets if ws.sheet_state == "visible"]
     if not visible:
-        raise BatchFileError(f"{name} has no visible sheet; name one with --sheet")
+        raise SheetToChoose(
+            f"{name} has no visible sheet", workbook.sheetnames, "name one with --sheet"
+        )
     chosen = visible[0]
     if missing_columns is None or missing_columns(_first_row(chosen)):
         return chosen  # a header lacking columns is refused, naming a sheet that has them
     holding = [chosen, *(ws for ws in visible[1:] if not missing_columns(_first_row(ws)))]
     if len(holding) > 1:
         names = ", ".join(repr(ws.title) for ws in holding)
-        raise BatchFileError(
-            f"{name} has payout rows on {len(holding)} sheets ({names}): "
-            "choose one with --sheet NAME"
+        raise SheetToChoose(
+            f"{name} has payout rows on {len(holding)} sheets ({names})",
+            [ws.title for ws in holding],
+            "choose one with --sheet NAME",
         )
     return chosen
 
