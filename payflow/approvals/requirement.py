@@ -46,6 +46,8 @@ class EarlierFailure:
     failure_class: str
     next_step: str
     same_requisites: bool
+    amount: Decimal  # what this attempt sends
+    currency: str
 
     @property
     def message(self) -> str:
@@ -176,6 +178,8 @@ def _earlier_failures(ledger: Ledger, batch_id: str) -> list[EarlierFailure]:
                 failure_class.value,
                 next_step,
                 parent.same_requisites,
+                parent.amount,
+                parent.currency,
             )
         )
     return out

@@ -346,6 +346,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             status,
             batch_id=batch_id,
             requirement=requirement,
+            earlier_groups=pages.earlier_groups(requirement.earlier),
             approval=approval_status(ctx.ledger, batch_id, policy),
             totals=ctx.ledger.batch_totals(batch_id),
             state=state,

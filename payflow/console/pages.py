@@ -8,14 +8,15 @@ from datetime import datetime
 from decimal import Decimal
 
 from payflow.approvals import Approved, approval_status, load_policy
+from payflow.approvals.requirement import EarlierFailure
 from payflow.console.context import ConsoleContext
 from payflow.console.paying import STARTED, is_interrupted, is_paying, run_alive
 from payflow.ledger import BatchCounts, CurrencyTotal
 from payflow.ledger.actions import last_action
 from payflow.model import display_amount
 from payflow.paying.run_end import FAILED, FINISHED
-from payflow.rerun import classifier, find_candidates, group_candidates
-from payflow.rerun.preview import PreviewGroup
+from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
+from payflow.rerun.preview import PreviewGroup, group_key
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,27 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
             state = "awaiting a checker"
         out.rerun_batches.append(RerunLine(rerun_id, number, counts.rows, state))
     return out
+
+
+@dataclass(frozen=True)
+class EarlierGroup:
+    """Rows of a rerun whose earlier attempts failed the same way: the group and its rows."""
+
+    group: PreviewGroup
+    rows: list[EarlierFailure]
+
+
+def earlier_groups(earlier: Sequence[EarlierFailure]) -> list[EarlierGroup]:
+    """A rerun's rows grouped by statusMessage and failure class, as the maker chose them:
+    do_not_retry first, then largest first (a rerun of hundreds listed every row)."""
+    members: dict[tuple[str, str], list[EarlierFailure]] = {}
+    for row in earlier:
+        members.setdefault(group_key(row), []).append(row)
+    groups = [
+        EarlierGroup(group, members[(group.message, group.failure_class)])
+        for group in group_candidates(earlier)
+    ]
+    return sorted(groups, key=lambda g: g.group.failure_class != FailureClass.DO_NOT_RETRY)
 
 
 def chart_bars(outcomes: list[tuple[str, int]]) -> list[tuple[str, int, float, int]]:

@@ -71,6 +71,8 @@ class ParentView:
     parent_state: RowState
     parent_status_message: str | None
     same_requisites: bool
+    amount: Decimal  # what the new attempt sends
+    currency: str
 
 
 @dataclass
@@ -191,6 +193,8 @@ def rerun_parents(engine: Engine, batch_id: str) -> list[ParentView]:
             parent.state,
             parent.status_message,
             (Payout.requisites == parent.requisites).label("same_requisites"),
+            Payout.amount,
+            Payout.currency,
         )
         .join(parent, parent.external_id == Payout.reruns_external_id)
         .where(Payout.batch_id == batch_id)
@@ -205,6 +209,8 @@ def rerun_parents(engine: Engine, batch_id: str) -> list[ParentView]:
                 RowState(row.state),
                 row.status_message,
                 bool(row.same_requisites),
+                row.amount,
+                row.currency,
             )
             for row in connection.execute(query)
         ]

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Protocol
 
 from payflow.ledger import NewAttempt
 from payflow.model import PayoutInstruction, display_amount
@@ -15,6 +16,25 @@ from payflow.rerun.selection import CLI_WORDS, ChoiceWords, Selection
 from payflow.wording import counted, plural
 
 SHOWN_ROWS = 20
+
+
+class Failure(Protocol):
+    """A failed row as grouping reads it: a rerun candidate, or a rerun's earlier attempt."""
+
+    @property
+    def row_number(self) -> int: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def status_message(self) -> str | None: ...
+    @property
+    def failure_class(self) -> str: ...
+    @property
+    def next_step(self) -> str: ...
+    @property
+    def amount(self) -> Decimal: ...
+    @property
+    def currency(self) -> str: ...
 
 
 @dataclass
@@ -27,19 +47,26 @@ class PreviewGroup:
     rows: list[int] = field(default_factory=list)
     totals: dict[str, Decimal] = field(default_factory=dict)
 
-    def add(self, candidate: Candidate) -> None:
+    def add(self, candidate: Failure) -> None:
         """Count one more row of this group."""
         self.rows.append(candidate.row_number)
         current = self.totals.get(candidate.currency, Decimal(0))
         self.totals[candidate.currency] = current + candidate.amount
 
 
-def group_candidates(chosen: Sequence[Candidate]) -> list[PreviewGroup]:
+def group_key(failure: Failure) -> tuple[str, str]:
+    """(statusMessage, or the status when there is none; failure class): what rows share to
+    fail the same way."""
+    message = failure.status_message or f"({failure.state}, no statusMessage)"
+    return message, failure.failure_class
+
+
+def group_candidates(chosen: Sequence[Failure]) -> list[PreviewGroup]:
     """Groups by (statusMessage or status, class), largest first."""
     groups: dict[tuple[str, str], PreviewGroup] = {}
     for candidate in chosen:
-        message = candidate.status_message or f"({candidate.state}, no statusMessage)"
-        key = (message, candidate.failure_class)
+        key = group_key(candidate)
+        message = key[0]
         group = groups.get(key)
         if group is None:
             group = groups[key] = PreviewGroup(message, *key[1:], candidate.next_step)

@@ -186,12 +186,15 @@ def test_the_approve_page_of_a_rerun_shows_why_each_row_failed_and_warns_of_a_bl
 
     checker = _sign_in(browser, console, "carl")
     checker.goto(f"{console.url}/batches/{rerun_id}/approve")
-    earlier = checker.locator("#earlier li")
+    # One group per statusMessage and class, the do_not_retry one first, each row listed.
+    earlier = checker.locator("#earlier .earlier-group")
     expect(earlier).to_have_count(2)
-    for text in ("Row 4", "Recipient not found", "fix_details", "rr-c-bad-1 ended FAILED"):
+    expect(checker.locator("#earlier li")).to_have_count(2)
+    for text in ("Recipient account is blocked", "do_not_retry", "Row 6", "same requisites"):
         expect(earlier.nth(0)).to_contain_text(text)
-    for text in ("Row 6", "Recipient account is blocked", "do_not_retry", "same requisites"):
+    for text in ("Recipient not found", "fix_details", "Row 4", "rr-c-bad-1 ended FAILED"):
         expect(earlier.nth(1)).to_contain_text(text)
+    expect(earlier.nth(1).locator("li")).to_be_visible()  # a short group's rows are open
     warnings = checker.locator("#warnings li")
     expect(warnings).to_have_count(1)
     expect(warnings).to_contain_text("rr-c-blk-1-r1 (row 6) sends rr-c-blk-1 again")
@@ -249,3 +252,55 @@ def test_a_pay_run_cut_off_by_a_console_restart_reads_interrupted_and_a_checker_
     beats = [b for b in batch_beats(ledger, batch_id) if b.label != "the run in a console"]
     assert [b.label.startswith("flow run ") for b in beats] == [True]
     assert all(b.ended_at is not None for b in batch_beats(ledger, batch_id)[:2])
+
+
+def test_a_long_rerun_is_grouped_on_the_approve_page_with_every_warning_in_full(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by use: a rerun of hundreds of rows listed every row, one after another, on the
+    # checker's approve page: the reasons and amounts had to be counted by eye.
+    rows = [
+        (f"lr-{n}", "100", "KES", "SIM", f"2547{n:04d}2222", "Njeri Wambui", f"u-{n}")
+        for n in range(60)
+    ] + [
+        (f"lb-{n}", "250", "KES", "SIM", f"2547{n:04d}1111", "Mutua Musyoka", f"u-b{n}")
+        for n in range(4)
+    ]
+    maker = signed_in(console, "mia")
+    token = csrf_of(maker.get("/upload").text)
+    posted = maker.post(
+        "/upload", files={"file": ("long.csv", batch_csv(rows))}, data={"csrf": token}
+    )
+    batch_id = posted.headers["location"].rsplit("/", 1)[-1]
+    pay_with_the_engine(console, batch_id)
+    form = {
+        "csrf": token,
+        "row": [str(n) for n in range(2, 2 + len(rows))],
+        "reasons_read": "yes",
+    }
+    started = maker.post(f"/batches/{batch_id}/rerun", data=form)
+    assert started.status_code == 303, started.text
+    rerun_id = started.headers["location"].rsplit("/", 1)[-1]
+
+    checker = _sign_in(browser, console, "carl")
+    checker.goto(f"{console.url}/batches/{rerun_id}/approve")
+    expect(checker.locator("#earlier-count")).to_contain_text("64 rows in 2 groups")
+    groups = checker.locator("#earlier .earlier-group")
+    expect(groups).to_have_count(2)
+    blocked, not_found = groups.nth(0), groups.nth(1)
+    expect(blocked.locator("h3")).to_contain_text("4 rows: “Recipient account is blocked”")
+    expect(blocked).to_contain_text("1000 KES")
+    expect(not_found.locator("h3")).to_contain_text("60 rows: “Recipient not found”")
+    expect(not_found).to_contain_text("6000 KES")
+    # A long group's rows are folded away until asked for; a short one's are open.
+    expect(not_found.locator("li").first).to_be_hidden()
+    expect(blocked.locator("li").first).to_be_visible()
+    # Each blocked account stays a warning of its own, in full.
+    warnings = checker.locator("#warnings li")
+    expect(warnings).to_have_count(4)
+    for n in range(4):
+        expect(warnings.nth(n)).to_contain_text(f"lb-{n}-r1")
+    _shots(checker, tmp_path, "approve-long-rerun")
+    not_found.locator("summary").click()
+    expect(not_found.locator("li")).to_have_count(60)
+    expect(not_found.locator("li").nth(59)).to_be_visible()
