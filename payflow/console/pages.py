@@ -82,13 +82,13 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
         return "declined"
     if (counts.to_send or counts.pending) and run_alive(ctx, batch_id):
         return "paying"  # `payflow pay` or a deployment's run, beating in the ledger
-    if counts.to_send and last_action(ctx.ledger, batch_id, "uploaded") is not None:
-        # Uploaded here, not submitted yet: rows another batch already paid count as sent
-        # below, and a file with one read "finished with rows pending", with no Submit.
+    if counts.to_send and not counts.own_sent:
+        # Nothing of its own sent yet: rows whose payout another batch made (and paid) do not
+        # make it "finished with rows pending", with no Submit for its new rows.
         return "uploaded"
     sent = counts.rows - counts.to_send - counts.held - counts.rejected
     if sent == 0:
-        return "nothing to pay" if not counts.to_send else "uploaded"
+        return "nothing to pay"
     if counts.to_send or counts.pending:
         return "finished with rows pending"
     return _finished(counts)

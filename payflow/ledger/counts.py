@@ -46,6 +46,9 @@ class BatchCounts:
     by_state: Mapping[str, int]
     to_pay: tuple[CurrencyTotal, ...] = ()
     content_hash: str = ""
+    # Payouts this batch registered itself that left VALIDATED (and HELD): sent, or being sent.
+    # Rows whose payout another batch registered (same externalId) count in `by_state`, not here.
+    own_sent: int = 0
 
     @property
     def statuses(self) -> dict[str, int]:
@@ -185,4 +188,17 @@ def batch_counts(engine: Engine, batch_id: str) -> BatchCounts:
         batch_summary(engine, batch_id),
         to_pay(engine, batch_id),
         content_hash(engine, batch_id),
+        own_sent(engine, batch_id),
     )
+
+
+def own_sent(engine: Engine, batch_id: str) -> int:
+    """Payouts the batch registered itself that were sent or are being sent."""
+    unsent = (RowState.VALIDATED.value, RowState.HELD.value)
+    query = (
+        select(func.count())
+        .select_from(Payout)
+        .where(Payout.batch_id == batch_id, Payout.state.not_in(unsent))
+    )
+    with engine.connect() as connection:
+        return int(connection.execute(query).scalar_one())

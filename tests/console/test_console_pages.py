@@ -509,3 +509,22 @@ def test_a_workbook_to_choose_a_sheet_of_says_so_in_console_words(console: Conso
     assert hinted.status_code == 400 and "--sheet" not in hinted.text
     assert "sheet &#39;payouts&#39; seems to hold the data" in hinted.text
     assert re.findall(r"<option>([^<]+)</option>", hinted.text) == ["payouts"]
+
+
+def test_a_batch_whose_only_sent_rows_another_batch_paid_reads_uploaded(console: Console) -> None:
+    # Found by use: registered on the command line (no console "uploaded" action), a file with
+    # one row another batch had paid and one new row read "finished with rows pending", with
+    # "Reconcile now" and no Submit: its new row could not be paid from the console.
+    ledger = console.ctx.ledger
+    first = register_rows(ledger, "ownfirst", "own-a-2")
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("own-a-2", "p-own-a", "COMPLETED", None)
+    again = register_rows(ledger, "ownagain", "own-a-2", "own-b-3")  # row 2: the same payout
+    counts = ledger.batch_counts(again)
+    assert counts.to_send == 1 and counts.completed == 1 and counts.own_sent == 0
+    assert ledger.batch_counts(first).own_sent == 1
+
+    page = signed_in(console, "mia").get(f"/batches/{again}").text
+    assert re.search(r'id="state"[^>]*>uploaded<', page), page
+    assert f'action="/batches/{again}/submit"' in page
+    assert 'id="reconcile-form"' not in page
