@@ -273,6 +273,14 @@ def test_a_long_rerun_is_grouped_on_the_approve_page_with_every_warning_in_full(
     )
     batch_id = posted.headers["location"].rsplit("/", 1)[-1]
     pay_with_the_engine(console, batch_id)
+    # The maker's batch page folds a long group's rows too; its checkbox still takes them all.
+    page = _sign_in(browser, console, "mia")
+    page.goto(f"{console.url}/batches/{batch_id}")
+    group = page.locator("fieldset.group", has_text="Recipient not found")
+    expect(group.locator(".row-box").first).to_be_hidden()
+    group.locator(".group-toggle").check()
+    expect(group.locator(".row-box:checked")).to_have_count(60)
+    _shots(page, tmp_path, "batch-long-failures")
     form = {
         "csrf": token,
         "row": [str(n) for n in range(2, 2 + len(rows))],
