@@ -20,9 +20,12 @@ def printable(text: str) -> str:
 
 
 # What requisites look like inside free text: a phone, an account, a card or an IBAN-like number
-# (ten or more digits, maybe grouped by spaces or dashes), or an email address.
+# (ten or more digits, maybe grouped by spaces or dashes, a phone's code in parentheses as in
+# +7 (912) 345-67-89), or an email address. A run going on as a time (2026-11-27 10:03:04) is
+# a timestamp, not requisites.
 _REQUISITES_IN_TEXT = re.compile(
-    r"(?<![\w@])(?:[A-Z]{2}\d{2}[ -]?)?(?:\d[ -]?){9,}\d(?!\w)|[^\s@<>\"']+@[^\s@<>\"']+\.\w+"
+    r"(?<![\w@])(?:[A-Z]{2}\d{2}[ -]?)?\(?(?:\d(?:[ -]|\)\s?|\s?\()?){9,}\d(?!\w|:\d)"
+    r"|[^\s@<>\"']+@[^\s@<>\"']+\.\w+"
 )
 
 

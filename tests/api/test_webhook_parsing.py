@@ -112,3 +112,14 @@ def test_a_status_message_with_terminal_escapes_is_kept_escaped():
     body, headers = signed({**PAYOUT, "status": "FAILED", "statusMessage": "\x1b[2Jbad\x07"})
     event = parse_payout_webhook(body, headers, TOKEN)
     assert event.status_message == "\\x1b[2Jbad\\x07"
+
+
+def test_a_phone_written_with_its_code_in_parentheses_is_masked_and_a_time_is_not():
+    # Found in review: +7 (912) 345-67-89, a phone as it is usually written, went whole into the
+    # ledger and the report, and a timestamp in the message was masked as if it were requisites.
+    message = "SBP phone +7 (912) 345-67-89 unknown at 2026-11-27 10:03:04; 8(912)3456789 too"
+    body, headers = signed({**PAYOUT, "status": "FAILED", "statusMessage": message})
+    event = parse_payout_webhook(body, headers, TOKEN)
+    assert event.status_message == (
+        "SBP phone +*************7-89 unknown at 2026-11-27 10:03:04; *********6789 too"
+    )
