@@ -14,7 +14,7 @@ import pandas as pd
 from payflow.intake import Problem, RawBatch, ValidationReport
 from payflow.intake.identity import derived_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
-from payflow.intake.problems import FILE_ROW
+from payflow.intake.problems import FILE_ROW, not_read
 from payflow.model import PayoutInstruction
 from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
@@ -48,7 +48,7 @@ def validate_rows(
     frame, notices = _with_external_ids(raw)
     prepared, rejects = find_problems(frame, table)
     ids = frame["externalId"]
-    rejects = _not_read(rejects, raw.read_problems) + [_with_id(p, ids) for p in raw.read_problems]
+    rejects = not_read(rejects, raw.read_problems) + [_with_id(p, ids) for p in raw.read_problems]
     passed = _without(frame.index, rejects)
     service_rejects, not_checked = check_services(frame, passed, services)
     pair_rejects, pairs_not_checked = check_enabled_pairs(frame, passed, services)
@@ -90,13 +90,6 @@ def _currencies_of(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, str
     rows = sorted({p.row for p in rejects if p.row in frame.index})
     codes = frame["currency"].loc[rows].tolist()
     return {row: code for row, code in zip(rows, codes, strict=True) if code in ISO_4217_CODES}
-
-
-def _not_read(problems: list[Problem], read_problems: list[Problem]) -> list[Problem]:
-    """Drop rules broken only because a cell could not be read: its read problem names the cause
-    (an account stored as a number is not also "requisites are required")."""
-    unread = {(p.row, p.column) for p in read_problems}
-    return [p for p in problems if (p.row, p.column) not in unread]
 
 
 def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 REQUIRED_COLUMNS = ("amount", "currency", "paymentType", "requisites", "name", "userId")
 OPTIONAL_COLUMNS = (
@@ -24,7 +24,6 @@ ALL_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 PERSONAL_COLUMNS = frozenset({"requisites", "name", "userEmail", "userPhone", "userIp"})
 
 _SEPARATORS = re.compile(r"[\s_\-.]+")
-_BY_KEY = {column.lower(): column for column in ALL_COLUMNS}
 
 
 # A UTF-8 byte order mark read back as Windows-1252 or Windows-1251 text: the file was opened
@@ -35,6 +34,26 @@ MISREAD_BOMS = ("\u00ef\u00bb\u00bf", "\u043f\u00bb\u0457")
 def header_key(header: str) -> str:
     """`External ID`, `external_id` and `externalId` all give `externalid`."""
     return _SEPARATORS.sub("", header.strip().lstrip("\ufeff")).lower()
+
+
+@dataclass(frozen=True)
+class ReadColumns:
+    """The columns one kind of file is read by, for the checks that must know which cells it
+    sends (a hidden or merged cell, a date or a formula's error): payouts, refunds, links."""
+
+    columns: tuple[str, ...]
+    free_text: frozenset[str] = frozenset()  # columns that may hold a date (a note, a reason)
+    _by_key: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_key", {c.lower(): c for c in self.columns})
+
+    def column_of(self, header: str) -> str | None:
+        """The column a header names, matched case- and separator-insensitively; None: unread."""
+        return self._by_key.get(header_key(header))
+
+
+PAYOUT_COLUMNS = ReadColumns(ALL_COLUMNS, frozenset({"note"}))
 
 
 @dataclass(frozen=True)
@@ -54,7 +73,7 @@ def match_headers(headers: Sequence[str]) -> HeaderMatch:
     seen: dict[str, str] = {}
     duplicated: list[str] = []
     for header in headers:
-        column = _BY_KEY.get(header_key(header))
+        column = PAYOUT_COLUMNS.column_of(header)
         if column is None:
             if header.strip():
                 unknown.append(header.strip())

@@ -46,6 +46,13 @@ class Problem:
         return {"row": self.row, "column": self.column, "rule": self.rule, "message": self.message}
 
 
+def not_read(problems: Sequence[Problem], read_problems: Sequence[Problem]) -> list[Problem]:
+    """Drop rules broken only because a cell could not be read: its read problem names the cause
+    (an account stored as a number is not also "requisites are required")."""
+    unread = {(p.row, p.column) for p in read_problems}
+    return [p for p in problems if (p.row, p.column) not in unread]
+
+
 def shown_value(column: str, value: str) -> str:
     """The value as a report may show it: personal data masked to its last four characters."""
     return mask_requisites(value) if column in PERSONAL_COLUMNS else value

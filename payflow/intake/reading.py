@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from payflow.intake.amounts import read_decimal_commas
-from payflow.intake.columns import MISREAD_BOMS, match_headers
+from payflow.intake.columns import MISREAD_BOMS, PAYOUT_COLUMNS, ReadColumns, match_headers
 from payflow.intake.headers import (
     SCANNED_ROWS,
     MissingColumns,
@@ -27,7 +27,7 @@ from payflow.intake.headers import (
     payout_columns_missing,
 )
 from payflow.intake.limits import ReadLimits
-from payflow.intake.problems import FILE_ROW, MERGED_CELL, BatchFileError, Problem
+from payflow.intake.problems import FILE_ROW, BatchFileError, Problem
 from payflow.wording import counted
 
 BATCH_ID_HEX = 20
@@ -90,9 +90,12 @@ def read_table(
     *,
     limits: ReadLimits | None = None,
     missing_columns: MissingColumns | None = None,
+    columns: ReadColumns = PAYOUT_COLUMNS,
 ) -> RawTable:
     """The cells of any batch file (payouts, refunds, links, corrections) as text;
-    BatchFileError when unreadable. `missing_columns` lets an XLSX header be refused early."""
+    BatchFileError when unreadable. `missing_columns` lets an XLSX header be refused early;
+    `columns` (those the caller reads) are where an XLSX's hidden or merged cells, dates and
+    formula errors are read problems."""
     path = Path(path)
     limits = limits or ReadLimits.configured()
     try:
@@ -110,7 +113,7 @@ def read_table(
         from payflow.intake.xlsx import read_xlsx_cells
 
         rows, read_problems, other_sheet = read_xlsx_cells(
-            data, path.name, sheet, limits, missing_columns
+            data, path.name, sheet, limits, missing_columns, columns
         )
         frame = _frame_from_rows(rows, path.name)
         return RawTable(batch_id_of(data, other_sheet), path.name, frame, read_problems)
@@ -296,12 +299,18 @@ def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:
     return pd.DataFrame(body, columns=[str(h) for h in header], dtype=str)
 
 
-def _without_blank_rows(frame: pd.DataFrame, emptied: set[int]) -> pd.DataFrame:
-    """Drop rows with every cell empty (trailing ones above all): they carry no payout. A row
-    that only a read problem emptied (a formula with no saved result) stays, to be rejected."""
-    maybe = (frame["amount"] == "") & (frame["requisites"] == "")
+def without_blank_rows(
+    frame: pd.DataFrame, problems: Sequence[Problem], probe: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Drop rows with every cell empty (trailing ones above all): they carry nothing to send. A
+    row that only a read problem emptied (a #N/A, a formula with no saved result) stays, to be
+    rejected with its reason, never lost. `probe`: columns nearly every row fills, tested first."""
+    emptied = {problem.row for problem in problems}
+    maybe = pd.Series(True, index=frame.index)
+    for column in probe:
+        maybe &= frame[column] == ""
     if not maybe.any():
-        return frame  # the usual case, decided on two columns
+        return frame  # the usual case, decided on the probed columns
     blank = pd.Series(False, index=frame.index)
     blank[maybe] = (frame[maybe] == "").all(axis=1)
     blank[blank.index.isin(list(emptied))] = False
@@ -340,15 +349,10 @@ def _raw_batch(
     unnamed = _unnamed_with_values(frame)
     frame = frame[list(match.renames)].rename(columns=match.renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
-    frame = _without_blank_rows(frame, {problem.row for problem in problems})
+    frame = without_blank_rows(frame, problems, probe=("amount", "requisites"))
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
-    problems = [
-        replace(p, column=match.renames.get(p.column, p.column))
-        for p in problems
-        # A merged cell over a column payflow does not read hides nothing it sends.
-        if p.rule != MERGED_CELL or p.column in match.renames
-    ]
+    problems = [replace(p, column=match.renames.get(p.column, p.column)) for p in problems]
     read_as = list(notices)
     if decimal_comma:
         frame, comma_notices, thousands_points = read_decimal_commas(frame)

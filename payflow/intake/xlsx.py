@@ -15,7 +15,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
 from payflow.intake.cells import LostDigitsError, cell_text, shown_text
-from payflow.intake.columns import match_headers
+from payflow.intake.columns import PAYOUT_COLUMNS, ReadColumns, match_headers
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_error
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem, SheetToChoose, shown_value
@@ -53,13 +53,15 @@ def read_xlsx_cells(
     sheet: str | None,
     limits: ReadLimits,
     missing_columns: MissingColumns | None = None,
+    columns: ReadColumns = PAYOUT_COLUMNS,
 ) -> tuple[list[list[str]], list[Problem], str | None]:
     """Rows of text cells (header first), the cells whose numbers Excel could not keep exact,
     and the sheet read when it is not the workbook's first (None when it is).
 
     The limits apply row by row, so a sheet of a million empty rows stops early. With
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
-    once, naming a title row or another sheet that seems to hold them."""
+    once, naming a title row or another sheet that seems to hold them. `columns` are those
+    the caller reads: hidden and merged cells, dates and formula errors count only there."""
     opened = _open(data, name, limits)
     workbook = opened.workbook
     try:
@@ -87,7 +89,9 @@ def read_xlsx_cells(
                     )
                 rows.append(header)
                 continue
-            texts = _row_text(values[: len(header)], header, offset + 1, problems, limits, name)
+            texts = _row_text(
+                values[: len(header)], header, offset + 1, problems, limits, name, columns
+            )
             if any(texts):
                 blank_run = 0
                 limits.check_rows(name, offset)
@@ -98,7 +102,7 @@ def read_xlsx_cells(
         path = opened.sheet_paths.get(worksheet.title)
         if path is None:  # never seen: unscanned, hidden rows would be paid unseen
             raise BatchFileError(f"{name}: sheet {worksheet.title!r} has no part in the workbook")
-        problems += sheet_problems(opened.archive, path, header, rows)
+        problems += sheet_problems(opened.archive, path, header, rows, columns)
         title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
     except ParseError as exc:  # openpyxl parses a sheet's XML only as its rows are read
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
@@ -161,6 +165,7 @@ def _row_text(
     problems: list[Problem],
     limits: ReadLimits,
     name: str,
+    columns: ReadColumns,
 ) -> list[str]:
     texts: list[str] = []
     for index, cell in enumerate(cells):
@@ -187,7 +192,7 @@ def _row_text(
                 text = ""  # read as nothing: its one reject is this one
         error = cell.data_type == "e"
         if (error or isinstance(value, dt.date | dt.time)) and header[index]:
-            problem = _not_as_typed(row, header[index], text, error=error)
+            problem = _not_as_typed(row, header[index], text, columns, error=error)
             if problem is not None:
                 problems.append(problem)
                 text = ""  # read as nothing: its one reject is this one
@@ -207,12 +212,14 @@ FORMULA_ERROR = (
 )
 
 
-def _not_as_typed(row: int, column: str, text: str, *, error: bool) -> Problem | None:
-    """A formula's error (#N/A) or a date in a payout column is no value the operator meant:
+def _not_as_typed(
+    row: int, column: str, text: str, columns: ReadColumns, *, error: bool
+) -> Problem | None:
+    """A formula's error (#N/A) or a date in a column read is no value the operator meant:
     a VLOOKUP that found nothing paid a recipient named #N/A, and an externalId typed 5.1 went
-    as 2026-01-05T00:00:00. A note may hold a date; a column payflow does not read, anything."""
-    read_as = match_headers([column]).renames.get(column)
-    if read_as is None or (read_as == "note" and not error):
+    as 2026-01-05T00:00:00. Free text (a note) may hold a date; a column not read, anything."""
+    read_as = columns.column_of(column)
+    if read_as is None or (read_as in columns.free_text and not error):
         return None
     if error:  # an error code (#N/A) is no personal data: shown as it is
         return Problem(row, column, "formula_error", FORMULA_ERROR.format(column=column, held=text))

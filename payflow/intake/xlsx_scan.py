@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from openpyxl.utils.cell import column_index_from_string, get_column_letter, range_boundaries
 
-from payflow.intake.columns import match_headers
+from payflow.intake.columns import ReadColumns
 from payflow.intake.problems import MERGED_CELL, Problem
 from payflow.intake.unpacking import member_chunks
 
@@ -48,29 +48,35 @@ MERGED = (
 
 
 def sheet_problems(
-    archive: zipfile.ZipFile, path: str, header: list[str], rows: list[list[str]]
+    archive: zipfile.ZipFile,
+    path: str,
+    header: list[str],
+    rows: list[list[str]],
+    columns: ReadColumns,
 ) -> list[Problem]:
-    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows
-    and columns, formulas saved without a result and cells under a merged cell."""
+    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows,
+    formulas saved without a result, and hidden or merged cells of the `columns` read."""
     scan = _scan(archive, path)
     problems = [
         Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(scan.hidden_rows) if row > 1
     ]
-    problems += _in_hidden_columns(scan.hidden_columns, header, rows)
-    problems += _under_merged_cells(sorted(scan.merged), header, rows)
+    # A column the file's reader ignores hides nothing it sends: only its own columns count.
+    sent = [h if h and columns.column_of(h) else "" for h in header]
+    problems += _in_hidden_columns(scan.hidden_columns, sent, rows)
+    problems += _under_merged_cells(sorted(scan.merged), sent, rows)
     if scan.has_formula:  # the common case has none: no cell is parsed
         problems += _formulas_never_computed(archive.read(path), header)
     return problems
 
 
 def _in_hidden_columns(hidden: set[int], header: list[str], rows: list[list[str]]) -> list[Problem]:
-    """A value in a hidden payout column, row by row: a hidden amount column was paid while the
-    operator read the amounts of another, visible one that payflow does not send."""
+    """A value in a hidden column read (`header` names only those), row by row: a hidden amount
+    column was paid while the operator read the amounts of another, visible one."""
     found: list[Problem] = []
     for number in sorted(n for n in hidden if n <= len(header)):
         column = header[number - 1]
-        if not column or not match_headers([column]).renames:
-            continue  # a column payflow does not read hides nothing it sends
+        if not column:
+            continue
         message = HIDDEN_COLUMN.format(column=column, letter=get_column_letter(number))
         for row in range(2, len(rows) + 1):
             cells = rows[row - 1]
@@ -109,10 +115,11 @@ def _formulas_never_computed(xml: bytes, header: list[str]) -> list[Problem]:
 def _under_merged_cells(
     merged: list[bytes], header: list[str], rows: list[list[str]]
 ) -> list[Problem]:
-    """A cell under a merged cell that shows a value, in a data row holding anything else: the
-    sheet shows the merged value on every row it spans (a serviceId merged over three rows), but
-    only its first cell holds it, so the rows below would read it as empty and be paid without
-    it (the merchant's default service instead of the one the operator saw)."""
+    """A cell of a column read (`header` names only those) under a merged cell that shows a
+    value, in a data row holding anything else: the sheet shows the merged value on every row it
+    spans (a serviceId merged over three rows), but only its first cell holds it, so the rows
+    below would read it as empty and be paid without it (the merchant's default service instead
+    of the one the operator saw)."""
     found: list[Problem] = []
     for reference in merged:
         cells = reference.decode()

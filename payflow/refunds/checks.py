@@ -15,7 +15,7 @@ from decimal import Decimal
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.api.orders import Order
-from payflow.intake.problems import Problem
+from payflow.intake.problems import Problem, not_read
 from payflow.ledger import RefundBook, RejectedRefund
 from payflow.model import RefundInstruction, display_amount
 from payflow.refunds.intake import RefundFile
@@ -184,7 +184,7 @@ async def check_refund_file(
     frame = file.frame
     result = RefundValidation(file.batch_id, file.source_name, len(frame))
     result.rejects.extend(file.read_problems)
-    result.rejects.extend(refund_problems(frame))
+    result.rejects.extend(not_read(refund_problems(frame), file.read_problems))
     bad_rows = {p.row for p in result.rejects}
     rows = [row for row in frame.index.tolist() if row not in bad_rows]
     known = book.known(str(frame.at[row, "externalId"]) for row in rows)

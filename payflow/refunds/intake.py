@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
-from payflow.intake.columns import header_key
+from payflow.intake.columns import ReadColumns
 from payflow.intake.identity import (
     REFUND_IDENTITY_COLUMNS,
     REFUND_PREFIX,
     derived_external_ids,
 )
 from payflow.intake.problems import BatchFileError, Problem
-from payflow.intake.reading import FIRST_DATA_ROW, RawTable, batch_id_of, read_table
+from payflow.intake.reading import (
+    FIRST_DATA_ROW,
+    RawTable,
+    batch_id_of,
+    read_table,
+    without_blank_rows,
+)
 
 REQUIRED_COLUMNS = ("orderId",)
 OPTIONAL_COLUMNS = ("externalId", "amount", "reason", "callbackUrl")
 ALL_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
-_BY_KEY = {column.lower(): column for column in ALL_COLUMNS}
+# A reason is free text and may be a date; any other column read is an id, amount or URL.
+REFUND_COLUMNS = ReadColumns(ALL_COLUMNS, frozenset({"reason"}))
 
 
 @dataclass
@@ -39,7 +46,7 @@ class RefundFile:
 
 def read_refund_file(path: str | Path, sheet: str | None = None) -> RefundFile:
     """Read a CSV or XLSX refund file; BatchFileError (one line) when it cannot be used."""
-    return _refund_file(read_table(path, sheet))
+    return _refund_file(read_table(path, sheet, columns=REFUND_COLUMNS))
 
 
 def refund_file_from_rows(rows: list[list[str]], source_name: str = "rows") -> RefundFile:
@@ -55,7 +62,7 @@ def _refund_file(table: RawTable) -> RefundFile:
     renames: dict[str, str] = {}
     unknown: list[str] = []
     for header in frame.columns:
-        column = _BY_KEY.get(header_key(str(header)))
+        column = REFUND_COLUMNS.column_of(str(header))
         if column is None:
             if str(header).strip():
                 unknown.append(str(header).strip())
@@ -68,7 +75,9 @@ def _refund_file(table: RawTable) -> RefundFile:
         raise BatchFileError(f"{name}: required column missing: {', '.join(missing)}")
     frame = frame[list(renames)].rename(columns=renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
-    frame = frame[~(frame == "").all(axis=1)]
+    # Named by the refund column each cell is read as, as a payout file's are.
+    problems = [replace(p, column=renames.get(p.column, p.column)) for p in table.read_problems]
+    frame = without_blank_rows(frame, problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
     for column in OPTIONAL_COLUMNS:
@@ -84,7 +93,6 @@ def _refund_file(table: RawTable) -> RefundFile:
     frame.loc[blank, "externalId"] = derived_external_ids(
         frame.loc[blank], columns=REFUND_IDENTITY_COLUMNS, prefix=REFUND_PREFIX
     )
-    problems = list(table.read_problems)
     return RefundFile(
         table.batch_id,
         name,

@@ -1,17 +1,22 @@
 """Refund, links and corrections files are read from XLSX as from CSV: the XLSX reader once
-checked every file's header against the payout columns, so none of them could be an XLSX."""
+checked every file's header against the payout columns, so none of them could be an XLSX. Its
+checks of hidden and merged cells, dates and formula errors cover each file's own columns."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
-from openpyxl import Workbook
+from intake_files import with_cached_errors, write_xlsx
+from openpyxl import Workbook, load_workbook
 
+from payflow.intake import Problem
 from payflow.links.rows import read_link_rows
 from payflow.refunds.intake import read_refund_file
 from payflow.rerun import read_corrections
 
 ORDER = "6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5e"
+OTHER = "6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5f"
 
 
 def _xlsx(path: Path, *rows: list[object]) -> Path:
@@ -28,6 +33,49 @@ def test_a_refund_file_in_xlsx_is_read(tmp_path):
     path = _xlsx(tmp_path / "refunds.xlsx", ["orderId", "externalId", "amount"], [ORDER, "r-1", 25])
     file = read_refund_file(path)
     assert file.frame[["orderId", "externalId", "amount"]].values.tolist() == [[ORDER, "r-1", "25"]]
+
+
+def _rules(problems: list[Problem]) -> list[tuple[int, str, str]]:
+    return [(p.row, p.column, p.rule) for p in problems]
+
+
+def test_a_hidden_order_id_column_is_rejected_not_refunded(tmp_path):
+    # Found by hand: orderId hidden, the operator reading a visible "Order to refund" column
+    # beside it, and payflow refund refunded the hidden order with no word of the hidden column.
+    path = tmp_path / "refunds.xlsx"
+    write_xlsx(path, [["orderId", "Order to refund", "reason"], [ORDER, OTHER, "decoy"]])
+    book = load_workbook(path)
+    book.active.column_dimensions["A"].hidden = True
+    book.save(path)
+    file = read_refund_file(path)
+    assert _rules(file.read_problems) == [(2, "orderId", "hidden_column")]
+    assert file.read_problems[0].message.startswith("orderId is in column A, hidden in the")
+
+
+def test_a_date_or_error_in_an_order_id_is_named_and_ignored_columns_are_not_checked(tmp_path):
+    # Found by hand: a date and a #N/A in orderId were called "orderId must be a UUID", while a
+    # hidden 'name', a date in 'userId' and a merged cell over a note, columns refunds never
+    # read, rejected their rows as hidden_column, date_cell and merged_cell.
+    header = ["Order ID", "externalId", "reason", "batch note", "name", "userId"]
+    rows = [
+        [dt.datetime(2026, 1, 5), "r-1", dt.date(2026, 1, 1), "sweep", "Ivan", dt.date(2026, 1, 2)],
+        ["=NA()", "", "", "", "", ""],  # nothing but the error: kept, to be rejected
+        [ORDER, "r-3", "recall", "", "Olga", "=NA()"],
+    ]
+    path = write_xlsx(tmp_path / "refunds.xlsx", [header, *rows])
+    book = load_workbook(path)
+    book.active.merge_cells("D2:D4")
+    book.active.column_dimensions["E"].hidden = True
+    book.save(path)
+    with_cached_errors(path, {"=NA()": "#N/A"})
+    file = read_refund_file(path)
+    assert _rules(file.read_problems) == [
+        (2, "orderId", "date_cell"),
+        (3, "orderId", "formula_error"),
+    ]
+    assert file.read_problems[1].message.startswith("Order ID shows the error #N/A")
+    assert file.frame.index.tolist() == [2, 3, 4]
+    assert file.frame.at[2, "reason"] == "2026-01-01T00:00:00"  # free text may hold a date
 
 
 def test_a_links_file_in_xlsx_is_read(tmp_path):

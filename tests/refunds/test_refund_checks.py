@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from openpyxl import Workbook
 from refunds_support import make_client, paid_orders, run_refunds, write_refunds
 
 from payflow.intake import BatchFileError
+from payflow.ledger import RowState
 from payflow.refunds.checks import check_refund_file
 from payflow.refunds.intake import read_refund_file, refund_file_from_rows
+from payflow.refunds.steps import prepare_refunds
 from payflow.schemas.refund_schema import refund_problems
 
 ORDER = "0b8f3c2e-5a1d-4e6b-9f7a-100000000001"
@@ -131,3 +134,34 @@ async def test_an_order_id_in_capitals_is_the_same_order(sandbox, ledger, tmp_pa
         checked = await check_refund_file(file, client, ledger.refunds)
     assert checked.rejects == []
     assert [i.order_id for i in checked.instructions] == [order]
+
+
+async def test_an_order_id_a_lookup_failed_to_fill_is_rejected_once_and_kept(
+    sandbox, ledger, tmp_path
+):
+    # Found by hand: an XLSX orderId showing #N/A was called "orderId must be a UUID", the
+    # error never named. Read as nothing, the row must still reach the ledger (not be dropped
+    # as blank) with the one reason, not also "orderId is required"; a hidden empty row, dropped
+    # as blank while its hidden_row reject stayed, ended the run "unexpected error (KeyError)".
+    [order] = paid_orders(sandbox, 1)
+    book = Workbook()
+    sheet = book.active
+    for row in (["orderId", "reason"], ["#N/A", ""], [order, "recall"], [None, None]):
+        sheet.append(row)  # openpyxl stores "#N/A" as an error cell, as Excel saves it
+    sheet.row_dimensions[4].hidden = True
+    book.save(tmp_path / "r.xlsx")
+    async with make_client(sandbox) as client:
+        prepared = await prepare_refunds(tmp_path / "r.xlsx", client, ledger)
+    rejects = prepared.validation.rejects
+    assert [(p.row, p.column, p.rule) for p in rejects] == [
+        (2, "orderId", "formula_error"),
+        (4, "", "hidden_row"),
+        (4, "orderId", "order_id_present"),
+    ]
+    assert [i.order_id for i in prepared.validation.instructions] == [order]
+    rows = list(ledger.refunds.rows(prepared.batch_id))
+    assert [(r.row_number, r.state) for r in rows] == [
+        (2, RowState.REJECTED),
+        (3, RowState.VALIDATED),
+        (4, RowState.REJECTED),
+    ]
