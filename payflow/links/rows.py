@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,15 @@ from pydantic import ValidationError
 
 from payflow.api.widget import WidgetPayload
 from payflow.intake import BatchFileError, Problem
-from payflow.intake.columns import header_key
-from payflow.intake.reading import FIRST_DATA_ROW, read_table
+from payflow.intake.columns import ReadColumns
+from payflow.intake.problems import not_read
+from payflow.intake.reading import FIRST_DATA_ROW, read_table, without_blank_rows
 from payflow.links.records import CURRENCY, LinkRow
 from payflow.links.report import rejected_rows
 
 REQUIRED = ("externalId", "userId", "amount")
 OPTIONAL = ("serviceId",)
-_BY_KEY = {column.lower(): column for column in REQUIRED + OPTIONAL}
+LINK_COLUMNS = ReadColumns(REQUIRED + OPTIONAL)  # no free text: a date in any is a mistake
 PLAIN_AMOUNT = re.compile(r"[0-9]{1,13}(?:\.[0-9]{1,2})?|[0-9]{1,13}\.[0-9]{3,}")
 _PLACEHOLDER_MERCHANT = "00000000-0000-4000-8000-000000000000"
 _PAYLOAD_FIELDS = {
@@ -59,14 +60,14 @@ class LinkRowsReport:
 
 def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport:
     """Read and check a links file; BatchFileError (one line) when it cannot be read."""
-    table = read_table(path, sheet)
+    table = read_table(path, sheet, columns=LINK_COLUMNS)
     batch_id, name, frame, read_problems = (
         table.batch_id,
         table.source_name,
         table.frame,
         table.read_problems,
     )
-    renames = {h: _BY_KEY[header_key(h)] for h in frame.columns if header_key(h) in _BY_KEY}
+    renames = {h: column for h in frame.columns if (column := LINK_COLUMNS.column_of(h))}
     missing = [c for c in REQUIRED if c not in renames.values()]
     if missing:
         raise BatchFileError(f"{name}: required column missing: {', '.join(missing)}")
@@ -74,7 +75,9 @@ def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport
         raise BatchFileError(f"{name}: a column is given more than once")
     frame = frame[list(renames)].rename(columns=renames)
     frame.index = pd.RangeIndex(FIRST_DATA_ROW, FIRST_DATA_ROW + len(frame))
-    frame = frame[(frame != "").any(axis=1)]
+    # Named by the link column each cell is read as, as a payout file's are.
+    read_problems = [replace(p, column=renames.get(p.column, p.column)) for p in read_problems]
+    frame = without_blank_rows(frame, read_problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
     return check_link_rows(batch_id, name, frame, read_problems)
@@ -92,6 +95,7 @@ def check_link_rows(
         if external_id:
             rows_of.setdefault(external_id, []).append(int(row_number))
     expires_at = int(time.time()) + 1800
+    found: list[Problem] = []
     for row_number, cells in _records(frame):
         problems = _row_problems(row_number, cells, expires_at)
         external_id = cells["externalId"]
@@ -108,7 +112,7 @@ def check_link_rows(
                 )
             )
         if problems:
-            report.problems.extend(problems)
+            found.extend(problems)
             continue
         service = cells.get("serviceId", "")
         report.valid.append(
@@ -120,6 +124,8 @@ def check_link_rows(
                 int(service) if service else None,
             )
         )
+    # A cell read as nothing has its read problem: not also "userId is required".
+    report.problems.extend(not_read(found, read_problems))
     bad_rows = {p.row for p in report.problems}
     report.valid = [row for row in report.valid if row.row_number not in bad_rows]
     return report

@@ -85,6 +85,35 @@ def test_a_links_file_in_xlsx_is_read(tmp_path):
     assert [row.external_id for row in report.valid] == ["l-1"]
 
 
+def test_a_links_file_gets_the_xlsx_checks_over_its_own_columns_only(tmp_path):
+    # Found by hand: a hidden note, a date in a name and a merged comment, columns links never
+    # read, rejected their rows; a userId read as nothing was also "userId is required"; and a
+    # row holding only an #N/A amount was not counted (rows 2, rejected 3).
+    header = ["externalId", "userId", "amount", "note", "name", "comment"]
+    rows = [
+        ["l-1", "u-1", "=NA()", "n", "Ivan", "batch A"],
+        ["", "", "=NA()", "", "", ""],
+        ["l-3", dt.date(2026, 1, 2), "300", "n", "Olga", ""],
+        ["l-4", "u-4", "300", "n", dt.date(2026, 1, 1), ""],
+    ]
+    path = write_xlsx(tmp_path / "links.xlsx", [header, *rows])
+    book = load_workbook(path)
+    book.active.column_dimensions["D"].hidden = True
+    book.active.merge_cells("F2:F5")
+    book.save(path)
+    with_cached_errors(path, {"=NA()": "#N/A"})
+    report = read_link_rows(path)
+    assert (report.rows, report.rejected) == (4, 3)
+    assert _rules(report.problems) == [
+        (2, "amount", "formula_error"),
+        (3, "amount", "formula_error"),
+        (4, "userId", "date_cell"),
+        (3, "externalId", "externalId_required"),
+        (3, "userId", "userId_required"),
+    ]
+    assert [row.external_id for row in report.valid] == ["l-4"]
+
+
 def test_a_corrections_file_in_xlsx_is_read(tmp_path):
     path = _xlsx(
         tmp_path / "fix.xlsx", ["externalId", "requisites"], ["jun-003", "40817810299910000042"]
