@@ -17,6 +17,7 @@ from payflow.intake.problems import BatchFileError
 from payflow.intake.reading import read_table
 from payflow.model import PayoutInstruction
 from payflow.rerun.candidates import RerunRefused
+from payflow.wording import counted
 
 Validate = Callable[[RawBatch], ValidationReport]
 CORRECTABLE = ("requisites", "bankName", "name")
@@ -60,6 +61,16 @@ def _read_rows(path: Path) -> list[list[str]]:
         table = read_table(path)
     except BatchFileError as exc:
         raise RerunRefused(str(exc)) from None
+    if table.read_problems:
+        # A hidden row or column, a merged cell, a date or #N/A read in place of what shows: a
+        # rerun would go to requisites nobody saw (the batch reader rejects such rows; here a
+        # file is all or nothing, as a correction applies to a row already checked once).
+        first, more = table.read_problems[0], len(table.read_problems) - 1
+        others = f" (and {counted(more, 'more problem')})" if more else ""
+        raise RerunRefused(
+            f"{path.name}: row {first.row}, {first.column}: {first.message} ({first.rule})"
+            f"{others}; nothing was rerun: fix the file so every cell reads as it shows"
+        )
     frame = table.frame
     rows = [[str(cell) for cell in row] for row in frame.itertuples(index=False)]
     return [[str(c) for c in frame.columns], *[row for row in rows if any(row)]]

@@ -7,13 +7,14 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 from intake_files import with_cached_errors, write_xlsx
 from openpyxl import Workbook, load_workbook
 
 from payflow.intake import Problem
 from payflow.links.rows import read_link_rows
 from payflow.refunds.intake import read_refund_file
-from payflow.rerun import read_corrections
+from payflow.rerun import RerunRefused, read_corrections
 
 ORDER = "6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5e"
 OTHER = "6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5f"
@@ -120,3 +121,23 @@ def test_a_corrections_file_in_xlsx_is_read(tmp_path):
     )
     [correction] = read_corrections(path).values()
     assert correction.changes == {"requisites": "40817810299910000042"}
+
+
+def test_a_corrections_file_with_a_hidden_row_or_an_na_cell_is_refused(tmp_path):
+    # The corrections reader ignored read problems: a hidden row's correction was applied and an
+    # #N/A name dropped, so a rerun went to requisites the operator never saw.
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["externalId", "requisites"])
+    sheet.append(["jun-003", "40817810299910000042"])
+    sheet.append(["jun-004", "40817810299910000059"])
+    sheet.row_dimensions[3].hidden = True
+    book.save(tmp_path / "hidden.xlsx")
+    with pytest.raises(
+        RerunRefused, match=r"hidden.xlsx: row 3, .*\(hidden_row\).*nothing was rerun"
+    ):
+        read_corrections(tmp_path / "hidden.xlsx")
+    na = _xlsx(tmp_path / "na.xlsx", ["externalId", "name"], ["jun-003", "=NA()"])
+    with pytest.raises(RerunRefused, match=r"row 2, name: .*nothing was rerun"):
+        read_corrections(na)
