@@ -5,7 +5,8 @@ the run still reads Paused, and a resume sets it Running with nobody to go on. S
 is confirmed (the paused subflow completes within `WENT_ON_WITHIN_SECONDS`). A run that does
 not go on is marked Crashed with its parents still Running, and an approved batch gets a new
 run of the deployment that started it, keyed by the dead run (`successor_key`): the daily run
-finding the dead run by its key gets that same successor.
+finding the dead run by its key gets that same successor. The daily run marks a run it finds
+with nobody behind it Crashed the same way (`crash_left_behind`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from uuid import UUID
 from prefect.client.orchestration import PrefectClient, get_client
 from prefect.client.schemas.filters import (
     FlowRunFilter,
+    FlowRunFilterParentFlowRunId,
     FlowRunFilterState,
     FlowRunFilterStateType,
     FlowRunFilterTags,
@@ -139,11 +141,7 @@ async def _replace(
         f"its process stopped while it waited for approval (a worker restart?); "
         f"{'approved' if approve else 'declined'} by {approver} after that"
     )
-    for run in chain:
-        if run.state is not None and run.state.type in _STILL_WAITING:
-            # Forced: the run's own engine is gone, so no rule would ever see it end; forcing
-            # also releases the deployment's concurrency slot the dead run held.
-            await client.set_flow_run_state(run.id, Crashed(message=why), force=True)
+    await _crash_waiting(client, chain, why)
     top = chain[-1]
     if not approve or top.deployment_id is None:
         return Replaced(run_id, str(top.id), None)
@@ -154,6 +152,38 @@ async def _replace(
         tags=list(top.tags),
     )
     return Replaced(run_id, str(top.id), str(new.id))
+
+
+async def crash_left_behind(run_id: str, why: str) -> None:
+    """Mark a pay run with no process behind it Crashed, and its subflows still waiting (the
+    approval pause), so that nothing resumes them."""
+    async with get_client() as client:
+        run = await client.read_flow_run(UUID(run_id))
+        await _crash_waiting(client, [run, *await _waiting_subflows(client, run)], why)
+
+
+async def _crash_waiting(client: PrefectClient, runs: list[FlowRun], why: str) -> None:
+    """Set each run still Paused or Running Crashed with `why`."""
+    for run in runs:
+        if run.state is not None and run.state.type in _STILL_WAITING:
+            # Forced: the run's own engine is gone, so no rule would ever see it end; forcing
+            # also releases the deployment's concurrency slot the dead run held.
+            await client.set_flow_run_state(run.id, Crashed(message=why), force=True)
+
+
+async def _waiting_subflows(client: PrefectClient, run: FlowRun) -> list[FlowRun]:
+    """The run's subflows, and theirs, that are still Paused or Running."""
+    found: list[FlowRun] = []
+    parents = [run.id]
+    while parents:
+        query = FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=parents),
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=list(_STILL_WAITING))),
+        )
+        children = await client.read_flow_runs(flow_run_filter=query)
+        found += children
+        parents = [child.id for child in children]
+    return found
 
 
 async def _with_parents(client: PrefectClient, run: FlowRun) -> list[FlowRun]:

@@ -33,7 +33,11 @@ class RunBeat:
 
     def alive(self, now: datetime) -> bool:
         """True while the run has not ended and its beat is recent enough for it to live."""
-        return self.ended_at is None and now - self.beat_at < STALE_AFTER
+        return self.ended_at is None and self.recent(now)
+
+    def recent(self, now: datetime, within: timedelta = STALE_AFTER) -> bool:
+        """True when the run beat (or ended) less than `within` before `now`."""
+        return now - self.beat_at < within
 
 
 def beat(ledger: Ledger, run_id: str, batch_id: str, label: str) -> None:

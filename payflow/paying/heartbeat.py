@@ -2,7 +2,8 @@
 
 The beat is what tells a console that a run (in a Prefect worker, another console, the command
 line) is alive; a run whose process died stops beating, so it reads interrupted, not "paying"
-forever. The run id is a worker id (host:pid:nonce): on its own host a dead run is known at once.
+forever, and the daily run replaces it (`left_behind`). The run id is a worker id
+(host:pid:nonce): on its own host a dead run is known at once.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from payflow.ledger import Ledger
-from payflow.ledger.run_beats import BEAT_SECONDS, beat, end_beats
-from payflow.paying.workers import new_worker_id
+from payflow.ledger.run_beats import BEAT_SECONDS, STALE_AFTER, batch_beats, beat, end_beats
+from payflow.paying.workers import new_worker_id, worker_is_dead
 
 logger = logging.getLogger(__name__)
 
@@ -47,3 +49,21 @@ def beating(
             end_beats(ledger, run_id)
         except Exception:  # not recorded: the beat goes stale instead, a minute later
             logger.warning("pay run end of batch %s not written", batch_id, exc_info=True)
+
+
+def left_behind(
+    ledger: Ledger,
+    batch_id: str,
+    started_at: datetime | None,
+    stale_after: timedelta = STALE_AFTER,
+) -> bool:
+    """True when a pay run of the batch, started at `started_at` by Prefect's account, has no
+    process behind it: it started over `stale_after` ago and no run of the batch was heard since.
+
+    Any recent beat counts, another run's or an ended one (a run ends its beat a moment before
+    Prefect reads it final): a run this cannot tell from a live one is never judged dead."""
+    now = ledger.now()
+    if started_at is None or now - started_at < stale_after:
+        return False  # still starting: its first beat comes after Prefect shows it Running
+    heard = (b for b in batch_beats(ledger, batch_id) if b.recent(now, stale_after))
+    return all(worker_is_dead(b.run_id) for b in heard)

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
 import uvicorn
+from support.beats import at_past
 
 from payflow.api import AsyncPayoutsClient
 from payflow.approvals import record_decision
@@ -24,7 +21,7 @@ from payflow.console.app import create_app
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import add_operator
 from payflow.console.paying import IN_PROCESS, is_paying
-from payflow.ledger import Ledger, utc_now
+from payflow.ledger import Ledger
 from payflow.ledger.actions import actions_of, record_action
 from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch, track_batch
@@ -148,27 +145,6 @@ def register_rows(ledger: Ledger, batch_id: str, *ids: str) -> str:
     ]
     ledger.register_batch(batch_id, "cli.csv", rows, [])
     return batch_id
-
-
-def at_past(ledger: Ledger, seconds: float) -> Ledger:
-    """The same ledger with its clock `seconds` back: what a process wrote that long ago."""
-    return Ledger(ledger.engine, clock=lambda: utc_now() - timedelta(seconds=seconds))
-
-
-def dead_run_id() -> str:
-    """A pay run id (host:pid:nonce) of this host whose process has exited."""
-    child = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return f"{socket.gethostname()}:{child.stdout.strip()}:deadbeef"
-
-
-def elsewhere_run_id() -> str:
-    """A pay run id of a process on another host: alive as long as it beats."""
-    return "worker-7.example:4242:cafe0001"
 
 
 def with_client_in_a_thread(

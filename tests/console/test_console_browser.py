@@ -13,10 +13,8 @@ from console_support import (
     ERROR_ROWS,
     PASSWORD,
     Console,
-    at_past,
     batch_csv,
     csrf_of,
-    dead_run_id,
     pay_with_the_engine,
     paying_in_a_console,
     post_only,
@@ -25,6 +23,7 @@ from console_support import (
 )
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from support.beats import at_past, dead_run_id
 from support.stats import sandbox_stats
 
 from payflow.approvals import Pending, approval_status, load_policy

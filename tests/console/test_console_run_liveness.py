@@ -8,14 +8,12 @@ import re
 import pytest
 from console_support import (
     Console,
-    at_past,
     csrf_of,
-    dead_run_id,
-    elsewhere_run_id,
     paying_in_a_console,
     register_rows,
     signed_in,
 )
+from support.beats import at_past, dead_run_id, elsewhere_run_id
 
 from payflow.console.paying import IN_PROCESS
 from payflow.ledger.run_beats import batch_beats, beat

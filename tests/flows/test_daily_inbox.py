@@ -8,23 +8,29 @@ import os
 import pwd
 import threading
 import time
+from datetime import timedelta
+from functools import partial
 from typing import Any
 from uuid import UUID
 
 import pytest
+from prefect import task
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import State
-from prefect.states import Crashed, Failed
+from prefect.states import Crashed, Failed, Paused, Running
+from support.beats import at_past, dead_run_id, elsewhere_run_id
 from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
+from payflow.flows.approval import await_approval
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.flows.pay_batch import pay_batch
 from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file, still_written
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
+from payflow.ledger.run_beats import beat, end_beats
 from payflow.paying.run_end import NOT_ALL_PAID
-from payflow.tasks.inbox import start_pay_run
+from payflow.tasks.inbox import LEFT_BEHIND, start_pay_run
 
 GOOD = """externalId,amount,currency,paymentType,requisites,name,userId
 inbox-1,1000,XOF,SIM,2250700000101,Kouadio Yao,u-1
@@ -183,6 +189,93 @@ def test_a_file_dropped_again_after_its_pay_run_crashed_starts_a_new_one_once(pr
     second = start("pay-batch/pay-batch", "crash-1")
     assert second != first
     assert start("pay-batch/pay-batch", "crash-1") == second  # and only one new run
+
+
+@task(name="await-approval")
+def _call() -> None:
+    """The task run a subflow call stands on."""
+
+
+async def _left_running(run_id: str) -> str:
+    """Show the pay run Running, waiting in a Paused approval subflow (as a run whose worker
+    died reads); the subflow's id."""
+    async with get_client() as client:
+        await client.set_flow_run_state(UUID(run_id), Running(), force=True)
+        # A subflow's parent is a task run standing for the call (Prefect makes one too).
+        task_run = await client.create_task_run(_call, flow_run_id=UUID(run_id), dynamic_key="0")
+        subflow = await client.create_flow_run(
+            await_approval, parent_task_run_id=task_run.id, state=Paused()
+        )
+        return str(subflow.id)
+
+
+async def _state_of(run_id: str) -> tuple[str, str | None]:
+    async with get_client() as client:
+        state = (await client.read_flow_run(UUID(run_id))).state
+    assert state is not None
+    return state.type.value, state.message
+
+
+def _ledger_of_the_test(tmp_path, monkeypatch) -> Ledger:
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", url)
+    return Ledger.open(url)
+
+
+# Prefect sets a run's start time itself: the tests judge with a window of seconds instead.
+WINDOW = timedelta(seconds=3)
+PAY = "pay-batch/pay-batch"
+
+
+def _left_past_the_window(*batch_ids: str) -> list[tuple[str, str]]:
+    """Each batch's pay run, left Running in a Paused subflow for longer than `WINDOW`; (run,
+    pause) ids."""
+    asyncio.run(_deploy_pay_batch())
+    runs = [start_pay_run.fn(PAY, batch_id) for batch_id in batch_ids]
+    pauses = [asyncio.run(_left_running(run)) for run in runs]
+    time.sleep(WINDOW.total_seconds() + 0.5)
+    return list(zip(runs, pauses, strict=True))
+
+
+def test_a_pay_run_left_running_with_no_heartbeat_is_crashed_and_paid_by_one_new_run(
+    prefect_api, tmp_path, monkeypatch
+):
+    # A run whose worker died reads Running (or Paused) for ever; the key returned it, so the
+    # file dropped again did nothing and the batch was never paid.
+    start = partial(start_pay_run.fn, stale_after=WINDOW)
+    with _ledger_of_the_test(tmp_path, monkeypatch) as ledger:
+        [(first, pause)] = _left_past_the_window("silent-1")
+        # Its last beat, 10 s ago: stale. A fresh beat whose process is gone is no one either.
+        beat(at_past(ledger, 10), elsewhere_run_id(), "silent-1", "flow run calm-owl")
+        beat(ledger, dead_run_id(), "silent-1", "flow run calm-owl")
+        second = start(PAY, "silent-1")
+    assert second != first
+    assert asyncio.run(_state_of(first)) == ("CRASHED", LEFT_BEHIND)
+    # Its approval pause too: nobody resumes it into a run with nothing behind it.
+    assert asyncio.run(_state_of(pause)) == ("CRASHED", LEFT_BEHIND)
+    assert start(PAY, "silent-1") == second  # and only one new run
+
+
+def test_a_pay_run_that_beats_or_has_just_started_is_never_replaced(
+    prefect_api, tmp_path, monkeypatch
+):
+    start = partial(start_pay_run.fn, stale_after=WINDOW)
+    with _ledger_of_the_test(tmp_path, monkeypatch) as ledger:
+        [(beating, pause), (ending, _), (young, _)] = _left_past_the_window(
+            "beating-1", "ending-1", "young-1"
+        )
+        # Beating (from another host): alive, paused or paying.
+        beat(ledger, elsewhere_run_id(), "beating-1", "flow run calm-owl")
+        assert start(PAY, "beating-1") == beating
+        assert asyncio.run(_state_of(beating))[0] == "RUNNING"
+        assert asyncio.run(_state_of(pause))[0] == "PAUSED"
+        # A run that just ended its beat is finishing: Prefect reads it final in a moment.
+        beat(ledger, "worker-8.example:1:feed0001", "ending-1", "flow run quick-fox")
+        end_beats(ledger, "worker-8.example:1:feed0001")
+        assert start(PAY, "ending-1") == ending
+    # No beat, Running for less than a minute (the default window): it may still be starting.
+    assert start_pay_run.fn(PAY, "young-1") == young
+    assert asyncio.run(_state_of(young))[0] == "RUNNING"
 
 
 def test_a_file_dropped_again_after_its_pay_run_ran_to_its_end_unpaid_starts_no_new_one(
