@@ -14,10 +14,12 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from support.waiting import wait_until
 
 from payflow.inbox import SCHEDULE_ACTOR
 from payflow.intake import batch_id_of
+from payflow.ledger.run_beats import STALE_AFTER
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(900)]
@@ -442,3 +445,101 @@ def test_approving_a_batch_whose_paused_run_died_with_its_worker_starts_a_run_th
     assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
     assert {run["id"] for run in pay_runs(stack, batch_id)} == {pay_run["id"], successor}
     start_worker(stack, owner, stack.root / f"{owner}-restarted.log")
+
+
+def kill_worker_and_its_run(stack: Stack, run_id: str) -> str:
+    """SIGKILL the worker that took the run and the run's own process (a session of its own),
+    as a machine going down would; the worker's name."""
+    owner = wait_for("the run's worker", lambda: worker_of_run(stack).get(run_id))
+    killed = stack.workers[owner]
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    flow_pid = stack.api("GET", f"/flow_runs/{run_id}")["infrastructure_pid"]
+    os.kill(int(str(flow_pid).rpartition(":")[2]), signal.SIGKILL)
+    return str(owner)
+
+
+def test_a_file_dropped_again_pays_a_batch_whose_run_died_running_or_paused_and_not_a_live_one(
+    stack: Stack,
+) -> None:
+    """Prefect shows a pay run whose worker died Running (or Paused) for ever, and one resumed
+    in its form after that Running with nobody behind it; the file dropped again found it by its
+    key and did nothing, so the batch was never paid. Past the heartbeat's window, the daily run
+    crashes such a run and a new one pays each row once; a run that beats is left alone."""
+    stack.inbox.mkdir(exist_ok=True)
+    start_worker(stack, "worker-c", stack.root / "worker-c.log")  # three pay runs wait at once
+    files = {"paying": "wed-paying.csv", "paused": "wed-paused.csv", "live": "wed-live.csv"}
+    batches, ids = {}, {}
+    for n, (name, file) in enumerate(files.items()):
+        batches[name], ids[name] = batch_file(
+            stack.inbox / file, f"e2e-{name}", 12, 80_000 + n * 100
+        )
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+    runs = {}
+    for name, batch_id in batches.items():
+        wait_for(f"the {name} batch's pause", lambda b=batch_id: paused(stack, b))
+        [runs[name]] = [run["id"] for run in pay_runs(stack, batch_id)]
+    [pause] = [run["id"] for run in paused(stack, batches["paused"])]
+
+    # Killed while paying: approved, then SIGKILLed with rows sent and rows being sent.
+    set_latency(stack, 1.0)
+    assert stack.approve(batches["paying"])["resumed"]
+
+    def sent_and_sending() -> bool:
+        states = dict(
+            stack.ledger(
+                "SELECT state, count(*) FROM payouts WHERE batch_id = %s GROUP BY state",
+                batches["paying"],
+            )
+        )
+        sent = sum(states.get(state, 0) for state in ("CREATED", "PROCESSING", "COMPLETED"))
+        return sent > 0 and states.get("SUBMITTING", 0) > 0
+
+    wait_for("rows sent and rows being sent", sent_and_sending, timeout=120)
+    killed = [kill_worker_and_its_run(stack, runs["paying"])]
+    set_latency(stack, 0.0)
+    # Killed while paused, then resumed in Prefect's form: Running, with nobody behind it.
+    killed.append(kill_worker_and_its_run(stack, runs["paused"]))
+    stack.api(
+        "POST",
+        f"/flow_runs/{pause}/resume",
+        {"run_input": {"approve": True, "approver": APPROVER}},
+    )
+    assert wait_for("the resume", lambda: stack.state_of(pause) == "RUNNING", timeout=30)
+    assert {stack.state_of(runs[n]) for n in runs} == {"RUNNING"}  # Prefect cannot tell
+    for name in killed:
+        start_worker(stack, name, stack.root / f"{name}-after-kill.log")
+
+    # Past the window (a minute) from each run's start, with the live run still beating.
+    starts = [stack.api("GET", f"/flow_runs/{run_id}")["start_time"] for run_id in runs.values()]
+    latest = max(datetime.fromisoformat(start) for start in starts)
+    time.sleep(max(0.0, (latest + STALE_AFTER - datetime.now(UTC)).total_seconds()) + 5)
+    for file in files.values():
+        (stack.inbox / "processed" / file).rename(stack.inbox / file)
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+
+    for name in ("paying", "paused"):
+        assert stack.state_of(runs[name]) == "CRASHED"
+        [new] = [r["id"] for r in pay_runs(stack, batches[name]) if r["id"] != runs[name]]
+        runs[name] = new
+    assert stack.state_of(pause) == "CRASHED"
+    # The live run is the batch's only run, still waiting for its approval.
+    assert [r["id"] for r in pay_runs(stack, batches["live"])] == [runs["live"]]
+    assert [r["id"] for r in paused(stack, batches["live"])]
+    # The answer given in Prefect's form reached nobody: the new run asks again.
+    wait_for("the new run's pause", lambda: paused(stack, batches["paused"]))
+    for name in ("paused", "live"):
+        assert stack.approve(batches[name])["resumed"]
+    for name, run_id in runs.items():
+        assert wait_for(f"the {name} run", lambda r=run_id: final(stack, r), 240) == "COMPLETED"
+
+    sent = stack.sandbox_stats()["payoutsByExternalId"]
+    every = [i for name in files for i in ids[name]]
+    assert {i: sent.get(i) for i in every} == dict.fromkeys(every, 1)
+    for batch_id in batches.values():
+        states = stack.ledger(
+            "SELECT state, count(*) FROM payouts WHERE batch_id = %s GROUP BY state", batch_id
+        )
+        assert dict(states) == {"COMPLETED": 12}
