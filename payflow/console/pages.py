@@ -81,6 +81,14 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
     if any(r.decision == "decline" for r in ctx.ledger.approvals_of(batch_id)):
         return "declined"
     if (counts.to_send or counts.pending) and run_alive(ctx, batch_id):
+        # A deployment's run beats while it waits for its approval (hours, for a daily run):
+        # paused there, it pays nothing yet, and its approval is given with `payflow approve`
+        # or in Prefect's form.
+        policy = load_policy(ctx.settings.approvals_file)
+        if not counts.own_sent and not isinstance(
+            approval_status(ctx.ledger, batch_id, policy), Approved
+        ):
+            return "awaiting approval"
         return "paying"  # `payflow pay` or a deployment's run, beating in the ledger
     if counts.to_send and not counts.own_sent:
         # Nothing of its own sent yet: rows whose payout another batch made (and paid) do not

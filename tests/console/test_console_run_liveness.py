@@ -15,6 +15,7 @@ from console_support import (
 )
 from support.beats import at_past, dead_run_id, elsewhere_run_id
 
+from payflow.approvals import load_policy, record_decision
 from payflow.console.paying import IN_PROCESS
 from payflow.ledger.run_beats import batch_beats, beat
 from payflow.paying.heartbeat import beating
@@ -104,3 +105,22 @@ def test_a_run_from_the_command_line_reads_paying_while_it_beats_then_not(
     ended = [b for b in batch_beats(ledger, batch_id) if b.run_id == run_id]
     assert ended and ended[0].ended_at is not None
     assert _state(maker.get(f"/batches/{batch_id}").text) == "uploaded"
+
+
+def test_a_deployment_run_beating_while_it_waits_for_its_approval_reads_awaiting_approval(
+    console: Console, tmp_path
+) -> None:
+    # Found in review: a daily run paused for its approval beats (for hours), and every console
+    # read its batch as "paying" while nothing was being paid.
+    rules = tmp_path / "approvals.yaml"
+    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
+    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    ledger = console.ctx.ledger
+    batch_id = register_rows(ledger, "pausedrun", "pr-2", "pr-3")
+    maker = signed_in(console, "mia")
+    with beating(ledger, batch_id, "flow run patient-owl", every=0.05):
+        assert _state(maker.get(f"/batches/{batch_id}").text) == "awaiting approval"
+        record_decision(
+            ledger, batch_id, approver="bob", decision="approve", policy=load_policy(rules)
+        )
+        assert _state(maker.get(f"/batches/{batch_id}").text) == "paying"  # approved: it pays
