@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from support.shared_prefect import SHARED_PREFECT_VARIABLE
+
 PAYFLOW = [sys.executable, "-m", "payflow"]
-# Set by conftest's shared_prefect_server: the address of this test process's Prefect server.
-SHARED_PREFECT_VARIABLE = "CLI_TESTS_PREFECT_API_URL"
 NOISE = (
     "Traceback",
     "database is locked",

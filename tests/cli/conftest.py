@@ -6,55 +6,6 @@ warm server would (README "Speed"); the tests about the temporary server itself 
 sample run, signals) ask for it with `temporary_prefect=True`.
 """
 
-from __future__ import annotations
+from support.shared_prefect import shared_prefect_server
 
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
-
-import httpx
-import pytest
-from cli_support import SHARED_PREFECT_VARIABLE
-from support.servers import free_port
-
-from payflow.quiet import prefect_environment
-
-
-@pytest.fixture(scope="session", autouse=True)
-def shared_prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Start `prefect server start` once; payflow_env points the runs at it."""
-    home = tmp_path_factory.mktemp("shared-prefect")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
-    env.update(prefect_environment(home))
-    prefect = str(Path(sys.executable).with_name("prefect"))
-    command = [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)]
-    url = f"http://127.0.0.1:{port}/api"
-    log = (home / "server.log").open("w")
-    server = subprocess.Popen(
-        [*command, "--no-services"], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the shared Prefect server did not start; see {home / 'server.log'}")
-            time.sleep(0.3)
-        os.environ[SHARED_PREFECT_VARIABLE] = url
-        yield url
-    finally:
-        os.environ.pop(SHARED_PREFECT_VARIABLE, None)
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+__all__ = ["shared_prefect_server"]

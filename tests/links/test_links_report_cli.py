@@ -12,6 +12,9 @@ from cli.cli_support import payflow_env, run_payflow
 from links_support import pay_through_widget, read_claims, write_links_file
 from openpyxl import load_workbook
 from pydantic import SecretStr
+
+# Its payflow runs use one Prefect server, as tests/cli's do: five temporary ones took minutes.
+from support.shared_prefect import shared_prefect_server  # noqa: F401
 from support.stats import sandbox_stats
 from support.waiting import sandbox_is_idle, wait_until
 
