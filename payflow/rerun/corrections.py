@@ -67,9 +67,10 @@ def _read_rows(path: Path) -> list[list[str]]:
         # file is all or nothing, as a correction applies to a row already checked once).
         first, more = table.read_problems[0], len(table.read_problems) - 1
         others = f" (and {counted(more, 'more problem')})" if more else ""
+        where = f"row {first.row}" + (f", {first.column}" if first.column else "")
         raise RerunRefused(
-            f"{path.name}: row {first.row}, {first.column}: {first.message} ({first.rule})"
-            f"{others}; nothing was rerun: fix the file so every cell reads as it shows"
+            f"{path.name}: {where}: {first.message} ({first.rule}){others}; nothing was rerun: "
+            "fix the file so every cell reads as it shows"
         )
     frame = table.frame
     rows = [[str(cell) for cell in row] for row in frame.itertuples(index=False)]

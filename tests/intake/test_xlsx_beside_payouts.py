@@ -135,7 +135,8 @@ def test_a_corrections_file_with_a_hidden_row_or_an_na_cell_is_refused(tmp_path)
     sheet.row_dimensions[3].hidden = True
     book.save(tmp_path / "hidden.xlsx")
     with pytest.raises(
-        RerunRefused, match=r"hidden.xlsx: row 3, .*\(hidden_row\).*nothing was rerun"
+        RerunRefused,
+        match=r"hidden.xlsx: row 3: the row is hidden.*\(hidden_row\).*nothing was rerun",
     ):
         read_corrections(tmp_path / "hidden.xlsx")
     na = _xlsx(tmp_path / "na.xlsx", ["externalId", "name"], ["jun-003", "=NA()"])
