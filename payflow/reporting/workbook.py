@@ -423,7 +423,7 @@ class _SummarySheet:
         currencies = [c for c in self.summary.currencies if c.currency != NO_CURRENCY]
         self.append([_bold(self.sheet, "Amounts by outcome")])
         first = self.line + 1
-        self.append(["outcome", *(text_cell(self.sheet, c.currency) for c in currencies)])
+        self.append(["outcome", *(_heading(self.sheet, c.currency) for c in currencies)])
         for outcome in CHART_OUTCOMES:
             self.append(
                 [

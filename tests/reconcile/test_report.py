@@ -223,6 +223,9 @@ async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, 
         line for line in summary.iter_rows(values_only=True) if line[0] == "currency"
     ][:1]
     assert currency_line[1:5] == ("(none)", "KES", "RUB", "XOF")
+    # Each currency heading sits over its numbers (right), the outcome chart's block included.
+    outcome_line = next(line for line in summary.iter_rows() if line[0].value == "outcome")
+    assert [c.alignment.horizontal for c in outcome_line[1:4]] == ["right"] * 3
     readme = {row[0]: row[1] for row in book["readme"].iter_rows(values_only=True) if row}
     assert readme["layout_version"] == LAYOUT_VERSION
     with zipfile.ZipFile(report.xlsx) as archive:
