@@ -52,7 +52,10 @@ def daily_payouts(
     folder = Path(inbox)
     files = inbox_files(folder)
     busy = still_written(files, quiet_seconds, quiet_wait_seconds)
-    outcomes = [_take_file(path, pay_deployment, maker) for path in files if path not in busy]
+    settings = Settings()  # read once: each file's maker falls back to the worker's user
+    outcomes = [
+        _take_file(path, pay_deployment, maker, settings) for path in files if path not in busy
+    ]
     outcomes += [
         InboxOutcome(
             path.name,
@@ -70,10 +73,12 @@ def daily_payouts(
     return outcomes
 
 
-def _take_file(path: Path, pay_deployment: str, maker: str | None) -> InboxOutcome:
+def _take_file(
+    path: Path, pay_deployment: str, maker: str | None, settings: Settings
+) -> InboxOutcome:
     logger = get_run_logger()
     try:
-        intake = intake_batch(str(path), made_by=file_maker(path, Settings(), maker))
+        intake = intake_batch(str(path), made_by=file_maker(path, settings, maker))
     except BatchFileError as exc:
         settle_inbox_file(str(path), Settled.FAILED, str(exc))
         return InboxOutcome(path.name, Settled.FAILED, reason=str(exc))

@@ -22,10 +22,10 @@ from prefect.client.schemas.objects import State
 from prefect.futures import PrefectFuture, as_completed, wait
 from prefect.states import Failed
 
-from payflow.connections import RunTarget, run_target
+from payflow.connections import RunTarget, open_ledger, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
-from payflow.ledger import BatchCounts, Ledger
+from payflow.ledger import BatchCounts
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
@@ -164,7 +164,9 @@ def _beating(ledger_url: str, batch_id: str) -> Iterator[None]:
     """The run's heartbeat in the ledger while it lives: how a console knows it is alive."""
     from prefect.runtime import flow_run
 
-    with Ledger.open(ledger_url) as ledger, beating(ledger, batch_id, f"flow run {flow_run.name}"):
+    # The process's one ledger (migrated once), as the run's tasks use: not a second engine
+    # that checks the migrations again at every run's start.
+    with beating(open_ledger(ledger_url), batch_id, f"flow run {flow_run.name}"):
         yield
 
 
