@@ -60,6 +60,17 @@ def test_cp1251_from_russian_excel(tmp_path: Path) -> None:
     assert utf8.notices == []
 
 
+def test_a_windows_1251_file_whose_only_cyrillic_is_on_its_last_row(tmp_path: Path) -> None:
+    # The parser's own strict decoding is the UTF-8 check, so a file that turns out not to be
+    # UTF-8 far into the parse is read again whole as Windows-1251, not cut where it failed.
+    rows = [[*ROW[:6], f"x-{n}"] for n in range(20_000)]
+    rows[-1] = [*ROW[:4], "Пётр Сидоров", ROW[5], "x-last"]
+    raw = read_batch_file(write_csv(tmp_path / "b.csv", [HEADER, *rows], encoding="cp1251"))
+    assert len(raw.frame) == 20_000
+    assert raw.frame.iloc[-1]["name"] == "Пётр Сидоров"
+    assert [notice.rule for notice in raw.notices] == ["read_as_windows_1251"]
+
+
 @pytest.mark.parametrize(
     "headers",
     [
