@@ -77,15 +77,6 @@ def canonical_amount(amount: Decimal) -> str:
     return format(amount.normalize(), "f")
 
 
-def display_amount(amount: Decimal) -> str:
-    """An amount as an operator reads it: whole amounts bare, others with two decimals."""
-    if amount == amount.to_integral_value():
-        return str(amount.quantize(Decimal(1)))
-    cents = Decimal("0.01")
-    # Never round: only pad 2750.5 to 2750.50; more decimals than two are shown as they are.
-    return format(amount.quantize(cents) if amount == amount.quantize(cents) else amount, "f")
-
-
 def content_hash(
     *,
     amount: Decimal,

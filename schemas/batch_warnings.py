@@ -8,6 +8,7 @@ import pandas as pd
 
 from payflow.intake.problems import Problem, shown_value
 from payflow.schemas.column_rules import CENTS
+from payflow.schemas.iso4217 import amount_text
 
 OUTLIER_FACTOR = 20
 
@@ -58,7 +59,8 @@ def _outliers(frame: pd.DataFrame) -> list[Problem]:
             "amount",
             "amount_outlier",
             f"amount is more than {OUTLIER_FACTOR} times the batch median for "
-            f"{flagged.at[row, 'currency']!s} (median {_amount(int(str(twice_median.at[row])))})",
+            f"{flagged.at[row, 'currency']!s} (median "
+            f"{_median(int(str(twice_median.at[row])), str(flagged.at[row, 'currency']))})",
             str(flagged.at[row, "externalId"]),
             str(flagged.at[row, "amount"]),
         )
@@ -66,5 +68,5 @@ def _outliers(frame: pd.DataFrame) -> list[Problem]:
     ]
 
 
-def _amount(twice_cents: int) -> str:
-    return f"{(Decimal(int(twice_cents)) / 200).normalize():f}"
+def _median(twice_cents: int, currency: str) -> str:
+    return amount_text(Decimal(int(twice_cents)) / 200, currency)

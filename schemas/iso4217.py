@@ -41,7 +41,13 @@ def quantized(amount: Decimal, currency: str | None) -> Decimal:
     return amount  # more decimals than the currency has: shown as they are, never rounded
 
 
+def amount_text(amount: Decimal, currency: str | None) -> str:
+    """An amount as an operator reads it anywhere (terminal, page, markdown, CSV cell): the
+    currency's decimals, no grouping, never rounded: "250.00" RUB, "1500" XOF, "1.250" KWD."""
+    return format(quantized(amount, currency), "f")
+
+
 def money_words(amount: Decimal | None, currency: str | None) -> str:
     """An amount in a sentence, as the reports write it: "250.00 RUB", "1500 XOF"."""
-    shown = "?" if amount is None else format(quantized(amount, currency), "f")
+    shown = "?" if amount is None else amount_text(amount, currency)
     return f"{shown} {currency or '?'}"

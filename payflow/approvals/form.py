@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from payflow.approvals.requirement import Requirement
 from payflow.approvals.status import ApprovalStatus, Approved, Pending, Void
-from payflow.model import display_amount
+from payflow.schemas.iso4217 import amount_text
 from payflow.wording import counted
 
 
@@ -21,7 +21,7 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
         "",
         "| currency | total |",
         "|---|---|",
-        *(f"| {c} | {display_amount(a)} |" for c, a in sorted(facts.totals.items())),
+        *(f"| {c} | {amount_text(a, c)} |" for c, a in sorted(facts.totals.items())),
         "",
         *((f"**{line}.**", "") if (line := requirement.to_send_line()) else ()),
         f"**Rule:** {counted(requirement.steps, 'approval step')} needed.",

@@ -11,8 +11,8 @@ from payflow.intake.identity import DERIVED_PREFIX
 from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, Ledger
 from payflow.ledger.actions import last_action
 from payflow.ledger.counts import sums_by_currency
-from payflow.model import display_amount
 from payflow.rerun.classify import FailureClass, classifier
+from payflow.schemas.iso4217 import amount_text, money_words
 from payflow.settings import Settings
 from payflow.wording import counted
 
@@ -86,7 +86,7 @@ class Requirement:
         return frozenset(w.key for w in (*self.warnings, *self.large_rows))
 
     def to_send_line(self) -> str | None:
-        """`To send when approved: 1 payout (RUB 100.00) ...` when that is fewer than the
+        """`To send when approved: 1 payout (100.00 RUB) ...` when that is fewer than the
         batch's payouts (an approver read "3 payouts, RUB 400" and 100 went); else None."""
         rows = sum(total.rows for total in self.to_send)
         if rows >= self.facts.rows:
@@ -94,7 +94,7 @@ class Requirement:
         if rows == 0:
             return "Nothing to send when approved: every row is held or already has a payout"
         sums = sums_by_currency(self.to_send)
-        amounts = ", ".join(f"{c} {display_amount(a)}" for c, a in sorted(sums.items()))
+        amounts = ", ".join(money_words(a, c) for c, a in sorted(sums.items()))
         return (
             f"To send when approved: {counted(rows, 'payout')}"
             + (f" ({amounts})" if amounts else "")
@@ -131,17 +131,22 @@ def _repeats(ledger: Ledger, batch_id: str) -> tuple[list[ApprovalWarning], list
 def _amended(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
     """A row without an externalId whose amount differs from the same recipient's recent
     payout: an edited amount is a new payout by the row's content, so a second person sees it."""
-    return [
-        ApprovalWarning(
-            f"amended:{row.external_id}",
-            f"row {row.row_number} ({row.external_id}) pays {display_amount(row.amount)} to a "
-            f"recipient paid {display_amount(row.earlier_amount)} by {row.earlier_external_id} "
-            f"({row.earlier_state}, batch {row.earlier_batch_id}): if the amount was corrected, "
-            "that payout already went; give rows an externalId to pay one recipient twice on "
-            "purpose",
+    warnings: list[ApprovalWarning] = []
+    for row in ledger.amended_rows(batch_id, DERIVED_PREFIX):
+        now, before = (
+            money_words(row.amount, row.currency),
+            money_words(row.earlier_amount, row.currency),
         )
-        for row in ledger.amended_rows(batch_id, DERIVED_PREFIX)
-    ]
+        warnings.append(
+            ApprovalWarning(
+                f"amended:{row.external_id}",
+                f"row {row.row_number} ({row.external_id}) pays {now} to a recipient paid "
+                f"{before} by {row.earlier_external_id} ({row.earlier_state}, batch "
+                f"{row.earlier_batch_id}): if the amount was corrected, that payout already "
+                "went; give rows an externalId to pay one recipient twice on purpose",
+            )
+        )
+    return warnings
 
 
 def _twins(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
@@ -234,15 +239,15 @@ def approval_requirement(
         rule = policy.rule_for(currency)
         band_steps, wording = rule.steps_for(total)
         steps = max(steps, band_steps)
-        rules.append(f"{currency} total {display_amount(total)}: {wording}")
+        rules.append(f"{currency} total {amount_text(total, currency)}: {wording}")
         expiry = rule.expiry if expiry is None else min(expiry, rule.expiry)
         if rule.row_max is not None:
             row_limits[currency] = rule.row_max
     large = tuple(
         ApprovalWarning(
             f"row:{ext}",
-            f"{ext}: {display_amount(amount)} {currency} is above the per-row maximum "
-            f"{display_amount(row_limits[currency])}: it needs its own approval",
+            f"{ext}: {money_words(amount, currency)} is above the per-row maximum "
+            f"{amount_text(row_limits[currency], currency)}: it needs its own approval",
         )
         for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
     )

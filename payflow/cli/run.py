@@ -31,7 +31,6 @@ from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts, RowState
-from payflow.model import display_amount
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.redact import printable
@@ -43,6 +42,7 @@ from payflow.runtime import (
     api_endpoint,
     open_ledger,
 )
+from payflow.schemas.iso4217 import amount_text
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WEBHOOK_PATH, WebhookReceiver
@@ -75,7 +75,7 @@ def totals_lines(counts: BatchCounts) -> list[str]:
         lines.append(
             f"  {total.currency:<4} {total.payment_type:<13} "
             f"{total.rows:>7} {plural(total.rows, 'row'):<4}  "
-            f"{display_amount(total.amount):>18}"
+            f"{amount_text(total.amount, total.currency):>18}"
         )
     return lines
 

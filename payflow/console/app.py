@@ -53,10 +53,10 @@ from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
 from payflow.ledger.actions import record_action
-from payflow.model import display_amount
 from payflow.reconcile import FailureTableError
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
+from payflow.schemas.iso4217 import amount_text
 from payflow.serving import BodyTooLarge, read_form
 from payflow.wording import counted
 
@@ -77,7 +77,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     """The console over `ctx` (its ledger, API target and limits)."""
     sessions = Sessions()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.filters["money"] = display_amount
+    templates.env.filters["money"] = amount_text
     templates.env.filters["counted"] = counted
     limit_mb = ctx.max_upload_bytes / (1024 * 1024)
     limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"

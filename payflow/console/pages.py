@@ -13,10 +13,10 @@ from payflow.console.context import ConsoleContext
 from payflow.console.paying import STARTED, is_interrupted, is_paying, run_alive
 from payflow.ledger import BatchCounts, CurrencyTotal
 from payflow.ledger.actions import last_action
-from payflow.model import display_amount
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
+from payflow.schemas.iso4217 import money_words
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def totals_text(totals: Sequence[CurrencyTotal]) -> str:
     sums: dict[str, Decimal] = {}
     for total in totals:
         sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
-    return ", ".join(f"{display_amount(a)} {c}" for c, a in sorted(sums.items())) or "-"
+    return ", ".join(money_words(a, c) for c, a in sorted(sums.items())) or "-"
 
 
 def approvers(ctx: ConsoleContext, batch_id: str) -> str:

@@ -182,6 +182,7 @@ class AmendedRow:
     row_number: int
     external_id: str
     amount: Decimal
+    currency: str
     earlier_external_id: str
     earlier_batch_id: str
     earlier_amount: Decimal
@@ -212,6 +213,7 @@ def amended_rows(engine: Engine, batch_id: str, now: datetime, prefix: str) -> l
             Payout.row_number,
             Payout.external_id,
             Payout.amount,
+            Payout.currency,
             other.external_id.label("earlier_external_id"),
             other.batch_id.label("earlier_batch_id"),
             other.amount.label("earlier_amount"),
@@ -233,6 +235,7 @@ def amended_rows(engine: Engine, batch_id: str, now: datetime, prefix: str) -> l
                 row.row_number,
                 row.external_id,
                 row.amount,
+                row.currency,
                 row.earlier_external_id,
                 row.earlier_batch_id,
                 row.earlier_amount,

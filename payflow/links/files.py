@@ -13,8 +13,8 @@ from datetime import datetime
 from pathlib import Path
 
 from payflow.inert import inert_text
-from payflow.links.records import IssuedClaim
-from payflow.model import display_amount
+from payflow.links.records import CURRENCY, IssuedClaim
+from payflow.schemas.iso4217 import amount_text
 
 CLAIM_PATH = "/claim/"
 OWNER_ONLY = 0o600
@@ -41,7 +41,7 @@ def write_claims_file(
                 claim.row_number,
                 inert_text(claim.external_id),
                 inert_text(claim.user_id),
-                display_amount(claim.amount),
+                amount_text(claim.amount, CURRENCY),
                 claim.expires_at.isoformat(timespec="seconds"),
                 claim_url(base_url, claim.token),
             )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from payflow.api import AsyncPayoutsClient
-from payflow.model import canonical_amount
+from payflow.schemas.iso4217 import amount_text
 
 
 class InsufficientBalanceError(Exception):
@@ -52,8 +52,8 @@ class BalanceCheck:
         if not self.shortfalls:
             return "balance covers the batch"
         parts = [
-            f"{s.currency} needs {canonical_amount(s.needed)}, "
-            f"balance {canonical_amount(s.available)} (short {canonical_amount(s.missing)})"
+            f"{s.currency} needs {amount_text(s.needed, s.currency)}, balance "
+            f"{amount_text(s.available, s.currency)} (short {amount_text(s.missing, s.currency)})"
             for s in self.shortfalls
         ]
         return "balance too low, nothing submitted: " + "; ".join(parts)

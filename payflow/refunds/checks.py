@@ -17,8 +17,9 @@ from payflow.api.errors import PaymentsApiError
 from payflow.api.orders import Order
 from payflow.intake.problems import Problem, not_read
 from payflow.ledger import RefundBook, RejectedRefund
-from payflow.model import RefundInstruction, display_amount
+from payflow.model import RefundInstruction
 from payflow.refunds.intake import RefundFile
+from payflow.schemas.iso4217 import money_words
 from payflow.schemas.refund_schema import refund_problems
 
 DEFAULT_CONCURRENCY = 8
@@ -155,7 +156,7 @@ def order_problems(
                 "amount",
                 "amount_differs",
                 f"amount {amount_text} differs from the order amount "
-                f"{display_amount(order.amount)}; only full refunds",
+                f"{money_words(order.amount, order.currency)}; only full refunds",
             )
         )
     if order.amount is None or not order.currency:

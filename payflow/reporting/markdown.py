@@ -5,17 +5,10 @@ Artifacts hold figures, kinds and statusMessages only: no requisites, names or t
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT
+from payflow.reporting.money import money_text
 from payflow.reporting.summary import Summary
-from payflow.schemas.iso4217 import quantized
-
-
-def _amount(value: Decimal | None, currency: str) -> str:
-    # With the currency's decimals, as the report's cells show it (15.50 RUB, not 15.5).
-    return "" if value is None else format(quantized(value, currency), "f")
 
 
 def _cell(text: str) -> str:
@@ -39,7 +32,7 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             f"| {_cell(c.currency)} | {c.in_file} | {c.count(RowOutcome.REJECTED)}"
             f" | {c.count(RowOutcome.REFUSED)} | {c.count(RowOutcome.DUPLICATE)}"
             f" | {c.count(RowOutcome.NOT_SENT)} | {c.sent}"
-            f" | {c.count(RowOutcome.PAID)} | {_amount(c.amount(RowOutcome.PAID), c.currency)}"
+            f" | {c.count(RowOutcome.PAID)} | {money_text(c.amount(RowOutcome.PAID), c.currency)}"
             f" | {c.count(RowOutcome.FAILED)} | {c.count(RowOutcome.CANCELED)}"
             f" | {c.count(RowOutcome.EXPIRED)} | {c.count(RowOutcome.CORRECTED)}"
             f" | {c.count(RowOutcome.PENDING)} | {c.stuck} | {c.blocked_rate:.2%}"
@@ -75,7 +68,7 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
                 r.end_held,
                 r.drift_held,
             )
-            shown = " | ".join(_amount(figure, r.currency) for figure in figures)
+            shown = " | ".join(money_text(figure, r.currency) for figure in figures)
             lines.append(f"| {r.currency} | {shown} |")
         lines += ["", DRIFT_CAVEAT]
     lines += ["", f"Open findings: {len(summary.open_findings())}"]
@@ -106,7 +99,7 @@ def failures_table(summary: Summary) -> list[dict[str, str | int]]:
             "status": g.total.state,
             "statusMessage": g.total.status_message or "(no message)",
             "rows": g.total.rows,
-            "amount": _amount(g.total.amount, g.total.currency),
+            "amount": money_text(g.total.amount, g.total.currency),
             "class": g.classification.failure_class.value,
             "next step": g.classification.next_step,
         }

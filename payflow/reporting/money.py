@@ -7,7 +7,7 @@ from typing import Any
 
 from openpyxl.cell.cell import WriteOnlyCell
 
-from payflow.schemas.iso4217 import currency_decimals, quantized
+from payflow.schemas.iso4217 import amount_text, currency_decimals, quantized
 
 
 def number_format(currency: str | None) -> str:
@@ -18,7 +18,7 @@ def number_format(currency: str | None) -> str:
 
 def money_text(amount: Decimal | None, currency: str | None) -> str:
     """An amount as a CSV cell: the currency's decimals ("25.00", "1500" XOF), "" for none."""
-    return "" if amount is None else format(quantized(amount, currency), "f")
+    return "" if amount is None else amount_text(amount, currency)
 
 
 def money_cell(sheet: Any, amount: Decimal | None, currency: str | None) -> Any:

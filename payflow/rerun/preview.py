@@ -9,10 +9,11 @@ from decimal import Decimal
 from typing import Protocol
 
 from payflow.ledger import NewAttempt
-from payflow.model import PayoutInstruction, display_amount
+from payflow.model import PayoutInstruction
 from payflow.redact import mask_requisites
 from payflow.rerun.candidates import Candidate, Candidates
 from payflow.rerun.selection import CLI_WORDS, ChoiceWords, Selection
+from payflow.schemas.iso4217 import money_words
 from payflow.wording import counted, plural
 
 SHOWN_ROWS = 20
@@ -90,7 +91,7 @@ def _rows_text(rows: Sequence[int]) -> str:
 
 
 def _totals_text(totals: dict[str, Decimal]) -> str:
-    return ", ".join(f"{display_amount(a)} {c}" for c, a in sorted(totals.items()))
+    return ", ".join(money_words(a, c) for c, a in sorted(totals.items()))
 
 
 def preview_lines(

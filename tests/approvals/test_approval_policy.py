@@ -327,7 +327,7 @@ def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_
     [warning] = [w for w in requirement.warnings if w.key.startswith("amended:")]
     assert warning.key == "amended:pf-march-edited-2"
     assert warning.text.startswith(
-        f"row 2 (pf-march-edited-2) pays 115 to a recipient paid 110 by pf-march-2 "
+        f"row 2 (pf-march-edited-2) pays 115 XOF to a recipient paid 110 XOF by pf-march-2 "
         f"(COMPLETED, batch {first}): if the amount was corrected, that payout already went"
     )
     assert requirement.steps == 1  # under every limit, but a second person sees it
@@ -397,6 +397,25 @@ def test_the_form_says_what_an_approval_sends_when_rows_already_have_a_payout(le
         ("XOF", 1, Decimal(250))
     ]
     form = approval_form_markdown(requirement, approval_status(ledger, second, policy))
-    assert "**To send when approved: 1 payout (XOF 250); the batch's other rows are held" in form
+    assert "**To send when approved: 1 payout (250 XOF); the batch's other rows are held" in form
     alone = batch_of(ledger, "alone", [300])
     assert approval_requirement(ledger, alone, policy).to_send_line() is None
+
+
+def test_the_approval_form_shows_a_whole_ruble_total_with_kopecks(ledger, tmp_path):
+    # It read "| RUB | 250 |" and "RUB total 250" where the report reads 250.00.
+    path = tmp_path / "approvals.yaml"
+    path.write_text(
+        'currencies:\n  "*":\n    bands:\n      - {up_to: "100", steps: 0}\n'
+        '      - {steps: 1}\n    row_max: "200"\n',
+        encoding="utf-8",
+    )
+    policy = load_policy(path)
+    rub = row("rub-amount-2", 2, amount=Decimal(250), currency="RUB", payment_type="EMAIL")
+    batch_id = register(ledger, [rub._replace(requisites="awa.kone@example.org")])
+    ledger.set_maker(batch_id, "maker")
+    requirement = approval_requirement(ledger, batch_id, policy)
+    form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+    assert "| RUB | 250.00 |" in form
+    assert "RUB total 250.00: " in form
+    assert "rub-amount-2: 250.00 RUB is above the per-row maximum 200.00" in form

@@ -133,6 +133,6 @@ def test_an_amount_edited_after_its_row_was_paid_waits_for_a_second_person(
     second = run_payflow(["run", str(edited), "--yes"], env, tmp_path)
     assert second.returncode == 1, second.stderr
     assert "waiting for approval by 1 person" in second.stderr
-    assert "pays 1005 to a recipient paid 1000 by pf-" in second.stderr
+    assert "pays 1005 XOF to a recipient paid 1000 XOF by pf-" in second.stderr
     assert "if the amount was corrected, that payout already went" in second.stderr
     assert len(_posts(sandbox.url)) == 1, "the edited row was paid by the maker alone"

@@ -296,9 +296,9 @@ def test_a_long_rerun_is_grouped_on_the_approve_page_with_every_warning_in_full(
     expect(groups).to_have_count(2)
     blocked, not_found = groups.nth(0), groups.nth(1)
     expect(blocked.locator("h3")).to_contain_text("4 rows: “Recipient account is blocked”")
-    expect(blocked).to_contain_text("1000 KES")
+    expect(blocked).to_contain_text("1000.00 KES")
     expect(not_found.locator("h3")).to_contain_text("60 rows: “Recipient not found”")
-    expect(not_found).to_contain_text("6000 KES")
+    expect(not_found).to_contain_text("6000.00 KES")
     # A long group's rows are folded away until asked for; a short one's are open.
     expect(not_found.locator("li").first).to_be_hidden()
     expect(blocked.locator("li").first).to_be_visible()

@@ -7,6 +7,7 @@ import io
 import json
 import re
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import openpyxl
@@ -34,6 +35,7 @@ from support.stats import sandbox_stats
 from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
 from payflow.ledger import Detected, FindingKind, RowState
 from payflow.ledger.actions import actions_of, record_action
+from payflow.model import PayoutInstruction
 from payflow.paying.run_end import FAILED
 
 
@@ -276,6 +278,29 @@ def test_a_sent_batch_shows_its_totals_on_the_approve_page_and_in_the_list(
     listed = checker.get("/batches").text
     line = listed.split(f"/batches/{batch_id}", 1)[1].split("</tr>", 1)[0]
     assert "<td>5000 XOF</td>" in line, line
+
+
+def test_whole_ruble_amounts_show_their_kopecks_on_the_approve_page_and_in_the_list(
+    console: Console,
+) -> None:
+    # The pages read "250" beside the report's 250.00 (RUB has two decimals; XOF none).
+    ledger = console.ctx.ledger
+    rub = PayoutInstruction(
+        row_number=2,
+        external_id="cli-rub-2",
+        amount=Decimal(250),
+        currency="RUB",
+        payment_type="EMAIL",
+        requisites="awa.kone@example.org",
+        name="Awa Kone",
+        user_id="u-2",
+    )
+    ledger.register_batch("clirub", "cli.csv", [rub], [])
+    checker = signed_in(console, "carl")
+    totals = _table(checker.get("/batches/clirub/approve").text, "totals")
+    assert re.search(r"<td>RUB</td><td>EMAIL</td><td[^>]*>1</td><td[^>]*>250.00</td>", totals)
+    listed = checker.get("/batches").text
+    assert "<td>250.00 RUB</td>" in listed.split("/batches/clirub", 1)[1].split("</tr>", 1)[0]
 
 
 def test_the_history_shows_approvals_given_outside_the_console_and_each_decision_once(

@@ -78,7 +78,7 @@ async def test_a_balance_shortfall_stops_before_the_first_refund(make_sandbox, l
     path = write_refunds(
         tmp_path / "r.csv", [[o, f"short-{n}", "", "", ""] for n, o in enumerate(orders)]
     )
-    with pytest.raises(InsufficientBalanceError, match="RUB needs 100, balance 40"):
+    with pytest.raises(InsufficientBalanceError, match=r"RUB needs 100\.00, balance 40\.00"):
         await run_refunds(path, sandbox, ledger)
     assert sandbox_stats(sandbox)["refundCreateAttempts"] == {}
     assert sandbox_stats(sandbox)["refunds"] == []
