@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from payflow.schemas.iso4217 import ISO_4217_CODES
+
 VISIBLE = 4
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 CONTROL_PATTERN = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
@@ -20,13 +22,63 @@ def printable(text: str) -> str:
 
 
 # What requisites look like inside free text: a phone, an account, a card or an IBAN-like number
-# (ten or more digits, maybe grouped by spaces or dashes, a phone's code in parentheses as in
-# +7 (912) 345-67-89), or an email address. A run going on as a time (2026-11-27 10:03:04) is
-# a timestamp, not requisites.
+# (ten or more digits, maybe grouped: by spaces of any width, dots, dashes, slashes or
+# underscores, a phone's code in parentheses as in +7 (912) 345-67-89), or an email address. A run
+# going on as a time (2026-11-27 10:03:04) is a timestamp, not requisites.
+_SEPARATOR = r"(?:[\s._/\-\u2010-\u2015\u2212]{1,3}|\)\s?|\s?\()"
 _REQUISITES_IN_TEXT = re.compile(
-    r"(?<![\w@])(?:[A-Z]{2}\d{2}[ -]?)?\(?(?:\d(?:[ -]|\)\s?|\s?\()?){9,}\d(?!\w|:\d)"
+    rf"(?<![\w@])(?:[A-Z]{{2}}\d{{2}}[ -]?)?\(?(?:\d{_SEPARATOR}?){{9,}}\d(?!\w|:\d)"
     r"|[^\s@<>\"']+@[^\s@<>\"']+\.\w+"
 )
+
+# What is plainly an amount, not requisites: digits with 1 to 3 decimals beside a currency or
+# after a word naming an amount ("insufficient balance: needed 1250000000.00 RUB"), or a whole
+# number with both ("balance RUB 1250000000"). At most 15 digits before the point (a card has 16,
+# an account 20), no leading zero (local phones start with 0), thousands grouped in threes by one
+# kind of space (or by dots before a decimal comma).
+_AMOUNT = re.compile(
+    r"-?(?P<whole>[1-9]\d{0,14}"
+    r"|[1-9]\d{0,2}(?P<group>[ \u00a0\u2009\u202f.])\d{3}(?:(?P=group)\d{3}){0,3})"
+    r"(?P<decimals>[.,]\d{1,3})?"
+)
+_CURRENCY = "|".join(sorted(ISO_4217_CODES)) + r"|[₽$€£¥₸₴]|руб\.?|rub"
+_AMOUNT_WORDS = (
+    r"amount|sum|total|balance|available|held|hold|needed|needs?|required|requested|missing|"
+    r"short|limit|maximum|minimum|max|min|fee|commission|debit|credit|"
+    r"сумма|сумму|суммы|баланс|остаток|лимит|доступно|требуется|комиссия"
+)
+_WORD_BEFORE = re.compile(rf"(?i:\b(?:{_AMOUNT_WORDS}))\s*[:=]?\s*(?P<code>(?:{_CURRENCY})\s?)?$")
+_CURRENCY_BEFORE = re.compile(rf"(?<!\w)(?:{_CURRENCY})\s?$")
+_CURRENCY_AFTER = re.compile(rf"\s?(?:{_CURRENCY})(?!\w)")
+_DECIMAL_COMMA = re.compile(r",\d{1,3}(?![\d.,])")
+_CONTEXT = 48  # characters before a number that may name it an amount
+
+
+def _plainly_an_amount(found: re.Match[str]) -> bool:
+    """True when the run of digits `found` is an amount, by its shape and what stands beside
+    it; anything unsure is not."""
+    text, start, end = found.string, found.start(), found.end()
+    comma = _DECIMAL_COMMA.match(text, end)  # the run stops before a decimal comma
+    end = comma.end() if comma else end
+    start -= text.endswith("-", 0, start)  # a minus sign
+    shape = _AMOUNT.fullmatch(text, start, end)
+    if shape is None or (shape["group"] and shape["group"] == (shape["decimals"] or " ")[0]):
+        return False
+    if shape["decimals"] and sum(c.isdigit() for c in shape["whole"]) < 10:
+        return True  # fewer than ten digits before the point: never requisites
+    near = max(0, start - _CONTEXT)
+    word = _WORD_BEFORE.search(text, near, start)
+    currency_after = _CURRENCY_AFTER.match(text, end) is not None
+    if shape["decimals"]:
+        return bool(word or currency_after or _CURRENCY_BEFORE.search(text, near, start))
+    return word is not None and (word["code"] is not None or currency_after)
+
+
+def _masked(found: re.Match[str]) -> str:
+    """Requisites masked to their last characters; an amount left as the service wrote it."""
+    if found.group()[0].isdigit() and _plainly_an_amount(found):
+        return found.group()
+    return mask_requisites(found.group())
 
 
 def mask_requisites(value: str | None) -> str:
@@ -45,4 +97,4 @@ def service_text(text: str, *secrets: str | None) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[token]")
-    return printable(_REQUISITES_IN_TEXT.sub(lambda found: mask_requisites(found.group()), text))
+    return printable(_REQUISITES_IN_TEXT.sub(_masked, text))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from decimal import Decimal
 
 import pytest
 from api_sandbox_support import EitherClient
@@ -171,3 +172,15 @@ async def test_token_absent_from_real_http_logs(sandbox_server, connect, caplog)
     assert all(sandbox_server.token not in text for text in texts)
     assert all("7900123" not in text for text in texts)  # the recipient phone, masked
     assert any("account=%2A%2A%2A%2A%2A%2A%2A9876" in text for text in texts)
+
+
+async def test_a_balance_too_low_names_its_amount_whole(make_sandbox, connect):
+    # The sandbox's 409 reads "balance RUB 1250000000.00 does not cover the payout"; the amount,
+    # ten digits, was masked as if it were an account, and the operator could not read it.
+    sandbox = make_sandbox(balances={"RUB": Decimal("1250000000.00")})
+    api = connect(sandbox)
+    request = await sbp(api, f"big-{uuid.uuid4().hex}")
+    too_big = request.model_copy(update={"amount": Decimal("2000000000.00")})
+    with pytest.raises(ConflictError) as caught:
+        await api.create_payout(too_big)
+    assert "balance RUB 1250000000.00 does not cover the payout" in caught.value.message
