@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from prefect import flow
 
+from payflow.approvals.identity import current_user
 from payflow.connections import run_target
 from payflow.flows.approval import BatchStopped
 from payflow.paying import SubmitStats
@@ -51,12 +52,15 @@ def refund_batch(
     api_url: str | None = None,
     sandbox: bool = False,
     callback_url: str | None = None,
+    made_by: str | None = None,
 ) -> RefundBatchResult:
-    """Refund every valid row of a refund file exactly once and report each to its end."""
+    """Refund every valid row of a refund file exactly once and report each to its end.
+    `made_by` (the maker; None: the settings' user, else the OS user) is recorded once, as
+    intake records a payout batch's."""
     settings = Settings()
     reports = out_dir or str(settings.reports_dir())
     with run_target(settings, api_url, sandbox, callback_url) as target:
-        prepared = prepare_refund_file(target, path, sheet)
+        prepared = prepare_refund_file(target, path, sheet, made_by or current_user(settings))
         batch_id = prepared.batch_id
         balance = check_refund_funds(target, batch_id)
         if not balance.ok:

@@ -13,12 +13,16 @@ from payflow.tasks.connections import RunTarget, open_client, open_ledger
 
 
 @task(name="prepare-refunds", cache_policy=NO_CACHE)
-def prepare_refund_file(target: RunTarget, path: str, sheet: str | None) -> PreparedRefunds:
-    """Read the refund file, check every row (file rules, one GET per order), register it."""
+def prepare_refund_file(
+    target: RunTarget, path: str, sheet: str | None, maker: str | None = None
+) -> PreparedRefunds:
+    """Read the refund file, check every row (file rules, one GET per order), register it with
+    its maker (recorded the first time only)."""
 
     async def run() -> PreparedRefunds:
         async with open_client(target) as client:
-            return await prepare_refunds(path, client, open_ledger(target.ledger_url), sheet=sheet)
+            ledger = open_ledger(target.ledger_url)
+            return await prepare_refunds(path, client, ledger, sheet=sheet, made_by=maker)
 
     return asyncio.run(run())
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import prepare, readable_file, writable_folder
@@ -94,6 +95,7 @@ def refund_command(
                     api_url=endpoint.base_url,
                     sandbox=endpoint.is_sandbox,
                     callback_url=callback_url,
+                    made_by=current_user(settings),
                 )
             )
     except RunInterrupted as exc:

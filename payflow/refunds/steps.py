@@ -31,9 +31,15 @@ class PreparedRefunds:
 
 
 async def prepare_refunds(
-    path: str | Path, client: AsyncPayoutsClient, ledger: Ledger, *, sheet: str | None = None
+    path: str | Path,
+    client: AsyncPayoutsClient,
+    ledger: Ledger,
+    *,
+    sheet: str | None = None,
+    made_by: str | None = None,
 ) -> PreparedRefunds:
-    """Read the file, check every row (file rules, then one GET per order), register all rows."""
+    """Read the file, check every row (file rules, then one GET per order), register all rows
+    and, the first time, `made_by` as the batch's maker (as a payout batch records its own)."""
     file = read_refund_file(path, sheet)
     validation = await check_refund_file(file, client, ledger.refunds)
     registered = ledger.refunds.register_batch(
@@ -42,6 +48,8 @@ async def prepare_refunds(
         validation.instructions,
         validation.rejected_rows(file),
     )
+    if made_by:
+        ledger.set_maker(file.batch_id, made_by)
     return PreparedRefunds(file, validation, registered)
 
 

@@ -37,7 +37,7 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_nothing(
     tmp_path, prefect_home
 ):
-    env = payflow_env(tmp_path / "home", prefect_home)
+    env = {**payflow_env(tmp_path / "home", prefect_home), "PAYFLOW_USER": "rita"}
     done = run_payflow(["refund", str(SAMPLE), "--yes", "--json"], env, tmp_path)
     assert done.returncode == 1, done.stderr  # the sample has rejected and failed rows
     summary = json.loads(done.stdout)
@@ -85,9 +85,13 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     assert status.stdout.splitlines()[0] == f"refund batch {summary['batch_id']}"
     assert "  COMPLETED        3" in status.stdout.splitlines()
     listing = run_payflow(["status"], env, tmp_path)
+    # Its maker, as a payout batch's: the listing named nobody, since no refund run recorded one.
     assert (
-        "7 rows (refunds): 3 COMPLETED, 1 FAILED, 2 REJECTED, 1 SUBMIT_REJECTED" in listing.stdout
+        "refunds_sample.csv by rita  7 rows (refunds): 3 COMPLETED, 1 FAILED, 2 REJECTED, "
+        "1 SUBMIT_REJECTED" in listing.stdout
     )
+    listed = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)["batches"]
+    assert [(b["kind"], b["made_by"]) for b in listed] == [("refunds", "rita")]
 
 
 def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefect_home):
