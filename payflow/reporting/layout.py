@@ -91,7 +91,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
         "source_row",
         "Row number in the uploaded file (header is row 1).",
         Kind.NUMBER,
-        10,
+        12,
         lambda r, c: r.row_number,
     ),
     Column(
@@ -121,7 +121,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
         "amount_reported",
         "Amount the service reported at the last check.",
         Kind.AMOUNT,
-        15,
+        17,
         lambda r, c: _amount(r.service_amount, r.currency),
     ),
     Column(

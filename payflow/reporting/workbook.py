@@ -36,6 +36,7 @@ INDENT = Alignment(indent=1)
 WRAP = Alignment(wrap_text=True, vertical="top", indent=1)
 RIGHT = Alignment(horizontal="right")
 LINE_POINTS = 15.0  # the height of one line of text in a spreadsheet row
+CHART_LINES = 20  # lines of the sheet one 9 cm chart covers, with a gap below it
 # openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
 Sheet = Any
 OUTCOME_COLOURS: dict[RowOutcome, str] = {
@@ -74,16 +75,14 @@ FINDING_HEADER = (
 )
 
 
-def _header(sheet: Sheet, names: Sequence[str], widths: Sequence[float]) -> None:
+def _header(
+    sheet: Sheet, names: Sequence[str], widths: Sequence[float], numbers: Sequence[str] = ()
+) -> None:
+    """Bold names over the columns; the names in `numbers` right-aligned over their figures."""
     for index, width in enumerate(widths, start=1):
         sheet.column_dimensions[get_column_letter(index)].width = width
     sheet.freeze_panes = "A2"
-    cells = []
-    for name in names:
-        cell = WriteOnlyCell(sheet, value=name)
-        cell.font = BOLD
-        cells.append(cell)
-    sheet.append(cells)
+    sheet.append([_heading(sheet, n) if n in numbers else _bold(sheet, n) for n in names])
 
 
 def _filter(sheet: Sheet, columns: int, rows: int) -> None:
@@ -112,7 +111,12 @@ class WorkbookWriter:
         self._row_count = 0
         self._reject_count = 0
         self._formats: dict[str, str] = {}
-        _header(self.rows, [c.name for c in ROW_COLUMNS], [c.width for c in ROW_COLUMNS])
+        _header(
+            self.rows,
+            [c.name for c in ROW_COLUMNS],
+            [c.width for c in ROW_COLUMNS],
+            [c.name for c in ROW_COLUMNS if c.kind in (Kind.NUMBER, Kind.AMOUNT)],
+        )
         _header(self.rejects, REJECT_HEADER, (10, 24, 80))
         _header(self.findings, FINDING_HEADER, (10, 10, 24, 26, 13, 70, 20, 20))
 
@@ -199,9 +203,10 @@ def _bold(sheet: Sheet, text: str) -> Any:
     return cell
 
 
-def _heading(sheet: Sheet, currency: str) -> Any:
-    # Over a column of numbers, which a spreadsheet aligns right.
-    cell = text_cell(sheet, currency)
+def _heading(sheet: Sheet, name: str) -> Any:
+    # Over a column of numbers, which a spreadsheet aligns right: on the left, "rows" read as
+    # the heading of the text column before it, and a long name ran into the next one.
+    cell = text_cell(sheet, name)
     cell.font = BOLD
     cell.alignment = RIGHT
     return cell
@@ -271,6 +276,7 @@ BALANCE_HEADER = (
 )
 UNSENT_HEADER = ("currency", "rows", "why")
 FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
+NUMBER_HEADINGS = frozenset({"rows", "amount"})
 
 
 SUMMARY_WIDTHS = (26.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
@@ -304,10 +310,11 @@ class _SummarySheet:
         self.sheet.append(list(cells))
         self.line += 1
 
-    def _tall_enough(self, text: str, width: float) -> None:
-        """Make the next line tall enough for `text` wrapped in a column `width` wide: a
-        write-only sheet keeps the default height, and a wrapped line ran over the next one."""
-        lines = math.ceil(len(text) / max(width * 1.2 - 2, 1))  # a width holds more letters
+    def _tall_enough(self, *texts: tuple[str, float]) -> None:
+        """Make the next line tall enough for each (text, width) wrapped in a column that wide:
+        a write-only sheet keeps the default height, and a wrapped line ran over the next one."""
+        # A width holds more letters than its number.
+        lines = max(math.ceil(len(text) / max(width * 1.2 - 2, 1)) for text, width in texts)
         if lines > 1:
             self.sheet.row_dimensions[self.line + 1].height = LINE_POINTS * lines
 
@@ -395,29 +402,46 @@ class _SummarySheet:
 
     def _unsent(self) -> None:
         self.append([_bold(self.sheet, "Rows never sent, by reason")])
-        self.append([_bold(self.sheet, name) for name in UNSENT_HEADER])
+        self.append(self._block_header(UNSENT_HEADER))
         for t in self.summary.unsent:
             why = UNSENT_WORDS[t.reason]
-            self._tall_enough(why, SUMMARY_WIDTHS[2])
+            self._tall_enough((why, SUMMARY_WIDTHS[2]))
             line = [text_cell(self.sheet, t.currency), t.rows, _wrapped(self.sheet, why)]
             self.append(_at_top(self.sheet, line))
 
     def _failures(self) -> None:
         self.append([_bold(self.sheet, "Failed rows by statusMessage")])
-        self.append([_bold(self.sheet, name) for name in FAILURE_HEADER])
+        self.append(self._block_header(FAILURE_HEADER))
         for group in self.summary.failures:
             t = group.total
-            self._tall_enough(group.classification.next_step, SUMMARY_WIDTHS[6])
+            message = t.status_message or "(no message)"
+            next_step = group.classification.next_step
+            self._tall_enough((message, SUMMARY_WIDTHS[2]), (next_step, SUMMARY_WIDTHS[6]))
             line = [
                 text_cell(self.sheet, t.currency),
                 text_cell(self.sheet, t.state),
-                text_cell(self.sheet, t.status_message or "(no message)"),
+                # Wrapped: the rows figure beside it cut a long message short.
+                _wrapped(self.sheet, message),
                 t.rows,
                 self.money(t.amount, t.currency),
                 _indented(self.sheet, group.classification.failure_class.value),
-                _wrapped(self.sheet, group.classification.next_step),
+                _wrapped(self.sheet, next_step),
             ]
             self.append(_at_top(self.sheet, line))
+
+    def _block_header(self, names: Sequence[str]) -> list[Any]:
+        """Bold names, right-aligned over figures; a name after a figure indented, as its
+        values are ("amountclass")."""
+        cells = []
+        for before, name in zip(("", *names), names, strict=False):
+            if name in NUMBER_HEADINGS:
+                cells.append(_heading(self.sheet, name))
+                continue
+            cell = _bold(self.sheet, name)
+            if before in NUMBER_HEADINGS:
+                cell.alignment = INDENT
+            cells.append(cell)
+        return cells
 
     def _chart(self) -> None:
         currencies = [c for c in self.summary.currencies if c.currency != NO_CURRENCY]
@@ -431,19 +455,20 @@ class _SummarySheet:
                     *(self.money(c.amount(outcome), c.currency) for c in currencies),
                 ]
             )
-        if not currencies:
-            return
         last = self.line
-        chart = BarChart()
-        chart.type = "col"
-        chart.title = "Amounts by outcome"
-        chart.y_axis.title = "amount"
-        chart.x_axis.title = "outcome"
-        data = Reference(
-            self.sheet, min_col=2, max_col=1 + len(currencies), min_row=first, max_row=last
-        )
-        labels = Reference(self.sheet, min_col=1, min_row=first + 1, max_row=last)
-        chart.add_data(data, titles_from_data=True)
-        chart.set_categories(labels)
-        chart.width, chart.height = 18, 9
-        self.sheet.add_chart(chart, f"A{last + 2}")
+        # One chart per currency, one under the other: on one axis 25,000 XOF towered over
+        # 4,250.50 RUB, though it is the smaller sum of money.
+        for index, c in enumerate(currencies):
+            chart = BarChart()
+            chart.type = "col"
+            chart.title = f"{c.currency} by outcome"
+            chart.y_axis.title = c.currency
+            chart.x_axis.title = "outcome"
+            column = 2 + index
+            data = Reference(self.sheet, min_col=column, min_row=first, max_row=last)
+            labels = Reference(self.sheet, min_col=1, min_row=first + 1, max_row=last)
+            chart.add_data(data, titles_from_data=True)
+            chart.set_categories(labels)
+            chart.legend = None  # the title names the one currency
+            chart.width, chart.height = 18, 9
+            self.sheet.add_chart(chart, f"A{last + 2 + index * CHART_LINES}")

@@ -213,7 +213,12 @@ async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, 
     assert by_currency["RUB"].value == pytest.approx(1234.5)
     outcome = sheet.cell(2, header.index("outcome") + 1)
     assert outcome.value == "paid" and outcome.fill.start_color.rgb.endswith("C6EFCE")
-    assert sheet.column_dimensions["A"].width == 10
+    assert sheet.column_dimensions["A"].width == 12
+    # Headings over figures sit right, over the figures, as the summary's do: left, they ran
+    # into the next heading ("source_rowexternal_id") and read as that column's.
+    aligned = {cell.value: cell.alignment.horizontal for cell in sheet[1]}
+    assert [aligned[n] for n in ("source_row", "amount_asked", "amount_reported")] == ["right"] * 3
+    assert aligned["external_id"] is None
     assert book["rejects"].freeze_panes == "A2"
     # Printed, 19 figures across made a page of tiny print: figures go down, currencies across.
     summary = book["summary"]
@@ -228,11 +233,23 @@ async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, 
     assert [c.alignment.horizontal for c in outcome_line[1:4]] == ["right"] * 3
     readme = {row[0]: row[1] for row in book["readme"].iter_rows(values_only=True) if row}
     assert readme["layout_version"] == LAYOUT_VERSION
+    # The failures block: a long statusMessage wraps (the rows figure beside it cut it short),
+    # its line is tall enough for it, and the figures' headings sit over the figures.
+    lines = list(summary.iter_rows())
+    heading = next(i for i, line in enumerate(lines) if line[2].value == "status_message")
+    names = {cell.value: cell.alignment for cell in lines[heading]}
+    assert (names["rows"].horizontal, names["amount"].horizontal) == ("right", "right")
+    assert names["class"].indent == 1
+    failure = lines[heading + 1]
+    assert failure[2].alignment.wrap_text and failure[6].alignment.wrap_text
+    # One chart per currency: on one axis an amount in XOF dwarfed the same money in RUB.
     with zipfile.ZipFile(report.xlsx) as archive:
-        charts = [name for name in archive.namelist() if name.startswith("xl/charts/chart")]
-        assert charts
-        chart = archive.read(charts[0]).decode()
+        names = sorted(n for n in archive.namelist() if n.startswith("xl/charts/chart"))
+        charts = [archive.read(name).decode() for name in names]
+    assert len(charts) == 3
+    for chart, currency in zip(charts, ("KES", "RUB", "XOF"), strict=True):
         assert "<barChart>" in chart and "'summary'!" in chart
+        assert chart.count("<ser>") == 1 and f"{currency} by outcome" in chart
 
 
 async def test_input_cells_are_inert_in_csv_and_text_as_written_in_xlsx(
