@@ -21,7 +21,9 @@ from payflow.approvals import record_decision
 from payflow.expected import OneLineForExpected
 from payflow.flows.approval import NotApproved
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
+from payflow.flows.links import payout_links
 from payflow.flows.pay_batch import NotAllPaid, pay_batch, pay_result
+from payflow.flows.refund_batch import refund_batch
 from payflow.intake.problems import BatchFileError
 from payflow.ledger import Ledger
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
@@ -47,10 +49,14 @@ class Records(logging.Handler):
 
 @pytest.fixture
 def run_log() -> Iterator[Records]:
-    """Every record Prefect's run loggers emit during the test, as their handlers get it."""
+    """Every record Prefect's run loggers emit during the test, as their handlers get it; with
+    no filter installed yet (a flow of an earlier test in this process installed it), so the
+    flow under test must install it itself."""
     handler = Records()
     loggers = [logging.getLogger(n) for n in ("prefect.flow_runs", "prefect.task_runs")]
     for logger in loggers:
+        for installed in [f for f in logger.filters if isinstance(f, OneLineForExpected)]:
+            logger.removeFilter(installed)
         logger.addHandler(handler)
     yield handler
     for logger in loggers:
@@ -119,6 +125,32 @@ def test_a_declined_batch_and_a_batch_not_all_paid_end_failed_in_one_line(
     assert tracebacks(run_log) == []
     assert "unexpected exception" not in run_log.lines()
     assert "declined by bob (wrong day)" in run_log.lines()
+
+
+def test_an_unreadable_refund_file_and_links_file_end_failed_in_one_line(
+    prefect_api, sandbox, tmp_path, monkeypatch, run_log
+):
+    monkeypatch.setenv("PAYFLOW_LEDGER_URL", f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
+    monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(b"hello\x00world")
+    out = str(tmp_path / "reports")
+
+    refunds = as_a_worker_runs_it(
+        refund_batch, path=str(garbage), out_dir=out, api_url=sandbox.url, sandbox=True
+    )
+    links = as_a_worker_runs_it(payout_links, source=str(garbage), out_dir=out)
+    report = as_a_worker_runs_it(payout_links, source="no-such-batch", action="report")
+
+    # Neither flow installed the filter: each failure showed its traceback twice (the task's,
+    # the flow's) and once more as "Engine execution exited with unexpected exception".
+    assert isinstance(refunds, BatchFileError), refunds
+    assert isinstance(links, BatchFileError), links
+    assert isinstance(report, BatchFileError), report
+    assert tracebacks(run_log) == []
+    assert "unexpected exception" not in run_log.lines()
+    assert "garbage.csv is neither CSV nor XLSX" in run_log.lines()
+    assert "no links batch no-such-batch in the ledger" in run_log.lines()
 
 
 def test_in_this_process_a_run_not_all_paid_still_gives_its_result(sandbox, tmp_path, prefect_api):
