@@ -74,6 +74,9 @@ def rerun_failed(
     # command line checked its flags before it called this flow.
     selection = parse_selection(rows, message, failure_class, all_failed, DEPLOYMENT_WORDS)
     with _target(settings, api_url, sandbox, callback_url, ledger_url) as target:
+        # Checked before anything is read or written: the pay runs below must pay from the
+        # ledger the failed rows are read from.
+        pay_ledger_url = ledger_url_parameter(target.ledger_url, settings)
         candidates = find_rerun_candidates(target.ledger_url, batch_id)
         chosen = choose(candidates, selection)
         result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen, selection))
@@ -100,7 +103,7 @@ def rerun_failed(
                 pay_result(
                     pay_batch(
                         rerun_id,
-                        ledger_url=ledger_url_parameter(target.ledger_url),
+                        ledger_url=pay_ledger_url,
                         api_url=target.api_url,
                         sandbox=target.sandbox,
                         callback_url=target.callback_url,

@@ -112,10 +112,26 @@ def open_ledger(url: str) -> Ledger:
         return ledger
 
 
-def ledger_url_parameter(url: str) -> str | None:
-    """`url` to pass a flow as its `ledger_url` parameter, or None (the flow then reads it from
-    its settings) when it holds a password: Prefect keeps a flow run's parameters in its
-    database and shows them in its UI, and a hidden one (`***`) cannot connect."""
+def ledger_url_parameter(url: str, settings: Settings) -> str | None:
+    """`url` to pass a flow run in this process as its `ledger_url` parameter.
+
+    A URL with a password is never passed: Prefect keeps a flow run's parameters in its
+    database and shows them in its UI, and a hidden one (`***`) cannot connect. The flow then
+    reads its settings' ledger, which is `url` only when `settings` say so: otherwise it would
+    pay from another ledger than the one the caller read, so that is a ConfigurationError,
+    before anything is done."""
     from sqlalchemy.engine import make_url
 
-    return None if make_url(url).password else url
+    given = make_url(url)
+    if not given.password:
+        return url
+    configured = make_url(settings.ledger_url_or_default())
+    if given.render_as_string(hide_password=False) == configured.render_as_string(
+        hide_password=False
+    ):
+        return None
+    raise ConfigurationError(
+        f"the ledger {given.render_as_string(hide_password=True)} holds a password and is not "
+        "PAYFLOW_LEDGER_URL: a password is never handed to a flow as a parameter, so its pay "
+        "run would read another ledger; set PAYFLOW_LEDGER_URL to it instead; nothing was done"
+    )

@@ -117,7 +117,7 @@ def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
                 pay_batch(
                     batch_id,
                     wait_for_approval=False,
-                    ledger_url=ledger_url_parameter(ctx.target.ledger_url),
+                    ledger_url=ledger_url_parameter(ctx.target.ledger_url, ctx.settings),
                     out_dir=str(ctx.batch_dir(batch_id)),
                     api_url=ctx.target.api_url,
                     sandbox=ctx.target.sandbox,

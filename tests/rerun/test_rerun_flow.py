@@ -13,6 +13,7 @@ from prefect import get_client
 from prefect.client.schemas.sorting import FlowRunSort
 from rerun_support import correct_at_service, paid_batch, posts
 from sqlalchemy import create_engine, update
+from support.postgres import fresh_postgres_database
 from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
@@ -20,6 +21,7 @@ from payflow.flows.rerun import RerunResult, rerun_failed, summary_lines
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.tables import Batch
 from payflow.rerun import RerunRefused, attempt_external_id
+from payflow.runtime import ConfigurationError
 from payflow.sandbox import SandboxServer
 
 
@@ -245,6 +247,31 @@ def test_a_ledger_password_never_becomes_a_prefect_parameter(
     seen = asyncio.run(parameters())
     assert batch_id in seen  # the runs were read: the rerun and its pay-batch subflow
     assert "s3cret-pw" not in seen
+
+
+def test_a_rerun_never_pays_from_another_ledger_than_the_one_it_read(
+    prefect_api, sandbox, postgres_url, monkeypatch
+):
+    # Given a ledger URL with a password, the rerun registered its attempts there and handed
+    # its pay-batch subflow no ledger URL (a password is never a parameter): the subflow then
+    # paid from PAYFLOW_LEDGER_URL, another ledger, where the rerun batch is not.
+    read_from = postgres_url.replace("postgres@", "postgres:s3cret-pw@", 1)
+    with fresh_postgres_database("payflow_other") as other:
+        configured = other.replace("postgres@", "postgres:other-pw@", 1)
+        monkeypatch.setenv("PAYFLOW_LEDGER_URL", configured)
+        with Ledger.open(configured):
+            pass  # a real, migrated ledger: the one the pay subflow would have read
+        with Ledger.open(read_from) as ledger:
+            batch_id = paid_batch(sandbox, ledger, f"other{secrets.token_hex(3)}")
+            before = posts(sandbox)
+            with pytest.raises(ConfigurationError) as refused:
+                rerun(sandbox, ledger, batch_id, rows="3", reviewed=True)
+            assert ledger.rerun_batches(batch_id) == []
+        assert posts(sandbox) == before
+    message = str(refused.value)
+    assert "holds a password and is not PAYFLOW_LEDGER_URL" in message
+    assert "nothing was done" in message
+    assert "s3cret-pw" not in message and "other-pw" not in message
 
 
 def test_the_summary_tells_a_choice_matching_nothing_from_rows_no_longer_failed(
