@@ -68,6 +68,7 @@ def validate_rows(
     return ValidationReport(
         batch_id=raw.batch_id,
         source_name=raw.source_name,
+        sheet=raw.sheet,
         rows=len(frame),
         instructions=_instructions(_rows(frame, valid_rows), bank_ids),
         rejects=rejects,

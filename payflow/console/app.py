@@ -40,7 +40,7 @@ from payflow.console import pages
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.history import batch_history
-from payflow.console.intake import UploadRefused, rejects_file, take_upload
+from payflow.console.intake import UploadRefused, rejects_file, source_of, take_upload
 from payflow.console.operators import Operator, check_password
 from payflow.console.paying import (
     NotInterrupted,
@@ -281,7 +281,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             # Another browser's upload, or a session since ended: the batch page has its state.
             return RedirectResponse(f"/batches/{batch_id}", status_code=303)
         # The figures as the ledger holds them now, not as they were at the upload.
-        result = replace(result, counts=ctx.ledger.batch_counts(batch_id))
+        result = replace(
+            result, counts=ctx.ledger.batch_counts(batch_id), source=source_of(ctx, batch_id)
+        )
         return render(
             request,
             session,
@@ -303,6 +305,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             session,
             "batch.html",
             batch_id=batch_id,
+            source=source_of(ctx, batch_id),
             facts=facts,
             counts=counts,
             state=state,

@@ -33,7 +33,7 @@ class UploadResult:
     """What the upload page shows: every problem, warnings and the ledger's counts."""
 
     batch_id: str
-    source_name: str
+    source: str  # the file, and its sheet when it is a workbook's, as the ledger records them
     problems: list[Problem]
     warnings: list[Problem]
     counts: BatchCounts
@@ -92,12 +92,18 @@ def take_upload(
     record_action(ctx.ledger, maker, "uploaded", report.batch_id, detail=name)
     return UploadResult(
         batch_id=report.batch_id,
-        source_name=report.source_name,
+        source=source_of(ctx, report.batch_id),
         problems=list(report.rejects),
         warnings=list(report.warnings),
         counts=ctx.ledger.batch_counts(report.batch_id),
         already_registered=outcome.already_registered,
     )
+
+
+def source_of(ctx: ConsoleContext, batch_id: str) -> str:
+    """`payouts.xlsx, sheet March` as the ledger records the batch ("" when it has no batch)."""
+    header = ctx.ledger.batch_header(batch_id)
+    return header.source if header is not None else ""
 
 
 def rejects_file(ctx: ConsoleContext, batch_id: str, suffix: str) -> Path | None:

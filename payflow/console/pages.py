@@ -24,7 +24,7 @@ class BatchLine:
     """One line of the batches list."""
 
     batch_id: str
-    source_name: str
+    source: str  # the file, and its sheet when it is a workbook's
     created_at: datetime
     state: str
     rows: int
@@ -130,7 +130,7 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
         lines.append(
             BatchLine(
                 batch_id=row.batch_id,
-                source_name=row.source_name,
+                source=row.source,
                 created_at=row.created_at,
                 state=batch_state(ctx, row.batch_id, counts),
                 rows=counts.rows,

@@ -75,6 +75,7 @@ class ValidationReport:
     source_name: str
     rows: int
     instructions: list[PayoutInstruction] = field(default_factory=list)
+    sheet: str | None = None  # the XLSX sheet read (None for a CSV)
     rejects: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     bank_resolutions: list[BankResolution] = field(default_factory=list)

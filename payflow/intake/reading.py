@@ -47,6 +47,7 @@ class RawBatch:
     unknown_columns: tuple[str, ...] = ()
     read_problems: list[Problem] = field(default_factory=list)
     notices: list[Problem] = field(default_factory=list)  # how cells were read (warnings)
+    sheet: str | None = None  # the XLSX sheet read (None for a CSV)
 
 
 def batch_id_of(data: bytes, sheet: str | None = None) -> str:
@@ -69,6 +70,7 @@ def read_batch_file(
         table.read_problems,
         decimal_comma=table.decimal_comma,
         notices=table.notices,
+        sheet=table.sheet,
     )
 
 
@@ -82,6 +84,7 @@ class RawTable:
     read_problems: list[Problem] = field(default_factory=list)
     decimal_comma: bool = False  # a `;` CSV, where Russian Excel writes `1 500,50`
     notices: list[Problem] = field(default_factory=list)  # how the file was read (warnings)
+    sheet: str | None = None  # the XLSX sheet read (None for a CSV)
 
 
 def read_table(
@@ -112,11 +115,13 @@ def read_table(
     if data.startswith(_ZIP_MAGIC):
         from payflow.intake.xlsx import read_xlsx_cells
 
-        rows, read_problems, other_sheet = read_xlsx_cells(
+        rows, read_problems, read = read_xlsx_cells(
             data, path.name, sheet, limits, missing_columns, columns
         )
         frame = _frame_from_rows(rows, path.name)
-        return RawTable(batch_id_of(data, other_sheet), path.name, frame, read_problems)
+        # The first sheet's id is the file's own, as it was before sheets could be chosen.
+        batch_id = batch_id_of(data, None if read.first else read.title)
+        return RawTable(batch_id, path.name, frame, read_problems, sheet=read.title)
     if sheet is not None:
         raise BatchFileError(f"--sheet applies to XLSX files only; {path.name} is CSV")
     frame, delimiter, encoding = _read_csv(data, path.name, limits)
@@ -349,6 +354,7 @@ def _raw_batch(
     *,
     decimal_comma: bool = False,
     notices: Sequence[Problem] = (),
+    sheet: str | None = None,
 ) -> RawBatch:
     _refuse_misread_encoding(name, list(frame.columns))
     match = match_headers(list(frame.columns))
@@ -369,7 +375,7 @@ def _raw_batch(
         frame, comma_notices, thousands_points = read_decimal_commas(frame)
         read_as += comma_notices
         problems += thousands_points
-    return RawBatch(batch_id, name, frame, (*match.unknown, *unnamed), problems, read_as)
+    return RawBatch(batch_id, name, frame, (*match.unknown, *unnamed), problems, read_as, sheet)
 
 
 def _unnamed_with_values(frame: pd.DataFrame) -> tuple[str, ...]:

@@ -24,5 +24,9 @@ def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
 def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome:
     """Record the batch once, keyed by externalId; a re-upload registers nothing new."""
     return ledger.register_batch(
-        report.batch_id, report.source_name, report.instructions, rejected_rows(report)
+        report.batch_id,
+        report.source_name,
+        report.instructions,
+        rejected_rows(report),
+        sheet=report.sheet,
     )

@@ -47,6 +47,14 @@ def _open(data: bytes, name: str, limits: ReadLimits) -> _Opened:
     return _Opened(reader.wb, reader.archive, paths)
 
 
+@dataclass(frozen=True)
+class SheetRead:
+    """The sheet a workbook was read from, and whether it is the workbook's first."""
+
+    title: str
+    first: bool
+
+
 def read_xlsx_cells(
     data: bytes,
     name: str,
@@ -54,9 +62,9 @@ def read_xlsx_cells(
     limits: ReadLimits,
     missing_columns: MissingColumns | None = None,
     columns: ReadColumns = PAYOUT_COLUMNS,
-) -> tuple[list[list[str]], list[Problem], str | None]:
+) -> tuple[list[list[str]], list[Problem], SheetRead]:
     """Rows of text cells (header first), the cells whose numbers Excel could not keep exact,
-    and the sheet read when it is not the workbook's first (None when it is).
+    and the sheet read.
 
     The limits apply row by row, so a sheet of a million empty rows stops early. With
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
@@ -103,7 +111,7 @@ def read_xlsx_cells(
         if path is None:  # never seen: unscanned, hidden rows would be paid unseen
             raise BatchFileError(f"{name}: sheet {worksheet.title!r} has no part in the workbook")
         problems += sheet_problems(opened.archive, path, header, rows, columns)
-        title = worksheet.title if worksheet.title != workbook.sheetnames[0] else None
+        read = SheetRead(worksheet.title, worksheet.title == workbook.sheetnames[0])
     except ParseError as exc:  # openpyxl parses a sheet's XML only as its rows are read
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
     finally:
@@ -112,7 +120,7 @@ def read_xlsx_cells(
     emptied = {problem.row for problem in problems}
     while len(rows) > 1 and not any(rows[-1]) and len(rows) not in emptied:
         rows.pop()
-    return rows, problems, title
+    return rows, problems, read
 
 
 def _chosen_sheet(

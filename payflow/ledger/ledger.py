@@ -126,10 +126,13 @@ class Ledger:
         source_name: str,
         valid: Sequence[PayoutInstruction],
         rejected: Sequence[RejectedRow],
+        *,
+        sheet: str | None = None,
     ) -> RegisterOutcome:
-        """Record every row of a batch once: NEW payouts, ALREADY_KNOWN, CONFLICT or REJECTED."""
+        """Record every row of a batch once: NEW payouts, ALREADY_KNOWN, CONFLICT or REJECTED;
+        `sheet`: the XLSX sheet the rows were read from."""
         return register.register_batch(
-            self._engine, batch_id, source_name, valid, rejected, self._clock()
+            self._engine, batch_id, source_name, valid, rejected, self._clock(), sheet=sheet
         )
 
     def acknowledge_repeats(self, batch_id: str) -> int:
@@ -364,6 +367,10 @@ class Ledger:
     def newest_batches(self, limit: int, offset: int = 0) -> list[BatchHeader]:
         """Registered batches, newest first: `limit` of them after the first `offset`."""
         return reading.newest_batches(self._reader, limit, offset)
+
+    def batch_header(self, batch_id: str) -> BatchHeader | None:
+        """The batch's file (and sheet), when and by whom; None when it is not registered."""
+        return reading.batch_header(self._reader, batch_id)
 
     def batch_count(self) -> int:
         """How many batches the ledger holds."""

@@ -181,17 +181,27 @@ def by_row_number(
         after = int(rows[-1].row_number)
 
 
+HEADER_COLUMNS = (Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by, Batch.sheet)
+
+
 def newest_batches(engine: Engine, limit: int, offset: int = 0) -> list[BatchHeader]:
     """Registered batches, newest first: `limit` of them after the first `offset`."""
     query = (
-        select(Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by)
+        select(*HEADER_COLUMNS)
         .order_by(Batch.created_at.desc(), Batch.batch_id.desc())
         .offset(offset)
         .limit(limit)
     )
     with engine.connect() as connection:
         rows = connection.execute(query).all()
-    return [BatchHeader(r.batch_id, r.source_name, r.created_at, r.made_by) for r in rows]
+    return [BatchHeader(*row) for row in rows]
+
+
+def batch_header(engine: Engine, batch_id: str) -> BatchHeader | None:
+    """One registered batch's header; None when there is no such batch."""
+    with engine.connect() as connection:
+        row = connection.execute(select(*HEADER_COLUMNS).where(Batch.batch_id == batch_id)).first()
+    return BatchHeader(*row) if row is not None else None
 
 
 def batch_count(engine: Engine) -> int:

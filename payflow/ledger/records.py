@@ -108,12 +108,19 @@ class PayoutRef:
 
 @dataclass(frozen=True, slots=True)
 class BatchHeader:
-    """A registered batch as a list shows it: its id, file, when and by whom."""
+    """A registered batch as a list shows it: its id, file (and sheet), when and by whom."""
 
     batch_id: str
     source_name: str
     created_at: datetime
     made_by: str | None
+    sheet: str | None = None
+
+    @property
+    def source(self) -> str:
+        """`payouts.xlsx, sheet March`: two sheets of one workbook are two batches, and the
+        file name alone reads the same for both."""
+        return f"{self.source_name}, sheet {self.sheet}" if self.sheet else self.source_name
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Engine, insert, select
+from sqlalchemy import ColumnElement, Connection, Engine, insert, select, update
 
 from payflow.ledger.db import REGISTER_LOCK_KEY, take_lock
 from payflow.ledger.records import (
@@ -242,16 +242,30 @@ def _not_registered(connection: Connection, batch_id: str, rows: Sequence[N]) ->
 
 
 def _ensure_batch(
-    engine: Engine, batch_id: str, source_name: str, valid: int, rejected: int, now: datetime
+    engine: Engine,
+    batch_id: str,
+    source_name: str,
+    valid: int,
+    rejected: int,
+    now: datetime,
+    sheet: str | None,
 ) -> None:
     with engine.begin() as connection:
         take_lock(connection, REGISTER_LOCK_KEY)
         exists = connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id))
+        if exists is not None and sheet is not None:
+            # Registered before the ledger recorded sheets (0012): the same sheet again says which.
+            connection.execute(
+                update(Batch)
+                .where(Batch.batch_id == batch_id, Batch.sheet.is_(None))
+                .values(sheet=sheet)
+            )
         if exists is None:
             connection.execute(
                 insert(Batch).values(
                     batch_id=batch_id,
                     source_name=source_name,
+                    sheet=sheet,
                     total_rows=valid + rejected,
                     valid_rows=valid,
                     rejected_rows=rejected,
@@ -273,12 +287,14 @@ def register_batch(
     valid: Sequence[PayoutInstruction],
     rejected: Sequence[RejectedRow],
     now: datetime,
+    *,
+    sheet: str | None = None,
 ) -> RegisterOutcome:
     """Record every source row of a batch once; see the module docstring."""
     numbers = [i.row_number for i in valid] + [r.row_number for r in rejected]
     if len(set(numbers)) != len(numbers):
         raise ValueError(f"batch {batch_id}: a row number appears more than once")
-    _ensure_batch(engine, batch_id, source_name, len(valid), len(rejected), now)
+    _ensure_batch(engine, batch_id, source_name, len(valid), len(rejected), now, sheet)
     outcome = RegisterOutcome(batch_id=batch_id)
     new = added_rejects = 0
     for chunk in _chunks(valid, CHUNK_ROWS):

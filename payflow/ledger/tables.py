@@ -88,6 +88,9 @@ class Batch(Base):
 
     batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH), primary_key=True)
     source_name: Mapped[str] = mapped_column(Text)
+    # The XLSX sheet read (None: a CSV, or registered before 0012): two sheets of one workbook
+    # are two batches of the same file name.
+    sheet: Mapped[str | None] = mapped_column(Text)
     total_rows: Mapped[int] = mapped_column(Integer)
     valid_rows: Mapped[int] = mapped_column(Integer)
     rejected_rows: Mapped[int] = mapped_column(Integer)

@@ -536,6 +536,36 @@ def test_a_workbook_to_choose_a_sheet_of_says_so_in_console_words(console: Conso
     assert re.findall(r"<option>([^<]+)</option>", hinted.text) == ["payouts"]
 
 
+def test_two_sheets_of_one_workbook_read_as_two_batches_by_their_sheets(console: Console) -> None:
+    # Found by use: both batches read "months.xlsx" in the list, on their pages and on the
+    # upload's result, so which one was January's could be told only by opening them.
+    maker = signed_in(console, "mia")
+    january = [(f"sj-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:2]]
+    february = [(f"sf-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:3]]
+    data = _workbook({"January": january, "February": february})
+    token = csrf_of(maker.get("/upload").text)
+    ids = {}
+    for sheet in ("January", "February"):
+        uploaded = maker.post(
+            "/upload",
+            files={"file": ("months.xlsx", data)},
+            data={"csrf": token, "sheet": sheet},
+            follow_redirects=True,
+        )
+        assert f'<h2 id="source">months.xlsx, sheet {sheet}</h2>' in uploaded.text
+        ids[sheet] = re.findall(r"batch ([0-9a-f]+)</p>", uploaded.text)[0]
+    upload_clean(maker, "plain.csv", "sp")
+
+    # From the ledger, not from the session: a console started again shows the same.
+    for sheet, batch_id in ids.items():
+        header = console.ctx.ledger.batch_header(batch_id)
+        assert header is not None and header.sheet == sheet
+        page = maker.get(f"/batches/{batch_id}").text
+        assert f'<p id="source">months.xlsx, sheet {sheet}</p>' in page
+    listed = re.findall(r'<a href="/batches/[0-9a-f]+">([^<]+)</a>', maker.get("/batches").text)
+    assert listed == ["plain.csv", "months.xlsx, sheet February", "months.xlsx, sheet January"]
+
+
 def test_a_batch_whose_only_sent_rows_another_batch_paid_reads_uploaded(console: Console) -> None:
     # Found by use: registered on the command line (no console "uploaded" action), a file with
     # one row another batch had paid and one new row read "finished with rows pending", with

@@ -165,3 +165,23 @@ def test_bulk_written_times_compare_like_any_other(ledger: Ledger, clock: FakeCl
         engine.dispose()
     assert sorted(found) == [f"{p}-2", f"{p}-3"]
     assert stored == [clock.now, clock.now]
+
+
+def test_a_batch_records_the_sheet_it_was_read_from(ledger: Ledger) -> None:
+    batch = unique("sheet")
+    ledger.register_batch(batch, "months.xlsx", instructions(batch, 1), [], sheet="March")
+    header = ledger.batch_header(batch)
+    assert header is not None and header.sheet == "March"
+    assert header.source == "months.xlsx, sheet March"
+    assert [h.source for h in ledger.newest_batches(5) if h.batch_id == batch] == [header.source]
+
+    # A CSV has no sheet; a batch registered before the ledger recorded sheets learns its
+    # sheet when the same sheet is registered again.
+    csv = unique("csv")
+    ledger.register_batch(csv, "plain.csv", instructions(csv, 1), [])
+    before = ledger.batch_header(csv)
+    assert before is not None and before.sheet is None and before.source == "plain.csv"
+    ledger.register_batch(csv, "plain.csv", instructions(csv, 1), [], sheet="Sheet1")
+    after = ledger.batch_header(csv)
+    assert after is not None and after.source == "plain.csv, sheet Sheet1"
+    assert ledger.batch_header("no-such-batch") is None
