@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -40,7 +41,14 @@ from payflow.console import pages
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.history import batch_history
-from payflow.console.intake import UploadRefused, rejects_file, source_of, take_upload
+from payflow.console.intake import (
+    UploadRefused,
+    rejects_file,
+    sheet_choice_text,
+    source_of,
+    take_upload,
+)
+from payflow.console.kept_uploads import KeptUploads
 from payflow.console.operators import Operator, check_password
 from payflow.console.paying import (
     NotInterrupted,
@@ -76,6 +84,9 @@ Handler = Callable[[Request, Session], Awaitable[Response]]
 def create_app(ctx: ConsoleContext) -> Starlette:
     """The console over `ctx` (its ledger, API target and limits)."""
     sessions = Sessions()
+    if ctx.kept_uploads is None:
+        ctx.kept_uploads = KeptUploads(ctx.kept_uploads_dir())
+    kept = ctx.kept_uploads
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["money"] = amount_text
     templates.env.filters["counted"] = counted
@@ -223,6 +234,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
 
     @page()
     async def logout(request: Request, session: Session) -> Response:
+        kept.drop(session.kept)
         sessions.drop(request.cookies.get(COOKIE))
         record_action(ctx.ledger, me(session).name, "signed_out")
         response = RedirectResponse("/login", status_code=303)
@@ -250,25 +262,40 @@ def create_app(ctx: ConsoleContext) -> Starlette:
 
     @page(roles=("maker",))
     async def upload(request: Request, session: Session) -> Response:
-        file = request.state.form.get("file")
-        if not isinstance(file, UploadFile) or not file.filename:
-            return render(
-                request, session, "upload.html", 400, result=None, error="Choose a file first."
-            )
-        data = await file.read()
-        sheet = request.state.form.get("sheet")
+        form = request.state.form
+        file, sheet = form.get("file"), form.get("sheet")
+        if isinstance(file, UploadFile) and file.filename:
+            filename, data = file.filename, await file.read()
+            kept.drop(session.kept)  # a file chosen again replaces the one kept
+            session.kept = None
+        else:
+            chosen = await run_in_threadpool(_take_kept, kept, session, form.get("kept"))
+            if isinstance(chosen, str):
+                return render(request, session, "upload.html", 400, result=None, error=chosen)
+            filename, data = chosen
         try:
             result = await run_in_threadpool(
                 take_upload,
                 ctx,
-                file.filename,
+                filename,
                 data,
                 me(session).name,
                 sheet if isinstance(sheet, str) and sheet else None,
             )
         except UploadRefused as exc:
+            error = str(exc)
+            if exc.sheets:
+                session.kept = await run_in_threadpool(kept.keep, filename, data, exc.sheets)
+                error = sheet_choice_text(error, session.kept, kept.keep_seconds)
             return render(
-                request, session, "upload.html", 400, result=None, error=str(exc), sheets=exc.sheets
+                request,
+                session,
+                "upload.html",
+                400,
+                result=None,
+                error=error,
+                sheets=exc.sheets,
+                kept=session.kept,
             )
         session.upload = result
         return RedirectResponse(f"/upload/{result.batch_id}", status_code=303)
@@ -485,6 +512,29 @@ async def _headers(request: Request, call_next: Any) -> Response:
     if not request.url.path.startswith("/static"):
         response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _take_kept(kept: KeptUploads, session: Session, token: object) -> tuple[str, bytes] | str:
+    """The workbook this session keeps for the form's sheet choice (its name and bytes, now
+    deleted), or why there is none to check."""
+    if not isinstance(token, str) or not token:
+        return "Choose a file first."
+    held = session.kept
+    if held is None or not secrets.compare_digest(held.token.encode(), token.encode()):
+        # Another tab's upload replaced it, or it was used: this form's sheets may be another's.
+        return (
+            "The file this form offered sheets of is no longer kept; nothing was stored. "
+            "Choose the file again."
+        )
+    session.kept = None
+    data = kept.take(held)
+    if data is None:
+        return (
+            f"{held.filename} was kept for {counted(round(kept.keep_seconds / 60), 'minute')} "
+            "while you chose its sheet, and that time is over; nothing was stored. Choose the "
+            "file again."
+        )
+    return held.filename, data
 
 
 def _page_of(path: str) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from payflow.connections import RunTarget
+from payflow.console.kept_uploads import KeptUploads
 from payflow.console.signin_limits import SignInLimits
 from payflow.ledger import Ledger
 from payflow.settings import Settings
@@ -31,6 +32,12 @@ class ConsoleContext:
     extra: dict[str, object] = field(default_factory=dict)
     # Failed sign-ins per name and address; a test gives one with its own clock.
     signin_limits: SignInLimits = field(default_factory=SignInLimits)
+    # Workbooks kept while their maker chooses a sheet; None: in `kept_uploads_dir()`.
+    kept_uploads: KeptUploads | None = None
+
+    def kept_uploads_dir(self) -> Path:
+        """Where workbooks wait for their sheet choice (never served; see kept_uploads)."""
+        return self.settings.home / "console-uploads"
 
     def batch_dir(self, batch_id: str) -> Path:
         """Where the console keeps a batch's rejects and reports (never named in a URL)."""

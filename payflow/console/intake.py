@@ -9,6 +9,7 @@ from pathlib import Path, PurePath
 
 from payflow.connections import with_client
 from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
+from payflow.console.kept_uploads import KeptUpload
 from payflow.intake import BatchFileError, Problem, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.problems import SheetToChoose
@@ -17,11 +18,13 @@ from payflow.intake.to_ledger import register_report
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import record_action
 from payflow.schemas.validation import validate_rows
+from payflow.wording import counted
 
 
 class UploadRefused(ValueError):
     """The upload is not a batch file the console takes; nothing was stored. `sheets`: the
-    workbook's sheets to choose from when that is what it needs."""
+    workbook's sheets to choose from when that is what it needs (the message is then only the
+    problem: `sheet_choice_text` words the rest)."""
 
     def __init__(self, message: str, sheets: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -72,11 +75,7 @@ def take_upload(
             raw = read_batch_file(path, sheet if name.lower().endswith(".xlsx") else None)
         except SheetToChoose as exc:
             # The command line's way (--sheet) is no flag here: the upload form chooses.
-            raise UploadRefused(
-                f"{exc.problem}; nothing was stored. Choose the sheet below and the file again, "
-                "then check it (or keep the payouts on one sheet)",
-                exc.sheets,
-            ) from None
+            raise UploadRefused(exc.problem, exc.sheets) from None
         except BatchFileError as exc:
             raise UploadRefused(f"{exc}; nothing was stored") from None
 
@@ -104,6 +103,21 @@ def source_of(ctx: ConsoleContext, batch_id: str) -> str:
     """`payouts.xlsx, sheet March` as the ledger records the batch ("" when it has no batch)."""
     header = ctx.ledger.batch_header(batch_id)
     return header.source if header is not None else ""
+
+
+def sheet_choice_text(problem: str, kept: KeptUpload | None, keep_seconds: float) -> str:
+    """What the upload form says over its Sheet choice: with the file kept, choosing the sheet
+    is enough; without (the kept files' cap reached), the file is chosen again too."""
+    if kept is None:
+        return (
+            f"{problem}; nothing was stored. Choose the sheet below and the file again, then "
+            "check it (or keep the payouts on one sheet)"
+        )
+    return (
+        f"{problem}; nothing was registered yet. Choose the sheet below and check it: "
+        f"{kept.filename} is kept for {counted(round(keep_seconds / 60), 'minute')} for this "
+        "choice only (or keep the payouts on one sheet)"
+    )
 
 
 def rejects_file(ctx: ConsoleContext, batch_id: str, suffix: str) -> Path | None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from payflow.console.intake import UploadResult
+from payflow.console.kept_uploads import KeptUpload
 from payflow.console.operators import Operator
 
 COOKIE = "payflow_console"
@@ -37,6 +38,8 @@ class Session:
     # The last upload's problems and warnings, shown by GET after the POST's redirect: a
     # refresh or Back then reads the page again instead of posting the file again.
     upload: UploadResult | None = None
+    # A workbook kept while this session chooses its sheet (its bytes are on disk, not here).
+    kept: KeptUpload | None = None
 
     def idle_limit(self) -> float:
         """Seconds without a request after which the session is over."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -11,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import openpyxl
 import uvicorn
 from support.beats import at_past
 
@@ -45,6 +47,20 @@ ERROR_ROWS = [
     ("e-3", "100", "XYZ", "SIM", "254712349003", "C", "u-3"),
     ("e-4", "100", "KES", "SIM", "254712349004", "D", "u-4"),
 ]
+
+
+def workbook(sheets: dict[str, list[tuple[str, ...]]]) -> bytes:
+    """An XLSX whose sheets hold these rows (each under the batch header when it has rows)."""
+    book = openpyxl.Workbook()
+    book.remove(book.active)  # type: ignore[arg-type]
+    for title, rows in sheets.items():
+        sheet = book.create_sheet(title)
+        sheet.append(HEADER.strip().split(",") if rows else ["notes"])
+        for row in rows:
+            sheet.append(list(row))
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
 
 
 def batch_csv(rows: list[tuple[str, ...]]) -> bytes:

@@ -20,6 +20,7 @@ from console_support import (
     post_only,
     signed_in,
     upload_clean,
+    workbook,
 )
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -159,6 +160,41 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     # The run wrote its own end, with the ledger's counts, by the checker who started it.
     [end] = [a for a in actions_of(console.ctx.ledger, batch_id) if a.action == "pay_finished"]
     assert end.actor == "carl" and end.detail and "5 final, 0 pending (of 5)" in end.detail
+
+
+def test_a_workbook_sheet_is_chosen_once_and_each_sheet_reads_by_its_name(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by use: the Sheet choice came with "choose the file again", and two sheets of one
+    # workbook then read "months.xlsx" alike in the list.
+    maker = _sign_in(browser, console, "mia")
+    january = [(f"bj-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:2]]
+    february = [(f"bf-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:3]]
+    path = tmp_path / "months.xlsx"
+    path.write_bytes(workbook({"January": january, "February": february}))
+    for sheet, rows in (("February", 3), ("January", 2)):
+        maker.goto(console.url + "/upload")
+        maker.set_input_files("#file", str(path))
+        maker.click("#upload-form button[type=submit]")
+        expect(maker.locator(".error")).to_contain_text("payout rows on 2 sheets")
+        expect(maker.locator("#kept-file")).to_have_text(
+            "File: months.xlsx, kept while you choose its sheet."
+        )
+        if sheet == "February":
+            _shots(maker, tmp_path, "sheet-choice")
+        maker.select_option("#sheet", sheet)
+        maker.click("text=Check this sheet")  # no file chosen again
+        expect(maker.locator("#source")).to_have_text(f"months.xlsx, sheet {sheet}")
+        expect(maker.locator("#result")).to_contain_text(f"{rows} rows")
+    _shots(maker, tmp_path, "sheet-uploaded")
+
+    maker.goto(console.url + "/batches")
+    names = maker.locator("table.list tbody tr td:nth-child(2) a")
+    expect(names).to_have_text(["months.xlsx, sheet January", "months.xlsx, sheet February"])
+    _shots(maker, tmp_path, "sheet-list")
+    names.nth(1).click()
+    expect(maker.locator("#source")).to_have_text("months.xlsx, sheet February")
+    _shots(maker, tmp_path, "sheet-batch")
 
 
 def test_unsigned_page_redirects_in_the_browser(console: Console, browser: Browser) -> None:

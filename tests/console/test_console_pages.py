@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import re
 import time
 from decimal import Decimal
 from pathlib import Path
 
-import openpyxl
 import pytest
 from console_support import (
     CLEAN_ROWS,
-    HEADER,
     Console,
     approved_and_paid,
     batch_csv,
@@ -25,6 +22,7 @@ from console_support import (
     signed_in,
     start_console,
     upload_clean,
+    workbook,
 )
 from prefect import get_client
 from prefect.client.schemas.sorting import FlowRunSort
@@ -492,27 +490,13 @@ def test_the_reruns_of_a_batch_are_told_apart_on_its_page(console: Console) -> N
     assert listed.count("1 row, awaiting approval") == 2
 
 
-def _workbook(sheets: dict[str, list[tuple[str, ...]]]) -> bytes:
-    """An XLSX whose sheets hold these rows (each under the batch header when it has rows)."""
-    book = openpyxl.Workbook()
-    book.remove(book.active)  # type: ignore[arg-type]
-    for title, rows in sheets.items():
-        sheet = book.create_sheet(title)
-        sheet.append(HEADER.strip().split(",") if rows else ["notes"])
-        for row in rows:
-            sheet.append(list(row))
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
-
-
 def test_a_workbook_to_choose_a_sheet_of_says_so_in_console_words(console: Console) -> None:
     # Found by use: a workbook with payouts on two sheets was refused with "choose one with
     # --sheet NAME", a command line flag the console's operator has nowhere to type.
     maker = signed_in(console, "mia")
     january = [(f"jan-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:2]]
     february = [(f"feb-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:3]]
-    data = _workbook({"January": january, "February": february})
+    data = workbook({"January": january, "February": february})
     token = csrf_of(maker.get("/upload").text)
     refused = maker.post("/upload", files={"file": ("months.xlsx", data)}, data={"csrf": token})
     assert refused.status_code == 400
@@ -529,7 +513,7 @@ def test_a_workbook_to_choose_a_sheet_of_says_so_in_console_words(console: Conso
     assert chosen.status_code == 200 and "<strong>3</strong> rows" in chosen.text
 
     # A first sheet without the columns, the data on another: that sheet is offered.
-    data = _workbook({"Read me": [], "payouts": january})
+    data = workbook({"Read me": [], "payouts": january})
     hinted = maker.post("/upload", files={"file": ("notes.xlsx", data)}, data={"csrf": token})
     assert hinted.status_code == 400 and "--sheet" not in hinted.text
     assert "sheet &#39;payouts&#39; seems to hold the data" in hinted.text
@@ -542,7 +526,7 @@ def test_two_sheets_of_one_workbook_read_as_two_batches_by_their_sheets(console:
     maker = signed_in(console, "mia")
     january = [(f"sj-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:2]]
     february = [(f"sf-{ext}", *rest) for ext, *rest in CLEAN_ROWS[:3]]
-    data = _workbook({"January": january, "February": february})
+    data = workbook({"January": january, "February": february})
     token = csrf_of(maker.get("/upload").text)
     ids = {}
     for sheet in ("January", "February"):
