@@ -88,10 +88,12 @@ def take_upload(
     ctx.ledger.set_maker(report.batch_id, maker)
     if report.rejects:
         write_rejects_report(report, ctx.batch_dir(report.batch_id))
-    record_action(ctx.ledger, maker, "uploaded", report.batch_id, detail=name)
+    source = source_of(ctx, report.batch_id)
+    # Each sheet's upload names its sheet: the history read "months.xlsx" for either.
+    record_action(ctx.ledger, maker, "uploaded", report.batch_id, detail=source)
     return UploadResult(
         batch_id=report.batch_id,
-        source=source_of(ctx, report.batch_id),
+        source=source,
         problems=list(report.rejects),
         warnings=list(report.warnings),
         counts=ctx.ledger.batch_counts(report.batch_id),

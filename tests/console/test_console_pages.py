@@ -546,6 +546,7 @@ def test_two_sheets_of_one_workbook_read_as_two_batches_by_their_sheets(console:
         assert header is not None and header.sheet == sheet
         page = maker.get(f"/batches/{batch_id}").text
         assert f'<p id="source">months.xlsx, sheet {sheet}</p>' in page
+        assert f"<td>uploaded</td><td>months.xlsx, sheet {sheet}</td>" in page
     listed = re.findall(r'<a href="/batches/[0-9a-f]+">([^<]+)</a>', maker.get("/batches").text)
     assert listed == ["plain.csv", "months.xlsx, sheet February", "months.xlsx, sheet January"]
 
