@@ -1,4 +1,8 @@
-"""The text of the approval form (Prefect's resume form and `payflow approve`), in markdown."""
+"""The text of the approval form (Prefect's resume form and the pay run's artifact), in markdown.
+
+`payflow approve` does not print it: its answer lines ("answer with `approve`...") are for
+Prefect's form, and an operator who had just answered read them as a question still open.
+"""
 
 from __future__ import annotations
 

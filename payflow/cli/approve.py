@@ -9,18 +9,19 @@ import typer
 
 from payflow.approvals import (
     ApprovalRefused,
+    ApprovalStatus,
     Approved,
+    Declined,
+    Pending,
     PolicyError,
     UnknownBatch,
-    approval_form_markdown,
-    approval_requirement,
-    approval_status,
-    load_policy,
+    Void,
 )
-from payflow.approvals.decide import decide
+from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
 from payflow.runtime import open_ledger
+from payflow.wording import counted
 
 if TYPE_CHECKING:
     from payflow.approvals.resume import Replaced
@@ -52,9 +53,6 @@ def approve_command(
     settings = prepare()
     with open_ledger(settings) as ledger:
         try:
-            policy = load_policy(settings.approvals_file)
-            requirement = approval_requirement(ledger, batch_id, policy)
-            form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
             outcome = decide(
                 settings,
                 ledger,
@@ -80,20 +78,37 @@ def approve_command(
         }
         typer.echo(json.dumps(summary))
     else:
-        typer.echo(form)
-        typer.echo("")
-        typer.echo(
-            f"{'declined' if decline else 'approved'} by {outcome.approver}; "
-            f"batch {batch_id} is now {status}"
-        )
-        for run_id in outcome.resumed:
-            typer.echo(f"resumed paused flow run {run_id}")
-        for replaced in outcome.replaced:
-            typer.echo(replaced_line(replaced))
-        if outcome.resume_problem:
-            typer.echo(f"no run resumed: {outcome.resume_problem}")
-        started = [r for r in outcome.replaced if r.started]
-        if isinstance(outcome.status, Approved) and not outcome.resumed and not started:
-            # `payflow run` ends while it waits for approval: nothing pays until someone asks.
-            typer.echo(f"nothing is paying it yet: pay it with `payflow pay {batch_id}`")
+        for line in decision_lines(batch_id, outcome, decline):
+            typer.echo(line)
     raise typer.Exit(0)
+
+
+def decision_lines(batch_id: str, outcome: DecisionOutcome, decline: bool) -> list[str]:
+    """What `payflow approve` did and what happens next, in payflow's words only: the pause
+    form's text (answer with `approve`, `approver`...) is for Prefect's resume form, and read
+    here it asked the operator to answer again what they had just answered."""
+    status = outcome.status
+    lines = [
+        f"{'declined' if decline else 'approved'} by {outcome.approver}; "
+        f"batch {batch_id} is now {type(status).__name__}"
+    ]
+    lines += [f"resumed paused flow run {run_id}: {_goes_on(status)}" for run_id in outcome.resumed]
+    lines += [replaced_line(replaced) for replaced in outcome.replaced]
+    if outcome.resume_problem:
+        lines.append(f"no run resumed: {outcome.resume_problem}")
+    if isinstance(status, Pending | Void):
+        # The paused run (if any) waits on: it is resumed once the last step is given.
+        more = counted(status.steps_left, "more approval step")
+        lines.append(f"waiting for {more}, each by another person: payflow approve {batch_id}")
+    started = [r for r in outcome.replaced if r.started]
+    if isinstance(status, Approved) and not outcome.resumed and not started:
+        # `payflow run` ends while it waits for approval: nothing pays until someone asks.
+        lines.append(f"nothing is paying it yet: pay it with `payflow pay {batch_id}`")
+    if isinstance(status, Declined):
+        lines.append(f"nothing of batch {batch_id} will be paid")
+    return lines
+
+
+def _goes_on(status: ApprovalStatus) -> str:
+    """What a resumed pay run does with the batch's status."""
+    return "it pays the batch now" if isinstance(status, Approved) else "it ends, paying nothing"

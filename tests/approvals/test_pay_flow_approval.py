@@ -169,7 +169,13 @@ def test_an_expired_approval_pays_nothing(prefect_api, sandbox, ledger, tmp_path
 
 
 def approve_cli(
-    user: str, batch_id: str, ledger: Ledger, prefect_api: str, tmp_path: Path, *flags: str
+    user: str,
+    batch_id: str,
+    ledger: Ledger,
+    prefect_api: str,
+    tmp_path: Path,
+    *flags: str,
+    as_json: bool = True,
 ):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
     env.update(
@@ -180,7 +186,15 @@ def approve_cli(
         PREFECT_HOME=str(tmp_path / "prefect-home"),
     )
     return subprocess.run(
-        [sys.executable, "-m", "payflow", "approve", batch_id, "--json", *flags],
+        [
+            sys.executable,
+            "-m",
+            "payflow",
+            "approve",
+            batch_id,
+            *(["--json"] if as_json else []),
+            *flags,
+        ],
         env=env,
         cwd=REPO,
         capture_output=True,
@@ -221,6 +235,34 @@ def test_payflow_approve_by_two_people_resumes_the_paused_pay_flow(
         ("carol", "cli"),
     ]
     assert posted(sandbox) == {"two-2": 1}
+
+
+def test_payflow_approve_tells_the_operator_what_it_did_and_what_comes_next_not_the_pause_form(
+    prefect_api, sandbox, ledger, tmp_path
+):
+    # Found in review: `payflow approve` printed the pause form, Prefect's "Answer with `approve`
+    # (true to pay, false to decline), your name as `approver`; or run `payflow approve ...`"
+    # under "waits for approval": the operator who had just approved read a question still open.
+    batch_id = batch_of(ledger, "told", TWO_STEPS)
+    thread, outcome = pay_in_thread(sandbox, ledger, batch_id, tmp_path)
+    paused = wait_for_pause(batch_id, thread)
+    ack = "--acknowledge-warnings"  # its row is above the per-row maximum
+
+    bob = approve_cli("bob", batch_id, ledger, prefect_api, tmp_path, ack, as_json=False)
+    carol = approve_cli("carol", batch_id, ledger, prefect_api, tmp_path, ack, as_json=False)
+    thread.join(timeout=180)
+
+    assert bob.returncode == 0 and carol.returncode == 0, bob.stderr + carol.stderr
+    assert bob.stdout.splitlines() == [
+        f"approved by bob; batch {batch_id} is now Pending",
+        f"waiting for 1 more approval step, each by another person: payflow approve {batch_id}",
+    ]
+    assert carol.stdout.splitlines() == [
+        f"approved by carol; batch {batch_id} is now Approved",
+        f"resumed paused flow run {paused}: it pays the batch now",
+    ]
+    assert outcome["result"].counts.statuses == {"COMPLETED": 1}
+    assert posted(sandbox) == {"told-2": 1}
 
 
 def test_paying_an_unknown_batch_id_sends_nothing(prefect_api, sandbox, ledger, tmp_path):
