@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from prefect import flow
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from payflow.approvals.identity import current_user
+from payflow.approvals.identity import deployment_maker, names_nobody, worker_account_note
 from payflow.connections import ledger_url_parameter, run_target
 from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
@@ -45,6 +45,8 @@ class RerunResult:
     statuses: dict[str, int] = field(default_factory=dict)  # by each root's latest attempt
     sandbox: bool = False
     chosen: int = 0  # failed rows the choice matched
+    # Set when no `maker` named a person: says the recorded maker is the worker's account.
+    maker_note: str | None = None
 
 
 @flow(name="rerun-failed", persist_result=False, log_prints=False)
@@ -56,7 +58,7 @@ def rerun_failed(
     all_failed: bool = False,
     reviewed: bool = False,
     corrections: str | None = None,
-    made_by: str | None = None,
+    maker: str | None = None,
     api_url: str | None = None,
     sandbox: bool = False,
     callback_url: str | None = None,
@@ -66,10 +68,14 @@ def rerun_failed(
 ) -> RerunResult:
     """Preview (unreviewed) or rerun the chosen failed rows of a batch, then pay each rerun
     batch through `pay_batch`: the same approval (pausing unless `wait_for_approval` is
-    False), balance check, submit, track, reconcile and report as any batch."""
+    False), balance check, submit, track, reconcile and report as any batch. The rerun batch's
+    maker (who may not approve it) is `maker`, the person who asked for the rerun (the
+    command line passes its operator); without one, this worker's account (`deployment_maker`),
+    which the summary and the log say is not a person."""
     quiet_expected_failures()
     settings = Settings()
-    made_by = made_by or current_user(settings)
+    made_by = deployment_maker(settings, maker)
+    maker_note = worker_account_note(made_by) if names_nobody(maker) else None
     # Read by an operator in Prefect's UI, who answers with the deployment's parameters; the
     # command line checked its flags before it called this flow.
     selection = parse_selection(rows, message, failure_class, all_failed, DEPLOYMENT_WORDS)
@@ -82,6 +88,7 @@ def rerun_failed(
         result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen, selection))
         result.sandbox = target.sandbox
         result.chosen = len(chosen)
+        result.maker_note = maker_note
         if not reviewed:
             result.preview = preview_lines(candidates, chosen, selection, DEPLOYMENT_WORDS)
             create_markdown_artifact(key="rerun-preview", markdown=_markdown(result.preview))
@@ -95,6 +102,8 @@ def rerun_failed(
         if kept:
             attempts = plan_rerun(target, kept, corrections)
             outcome = register_rerun_attempts(target.ledger_url, batch_id, attempts, made_by)
+            if maker_note and outcome.created:
+                get_run_logger().warning("rerun of batch %s: %s", batch_id, maker_note)
             result.created = outcome.created
             result.already_created = outcome.already_created
             result.refused = outcome.refused
@@ -137,6 +146,8 @@ def _target(
 def summary_lines(result: RerunResult) -> list[str]:
     """The rerun's outcome as an operator reads it (also the flow's summary artifact)."""
     lines = [f"rerun of batch {result.batch_id}"]
+    if result.maker_note and result.created:
+        lines.append(f"  {result.maker_note}")
     lines += [f"  dropped {line}" for line in result.dropped]
     if result.created:
         created = counted(len(result.created), "new attempt")

@@ -1,5 +1,7 @@
 """Who is acting: the OS user, unless the settings name one (tests build Settings(user=...)).
-For a file a deployed run takes, its maker is who dropped it: the file's owner."""
+For a file a deployed run takes, its maker is who dropped it: the file's owner. For anything else
+a deployed run registers (a rerun), the person its `maker` parameter names; without one, the
+worker's own account, which names nobody and is never presented as a person."""
 
 from __future__ import annotations
 
@@ -31,7 +33,30 @@ def file_maker(path: Path, settings: Settings, named: str | None = None) -> str:
             return pwd.getpwuid(owner).pw_name
         except KeyError:  # an owner with no account here (a mounted share): its number
             return f"uid:{owner}"
-    return named or current_user(settings)
+    return deployment_maker(settings, named)
+
+
+def deployment_maker(settings: Settings, named: str | None) -> str:
+    """The maker of a batch a deployed run registers with no file owner to name it: `named`
+    (the deployment's `maker` parameter: whoever asked for the run), else this worker's own
+    account (see `names_nobody`)."""
+    return (named or "").strip() or current_user(settings)
+
+
+def names_nobody(named: str | None) -> bool:
+    """True when a deployed run's `maker` parameter names nobody, so its batch's maker is the
+    worker's account: the two-person rule then keeps only that account from approving, and
+    whoever asked for the run could approve it themselves."""
+    return not (named or "").strip()
+
+
+def worker_account_note(account: str) -> str:
+    """Says that `account` is the worker's, not a person, wherever a deployed run shows the
+    maker it recorded without a `maker` parameter."""
+    return (
+        f"maker recorded as {account}, this worker's account and not a person: anyone else can "
+        "approve; start the run with parameter maker=<who asked> to name its maker"
+    )
 
 
 def person_key(name: str) -> str:

@@ -124,7 +124,7 @@ def rerun_command(
                 all_failed=all_failed,
                 reviewed=True,
                 corrections=str(corrections) if corrections else None,
-                made_by=current_user(settings),
+                maker=current_user(settings),
                 wait_for_approval=False,
                 api_url=endpoint.base_url,
                 sandbox=endpoint.is_sandbox,

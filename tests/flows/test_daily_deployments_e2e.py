@@ -543,3 +543,51 @@ def test_a_file_dropped_again_pays_a_batch_whose_run_died_running_or_paused_and_
             "SELECT state, count(*) FROM payouts WHERE batch_id = %s GROUP BY state", batch_id
         )
         assert dict(states) == {"COMPLETED": 12}
+
+
+def test_a_rerun_from_its_deployment_is_made_by_its_maker_parameter_who_cannot_approve_it(
+    stack: Stack,
+) -> None:
+    """Found in review: the rerun-failed deployment recorded the worker's user as the rerun
+    batch's maker, so whoever started the run could approve the rerun themselves. Its `maker`
+    parameter (as the daily deployment's) names the person, whom the two-person rule refuses."""
+    stack.inbox.mkdir(exist_ok=True)
+    path = stack.inbox / "thursday.csv"
+    _, ids = batch_file(path, "e2e-rr", 2, 95_000)
+    # The second row's recipient is not found at the service: it fails, to be rerun.
+    lines = path.read_text().splitlines()
+    requisites = lines[2].split(",")[4]
+    lines[2] = lines[2].replace(requisites, requisites[:-4] + "2222")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    batch_id = batch_id_of(path.read_bytes())
+    daily = stack.deployment_run("daily-payouts/daily-payouts")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+    wait_for("the batch's pause", lambda: paused(stack, batch_id))
+    assert stack.approve(batch_id)["resumed"]
+    [pay_run] = pay_runs(stack, batch_id)
+    assert wait_for("the pay run", lambda: final(stack, pay_run["id"]), 240) == "FAILED"
+
+    rerun = stack.deployment_run(
+        "rerun-failed/rerun-failed",
+        *("-p", f"batch_id={batch_id}", "-p", "all_failed=true", "-p", "reviewed=true"),
+        *("-p", "maker=mia-rerun"),
+    )
+
+    def rerun_batch() -> list[tuple[Any, ...]]:
+        return stack.ledger("SELECT batch_id, made_by FROM batches WHERE rerun_of = %s", batch_id)
+
+    [(rerun_id, made_by)] = wait_for("the rerun batch", rerun_batch)
+    assert made_by == "mia-rerun"
+    wait_for("the rerun's pause", lambda: paused(stack, rerun_id))
+    own = subprocess.run(
+        [*PAYFLOW, "approve", rerun_id],
+        cwd=REPO,
+        env={**stack.env, "PAYFLOW_USER": "mia-rerun"},
+        capture_output=True,
+        text=True,
+    )
+    assert own.returncode == 2 and f"mia-rerun made batch {rerun_id}" in own.stderr, own
+    assert stack.approve(rerun_id)["resumed"]
+    assert wait_for("the rerun run", lambda: final(stack, rerun), 240)
+    sent = stack.sandbox_stats()["payoutsByExternalId"]
+    assert sent[ids[1]] == 1 and sent[f"{ids[1]}-r1"] == 1

@@ -17,12 +17,14 @@ from support.postgres import fresh_postgres_database
 from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
+from payflow.approvals.identity import current_user
 from payflow.flows.rerun import RerunResult, rerun_failed, summary_lines
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.tables import Batch
 from payflow.rerun import RerunRefused, attempt_external_id
 from payflow.runtime import ConfigurationError
 from payflow.sandbox import SandboxServer
+from payflow.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +191,7 @@ def test_a_rerun_above_the_limit_waits_for_approval_and_an_expired_one_pays_noth
     # 2,000,000 XOF per row: above the shipped rules' 1,000,000 limit, so one approval step.
     batch_id = paid_batch(sandbox, ledger, "big", ("2222", "2222"), amount=Decimal(2_000_000))
 
-    waiting = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, made_by="alice")
+    waiting = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, maker="alice")
     [first_rerun] = ledger.rerun_batches(batch_id)
     assert waiting.created == ["big-2-r1"] and waiting.waiting == {first_rerun: "Pending"}
     assert "big-2-r1" not in posts(sandbox)
@@ -197,10 +199,10 @@ def test_a_rerun_above_the_limit_waits_for_approval_and_an_expired_one_pays_noth
     with pytest.raises(ApprovalRefused, match="cannot approve"):
         record_decision(ledger, first_rerun, approver="alice", decision="approve")
     record_decision(ledger, first_rerun, approver="bob", decision="approve")
-    paid = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, made_by="alice")
+    paid = rerun(sandbox, ledger, batch_id, rows="2", reviewed=True, maker="alice")
     assert paid.paid_batches == [first_rerun] and posts(sandbox)["big-2-r1"] == 1
 
-    rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, made_by="alice")
+    rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, maker="alice")
     second_rerun = ledger.rerun_batches(batch_id)[1]
     engine = create_engine(ledger.url)
     with engine.begin() as connection:  # a day and more passes with nobody approving
@@ -211,12 +213,38 @@ def test_a_rerun_above_the_limit_waits_for_approval_and_an_expired_one_pays_noth
         )
     engine.dispose()
 
-    expired = rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, made_by="alice")
+    expired = rerun(sandbox, ledger, batch_id, rows="3", reviewed=True, maker="alice")
 
     assert expired.waiting == {second_rerun: "Expired"} and expired.paid_batches == []
     assert "big-3-r1" not in posts(sandbox)
     with pytest.raises(ApprovalRefused, match="expired"):
         record_decision(ledger, second_rerun, approver="bob", decision="approve")
+
+
+def test_a_rerun_whose_maker_names_nobody_is_made_by_the_workers_account_and_says_so(
+    prefect_api, sandbox, ledger
+):
+    # Started from its deployment without `maker`, a rerun is made by the worker's account, as
+    # before; its summary (the run's artifact) says that account is not a person.
+    batch_id = paid_batch(sandbox, ledger, "nomaker", ("2222",), amount=Decimal(2_000_000))
+
+    blank = rerun(sandbox, ledger, batch_id, all_failed=True, reviewed=True, maker="  ")
+
+    [rerun_id] = ledger.rerun_batches(batch_id)
+    account = current_user(Settings())
+    facts = ledger.batch_facts(rerun_id)
+    assert facts is not None and facts.made_by == account
+    assert blank.waiting == {rerun_id: "Pending"}
+    said = [line for line in summary_lines(blank) if "not a person" in line]
+    assert said == [
+        f"  maker recorded as {account}, this worker's account and not a person: anyone else "
+        "can approve; start the run with parameter maker=<who asked> to name its maker"
+    ]
+    named = paid_batch(sandbox, ledger, "named", ("2222",), amount=Decimal(2_000_000))
+    result = rerun(sandbox, ledger, named, all_failed=True, reviewed=True, maker="mia")
+    facts = ledger.batch_facts(ledger.rerun_batches(named)[0])
+    assert facts is not None and facts.made_by == "mia"
+    assert not [line for line in summary_lines(result) if "not a person" in line]
 
 
 def test_a_ledger_password_never_becomes_a_prefect_parameter(
