@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from payflow.approvals.identity import current_user
 from payflow.approvals.policy import load_policy
-from payflow.approvals.requirement import approval_requirement
 from payflow.approvals.resume import Replaced, resume_paused_runs
 from payflow.approvals.status import (
     ApprovalStatus,
@@ -60,9 +59,6 @@ def decide(
         acknowledge_warnings=acknowledge_warnings,
         policy=policy,
     )
-    # The paused run's form asks for `acknowledge_warnings` exactly when the batch has warnings
-    # or rows above the per-row maximum (`ApprovalView.has_warnings`).
-    warned = bool(approval_requirement(ledger, batch_id, policy).acknowledgements)
     outcome = DecisionOutcome(approver, status)
     if not isinstance(status, Approved | Declined):
         return outcome  # more steps needed: the run stays paused for the next approver
@@ -75,7 +71,7 @@ def decide(
                 batch_id,
                 isinstance(status, Approved),
                 approver,
-                (acknowledge_warnings and not decline) if warned else None,
+                acknowledge_warnings and not decline,
             )
         )
         outcome.resumed, outcome.replaced = resumed.went_on, resumed.replaced

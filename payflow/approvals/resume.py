@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -25,6 +26,7 @@ from prefect.client.schemas.filters import (
     FlowRunFilterTags,
 )
 from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.exceptions import NotPausedError
 from prefect.flow_runs import aresume_flow_run
 from prefect.states import Crashed
 
@@ -81,27 +83,42 @@ def approval_input(
 
 async def paused_runs(batch_id: str) -> list[str]:
     """Ids of the flow runs tagged for the batch that are paused now."""
+    return [str(run.id) for run in await _paused(batch_id)]
+
+
+async def _paused(batch_id: str) -> list[FlowRun]:
     query = FlowRunFilter(
         tags=FlowRunFilterTags(all_=[batch_tag(batch_id)]),
         state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED])),
     )
     async with get_client() as client:
-        runs = await client.read_flow_runs(flow_run_filter=query)
-    return [str(run.id) for run in runs]
+        return await client.read_flow_runs(flow_run_filter=query)
+
+
+def asks_acknowledgement(run: FlowRun) -> bool:
+    """True when the paused run's form asks for `acknowledge_warnings`: the `await-approval`
+    subflow's `warnings` parameter, fixed when it paused. The server refuses an answer with a
+    field its form lacks, or without one it has, so the answer follows the form, not the
+    batch's warnings now (a warning can appear, or go, after the pause)."""
+    return bool((run.parameters or {}).get("warnings"))
 
 
 async def resume_paused_runs(
     batch_id: str,
     approve: bool,
     approver: str,
-    acknowledge_warnings: bool | None = None,
+    acknowledge_warnings: bool = False,
 ) -> Resumed:
     """Resume every paused run of the batch with the decision and confirm each went on; a run
-    whose process had stopped is replaced (approved) or only marked Crashed (declined)."""
-    answer = approval_input(approve, approver, acknowledge_warnings)
-    asked = await paused_runs(batch_id)
-    for run_id in asked:
-        await aresume_flow_run(UUID(run_id), run_input=answer)
+    whose process had stopped is replaced (approved) or only marked Crashed (declined).
+    `acknowledge_warnings` goes to each run whose form asks for it (`asks_acknowledgement`)."""
+    asked = []
+    for run in await _paused(batch_id):
+        warned = acknowledge_warnings if asks_acknowledgement(run) else None
+        # NotPausedError: another approver resumed it a moment ago; confirmed below all the same.
+        with suppress(NotPausedError):
+            await aresume_flow_run(run.id, run_input=approval_input(approve, approver, warned))
+        asked.append(str(run.id))
     result = Resumed()
     async with get_client() as client:
         for run_id in await _not_gone_on(client, asked, WENT_ON_WITHIN_SECONDS):

@@ -100,4 +100,5 @@ def decide(
         record_action(ctx.ledger, checker.name, GO_AHEAD, batch_id, detail=detail)
     else:
         record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
-    return status, start_payment(ctx, batch_id, checker.name)
+    started = start_payment(ctx, batch_id, checker.name, acknowledge_warnings=acknowledge_warnings)
+    return status, started

@@ -10,7 +10,7 @@ from typing import Any
 
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.decide import prefect_api_configured
-from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
+from payflow.approvals.resume import batch_tag, resume_paused_runs
 from payflow.connections import ledger_url_parameter
 from payflow.console.context import ConsoleContext
 from payflow.ledger import BatchCounts
@@ -32,16 +32,20 @@ class NotInterrupted(Exception):
     """There is no interrupted pay run to go on with; the message says why."""
 
 
-def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
+def start_payment(
+    ctx: ConsoleContext, batch_id: str, actor: str, *, acknowledge_warnings: bool = False
+) -> str:
     """Start paying the batch as the ledger holds it now; a sentence saying where it runs.
 
     The pay flow pays only while the ledger's approval status says Approved (bound to the
-    batch's content and totals), so a batch changed since the decision pays nothing."""
+    batch's content and totals), so a batch changed since the decision pays nothing. A
+    deployment's run waiting paused for the batch's approval is resumed with the checker's
+    answer (`acknowledge_warnings` as they gave it) instead."""
     through_prefect = ctx.pay_through_prefect
     if through_prefect is None:
         through_prefect = prefect_api_configured()
     if through_prefect:
-        return _start_through_prefect(ctx, batch_id, actor)
+        return _start_through_prefect(ctx, batch_id, actor, acknowledge_warnings)
     with _lock:
         running = _running.get(batch_id)
         if running is not None and running.is_alive():
@@ -55,14 +59,22 @@ def start_payment(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
     return "payout run started in the console process"
 
 
-def _start_through_prefect(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
+def _start_through_prefect(
+    ctx: ConsoleContext, batch_id: str, actor: str, acknowledge_warnings: bool
+) -> str:
     """Resume the batch's pay run paused for approval (a daily inbox run), else start one."""
     from prefect.deployments import run_deployment
 
     try:
-        resumed = asyncio.run(resume_paused_runs(batch_id, True, actor))
-    except Exception:  # e.g. its form wants more input; a new run pays just as safely
-        resumed = Resumed()
+        resumed = asyncio.run(resume_paused_runs(batch_id, True, actor, acknowledge_warnings))
+    except Exception as exc:
+        # A run started beside the paused one paid the batch too, and the paused one woke later
+        # to a second run of it. The approval is recorded: the waiting run's form pays by it.
+        return (
+            f"approved, but Prefect did not resume the payout run waiting for this batch "
+            f"({type(exc).__name__}) and no other run was started: answer approve in the "
+            "paused await-approval run's form in Prefect, and it pays by this approval"
+        )
     if resumed.went_on:
         detail = ", ".join(resumed.went_on)
         record_action(ctx.ledger, actor, "pay_resumed", batch_id, detail=detail)

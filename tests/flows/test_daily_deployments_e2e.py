@@ -341,23 +341,40 @@ def test_a_large_batch_is_split_across_both_workers_and_nothing_is_paid_twice(
     assert dict(statuses) == {"COMPLETED": 2000}
 
 
+CONSOLE_PASSWORD = "correct horse battery"
+
+
+def add_console_operators(stack: Stack, *operators: tuple[str, str]) -> None:
+    """`payflow console add-user NAME --role ROLE` for each (name, role)."""
+    for name, role in operators:
+        made = subprocess.run(
+            [*PAYFLOW, "console", "add-user", name, "--role", role, "--password-stdin"],
+            cwd=REPO,
+            env=stack.env,
+            input=f"{CONSOLE_PASSWORD}\n",
+            capture_output=True,
+            text=True,
+        )
+        assert made.returncode == 0, made.stderr
+
+
+def console_signed_in(url: str, name: str) -> tuple[httpx.Client, str]:
+    """A client of the console at `url` signed in as `name`, and its CSRF token."""
+    from console.console_support import csrf_of
+
+    client = httpx.Client(base_url=url, timeout=120)
+    form = {"name": name, "password": CONSOLE_PASSWORD}
+    form["csrf"] = csrf_of(client.get("/login").text)
+    assert client.post("/login", data=form).status_code == 303
+    return client, csrf_of(client.get("/upload").text)
+
+
 def test_console_approval_pays_through_the_deployment_and_records_the_end(
     stack: Stack,
 ) -> None:
     """With PREFECT_API_URL set, `payflow console` starts the pay-batch deployment on approval;
     the run, in a worker, pays each row once and writes its own end to the console's history."""
-    from console.console_support import csrf_of
-
-    for name, role in (("mia-e2e", "maker"), ("carl-e2e", "checker")):
-        made = subprocess.run(
-            [*PAYFLOW, "console", "add-user", name, "--role", role, "--password-stdin"],
-            cwd=REPO,
-            env=stack.env,
-            input="correct horse battery\n",
-            capture_output=True,
-            text=True,
-        )
-        assert made.returncode == 0, made.stderr
+    add_console_operators(stack, ("mia-e2e", "maker"), ("carl-e2e", "checker"))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     console = start([*PAYFLOW, "console", "--port", str(port)], stack.env, stack.root / "c.log")
@@ -366,19 +383,12 @@ def test_console_approval_pays_through_the_deployment_and_records_the_end(
         path = stack.root / "console-batch.csv"
         batch_id, ids = batch_file(path, "e2e-console", 6, 50_000)
 
-        def signed_in(name: str) -> tuple[httpx.Client, str]:
-            client = httpx.Client(base_url=url, timeout=60)
-            form = {"name": name, "password": "correct horse battery"}
-            form["csrf"] = csrf_of(client.get("/login").text)
-            assert client.post("/login", data=form).status_code == 303
-            return client, csrf_of(client.get("/upload").text)
-
-        maker, maker_csrf = signed_in("mia-e2e")
+        maker, maker_csrf = console_signed_in(url, "mia-e2e")
         upload = {"file": (path.name, path.read_bytes(), "text/csv")}
         assert maker.post("/upload", files=upload, data={"csrf": maker_csrf}).status_code == 303
         submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": maker_csrf})
         assert submitted.status_code == 303, submitted.text
-        checker, checker_csrf = signed_in("carl-e2e")
+        checker, checker_csrf = console_signed_in(url, "carl-e2e")
         decision = {"csrf": checker_csrf, "decision": "approve", "note": "e2e"}
         approved = checker.post(
             f"/batches/{batch_id}/approve", data=decision, follow_redirects=True
@@ -591,3 +601,62 @@ def test_a_rerun_from_its_deployment_is_made_by_its_maker_parameter_who_cannot_a
     assert wait_for("the rerun run", lambda: final(stack, rerun), 240)
     sent = stack.sandbox_stats()["payoutsByExternalId"]
     assert sent[ids[1]] == 1 and sent[f"{ids[1]}-r1"] == 1
+
+
+def test_a_checker_approving_in_the_console_resumes_the_daily_run_waiting_for_it(
+    stack: Stack,
+) -> None:
+    """Found in review: "Approve and pay" on a batch whose daily pay run waits paused for its
+    approval started a second pay run beside it: its form asks the checker's acknowledgement of
+    the batch's warning, the console's resume left it out and was refused, and a new run was
+    started. The approval is recorded, the waiting run resumed; no other run."""
+    maker_name, checker_name = "mia-paused", "carl-paused"
+    add_console_operators(stack, (maker_name, "maker"), (checker_name, "checker"))
+    stack.inbox.mkdir(exist_ok=True)
+    # Two rows paying one recipient the same amount: a likely double payment, a warning.
+    twins = "".join(f"e2e-twin-{n},1500,XOF,SIM,2250799990001,Kouadio Yao,u-{n}\n" for n in (1, 2))
+    path = stack.inbox / "friday.csv"
+    path.write_text(HEADER + twins, encoding="utf-8")
+    batch_id = batch_id_of(path.read_bytes())
+    daily = stack.deployment_run("daily-payouts/daily-payouts", "-p", f"maker={maker_name}")
+    assert wait_for("the daily run", lambda: final(stack, daily)) == "COMPLETED"
+    [waiting] = wait_for("the batch's pause", lambda: paused(stack, batch_id))
+    assert waiting["parameters"]["warnings"] is True  # its form asks for the acknowledgement
+    [pay_run] = pay_runs(stack, batch_id)
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    console = start([*PAYFLOW, "console", "--port", str(port)], stack.env, stack.root / "c3.log")
+    try:
+        wait_for("the console", lambda: answers(f"{url}/login"), timeout=120)
+        maker, maker_csrf = console_signed_in(url, maker_name)
+        submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": maker_csrf})
+        assert submitted.status_code == 303, submitted.text
+        checker, checker_csrf = console_signed_in(url, checker_name)
+        page = checker.get(f"/batches/{batch_id}/approve").text
+        assert "Approve and pay" in page and "likely double payment" in page
+        decision = {"csrf": checker_csrf, "decision": "approve", "acknowledge": "yes"}
+        approved = checker.post(
+            f"/batches/{batch_id}/approve", data=decision, follow_redirects=True
+        )
+        assert f"paused payout run {waiting['id']} was resumed" in approved.text, approved.text
+
+        assert wait_for("the pay run", lambda: final(stack, pay_run["id"]), 240) == "COMPLETED"
+        assert [run["id"] for run in pay_runs(stack, batch_id)] == [pay_run["id"]]
+        assert stack.state_of(waiting["id"]) == "COMPLETED"
+        records = stack.ledger(
+            "SELECT approver, via FROM approvals WHERE batch_id = %s ORDER BY id", batch_id
+        )
+        assert records == [(checker_name, "console")]
+        actions = stack.ledger(
+            "SELECT actor, action FROM console_actions WHERE batch_id = %s ORDER BY id", batch_id
+        )
+        assert (checker_name, "pay_resumed") in actions
+        assert not [a for a in actions if a[1] == "pay_started"], actions
+        sent = stack.sandbox_stats()["payoutsByExternalId"]
+        assert {i: sent.get(i) for i in ("e2e-twin-1", "e2e-twin-2")} == {
+            "e2e-twin-1": 1,
+            "e2e-twin-2": 1,
+        }
+    finally:
+        stop_group(console)
