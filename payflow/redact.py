@@ -24,10 +24,12 @@ def printable(text: str) -> str:
 # What requisites look like inside free text: a phone, an account, a card or an IBAN-like number
 # (ten or more digits, maybe grouped: by spaces of any width, dots, dashes, slashes or
 # underscores, a phone's code in parentheses as in +7 (912) 345-67-89), or an email address. A run
-# going on as a time (2026-11-27 10:03:04) is a timestamp, not requisites.
+# going on as a time (2026-11-27 10:03:04), or going on from one (10:03:04.123456789Z), is a
+# timestamp, not requisites. Letters glued to the digits do not make them safe: acct4081...,
+# an IBAN's account after its bank code, or one with a letter inside (FR14...0013M02606).
 _SEPARATOR = r"(?:[\s._/\-\u2010-\u2015\u2212]{1,3}|\)\s?|\s?\()"
 _REQUISITES_IN_TEXT = re.compile(
-    rf"(?<![\w@])(?:[A-Z]{{2}}\d{{2}}[ -]?)?\(?(?:\d{_SEPARATOR}?){{9,}}\d(?!\w|:\d)"
+    rf"(?<![\d@])(?<!\d:)(?:[A-Z]{{2}}\d{{2}}[ -]?)?\(?(?:\d{_SEPARATOR}?){{9,}}\d(?!\d|:\d)"
     r"|[^\s@<>\"']+@[^\s@<>\"']+\.\w+"
 )
 

@@ -64,6 +64,13 @@ MASKED = [
     ("wallet 2250700001234", "wallet *********1234"),
     ("IBAN RU12 3456 7890 1234 5678", "IBAN ********************5678"),
     ("mail awa.kone@example.com", "mail ****************.com"),
+    # Letters glued before the digits do not hide them.
+    ("acct40817810099910004312 blocked", "acct****************4312 blocked"),
+    ("IBAN GB82WEST12345698765432", "IBAN GB82WE************5432"),
+    ("IBAN FR1420041010050500013M02606", "IBAN *****************0013M02606"),
+    ("ref 1234567890123ABC", "ref *********0123ABC"),
+    ("card_4111111111111111", "card_************1111"),
+    ("No.40817810099910004312", "No.****************4312"),
     # A number beside an amount word or a currency that is not plainly an amount stays masked.
     ("balance of 40817810099910004312", "balance of ****************4312"),
     ("balance 40817810099910004312.00 RUB", "balance *******************2.00 RUB"),
