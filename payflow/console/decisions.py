@@ -16,7 +16,7 @@ from payflow.approvals import (
 from payflow.console.context import ConsoleContext
 from payflow.console.history import GO_AHEAD
 from payflow.console.operators import Operator
-from payflow.console.paying import start_payment
+from payflow.console.paying import awaits_approval, start_payment
 from payflow.ledger.actions import last_action, record_action
 
 
@@ -43,8 +43,12 @@ def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> 
 
 
 def is_submitted(ctx: ConsoleContext, batch_id: str) -> bool:
-    """True once a maker submitted the batch for approval."""
-    return last_action(ctx.ledger, batch_id, "submitted") is not None
+    """True once a maker submitted the batch for approval, or while a deployment's pay run of it
+    waits for its approval: a daily batch read "awaiting approval" here, and its checker's
+    "Approve and pay" was refused as not submitted, so only Prefect's form could approve it."""
+    if last_action(ctx.ledger, batch_id, "submitted") is not None:
+        return True
+    return awaits_approval(ctx, batch_id, ctx.ledger.batch_counts(batch_id))
 
 
 def decide(

@@ -10,7 +10,13 @@ from decimal import Decimal
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.requirement import EarlierFailure
 from payflow.console.context import ConsoleContext
-from payflow.console.paying import STARTED, is_interrupted, is_paying, run_alive
+from payflow.console.paying import (
+    STARTED,
+    awaits_approval,
+    is_interrupted,
+    is_paying,
+    run_alive,
+)
 from payflow.ledger import BatchCounts, CurrencyTotal
 from payflow.ledger.actions import last_action
 from payflow.paying.run_end import FAILED, FINISHED
@@ -80,15 +86,12 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
     "nothing to pay" or "uploaded"."""
     if any(r.decision == "decline" for r in ctx.ledger.approvals_of(batch_id)):
         return "declined"
-    if (counts.to_send or counts.pending) and run_alive(ctx, batch_id):
+    if awaits_approval(ctx, batch_id, counts):
         # A deployment's run beats while it waits for its approval (hours, for a daily run):
-        # paused there, it pays nothing yet, and its approval is given with `payflow approve`
+        # paused there, it pays nothing yet; a checker approves it here, with `payflow approve`
         # or in Prefect's form.
-        policy = load_policy(ctx.settings.approvals_file)
-        if not counts.own_sent and not isinstance(
-            approval_status(ctx.ledger, batch_id, policy), Approved
-        ):
-            return "awaiting approval"
+        return "awaiting approval"
+    if (counts.to_send or counts.pending) and run_alive(ctx, batch_id):
         return "paying"  # `payflow pay` or a deployment's run, beating in the ledger
     if counts.to_send and not counts.own_sent:
         # Nothing of its own sent yet: rows whose payout another batch made (and paid) do not

@@ -186,6 +186,18 @@ def run_alive(ctx: ConsoleContext, batch_id: str) -> bool:
     return any(_beats_alive(beat, now) for beat in batch_beats(ctx.ledger, batch_id))
 
 
+def awaits_approval(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
+    """True while a pay run of the batch beats before sending any of its rows, the batch not yet
+    approved: a deployment's run waiting paused for the approval it asked for (a daily run
+    waits hours), as a maker's submission asks for one."""
+    if not (counts.to_send or counts.pending) or counts.own_sent:
+        return False
+    if not run_alive(ctx, batch_id):
+        return False
+    policy = load_policy(ctx.settings.approvals_file)
+    return not isinstance(approval_status(ctx.ledger, batch_id, policy), Approved)
+
+
 def _last_run_with_rows_left(
     ctx: ConsoleContext, batch_id: str, counts: BatchCounts
 ) -> ActionView | None:

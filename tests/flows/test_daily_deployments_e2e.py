@@ -609,7 +609,9 @@ def test_a_checker_approving_in_the_console_resumes_the_daily_run_waiting_for_it
     """Found in review: "Approve and pay" on a batch whose daily pay run waits paused for its
     approval started a second pay run beside it: its form asks the checker's acknowledgement of
     the batch's warning, the console's resume left it out and was refused, and a new run was
-    started. The approval is recorded, the waiting run resumed; no other run."""
+    started. The approval is recorded, the waiting run resumed; no other run. And the checker
+    needs no maker's submission in the console first: the daily run's pause asked for the
+    approval ("Approve and pay" was refused as "not submitted", leaving only Prefect's form)."""
     maker_name, checker_name = "mia-paused", "carl-paused"
     add_console_operators(stack, (maker_name, "maker"), (checker_name, "checker"))
     stack.inbox.mkdir(exist_ok=True)
@@ -630,9 +632,12 @@ def test_a_checker_approving_in_the_console_resumes_the_daily_run_waiting_for_it
     try:
         wait_for("the console", lambda: answers(f"{url}/login"), timeout=120)
         maker, maker_csrf = console_signed_in(url, maker_name)
-        submitted = maker.post(f"/batches/{batch_id}/submit", data={"csrf": maker_csrf})
-        assert submitted.status_code == 303, submitted.text
+        submitted = maker.post(
+            f"/batches/{batch_id}/submit", data={"csrf": maker_csrf}, follow_redirects=True
+        )
+        assert "already submitted for approval" in submitted.text, submitted.text
         checker, checker_csrf = console_signed_in(url, checker_name)
+        assert "awaiting approval" in checker.get(f"/batches/{batch_id}").text
         page = checker.get(f"/batches/{batch_id}/approve").text
         assert "Approve and pay" in page and "likely double payment" in page
         decision = {"csrf": checker_csrf, "decision": "approve", "acknowledge": "yes"}
