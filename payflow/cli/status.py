@@ -140,6 +140,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
             {
                 "batch_id": header.batch_id,
                 "source_name": header.source_name,
+                "sheet": header.sheet,
                 "created_at": header.created_at.isoformat(),
                 "made_by": header.made_by,
                 "kind": "refunds" if header.batch_id in refunds else "payouts",
@@ -161,7 +162,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         states = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
         when = f"{header.created_at:%Y-%m-%d %H:%M} UTC"
         maker = f" by {header.made_by}" if header.made_by else ""
-        line = f"  {header.batch_id}  {when}  {header.source_name}{maker}"
+        line = f"  {header.batch_id}  {when}  {header.source}{maker}"
         kind = " (refunds)" if header.batch_id in refunds else ""
         typer.echo(printable(f"{line}  {counted(sum(counts.values()), 'row')}{kind}: {states}"))
     if total > len(shown):

@@ -178,6 +178,9 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
         for n, name in enumerate(("jan", "feb", "mar")):
             rows = [_instruction(name, 1), _instruction(name, 2)][: n + 1]
             ledger.register_batch(name, f"{name}.csv", rows, [])
+        # Two sheets of one workbook are two batches: the file name alone read the same for both.
+        ledger.register_batch("q1", "year.xlsx", [_instruction("q1", 1)], [], sheet="Q1")
+    _age(f"sqlite:///{home / 'ledger.sqlite3'}", "q1", timedelta(days=3))
     _age(f"sqlite:///{home / 'ledger.sqlite3'}", "jan", timedelta(days=2))
     _age(f"sqlite:///{home / 'ledger.sqlite3'}", "feb", timedelta(days=1))
 
@@ -188,13 +191,15 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
     assert [line.split()[0] for line in lines[1:4]] == ["mar", "feb", "jan"]
     assert lines[1].endswith("mar.csv  2 rows: 2 VALIDATED")
     assert lines[3].endswith("jan.csv  1 row: 1 VALIDATED")
+    assert lines[4].endswith("year.xlsx, sheet Q1  1 row: 1 VALIDATED")
 
     as_json = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)
-    assert as_json["total"] == 3
-    assert [(b["batch_id"], b["statuses"]) for b in as_json["batches"]] == [
-        ("mar", {"VALIDATED": 2}),
-        ("feb", {"VALIDATED": 2}),
-        ("jan", {"VALIDATED": 1}),
+    assert as_json["total"] == 4
+    assert [(b["batch_id"], b["sheet"], b["statuses"]) for b in as_json["batches"]] == [
+        ("mar", None, {"VALIDATED": 2}),
+        ("feb", None, {"VALIDATED": 2}),
+        ("jan", None, {"VALIDATED": 1}),
+        ("q1", "Q1", {"VALIDATED": 1}),
     ]
 
 
