@@ -1,7 +1,9 @@
 """What an XLSX archive may unpack to, checked in constant memory before any part is parsed.
 
 openpyxl reads a cell's text, and the whole shared-strings table, into memory before any limit
-of ours sees them: 600 KB of zipped XML holding one 600 MB cell took 1.35 GB to refuse.
+of ours sees them: 600 KB of zipped XML holding one 600 MB cell took 1.35 GB to refuse. It also
+holds an element of every tag it is given: a row of fifteen million `<c/>` in a 300 KB file
+took 4.9 GB, and 60 MB of `<xf/>` in the styles more than 6.8 GB (`payflow.intake.xml_shape`).
 """
 
 from __future__ import annotations
@@ -10,9 +12,8 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 
-import numpy as np
-
 from payflow.intake.problems import BatchFileError
+from payflow.intake.xml_shape import PartShape, part_shape
 
 CHUNK_BYTES = 1 << 20
 # Spreadsheet programs zip their XML 4 to 25 times smaller (21 for 100,000 identical rows);
@@ -22,9 +23,21 @@ UNPACK_FLOOR_BYTES = 64 << 20
 # The most bytes one character can take in XML (`&#x10FFFF;`), so no cell within the character
 # limit is refused, however it is written; the limit itself is checked with row and column later.
 XML_BYTES_PER_CHAR = 10
-_LT = 0x3C  # '<'
-_NOT_A_TAG = np.array([0x21, 0x3F], np.uint8)  # '<!' (comment, CDATA) and '<?' open no element
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+# Elements, as bytes above: LibreOffice writes 0.5 per byte of the file for 100,000 rows (2.3
+# million in 5 MB), about 1 for identical rows; `<si/>` repeated, 40. Each costs openpyxl 100 to
+# 300 bytes, and a row or shared string it has read stays behind as an empty element.
+MAX_ELEMENTS_PER_BYTE = 8
+ELEMENTS_FLOOR = 2_000_000
+# Elements openpyxl holds at once: those of one row or shared string, or of a part it reads
+# whole (the styles). A row spans at most 16,384 columns; Excel's styles, 64,000 formats.
+MAX_HELD_ELEMENTS = 1 << 18
+# Parts the read-only reader never parses (pivot caches; linked workbooks, as `_open` asks
+# openpyxl to skip them): as big as the data they summarise, and held by nothing.
+NEVER_PARSED = ("xl/pivotCache/", "xl/externalLinks/")
+NOT_WRITTEN = (
+    "which no spreadsheet program writes: it is not read; save it again from Excel or "
+    "LibreOffice, or as CSV"
+)
 
 
 def member_chunks(archive: zipfile.ZipFile, path: str) -> Iterator[bytes]:
@@ -35,57 +48,54 @@ def member_chunks(archive: zipfile.ZipFile, path: str) -> Iterator[bytes]:
 
 
 def refuse_bombs(archive: zipfile.ZipFile, name: str, size: int, max_cell_chars: int) -> None:
-    """Refuse an archive that unpacks past MAX_UNPACK_RATIO times its `size`, or any XML part
-    holding a text longer than a cell may be: before openpyxl reads either into memory."""
+    """Refuse an archive that unpacks past MAX_UNPACK_RATIO times its `size` (in bytes, or past
+    MAX_ELEMENTS_PER_BYTE in elements), or any XML part holding a text longer than a cell may
+    be, or more elements at once than a row: before openpyxl reads any of them into memory."""
     members = [info for info in archive.infolist() if not info.is_dir()]
     # Declared sizes bind: zipfile stops a part at its declared size (and fails its CRC).
     unpacked = sum(info.file_size for info in members)
     if unpacked > max(UNPACK_FLOOR_BYTES, MAX_UNPACK_RATIO * size):
         raise BatchFileError(
             f"{name} unpacks to {unpacked / 2**20:,.0f} MB from {size / 2**20:,.1f} MB, more than "
-            f"{MAX_UNPACK_RATIO} times its size, which no spreadsheet program writes: it is not "
-            "read; save it again from Excel or LibreOffice, or as CSV"
+            f"{MAX_UNPACK_RATIO} times its size, {NOT_WRITTEN}"
         )
     bound = max_cell_chars * XML_BYTES_PER_CHAR
+    elements, most_elements = 0, max(ELEMENTS_FLOOR, MAX_ELEMENTS_PER_BYTE * size)
     for info in members:
+        held = MAX_HELD_ELEMENTS if not info.filename.startswith(NEVER_PARSED) else most_elements
+        limits = PartShape(bound, bound, held, most_elements - elements)
         try:
-            longest = _longest_text(member_chunks(archive, info.filename), bound)
+            shape = part_shape(member_chunks(archive, info.filename), stop_past=limits)
         except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
             raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
-        if longest > bound:
+        if shape is None:
+            continue
+        _refuse_part(name, info.filename, shape, limits, max_cell_chars)
+        elements += shape.elements
+        if elements > most_elements:
             raise BatchFileError(
-                f"{name}: its part {info.filename} holds a text of more than {bound:,} bytes, "
-                f"longer than any cell may be ({max_cell_chars:,} characters, "
-                "PAYFLOW_MAX_CELL_CHARS): it is not read"
+                f"{name} unpacks to more than {most_elements:,} XML elements from "
+                f"{size / 2**20:,.1f} MB, more than {MAX_ELEMENTS_PER_BYTE} per byte, "
+                f"{NOT_WRITTEN}"
             )
 
 
-def _longest_text(chunks: Iterator[bytes], bound: int) -> int:
-    """Bytes in the longest stretch of an XML part between two element tags ('<' then neither
-    '!' nor '?'), stopping once past `bound`; 0 for a part that is no XML (an image)."""
-    longest, run, carry = 0, 0, b""
-    for index, chunk in enumerate(chunks):
-        if index == 0 and not _is_xml(chunk):
-            return 0  # never parsed as XML; the ratio above bounds what it unpacks to
-        text = np.frombuffer(carry + chunk, np.uint8)
-        # A '<' ending the text waits for the next chunk, which says whether it opens a tag.
-        carry = chunk[-1:] if chunk.endswith(b"<") else b""
-        seen = len(text) - len(carry)
-        opens = np.flatnonzero(text[:seen] == _LT)
-        opens = opens[~np.isin(text[opens + 1], _NOT_A_TAG)]  # opens + 1 < len(text) here
-        if len(opens) == 0:
-            run += seen
-        else:
-            gaps = int(np.diff(opens).max(initial=0))
-            longest = max(longest, run + int(opens[0]), gaps)
-            run = seen - int(opens[-1])
-        longest = max(longest, run)
-        if longest > bound:
-            break  # a bomb is refused without unpacking the rest
-    return longest
-
-
-def _is_xml(head: bytes) -> bool:
-    for bom in _BOMS:
-        head = head.removeprefix(bom)
-    return head.lstrip(b" \t\r\n\x00").startswith(b"<")
+def _refuse_part(
+    name: str, part: str, shape: PartShape, limits: PartShape, max_cell_chars: int
+) -> None:
+    if shape.declaration:
+        raise BatchFileError(
+            f"{name}: its part {part} declares a document type or entities (<!DOCTYPE), "
+            f"{NOT_WRITTEN}"
+        )
+    if shape.longest_run > limits.longest_run or shape.most_text > limits.most_text:
+        raise BatchFileError(
+            f"{name}: its part {part} holds a text of more than {limits.most_text:,} bytes, "
+            f"longer than any cell may be ({max_cell_chars:,} characters, "
+            "PAYFLOW_MAX_CELL_CHARS): it is not read"
+        )
+    if shape.most_held > limits.most_held:
+        raise BatchFileError(
+            f"{name}: its part {part} holds more than {limits.most_held:,} XML elements in one "
+            f"row or shared string (or outside any), {NOT_WRITTEN}"
+        )

@@ -38,7 +38,8 @@ def _open(data: bytes, name: str, limits: ReadLimits) -> _Opened:
         # What load_workbook does, keeping the reader: its archive and its workbook parser say
         # where each sheet's XML is, which the read-only workbook keeps only in private fields.
         # data_only: a formula cell gives the value Excel cached when it last saved the file.
-        reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+        # keep_links off: a linked workbook's cached cells are never read (nor unpacked whole).
+        reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
         refuse_bombs(reader.archive, name, len(data), limits.max_cell_chars)
         reader.read()
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:

@@ -149,26 +149,51 @@ _BOMB_PARTS = {
 def xlsx_with_long_name(path: Path, size: int, *, shared: bool) -> Path:
     """An XLSX whose row 2 name holds `size` bytes of 'A', as a shared string or inline: a zip
     bomb (600 MB of it zips to 3 MB), streamed out a megabyte at a time."""
-    name = '<c r="E2" t="s"><v>0</v></c>' if shared else _inline_cell("E2", "{NAME}")
+    if shared:
+        return xlsx_with_repeated(path, "xl/sharedStrings.xml", "<si><t>{MANY}</t></si>", "A", size)
+    return xlsx_with_repeated(path, "xl/worksheets/sheet1.xml", "<t>{MANY}</t>", "A", size)
+
+
+# Where each part's repeated text goes: the name cell of row 2, a shared string, the styles.
+_NAME_CELL = '<c r="E2" t="inlineStr"><is>{NAME}</is></c>'
+_SHARED_NAME = '<c r="E2" t="s"><v>0</v></c>'
+
+
+def xlsx_with_repeated(path: Path, part: str, shape: str, unit: str, size: int) -> Path:
+    """A hand-written XLSX whose `part` holds `shape` with `{MANY}` replaced by `unit` repeated
+    to `size` bytes: in the sheet, as the inside of row 2's name cell (`<is>`); in the shared
+    strings, as the whole table (row 2's name is its first string); in the styles (otherwise
+    absent), as the whole stylesheet. Streamed out a megabyte at a time."""
+    shared = part == "xl/sharedStrings.xml"
+    name = _SHARED_NAME if shared else _NAME_CELL.format(NAME="<t>Kouadio Yao</t>")
+    if part == "xl/worksheets/sheet1.xml":
+        name = _NAME_CELL.format(NAME=shape)
     row = "".join(
         name if column == "E" else _inline_cell(f"{column}2", value)
         for column, value in zip("ABCDEFG", ROW, strict=True)
     )
     sheet = f'<worksheet xmlns="{_MAIN}"><sheetData>{_inline_row(1, HEADER)}<row r="2">{row}</row>'
-    strings = f'<sst xmlns="{_MAIN}">' + ("<si><t>{NAME}</t></si>" if shared else "") + "</sst>"
     parts = {
         **_BOMB_PARTS,
         "xl/worksheets/sheet1.xml": sheet + "</sheetData></worksheet>",
-        "xl/sharedStrings.xml": strings,
+        "xl/sharedStrings.xml": f'<sst xmlns="{_MAIN}">'
+        + (shape if shared else "<si><t>Kouadio Yao</t></si>")
+        + "</sst>",
     }
+    if part == "xl/styles.xml":  # without one, openpyxl applies its own default styles
+        parts[part] = f'<styleSheet xmlns="{_MAIN}">{shape}</styleSheet>'
+    block = unit.encode() * ((1 << 20) // max(1, len(unit)))
     # Level 1: fast to write (a second for 600 MB) and still over 200 times smaller.
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for item, text in parts.items():
             with archive.open(item, "w", force_zip64=True) as handle:
-                before, long_text, after = text.partition("{NAME}")
+                before, many, after = text.partition("{MANY}")
                 handle.write(before.encode())
-                for start in range(0, size if long_text else 0, 1 << 20):
-                    handle.write(b"A" * min(1 << 20, size - start))
+                written = 0
+                while many and written < size:
+                    piece = block[: size - written]
+                    handle.write(piece)
+                    written += len(piece)
                 handle.write(after.encode())
     return path
 

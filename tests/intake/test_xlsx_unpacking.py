@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hostile_files import xlsx_with_long_name
+from hostile_files import xlsx_with_long_name, xlsx_with_repeated
 from intake_files import HEADER, ROW, write_xlsx
 
 from payflow.intake import BatchFileError, read_batch_file
@@ -49,6 +49,46 @@ def test_a_workbook_unpacking_to_a_hundred_times_its_size_is_refused(tmp_path: P
     message, peak = _refusal_and_peak(path)
     assert message.startswith("b.xlsx unpacks to 72 MB from 0.3 MB, more than 100 times its size")
     assert peak < 1 << 20
+
+
+SHEET, STRINGS, STYLES = "xl/worksheets/sheet1.xml", "xl/sharedStrings.xml", "xl/styles.xml"
+TOO_LONG = "holds a text of more than 327,670 bytes, longer than any cell may be"
+RUN = "<r><t>" + "A" * 60 + "</t></r>"  # a rich-text run: a cell's text in many pieces
+TOO_MANY = "holds more than 262,144 XML elements in one row or shared string"
+# Found by hand, each under the unpacking floor, where the text scan alone must catch it (peak
+# memory of `payflow validate` before): a '<' in a CDATA section or a comment is text, not a
+# tag, and cut the text short (228 MB; a 60 MB comment took 423 MB and seven minutes); rich-text
+# runs are one cell (630 MB); openpyxl holds an element per tag: a row of `<c/>` (4.9 GB), the
+# styles of `<xf/>` (past 6.8 GB), a table of empty shared strings (1.3 GB).
+SHAPES = {
+    "cdata": (SHEET, "<t><![CDATA[{MANY}]]></t>", "A" * 60 + "<a ", 40 << 20, TOO_LONG),
+    "comment": (SHEET, "<t>Yao</t><!--{MANY}-->", "A" * 60 + "<a ", 4 << 20, TOO_LONG),
+    "instruction": (SHEET, "<t>Yao</t><?pi {MANY}?>", "A" * 60 + "<a ", 4 << 20, TOO_LONG),
+    "rich_text_runs": (STRINGS, "<si>{MANY}</si>", RUN, 40 << 20, TOO_LONG),
+    "inline_runs": (SHEET, "{MANY}", RUN, 40 << 20, TOO_LONG),
+    "cells_in_one_row": (SHEET, "<t>Yao</t></is></c>{MANY}<c><is>", "<c/>", 2 << 20, TOO_MANY),
+    "styles": (STYLES, "<cellXfs>{MANY}</cellXfs>", "<xf/>", 2 << 20, TOO_MANY),
+    "nested": (SHEET, "<t>Yao</t>{MANY}", "<x>", 2 << 20, TOO_MANY),
+    "empty_strings": (STRINGS, "<si><t>Yao</t></si>{MANY}", "<si/>", 12 << 20, "XML elements from"),
+    "entities": (SHEET, "<t>Yao</t>{MANY}", '<!DOCTYPE x [<!ENTITY a "b">]>', 64, "<!DOCTYPE"),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_bomb_of_any_xml_shape_is_refused_unread(tmp_path: Path, shape: str) -> None:
+    part, xml, unit, size, words = SHAPES[shape]
+    path = xlsx_with_repeated(tmp_path / "b.xlsx", part, xml, unit, size)
+    message, peak = _refusal_and_peak(path)
+    assert message.startswith("b.xlsx") and words in message
+    assert "\n" not in message
+    assert peak < 8 << 20
+
+
+def test_comments_and_cdata_of_an_ordinary_size_are_read(tmp_path: Path) -> None:
+    # Sections are text to the parser, not something to refuse: a program may write them.
+    xml = "<t><![CDATA[Kouadio <Yao>]]></t><!-- written by hand --><?pi here?>"
+    path = xlsx_with_repeated(tmp_path / "b.xlsx", SHEET, xml, "", 0)
+    assert read_batch_file(path, limits=LIMITS).frame.loc[2, "name"] == "Kouadio <Yao>"
 
 
 def test_the_longest_cells_a_spreadsheet_saves_are_read_whole(tmp_path: Path) -> None:
