@@ -15,7 +15,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
 from payflow.intake.cells import LostDigitsError, cell_text, shown_text
-from payflow.intake.columns import PAYOUT_COLUMNS, ReadColumns, match_headers
+from payflow.intake.columns import PAYOUT_COLUMNS, ReadColumns
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_error
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem, SheetToChoose, shown_value
@@ -78,6 +78,7 @@ def read_xlsx_cells(
         rows: list[list[str]] = []
         problems: list[Problem] = []
         header: list[str] = []
+        reads: list[str | None] = []  # the column each header feeds, None where it feeds none
         blank_run = 0
         # The stated size (<dimension>) may be wrong: trusted, it would cut rows off silently.
         # max_col bounds the width instead: a stated 16,384 columns would pad every row to it.
@@ -97,9 +98,10 @@ def read_xlsx_cells(
                         name, header, top, missing, lambda: other_sheet_headers(workbook, sheet)
                     )
                 rows.append(header)
+                reads = [columns.column_of(h) if h else None for h in header]
                 continue
             texts = _row_text(
-                values[: len(header)], header, offset + 1, problems, limits, name, columns
+                values[: len(header)], header, reads, columns, offset + 1, problems, limits, name
             )
             if any(texts):
                 blank_run = 0
@@ -170,41 +172,49 @@ SHOWN_OTHERWISE = (
 def _row_text(
     cells: tuple[Any, ...],
     header: list[str],
+    reads: list[str | None],
+    columns: ReadColumns,
     row: int,
     problems: list[Problem],
     limits: ReadLimits,
     name: str,
-    columns: ReadColumns,
 ) -> list[str]:
+    """A row's texts, and the problems of the cells of the columns read (`reads`, of `columns`,
+    in the header's order; None where a header feeds no column): a number
+    that lost digits or shows another number, a date, a formula's error. A column no reader
+    reads is sent nowhere, whatever it holds."""
     texts: list[str] = []
     for index, cell in enumerate(cells):
         value = cell.value
+        read_as = reads[index]
         try:
             text = cell_text(value)
         except LostDigitsError as exc:
-            problems.append(Problem(row, header[index], "number_lost_digits", str(exc)))
-            text = ""
+            if read_as is not None:
+                problems.append(Problem(row, header[index], "number_lost_digits", str(exc)))
+            # Unread, it still counts as filled (a value under no header is named).
+            text = "" if read_as is not None else str(value)
         # type(), not isinstance: a bool is an int too, and TRUE has no number format to hide.
-        if type(value) in (int, float) and header[index]:
+        if type(value) in (int, float) and read_as is not None:
             shown = shown_text(value, cell.number_format)
             if shown is not None:
-                column = header[index]
                 # A phone shown as a percentage is still personal data: masked like a value.
-                read_as = match_headers([column]).renames.get(column, column)
                 message = SHOWN_OTHERWISE.format(
-                    column=column,
+                    column=header[index],
                     shown=shown_value(read_as, shown),
                     held=shown_value(read_as, text),
                     format=cell.number_format,
                 )
-                problems.append(Problem(row, column, "number_shown_otherwise", message))
+                problems.append(Problem(row, header[index], "number_shown_otherwise", message))
                 text = ""  # read as nothing: its one reject is this one
         error = cell.data_type == "e"
-        if (error or isinstance(value, dt.date | dt.time)) and header[index]:
-            problem = _not_as_typed(row, header[index], text, columns, error=error)
+        if (error or isinstance(value, dt.date | dt.time)) and read_as is not None:
+            problem = _not_as_typed(row, header[index], read_as, text, columns, error=error)
             if problem is not None:
                 problems.append(problem)
                 text = ""  # read as nothing: its one reject is this one
+        # Every column, read or not: a bound on what reading holds (as the XML scan before it,
+        # which knows no columns), not a judgement of a value sent.
         if len(text) > limits.max_cell_chars:
             limits.check_cell(name, row, header[index], len(text))
         texts.append(text)
@@ -222,13 +232,12 @@ FORMULA_ERROR = (
 
 
 def _not_as_typed(
-    row: int, column: str, text: str, columns: ReadColumns, *, error: bool
+    row: int, column: str, read_as: str, text: str, columns: ReadColumns, *, error: bool
 ) -> Problem | None:
-    """A formula's error (#N/A) or a date in a column read is no value the operator meant:
-    a VLOOKUP that found nothing paid a recipient named #N/A, and an externalId typed 5.1 went
-    as 2026-01-05T00:00:00. Free text (a note) may hold a date; a column not read, anything."""
-    read_as = columns.column_of(column)
-    if read_as is None or (read_as in columns.free_text and not error):
+    """A formula's error (#N/A) or a date in a column read (as `read_as`) is no value the
+    operator meant: a VLOOKUP that found nothing paid a recipient named #N/A, and an externalId
+    typed 5.1 went as 2026-01-05T00:00:00. Free text (a note) may hold a date."""
+    if read_as in columns.free_text and not error:
         return None
     if error:  # an error code (#N/A) is no personal data: shown as it is
         return Problem(row, column, "formula_error", FORMULA_ERROR.format(column=column, held=text))

@@ -55,7 +55,8 @@ def sheet_problems(
     columns: ReadColumns,
 ) -> list[Problem]:
     """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows,
-    formulas saved without a result, and hidden or merged cells of the `columns` read."""
+    and formulas saved without a result, hidden or merged cells of the `columns` read. A hidden
+    row is a row's problem, not a column's: it is named whatever columns it fills."""
     scan = _scan(archive, path)
     problems = [
         Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(scan.hidden_rows) if row > 1
@@ -65,7 +66,7 @@ def sheet_problems(
     problems += _in_hidden_columns(scan.hidden_columns, sent, rows)
     problems += _under_merged_cells(sorted(scan.merged), sent, rows)
     if scan.has_formula:  # the common case has none: no cell is parsed
-        problems += _formulas_never_computed(archive.read(path), header)
+        problems += _formulas_never_computed(archive.read(path), sent)
     return problems
 
 
@@ -86,7 +87,8 @@ def _in_hidden_columns(hidden: set[int], header: list[str], rows: list[list[str]
 
 
 def _formulas_never_computed(xml: bytes, header: list[str]) -> list[Problem]:
-    """Formula cells with no cached result, which the reader sees as empty: without this, a cell
+    """Formula cells (of the columns `header` names) with no cached result, which the reader
+    sees as empty: without this, a cell
     showing `=2*100` in Excel would be reported as "amount is required".
 
     Excel and LibreOffice save every formula's result; a workbook written by a script (openpyxl,

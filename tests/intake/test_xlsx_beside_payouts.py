@@ -11,7 +11,7 @@ import pytest
 from intake_files import with_cached_errors, write_xlsx
 from openpyxl import Workbook, load_workbook
 
-from payflow.intake import Problem
+from payflow.intake import Problem, read_batch_file
 from payflow.links.rows import read_link_rows
 from payflow.refunds.intake import read_refund_file
 from payflow.rerun import RerunRefused, read_corrections
@@ -142,3 +142,58 @@ def test_a_corrections_file_with_a_hidden_row_or_an_na_cell_is_refused(tmp_path)
     na = _xlsx(tmp_path / "na.xlsx", ["externalId", "name"], ["jun-003", "=NA()"])
     with pytest.raises(RerunRefused, match=r"row 2, name: .*nothing was rerun"):
         read_corrections(na)
+
+
+def _payout_problems(path: Path) -> list[Problem]:
+    return read_batch_file(path).read_problems
+
+
+def _refund_problems(path: Path) -> list[Problem]:
+    return read_refund_file(path).read_problems
+
+
+def _link_problems(path: Path) -> list[Problem]:
+    return read_link_rows(path).problems
+
+
+READERS = {
+    # kind: header, a row, another row whose last column read is a formula saved without result
+    "payouts": (
+        ["amount", "currency", "paymentType", "requisites", "name", "userId"],
+        ["1500", "XOF", "SIM", "2250700001234", "Kouadio Yao", "u-1"],
+        ["1500", "XOF", "SIM", "2250700005678", "Aya Kone", "=2*100"],
+        _payout_problems,
+    ),
+    "refunds": (
+        ["orderId", "externalId", "amount"],
+        [ORDER, "r-1", "25"],
+        [OTHER, "r-2", "=2*100"],
+        _refund_problems,
+    ),
+    "links": (
+        ["externalId", "userId", "amount"],
+        ["l-1", "u-1", "300"],
+        ["l-2", "u-2", "=2*100"],
+        _link_problems,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(READERS))
+def test_numbers_and_formulas_in_columns_a_file_never_reads_are_not_judged(tmp_path, kind):
+    # Found by hand: a 'fee' shown as a percentage, a 20-digit 'ref' stored as a number and a
+    # 'total' formula saved without its result, in columns no reader reads, rejected the row
+    # (number_shown_otherwise, number_lost_digits, formula_without_value) in all three files.
+    header, row, formula_row, problems_of = READERS[kind]
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append([*header, "fee", "ref", "total"])
+    sheet.append([*row, 0.15, 1e20, "=1+1"])
+    sheet.append([*formula_row, 0.15, 1e20, "=1+1"])
+    sheet.cell(2, len(header) + 1).number_format = "0%"
+    sheet.cell(3, len(header) + 1).number_format = "0%"
+    path = tmp_path / f"{kind}.xlsx"
+    book.save(path)
+    last = header[-1]
+    assert _rules(problems_of(path)) == [(3, last, "formula_without_value")]
