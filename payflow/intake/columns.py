@@ -39,10 +39,15 @@ def header_key(header: str) -> str:
 @dataclass(frozen=True)
 class ReadColumns:
     """The columns one kind of file is read by, for the checks that must know which cells it
-    sends (a hidden or merged cell, a date or a formula's error): payouts, refunds, links."""
+    sends (a hidden or merged cell, a date or a formula's error): payouts, refunds, links; and
+    how the hidden-row and hidden-column messages say what becomes of the row."""
 
     columns: tuple[str, ...]
     free_text: frozenset[str] = frozenset()  # columns that may hold a date (a note, a reason)
+    # What a row refused for a hidden cell becomes, and what unhiding it lets the operator do:
+    # a refund is not a payout ("the row is not refunded; unhide it to refund it").
+    fate: str = "is not paid"
+    remedy: str = "pay it"
     _by_key: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -28,11 +28,11 @@ _TAG_TAIL = 4096
 _MAX_COLUMN = 16_384  # XFD: a stated span past it is no column
 HIDDEN_ROW = (
     "the row is hidden in the workbook (filtered out, or hidden by hand), so it was not seen: "
-    "it is not paid; unhide it to pay it, or delete it"
+    "it {fate}; unhide it to {remedy}, or delete it"
 )
 HIDDEN_COLUMN = (
     "{column} is in column {letter}, hidden in the workbook, so its value was not seen: the row "
-    "is not paid; unhide the column to check it, or delete the column"
+    "{fate}; unhide the column to check it, or delete the column"
 )
 NEVER_COMPUTED = (
     "{column} is a formula with no saved result (the file was written by a program, not saved "
@@ -58,27 +58,31 @@ def sheet_problems(
     and formulas saved without a result, hidden or merged cells of the `columns` read. A hidden
     row is a row's problem, not a column's: it is named whatever columns it fills."""
     scan = _scan(archive, path)
+    hidden = HIDDEN_ROW.format(fate=columns.fate, remedy=columns.remedy)
     problems = [
-        Problem(row, "", "hidden_row", HIDDEN_ROW) for row in sorted(scan.hidden_rows) if row > 1
+        Problem(row, "", "hidden_row", hidden) for row in sorted(scan.hidden_rows) if row > 1
     ]
     # A column the file's reader ignores hides nothing it sends: only its own columns count.
     sent = [h if h and columns.column_of(h) else "" for h in header]
-    problems += _in_hidden_columns(scan.hidden_columns, sent, rows)
+    problems += _in_hidden_columns(scan.hidden_columns, sent, rows, columns.fate)
     problems += _under_merged_cells(sorted(scan.merged), sent, rows)
     if scan.has_formula:  # the common case has none: no cell is parsed
         problems += _formulas_never_computed(archive.read(path), sent)
     return problems
 
 
-def _in_hidden_columns(hidden: set[int], header: list[str], rows: list[list[str]]) -> list[Problem]:
+def _in_hidden_columns(
+    hidden: set[int], header: list[str], rows: list[list[str]], fate: str
+) -> list[Problem]:
     """A value in a hidden column read (`header` names only those), row by row: a hidden amount
-    column was paid while the operator read the amounts of another, visible one."""
+    column was paid while the operator read the amounts of another, visible one. `fate`: what
+    becomes of the row (ReadColumns.fate)."""
     found: list[Problem] = []
     for number in sorted(n for n in hidden if n <= len(header)):
         column = header[number - 1]
         if not column:
             continue
-        message = HIDDEN_COLUMN.format(column=column, letter=get_column_letter(number))
+        message = HIDDEN_COLUMN.format(column=column, letter=get_column_letter(number), fate=fate)
         for row in range(2, len(rows) + 1):
             cells = rows[row - 1]
             if number <= len(cells) and cells[number - 1]:

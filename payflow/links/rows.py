@@ -28,7 +28,8 @@ from payflow.links.report import rejected_rows
 
 REQUIRED = ("externalId", "userId", "amount")
 OPTIONAL = ("serviceId",)
-LINK_COLUMNS = ReadColumns(REQUIRED + OPTIONAL)  # no free text: a date in any is a mistake
+# No free text: a date in any column is a mistake.
+LINK_COLUMNS = ReadColumns(REQUIRED + OPTIONAL, frozenset(), "gets no payout link", "issue it one")
 PLAIN_AMOUNT = re.compile(r"[0-9]{1,13}(?:\.[0-9]{1,2})?|[0-9]{1,13}\.[0-9]{3,}")
 _PLACEHOLDER_MERCHANT = "00000000-0000-4000-8000-000000000000"
 _PAYLOAD_FIELDS = {

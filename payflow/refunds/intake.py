@@ -26,7 +26,7 @@ REQUIRED_COLUMNS = ("orderId",)
 OPTIONAL_COLUMNS = ("externalId", "amount", "reason", "callbackUrl")
 ALL_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 # A reason is free text and may be a date; any other column read is an id, amount or URL.
-REFUND_COLUMNS = ReadColumns(ALL_COLUMNS, frozenset({"reason"}))
+REFUND_COLUMNS = ReadColumns(ALL_COLUMNS, frozenset({"reason"}), "is not refunded", "refund it")
 
 
 @dataclass

@@ -7,12 +7,12 @@ payout field stays as first sent.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from payflow.intake import RawBatch, ValidationReport, batch_from_rows
-from payflow.intake.columns import REQUIRED_COLUMNS, match_headers
+from payflow.intake.columns import PAYOUT_COLUMNS, REQUIRED_COLUMNS, match_headers
 from payflow.intake.problems import BatchFileError
 from payflow.intake.reading import read_table
 from payflow.model import PayoutInstruction
@@ -55,10 +55,14 @@ class Correction:
     checks: dict[str, str] = field(default_factory=dict)  # bik, for validation only
 
 
+# A correction's row is a payout's, but hiding it keeps a correction from being applied.
+CORRECTION_COLUMNS = replace(PAYOUT_COLUMNS, fate="is not applied", remedy="apply it")
+
+
 def _read_rows(path: Path) -> list[list[str]]:
     """Text cells of a CSV or XLSX file, header first, read by the batch reader itself."""
     try:
-        table = read_table(path)
+        table = read_table(path, columns=CORRECTION_COLUMNS)
     except BatchFileError as exc:
         raise RerunRefused(str(exc)) from None
     if table.read_problems:

@@ -197,3 +197,36 @@ def test_numbers_and_formulas_in_columns_a_file_never_reads_are_not_judged(tmp_p
     book.save(path)
     last = header[-1]
     assert _rules(problems_of(path)) == [(3, last, "formula_without_value")]
+
+
+HIDDEN_WORDING = {
+    # kind: what becomes of a hidden row (and of a row with a value in a hidden column)
+    "payouts": ("it is not paid; unhide it to pay it", "the row is not paid"),
+    "refunds": ("it is not refunded; unhide it to refund it", "the row is not refunded"),
+    "links": ("it gets no payout link; unhide it to issue it one", "the row gets no payout link"),
+}
+
+
+@pytest.mark.parametrize("kind", list(HIDDEN_WORDING))
+def test_a_hidden_row_or_column_is_worded_for_the_kind_of_file(tmp_path, kind):
+    # Found by review: a refund file's hidden row said it "is not paid"; a refund is no payout.
+    header, row, other, problems_of = READERS[kind]
+    path = write_xlsx(tmp_path / f"{kind}.xlsx", [header, row, other])
+    book = load_workbook(path)
+    book.active.row_dimensions[3].hidden = True
+    book.active.column_dimensions["A"].hidden = True
+    book.save(path)
+    hidden_row, hidden_column = HIDDEN_WORDING[kind]
+    messages = {(p.row, p.rule): p.message for p in problems_of(path)}
+    assert hidden_row in messages[(3, "hidden_row")]
+    assert hidden_column in messages[(2, "hidden_column")]
+    assert ("paid" in messages[(3, "hidden_row")]) == (kind == "payouts")
+
+
+def test_a_hidden_row_of_a_corrections_file_is_not_applied(tmp_path):
+    path = write_xlsx(tmp_path / "fix.xlsx", [["externalId", "requisites"], ["a", "1"], ["b", "2"]])
+    book = load_workbook(path)
+    book.active.row_dimensions[3].hidden = True
+    book.save(path)
+    with pytest.raises(RerunRefused, match=r"it is not applied; unhide it to apply it"):
+        read_corrections(path)
