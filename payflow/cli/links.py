@@ -133,7 +133,8 @@ def _print(result: LinksResult, as_json: bool) -> None:
 @links_app.command("issue")
 def issue_command(
     file: Annotated[
-        Path | None, typer.Argument(help="Links file: externalId, userId, amount[, serviceId].")
+        Path | None,
+        typer.Argument(help="Links file: externalId, userId, amount[, serviceId].", readable=False),
     ] = None,
     reissue: Annotated[
         str | None,

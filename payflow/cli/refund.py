@@ -55,7 +55,9 @@ def _confirm(yes: bool, path: Path, sheet: str | None) -> None:
 
 @app.command("refund")
 def refund_command(
-    file: Annotated[Path, typer.Argument(help="Refund file: CSV or XLSX (orderId, ...).")],
+    file: Annotated[
+        Path, typer.Argument(help="Refund file: CSV or XLSX (orderId, ...).", readable=False)
+    ],
     out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Refund without asking.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,

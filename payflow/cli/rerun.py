@@ -86,7 +86,11 @@ def rerun_command(
     all_failed: Annotated[bool, typer.Option("--all-failed", help="Every failed row.")] = False,
     corrections: Annotated[
         Path | None,
-        typer.Option("--corrections", help="CSV/XLSX by externalId: requisites, bankName, name."),
+        typer.Option(
+            "--corrections",
+            help="CSV/XLSX by externalId: requisites, bankName, name.",
+            readable=False,
+        ),
     ] = None,
     reviewed: Annotated[
         bool, typer.Option("--reviewed", help="I have read why they failed: send them.")

@@ -220,7 +220,9 @@ PAY_STOPS = (
 
 @app.command("run")
 def run_command(
-    file: Annotated[Path, typer.Argument(help="The batch: CSV (comma or semicolon) or XLSX.")],
+    file: Annotated[
+        Path, typer.Argument(help="The batch: CSV (comma or semicolon) or XLSX.", readable=False)
+    ],
     out: Annotated[Path | None, typer.Option("--out", help="Folder for the report.")] = None,
     yes: Annotated[
         bool, typer.Option("--yes", help="Submit (and pay) without asking for confirmation.")

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from payflow.cli.app import fail
+from payflow.opening import UnreadableFile, check_file
 from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
@@ -31,14 +32,14 @@ def unparsed_setting(exc: SettingsError) -> str:
 
 
 def readable_file(path: Path) -> None:
-    """Stop at once, in the reader's words, when `path` cannot be read at all: before a Prefect
-    server, the sandbox or any import starts (`payflow run` took 15 s to say a file was missing).
-    The reader still checks, as the file can go in between."""
+    """Stop at once, in the reader's words, when `path` is no file to read (missing, a folder, a
+    named pipe, not readable): before a Prefect server, the sandbox or any import starts
+    (`payflow run` took 15 s to say a file was missing). The reader still checks, as the file
+    can go in between."""
     try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        fail(f"cannot read {path.name}: {exc.strerror or exc}")
+        check_file(path)
+    except UnreadableFile as exc:
+        fail(str(exc))
 
 
 def writable_folder(path: Path | None) -> None:

@@ -60,7 +60,9 @@ def validate_file(
 
 @app.command("validate")
 def validate_command(
-    file: Annotated[Path, typer.Argument(help="The batch: CSV (comma or semicolon) or XLSX.")],
+    file: Annotated[
+        Path, typer.Argument(help="The batch: CSV (comma or semicolon) or XLSX.", readable=False)
+    ],
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for the rejects report.")
     ] = None,

@@ -28,6 +28,7 @@ from payflow.intake.headers import (
 )
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import FILE_ROW, BatchFileError, Problem
+from payflow.opening import UnreadableFile, empty_file, read_file
 from payflow.wording import counted
 
 BATCH_ID_HEX = 20
@@ -102,11 +103,13 @@ def read_table(
     path = Path(path)
     limits = limits or ReadLimits.configured()
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise BatchFileError(f"cannot read {path.name}: {exc.strerror or exc}") from None
-    if not data or data.isspace():  # as `not data.strip()`, without copying the file
-        raise BatchFileError(f"{path.name} is empty")
+        data = read_file(path)
+    except UnreadableFile as exc:
+        raise BatchFileError(str(exc)) from None
+    except OSError as exc:  # opened, then failed while read (an I/O error)
+        raise BatchFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data.isspace():  # as `not data.strip()`, without copying the file
+        raise BatchFileError(empty_file(path.name))
     if data.startswith(_OLE2_MAGIC):
         raise BatchFileError(
             f"{path.name} is a password-protected workbook or an old .xls file; "
@@ -251,7 +254,7 @@ def _unreadable_csv(name: str, exc: Exception) -> str:
     C error: EOF inside string starting at row 1" for a stray quote on line 2)."""
     text = str(exc).strip()
     if isinstance(exc, pd.errors.EmptyDataError):
-        return f"{name} is empty"
+        return empty_file(name)
     if found := _OPEN_QUOTE.search(text):
         opened = int(found.group(1)) + 1  # the parser counts rows from 0
         return (
@@ -308,7 +311,7 @@ def _check_swallowed_lines(frame: pd.DataFrame, name: str, delimiter: str) -> No
 
 def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:
     if not rows:
-        raise BatchFileError(f"{name} is empty")
+        raise BatchFileError(empty_file(name))
     header, body = rows[0], rows[1:]
     width = len(header)
     body = [(r + [""] * width)[:width] for r in body]

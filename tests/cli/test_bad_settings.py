@@ -3,6 +3,7 @@ item 14); an API that is down before anything was registered is not reported as 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -125,14 +126,38 @@ def test_every_ledger_command_names_a_ledger_it_cannot_reach_in_one_line(tmp_pat
     assert "pw-not-shown" not in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("command", [["run", "--yes"], ["refund", "--yes"], ["links"]])
-def test_a_missing_file_is_one_line_before_anything_starts(tmp_path, command):
+FILE_COMMANDS = [["validate"], ["run", "--yes"], ["refund", "--yes"], ["links"]]
+
+
+def _named(tmp_path: Path, kind: str) -> tuple[Path, str]:
+    """A path of `kind` that is no file to read, and the one line each command answers it with."""
+    path = tmp_path / "march.csv"
+    if kind == "folder":
+        path.mkdir()
+        return path, f"payflow: {path} is a folder, not a file: name a file in it"
+    if kind == "fifo":  # opened as a file, it waited for a writer for ever
+        os.mkfifo(path)
+        return path, (
+            f"payflow: {path} is a named pipe (FIFO), not a file: save what it carries to a file "
+            "and name that"
+        )
+    if kind == "empty":
+        path.write_bytes(b"")
+        return path, "payflow: march.csv is empty"
+    return path, f"payflow: {path} does not exist"
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "fifo", "empty"])
+@pytest.mark.parametrize("command", FILE_COMMANDS, ids=lambda command: command[0])
+def test_a_path_that_is_no_file_is_one_line_before_anything_starts(tmp_path, command, kind):
     # `payflow run` started Prefect and the embedded sandbox first, and said so, 15 s before
-    # saying the file was not there.
+    # saying the file was not there; `payflow run /tmp` said "cannot read tmp: Is a directory",
+    # and a named pipe held every command for ever.
+    path, line = _named(tmp_path, kind)
     env = payflow_env(tmp_path / "home", tmp_path / "prefect")
-    done = run_payflow([command[0], str(tmp_path / "march.csv"), *command[1:]], env, tmp_path)
+    done = run_payflow([command[0], str(path), *command[1:]], env, tmp_path, timeout=60)
     assert done.returncode == 2
-    assert done.stderr == "payflow: cannot read march.csv: No such file or directory\n"
+    assert done.stderr == line + "\n"
     assert not (tmp_path / "home" / "ledger.sqlite3").exists()
 
 

@@ -1,0 +1,74 @@
+"""Opening a file an operator names (a batch, refunds, links, corrections) for reading: anything
+but a regular file with something in it is refused in one line, and nothing waits on a named
+pipe.
+
+It imports nothing heavy, so a command checks its file before a Prefect server, the sandbox or
+pandas start; the reader opens the file the same way, as it can change in between. The file
+arguments of the commands are declared `readable=False`: click's own check of them printed a
+usage error of three lines for a file the user may not read.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from payflow.expected import ExpectedFailure
+
+_KINDS = {
+    stat.S_IFDIR: "a folder, not a file: name a file in it",
+    stat.S_IFIFO: "a named pipe (FIFO), not a file: save what it carries to a file and name that",
+    stat.S_IFSOCK: "a socket, not a file",
+    stat.S_IFCHR: "a device, not a file",
+    stat.S_IFBLK: "a device, not a file",
+}
+
+
+class UnreadableFile(ExpectedFailure):
+    """The path names no regular file this process can read; the message is one line."""
+
+
+def read_file(path: Path) -> bytes:
+    """The whole content of the regular, non-empty file at `path`; UnreadableFile otherwise."""
+    descriptor = _open(path)
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read()
+
+
+def check_file(path: Path) -> None:
+    """UnreadableFile unless `path` is a non-empty regular file this process can open for
+    reading."""
+    os.close(_open(path))
+
+
+def _open(path: Path) -> int:
+    # Non-blocking: opening a FIFO for reading otherwise waits for a writer, for ever. What was
+    # opened is then judged by its descriptor, so a path swapped in between is judged too.
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnreadableFile(_why(path, exc)) from None
+    status = os.fstat(descriptor)
+    kind = stat.S_IFMT(status.st_mode)
+    if kind != stat.S_IFREG or status.st_size == 0:
+        os.close(descriptor)
+        if kind == stat.S_IFREG:  # said before a command starts anything (the reader says it too)
+            raise UnreadableFile(empty_file(path.name))
+        raise UnreadableFile(f"{path} is {_KINDS.get(kind, 'not a regular file')}")
+    os.set_blocking(descriptor, True)
+    return descriptor
+
+
+def empty_file(name: str) -> str:
+    """The one line for the file `name` with nothing in it (or nothing but blank lines)."""
+    return f"{name} is empty"
+
+
+def _why(path: Path, exc: OSError) -> str:
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return f"{path} does not exist"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot read {path}: permission denied"
+    return f"cannot read {path}: {exc.strerror or exc}"
