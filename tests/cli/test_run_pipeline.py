@@ -349,7 +349,10 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
     assert len(states) == rows
     assert all(states[ext] not in ("VALIDATED", "SUBMITTING") for ext in made)
 
-    again = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    # Resumed on the tests' shared Prefect server with more in flight: at two, with a second
+    # temporary server, the resume alone took up to a minute of the suite.
+    resumed = _env(tmp_path, prefect_home, sandbox, PAYFLOW_MAX_IN_FLIGHT="16")
+    again = run_payflow(["run", str(batch), "--yes", "--json"], resumed, tmp_path)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["statuses"] == {"COMPLETED": rows}
     assert sandbox_stats(sandbox.url)["payoutsByExternalId"] == dict.fromkeys(ids, 1)
