@@ -3,18 +3,51 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash scripts/bootstrap.sh
+logs="$(mktemp -d)"
+# A suite stopped early (Ctrl-C, a failure) leaves none of the checks running beside it.
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
+
+# On a clean machine the Python packages (pip) and the Debian ones (apt) both take minutes and
+# wait on the network, not on each other: they install side by side.
+bash scripts/bootstrap.sh &
+python_packages=$!
 bash scripts/ensure-postgres.sh
 bash scripts/install-browser.sh
 bash scripts/install-report-tools.sh
+wait "$python_packages"
 export PATH="$root/.venv/bin:$PATH"
 ruff check .
 ruff format --check .
-mypy payflow flows tasks schemas
+
+# The type check and the installed-package check (a plain `pip install .` in a fresh venv must
+# validate and pay the samples from anywhere) need no test and no test needs them: they run
+# beside the suite, whose workers spend much of their time waiting on servers, and their
+# output follows the suite's.
+mypy payflow flows tasks schemas >"$logs/mypy.log" 2>&1 &
+types=$!
+bash scripts/check-install.sh >"$logs/check-install.log" 2>&1 &
+installed=$!
+
 # Four workers on two cores: most tests wait on real servers and subprocesses, not on the CPU,
 # and one worker spends 7.5 minutes on the long approval pause.
 # Files in collection order, where tests/conftest.py puts the slow ones first: the 7.5-minute
 # long-pause test then runs beside the rest instead of alone at the end.
-pytest -n 4 --dist loadfile --no-loadscope-reorder "$@"
-# A plain `pip install .` in a fresh venv must validate and pay the samples from anywhere.
-bash scripts/check-install.sh
+suite=0
+pytest -n 4 --dist loadfile --no-loadscope-reorder "$@" || suite=$?
+
+finish() {  # NAME PID LOG: the check's last line, or all its output when it failed
+  if wait "$2"; then
+    tail -n 1 "$3"
+  else
+    echo "$1 failed:" >&2
+    cat "$3" >&2
+    return 1
+  fi
+}
+failed=0
+finish "mypy" "$types" "$logs/mypy.log" || failed=1
+finish "check-install" "$installed" "$logs/check-install.log" || failed=1
+if [ "$suite" -ne 0 ]; then
+  exit "$suite"
+fi
+exit "$failed"
