@@ -1,4 +1,4 @@
-"""A 100,000-row batch: the report streams every row and its totals come from SQL GROUP BY."""
+"""A 40,000-row batch: the report streams every row and its totals come from SQL GROUP BY."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from payflow.ledger.tables import Payout
 from payflow.model import PayoutInstruction
 from payflow.reporting import write_batch_report
 
-ROWS = 100_000
+# Past every page and chunk the ledger and the report read and write in (20,000 at most) and past
+# SQLite's 32,766 bound parameters of one statement: a larger batch costs the suite's two cores
+# more time and finds nothing more; bench/bench_report.py measures larger ones.
+ROWS = 40_000
 
 
 def _instructions() -> list[PayoutInstruction]:
@@ -34,7 +37,7 @@ def _instructions() -> list[PayoutInstruction]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-def test_a_hundred_thousand_rows_are_reported_with_sql_totals(tmp_path) -> None:
+def test_forty_thousand_rows_are_reported_with_sql_totals(tmp_path) -> None:
     instructions = _instructions()
     with Ledger.open(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as ledger:
         ledger.register_batch("big", "big.csv", instructions, [])
