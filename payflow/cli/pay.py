@@ -10,7 +10,15 @@ from typing import Annotated
 import typer
 
 from payflow.cli.app import app, fail
-from payflow.cli.run import PAY_STOPS, finish, pay_in_process, paying_endpoint, stopped, waiting
+from payflow.cli.run import (
+    PAY_STOPS,
+    finish,
+    pay_in_process,
+    paying_endpoint,
+    say_sandbox,
+    stopped,
+    waiting,
+)
 from payflow.cli.setup import prepare, writable_folder
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import open_ledger
@@ -42,6 +50,7 @@ def pay_command(
                 ledger.acknowledge_repeats(batch_id)
             rows = ledger.batch_counts(batch_id).rows
         with paying_endpoint(settings) as (endpoint, callback_url):
+            say_sandbox(endpoint)
             prefect.ready()
             live = sys.stderr.isatty() and not as_json
             result = pay_in_process(

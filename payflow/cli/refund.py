@@ -33,21 +33,26 @@ if TYPE_CHECKING:
 SHOWN_ROWS = 10
 
 
-def _confirm(yes: bool, path: Path, sheet: str | None) -> None:
+def _rows_of(path: Path, sheet: str | None) -> int:
+    """The rows of the refund file; a file refused for its content ends the command here, before
+    Prefect or the sandbox start (the flow reads it again: it also runs without this command)."""
+    from payflow.refunds.intake import read_refund_file
+
+    try:
+        return len(read_refund_file(path, sheet).frame)
+    except BatchFileError as exc:
+        fail(str(exc))
+
+
+def _confirm(yes: bool, path: Path, rows: int) -> None:
     if yes:
         return
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to refund without a prompt")
-    from payflow.refunds.intake import read_refund_file
-
-    try:
-        rows = counted(len(read_refund_file(path, sheet).frame), "row")
-    except BatchFileError as exc:
-        fail(str(exc))
     # The orders' amounts are known only once the service is asked, after this question.
     question = (
-        f"Refund every valid order of {path.name} ({rows}; each order is checked with the "
-        "service first, and the balance must cover them)?"
+        f"Refund every valid order of {path.name} ({counted(rows, 'row')}; each order is checked "
+        "with the service first, and the balance must cover them)?"
     )
     if not typer.confirm(question, default=False, err=True):
         fail("not confirmed; nothing was refunded", exit_code=1)
@@ -67,8 +72,9 @@ def refund_command(
     settings = prepare()
     readable_file(file)
     writable_folder(out)
+    rows = _rows_of(file, sheet)
     check_ledger(settings)
-    _confirm(yes, file, sheet)
+    _confirm(yes, file, rows)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
     from payflow.cli.run import stopped

@@ -92,12 +92,11 @@ def _confirm(yes: bool, counts: BatchCounts) -> None:
 @contextmanager
 def paying_endpoint(settings: Settings) -> Iterator[tuple[ApiEndpoint, str | None]]:
     """The API (or the embedded sandbox, with a webhook receiver on this machine) and the
-    callbackUrl to send; SIGTERM/SIGINT stop the run cleanly while inside."""
+    callbackUrl to send; SIGTERM/SIGINT stop the run cleanly while inside. The caller says
+    when the sandbox serves (`say_sandbox`), once it is about to pay."""
     with ExitStack() as stack:
         stack.enter_context(stop_on_signals())
         endpoint = stack.enter_context(api_endpoint(settings))
-        if endpoint.is_sandbox:
-            print(NO_REAL_MONEY, file=sys.stderr)
         callback_url = settings.webhook_url
         if callback_url is not None and not _receiver_path(callback_url):
             print(
@@ -110,6 +109,12 @@ def paying_endpoint(settings: Settings) -> Iterator[tuple[ApiEndpoint, str | Non
             receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
             callback_url = stack.enter_context(receiver).url
         yield endpoint, callback_url
+
+
+def say_sandbox(endpoint: ApiEndpoint) -> None:
+    """Tell the operator, before anything is sent, that the embedded sandbox serves."""
+    if endpoint.is_sandbox:
+        print(NO_REAL_MONEY, file=sys.stderr)
 
 
 def _receiver_path(url: str) -> bool:
@@ -270,6 +275,10 @@ def run_command(
             )
             batch_id = intake.batch_id
             counts = allow_repeats(settings, batch_id) if allow_repeat else intake.counts
+            if counts.to_send:
+                # Only now: a file refused, or with nothing to pay, moved no money of any kind,
+                # and a line about money above its error read as if a run had started.
+                say_sandbox(endpoint)
             for line in [*intake.summary, *totals_lines(counts)]:
                 say(line)
             for line in held_lines(settings, batch_id):

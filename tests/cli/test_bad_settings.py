@@ -198,3 +198,16 @@ def test_a_json_setting_that_does_not_parse_is_one_line(tmp_path, command):
     assert done.returncode == 2
     line = _one_line(done.stderr)
     assert line.startswith("payflow: bad setting PAYFLOW_STUCK_AFTER_MINUTES: not valid JSON"), line
+
+
+@pytest.mark.parametrize("command", [["run", "--yes"], ["refund", "--yes"]], ids=lambda c: c[0])
+def test_a_file_refused_for_its_content_says_only_that(tmp_path, command):
+    # On the embedded sandbox the run said "sandbox: ... no real money moved" above the file's
+    # error: a line about money for a run that never started. It is said once paying starts.
+    path = tmp_path / "march.csv"
+    path.write_text("externalId,amount\nx1,100\n", encoding="utf-8")
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    done = run_payflow([command[0], str(path), *command[1:]], env, tmp_path, timeout=120)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("payflow: march.csv: required column missing: "), line
