@@ -36,6 +36,7 @@ from payflow.ledger.refund_rows import (
     was_ever,
     write_values,
 )
+from payflow.ledger.register import ensure_batch_row
 from payflow.ledger.states import (
     REFUNDS,
     EventSource,
@@ -80,28 +81,23 @@ class RefundBook:
         source_name: str,
         valid: Sequence[RefundInstruction],
         rejected: Sequence[RejectedRefund],
+        *,
+        sheet: str | None = None,
     ) -> RefundRegisterOutcome:
         """Record every row once: NEW refunds, ALREADY_KNOWN (same order and amount under the
-        same externalId), CONFLICT (other content under a known externalId) or REJECTED."""
+        same externalId), CONFLICT (other content under a known externalId) or REJECTED; and
+        the XLSX `sheet` read, as a payout batch records its own."""
         now = self._clock()
         with self._engine.begin() as connection:
+            ensure_batch_row(
+                connection, batch_id, source_name, len(valid), len(rejected), now, sheet
+            )
             done = connection.scalar(
                 select(RefundRow.id).where(RefundRow.batch_id == batch_id).limit(1)
             )
             if done is not None:
                 count = len(valid) + len(rejected)
                 return RefundRegisterOutcome(batch_id, already_registered=count)
-            if connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id)) is None:
-                connection.execute(
-                    insert(Batch).values(
-                        batch_id=batch_id,
-                        source_name=source_name,
-                        total_rows=len(valid) + len(rejected),
-                        valid_rows=len(valid),
-                        rejected_rows=len(rejected),
-                        created_at=now,
-                    )
-                )
             known = _known(connection, [v.external_id for v in valid])
             rows: list[dict[str, Any]] = []
             new_refunds: list[dict[str, Any]] = []

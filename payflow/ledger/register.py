@@ -241,8 +241,8 @@ def _not_registered(connection: Connection, batch_id: str, rows: Sequence[N]) ->
     return [row for row in rows if row.row_number not in present]
 
 
-def _ensure_batch(
-    engine: Engine,
+def ensure_batch_row(
+    connection: Connection,
     batch_id: str,
     source_name: str,
     valid: int,
@@ -250,28 +250,27 @@ def _ensure_batch(
     now: datetime,
     sheet: str | None,
 ) -> None:
-    with engine.begin() as connection:
-        take_lock(connection, REGISTER_LOCK_KEY)
-        exists = connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id))
-        if exists is not None and sheet is not None:
-            # Registered before the ledger recorded sheets (0012): the same sheet again says which.
-            connection.execute(
-                update(Batch)
-                .where(Batch.batch_id == batch_id, Batch.sheet.is_(None))
-                .values(sheet=sheet)
+    """Insert the batch's row of `batches` once, payouts and refunds alike, with the sheet read."""
+    exists = connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id))
+    if exists is not None and sheet is not None:
+        # Registered before the ledger recorded sheets (0012): the same sheet again says which.
+        connection.execute(
+            update(Batch)
+            .where(Batch.batch_id == batch_id, Batch.sheet.is_(None))
+            .values(sheet=sheet)
+        )
+    if exists is None:
+        connection.execute(
+            insert(Batch).values(
+                batch_id=batch_id,
+                source_name=source_name,
+                sheet=sheet,
+                total_rows=valid + rejected,
+                valid_rows=valid,
+                rejected_rows=rejected,
+                created_at=now,
             )
-        if exists is None:
-            connection.execute(
-                insert(Batch).values(
-                    batch_id=batch_id,
-                    source_name=source_name,
-                    sheet=sheet,
-                    total_rows=valid + rejected,
-                    valid_rows=valid,
-                    rejected_rows=rejected,
-                    created_at=now,
-                )
-            )
+        )
 
 
 def _rejected_values(batch_id: str, row: RejectedRow) -> tuple[Any, ...]:
@@ -294,7 +293,9 @@ def register_batch(
     numbers = [i.row_number for i in valid] + [r.row_number for r in rejected]
     if len(set(numbers)) != len(numbers):
         raise ValueError(f"batch {batch_id}: a row number appears more than once")
-    _ensure_batch(engine, batch_id, source_name, len(valid), len(rejected), now, sheet)
+    with engine.begin() as connection:
+        take_lock(connection, REGISTER_LOCK_KEY)
+        ensure_batch_row(connection, batch_id, source_name, len(valid), len(rejected), now, sheet)
     outcome = RegisterOutcome(batch_id=batch_id)
     new = added_rejects = 0
     for chunk in _chunks(valid, CHUNK_ROWS):

@@ -42,6 +42,7 @@ class RefundFile:
     read_problems: list[Problem] = field(default_factory=list)
     derived_ids: bool = False
     derived_rows: frozenset[int] = frozenset()  # rows whose externalId was derived, not written
+    sheet: str | None = None  # the XLSX sheet read (None for a CSV)
 
 
 def read_refund_file(path: str | Path, sheet: str | None = None) -> RefundFile:
@@ -101,4 +102,5 @@ def _refund_file(table: RawTable) -> RefundFile:
         problems,
         derived_ids=not had_column,
         derived_rows=frozenset(frame.index[blank].tolist()),
+        sheet=table.sheet,
     )

@@ -47,6 +47,7 @@ async def prepare_refunds(
         file.source_name,
         validation.instructions,
         validation.rejected_rows(file),
+        sheet=file.sheet,
     )
     if made_by:
         ledger.set_maker(file.batch_id, made_by)

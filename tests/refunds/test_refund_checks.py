@@ -165,3 +165,19 @@ async def test_an_order_id_a_lookup_failed_to_fill_is_rejected_once_and_kept(
         (3, RowState.VALIDATED),
         (4, RowState.REJECTED),
     ]
+
+
+async def test_a_refund_batch_records_the_sheet_it_was_read_from(sandbox, ledger, tmp_path):
+    # A payout batch did (batches.sheet: `payflow status` and the console show 'year.xlsx,
+    # sheet Q1'); a refund batch read from a sheet of a workbook recorded the file name alone.
+    [order] = paid_orders(sandbox, 1)
+    book = Workbook()
+    book.active.title = "notes"
+    book.create_sheet("Q1").append(["orderId"])
+    book["Q1"].append([order])
+    book.save(tmp_path / "year.xlsx")
+    async with make_client(sandbox) as client:
+        prepared = await prepare_refunds(tmp_path / "year.xlsx", client, ledger, sheet="Q1")
+    header = ledger.batch_header(prepared.batch_id)
+    assert header is not None and header.sheet == "Q1"
+    assert header.source == "year.xlsx, sheet Q1"
