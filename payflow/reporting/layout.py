@@ -44,6 +44,7 @@ class Column:
     kind: Kind
     width: float
     value: Callable[[ReportLine, Classification | None], Cell]
+    wrap: bool = False  # free text of any length: wrapped in the XLSX, its line made taller
 
 
 def _amount(value: Decimal | None, currency: str | None) -> Decimal | None:
@@ -100,6 +101,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
         Kind.TEXT,
         24,
         lambda r, c: r.external_id,
+        wrap=True,
     ),
     Column("payout_id", "The service's payout id.", Kind.TEXT, 38, lambda r, c: r.payout_id),
     Column(
@@ -131,7 +133,14 @@ ROW_COLUMNS: tuple[Column, ...] = (
         18,
         lambda r, c: mask_requisites(r.requisites),
     ),
-    Column("recipient_name", "Recipient name as in the file.", Kind.TEXT, 24, lambda r, c: r.name),
+    Column(
+        "recipient_name",
+        "Recipient name as in the file.",
+        Kind.TEXT,
+        24,
+        lambda r, c: r.name,
+        wrap=True,
+    ),
     Column(
         "bank_id",
         "SBP bank id sent as bankName (bank names are not kept in the ledger).",
@@ -161,8 +170,9 @@ ROW_COLUMNS: tuple[Column, ...] = (
         "status_message",
         "The service's statusMessage (or the refusal message).",
         Kind.TEXT,
-        34,
+        30,
         lambda r, c: r.status_message,
+        wrap=True,
     ),
     Column(
         "failure_class",
@@ -175,8 +185,9 @@ ROW_COLUMNS: tuple[Column, ...] = (
         "next_step",
         "What to do about a failed row, from the failure classes table.",
         Kind.TEXT,
-        48,
+        36,
         lambda r, c: c.next_step if c else None,
+        wrap=True,
     ),
     Column(
         "submitted_at_utc",
@@ -205,6 +216,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
         Kind.TEXT,
         22,
         lambda r, c: r.earlier,
+        wrap=True,
     ),
     Column(
         "findings",
@@ -212,13 +224,15 @@ ROW_COLUMNS: tuple[Column, ...] = (
         Kind.TEXT,
         26,
         lambda r, c: r.findings,
+        wrap=True,
     ),
     Column(
         "detail",
         "Why the row was never sent (with the rejection reasons), or not paid again.",
         Kind.TEXT,
-        40,
+        36,
         lambda r, c: _detail(r),
+        wrap=True,
     ),
 )
 

@@ -7,7 +7,6 @@ it); the filter range is set once the row count is known.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -26,6 +25,13 @@ from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
 from payflow.reporting.money import money_cell, number_format
+from payflow.reporting.printing import (
+    TOP,
+    WRAP,
+    line_height,
+    lines_needed,
+    print_one_page_wide,
+)
 from payflow.reporting.summary import NO_CURRENCY, Summary
 
 NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
@@ -33,9 +39,8 @@ TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 RATE_FORMAT = "0.00%"
 BOLD = Font(bold=True)
 INDENT = Alignment(indent=1)
-WRAP = Alignment(wrap_text=True, vertical="top", indent=1)
+INDENTED_WRAP = Alignment(wrap_text=True, vertical="top", indent=1)
 RIGHT = Alignment(horizontal="right")
-LINE_POINTS = 15.0  # the height of one line of text in a spreadsheet row
 CHART_LINES = 20  # lines of the sheet one 9 cm chart covers, with a gap below it
 # openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
 Sheet = Any
@@ -63,6 +68,7 @@ CHART_OUTCOMES = (
 OUTCOME_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "outcome"))
 CURRENCY_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "currency"))
 REJECT_HEADER = ("source_row", "external_id", "reasons")
+REJECT_WIDTHS = (10.0, 24.0, 80.0)
 FINDING_HEADER = (
     "finding_id",
     "source_row",
@@ -73,6 +79,8 @@ FINDING_HEADER = (
     "opened_at_utc",
     "updated_at_utc",
 )
+FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0)
+README_WIDTHS = (24.0, 12.0, 90.0)
 
 
 def _header(
@@ -82,6 +90,7 @@ def _header(
     for index, width in enumerate(widths, start=1):
         sheet.column_dimensions[get_column_letter(index)].width = width
     sheet.freeze_panes = "A2"
+    print_one_page_wide(sheet)
     sheet.append([_heading(sheet, n) if n in numbers else _bold(sheet, n) for n in names])
 
 
@@ -117,8 +126,9 @@ class WorkbookWriter:
             [c.width for c in ROW_COLUMNS],
             [c.name for c in ROW_COLUMNS if c.kind in (Kind.NUMBER, Kind.AMOUNT)],
         )
-        _header(self.rejects, REJECT_HEADER, (10, 24, 80))
-        _header(self.findings, FINDING_HEADER, (10, 10, 24, 26, 13, 70, 20, 20))
+        # Headings over figures sit right, over them: "source_rowexternal_id" read as one.
+        _header(self.rejects, REJECT_HEADER, REJECT_WIDTHS, ("source_row",))
+        _header(self.findings, FINDING_HEADER, FINDING_WIDTHS, ("finding_id", "source_row"))
 
     def add_row(self, cells: Sequence[Cell], reasons: Iterable[str] | None) -> None:
         """One source row (`row_cells`) on the rows sheet; rejected rows also on rejects."""
@@ -137,35 +147,47 @@ class WorkbookWriter:
             else:
                 out.append(value)
         out[OUTCOME_INDEX].fill = FILLS[RowOutcome(str(cells[OUTCOME_INDEX]))]
-        self.rows.append(out)
         self._row_count += 1
+        lines = max(
+            (
+                lines_needed(str(value), column.width)
+                for column, value in zip(ROW_COLUMNS, cells, strict=True)
+                if column.wrap and value is not None
+            ),
+            default=1,
+        )
+        _append_tall(self.rows, self._row_count + 1, out, lines)
         if reasons is not None:
-            self.rejects.append(
-                [
-                    cells[0],
-                    text_cell(self.rejects, cells[1]),
-                    text_cell(self.rejects, "; ".join(str(r) for r in reasons)),
-                ]
-            )
             self._reject_count += 1
+            line = [cells[0], text_cell(self.rejects, cells[1])]
+            why = "; ".join(str(r) for r in reasons)
+            line.append(text_cell(self.rejects, why))
+            lines = max(
+                lines_needed(str(cells[1] or ""), REJECT_WIDTHS[1]),
+                lines_needed(why, REJECT_WIDTHS[2]),
+            )
+            _append_tall(self.rejects, self._reject_count + 1, line, lines)
 
     def finish(self, summary: Summary, path: Path) -> None:
         """Write readme, summary and findings, set the filters, save."""
         _filter(self.rows, len(ROW_COLUMNS), self._row_count)
         _filter(self.rejects, len(REJECT_HEADER), self._reject_count)
-        for finding in summary.findings:
-            self.findings.append(
-                [
-                    finding.id,
-                    finding.row_number,
-                    text_cell(self.findings, finding.external_id),
-                    finding.kind,
-                    finding.state,
-                    text_cell(self.findings, finding.detail),
-                    _styled(self.findings, finding.opened_at.replace(tzinfo=None), TIME_FORMAT),
-                    _styled(self.findings, finding.updated_at.replace(tzinfo=None), TIME_FORMAT),
-                ]
+        for number, finding in enumerate(summary.findings, start=2):
+            line = [
+                finding.id,
+                finding.row_number,
+                text_cell(self.findings, finding.external_id),
+                finding.kind,
+                finding.state,
+                text_cell(self.findings, finding.detail),
+                _styled(self.findings, finding.opened_at.replace(tzinfo=None), TIME_FORMAT),
+                _styled(self.findings, finding.updated_at.replace(tzinfo=None), TIME_FORMAT),
+            ]
+            lines = max(
+                lines_needed(finding.external_id or "", FINDING_WIDTHS[2]),
+                lines_needed(finding.detail, FINDING_WIDTHS[5]),
             )
+            _append_tall(self.findings, number, line, lines)
         _filter(self.findings, len(FINDING_HEADER), len(summary.findings))
         self._write_readme()
         _SummarySheet(self._summary, summary).write()
@@ -173,28 +195,59 @@ class WorkbookWriter:
 
     def _write_readme(self) -> None:
         sheet = self._readme
-        sheet.column_dimensions["A"].width = 24
-        sheet.column_dimensions["B"].width = 12
-        sheet.column_dimensions["C"].width = 90
+        for index, width in enumerate(README_WIDTHS, start=1):
+            sheet.column_dimensions[get_column_letter(index)].width = width
+        print_one_page_wide(sheet, header_rows=0)
         generated = datetime.now(UTC).isoformat(timespec="seconds")
-        sheet.append([_bold(sheet, "payflow reconciliation report")])
-        sheet.append(["batch_id", text_cell(sheet, self.batch_id)])
-        sheet.append(["layout_version", LAYOUT_VERSION])
-        sheet.append(["generated_at_utc", generated])
-        if self.sandbox:
-            sheet.append(["note", NO_REAL_MONEY_NOTE])
-        sheet.append(["amounts", "Numbers with the currency's decimals (XOF 0, RUB 2, KWD 3)."])
-        sheet.append(["times", "UTC, without a zone."])
-        sheet.append([])
-        sheet.append([_bold(sheet, "column"), _bold(sheet, "kind"), _bold(sheet, "meaning")])
-        for column in ROW_COLUMNS:
-            sheet.append([column.name, column.kind.value, column.meaning])
+        head: list[list[Any]] = [
+            [_bold(sheet, "payflow reconciliation report")],
+            ["batch_id", text_cell(sheet, self.batch_id)],
+            ["layout_version", LAYOUT_VERSION],
+            ["generated_at_utc", generated],
+            *([["note", NO_REAL_MONEY_NOTE]] if self.sandbox else []),
+            ["amounts", "Numbers with the currency's decimals (XOF 0, RUB 2, KWD 3)."],
+            ["times", "UTC, without a zone."],
+            [],
+            [_bold(sheet, "column"), _bold(sheet, "kind"), _bold(sheet, "meaning")],
+        ]
+        for line in head:
+            sheet.append(line)
+        for number, column in enumerate(ROW_COLUMNS, start=len(head) + 1):
+            lines = lines_needed(column.meaning, README_WIDTHS[2])
+            line = [column.name, column.kind.value, column.meaning]
+            _append_tall(sheet, number, line, lines)
         sheet.append([])
         sheet.append([_bold(sheet, "outcome"), _bold(sheet, "colour")])
         for outcome in RowOutcome:
             cell = WriteOnlyCell(sheet, value=outcome.value)
             cell.fill = FILLS[outcome]
             sheet.append([cell, OUTCOME_COLOURS[outcome]])
+
+
+def _wrapped_line(sheet: Sheet, values: Sequence[Any], lines: int) -> list[Any]:
+    """The line as it is, or, when its text takes `lines` > 1, every cell at the top and the
+    text cells wrapped: a long statusMessage or next step was cut at the next column."""
+    if lines == 1:
+        return list(values)
+    cells: list[Any] = []
+    for value in values:
+        if value is None:
+            cells.append(None)
+            continue
+        cell = value if isinstance(value, SheetCell) else WriteOnlyCell(sheet, value=value)
+        cell.alignment = WRAP if cell.data_type == "s" else TOP
+        cells.append(cell)
+    return cells
+
+
+def _append_tall(sheet: Sheet, number: int, values: Sequence[Any], lines: int) -> None:
+    """Append line `number`, `lines` lines tall (`_wrapped_line`); its height is dropped once
+    written, so a sheet of a million lines holds no height per line."""
+    if lines > 1:
+        sheet.row_dimensions[number].height = line_height(lines)
+    sheet.append(_wrapped_line(sheet, values, lines))
+    if lines > 1:
+        del sheet.row_dimensions[number]
 
 
 def _bold(sheet: Sheet, text: str) -> Any:
@@ -215,7 +268,7 @@ def _heading(sheet: Sheet, name: str) -> Any:
 def _wrapped(sheet: Sheet, text: str) -> Any:
     # A next step or a reason is a sentence: wrapped in its column, never cut at the page edge.
     cell = text_cell(sheet, text)
-    cell.alignment = WRAP
+    cell.alignment = INDENTED_WRAP
     return cell
 
 
@@ -300,11 +353,8 @@ class _SummarySheet:
         for index, width in enumerate(SUMMARY_WIDTHS, start=1):
             sheet.column_dimensions[get_column_letter(index)].width = width
         sheet.freeze_panes = "A2"
-        # Printed (or converted to PDF) one page wide: figures down, currencies across.
-        sheet.page_setup.orientation = "landscape"
-        sheet.sheet_properties.pageSetUpPr.fitToPage = True
-        sheet.page_setup.fitToWidth = 1
-        sheet.page_setup.fitToHeight = 0
+        # Figures down, currencies across: one page wide is readable.
+        print_one_page_wide(sheet, header_rows=0)
 
     def append(self, cells: Sequence[Any]) -> None:
         self.sheet.append(list(cells))
@@ -313,10 +363,9 @@ class _SummarySheet:
     def _tall_enough(self, *texts: tuple[str, float]) -> None:
         """Make the next line tall enough for each (text, width) wrapped in a column that wide:
         a write-only sheet keeps the default height, and a wrapped line ran over the next one."""
-        # A width holds more letters than its number.
-        lines = max(math.ceil(len(text) / max(width * 1.2 - 2, 1)) for text, width in texts)
+        lines = max(lines_needed(text, width) for text, width in texts)
         if lines > 1:
-            self.sheet.row_dimensions[self.line + 1].height = LINE_POINTS * lines
+            self.sheet.row_dimensions[self.line + 1].height = line_height(lines)
 
     def money(self, amount: Decimal | None, currency: str) -> Any | None:
         if amount is None:

@@ -252,6 +252,36 @@ async def test_the_workbook_reads_well_in_a_spreadsheet(client, ledger: Ledger, 
         assert chart.count("<ser>") == 1 and f"{currency} by outcome" in chart
 
 
+async def test_the_workbook_prints_one_page_wide_and_shows_every_long_text(
+    client, ledger: Ledger, tmp_path
+) -> None:
+    # Printed for approval, the rows sheet ran nine portrait pages across with its columns cut
+    # between them, and a next step longer than its column was hidden under the next one.
+    report = await _report(client, ledger, tmp_path)
+    book = load_workbook(report.xlsx)
+    for name, titles in (("readme", None), ("rows", "$1:$1"), ("rejects", "$1:$1")):
+        sheet = book[name]
+        assert sheet.page_setup.orientation == "landscape", name
+        assert sheet.sheet_properties.pageSetUpPr.fitToPage, name
+        assert (sheet.page_setup.fitToWidth, sheet.page_setup.fitToHeight) == (1, 0), name
+        assert sheet.print_title_rows == titles, name
+    assert book["findings"].print_title_rows == "$1:$1"
+    rows = book["rows"]
+    header = [cell.value for cell in rows[1]]
+    at = {name: header.index(name) for name in ("source_row", "next_step", "outcome")}
+    lines = list(rows.iter_rows(min_row=2))
+    failed = next(line for line in lines if line[at["outcome"]].value == "failed")
+    paid = next(line for line in lines if line[at["outcome"]].value == "paid")
+    next_step = failed[at["next_step"]]
+    width = rows.column_dimensions[next_step.column_letter].width
+    assert len(next_step.value) > width and next_step.alignment.wrap_text
+    assert failed[at["source_row"]].alignment.vertical == "top"  # beside the text's first words
+    assert rows.row_dimensions[next_step.row].height >= 2 * 15
+    # A line of short texts keeps the default height and style.
+    assert rows.row_dimensions[paid[0].row].height is None
+    assert not paid[at["next_step"]].alignment.wrap_text
+
+
 async def test_input_cells_are_inert_in_csv_and_text_as_written_in_xlsx(
     client, ledger: Ledger, tmp_path
 ) -> None:

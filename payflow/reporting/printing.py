@@ -1,0 +1,40 @@
+"""How a report sheet reads on paper and on screen: printed landscape, one page wide, its header
+row on every page; a long text wrapped in its column, on a line tall enough to show it all.
+
+A spreadsheet program does not grow a line for wrapped text it did not lay out itself (a
+write-only sheet sets no heights), so the height is estimated from the text's length.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from openpyxl.styles import Alignment
+
+LINE_POINTS = 15.0  # the height of one line of text in a spreadsheet row
+WRAP = Alignment(wrap_text=True, vertical="top")
+TOP = Alignment(vertical="top")
+
+
+def print_one_page_wide(sheet: Any, *, header_rows: int = 1) -> None:
+    """Print the sheet (or convert it to PDF) landscape, one page wide and as many long as it
+    takes, its first `header_rows` lines repeated on every page (0: none)."""
+    sheet.page_setup.orientation = "landscape"
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
+    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToHeight = 0  # as many pages down as the lines need
+    if header_rows:
+        sheet.print_title_rows = f"1:{header_rows}"
+
+
+def lines_needed(text: str, width: float) -> int:
+    """The lines `text` takes wrapped in a column `width` wide (at least one)."""
+    # A width holds a few more average letters than its number, less the cell's margins and
+    # what a line loses by breaking between words (estimated short, a line hid its last words).
+    return max(1, math.ceil(len(text) / max(width * 1.2 - 6, 1)))
+
+
+def line_height(lines: int) -> float:
+    """The height in points of a spreadsheet line holding `lines` lines of text."""
+    return LINE_POINTS * lines
