@@ -31,6 +31,13 @@ ELEMENTS_FLOOR = 2_000_000
 # Elements openpyxl holds at once: those of one row or shared string, or of a part it reads
 # whole (the styles). A row spans at most 16,384 columns; Excel's styles, 64,000 formats.
 MAX_HELD_ELEMENTS = 1 << 18
+# What openpyxl keeps of a sheet's tail after its rows, an object per link, conditional format or
+# merged range (1 to 4 KB of memory each, measured): a link on each of 500,000 rows is ordinary,
+# and this many cost about what reading the most rows does (800 MB).
+MAX_TAIL_ELEMENTS = 1 << 19
+# Text outside any cell (a workbook's defined names, a sheet's conditional formats): 30,000
+# defined names passed the bound of one cell's text; each stretch is still bounded as a cell.
+MAX_OUTSIDE_TEXT_BYTES = 16 << 20
 # Parts the read-only reader never parses (pivot caches; linked workbooks, as `_open` asks
 # openpyxl to skip them): as big as the data they summarise, and held by nothing.
 NEVER_PARSED = ("xl/pivotCache/", "xl/externalLinks/")
@@ -62,8 +69,15 @@ def refuse_bombs(archive: zipfile.ZipFile, name: str, size: int, max_cell_chars:
     bound = max_cell_chars * XML_BYTES_PER_CHAR
     elements, most_elements = 0, max(ELEMENTS_FLOOR, MAX_ELEMENTS_PER_BYTE * size)
     for info in members:
-        held = MAX_HELD_ELEMENTS if not info.filename.startswith(NEVER_PARSED) else most_elements
-        limits = PartShape(bound, bound, held, most_elements - elements)
+        parsed = not info.filename.startswith(NEVER_PARSED)
+        limits = PartShape(
+            longest_run=bound,
+            most_text=bound,
+            most_held=MAX_HELD_ELEMENTS if parsed else most_elements,
+            elements=most_elements - elements,
+            outside_text=MAX_OUTSIDE_TEXT_BYTES if parsed else UNPACK_FLOOR_BYTES,
+            tail_held=MAX_TAIL_ELEMENTS if parsed else most_elements,
+        )
         try:
             shape = part_shape(member_chunks(archive, info.filename), stop_past=limits)
         except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
@@ -94,8 +108,19 @@ def _refuse_part(
             f"longer than any cell may be ({max_cell_chars:,} characters, "
             "PAYFLOW_MAX_CELL_CHARS): it is not read"
         )
+    if shape.outside_text > limits.outside_text:
+        raise BatchFileError(
+            f"{name}: its part {part} holds more than {limits.outside_text:,} bytes of text "
+            f"outside its cells, {NOT_WRITTEN}"
+        )
     if shape.most_held > limits.most_held:
         raise BatchFileError(
             f"{name}: its part {part} holds more than {limits.most_held:,} XML elements in one "
             f"row or shared string (or outside any), {NOT_WRITTEN}"
+        )
+    if shape.tail_held > limits.tail_held:
+        raise BatchFileError(
+            f"{name}: its part {part} holds more than {limits.tail_held:,} XML elements after "
+            "its rows (links, conditional formats, merged cells), more than payflow reads: "
+            "remove them, or save the sheet as CSV"
         )

@@ -6,6 +6,11 @@ openpyxl streams a sheet a row at a time and the shared strings one `<si>` at a 
 else it holds whole. Its memory grows with a cell's text (a CDATA section's `<` is text, and a
 shared string of a million rich-text runs is one string) and with the elements it holds (a row
 of fifteen million `<c/>` took 4.9 GB, from a 300 KB file).
+
+Text outside any cell (a part holding none, such as the workbook's defined names, or a sheet's
+tail after its rows: conditional formats, links) is no one cell's text: each stretch of it is
+bounded as any, and all of it by a larger bound. The elements of a sheet's tail are what
+openpyxl keeps of it (a link per row is ordinary), bounded apart from a row's.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ _LOOKAHEAD = 64
 _PIECE_BYTES = 1 << 18
 # A cell, a shared string or a row: what openpyxl reads (and drops) one at a time. A row holds
 # its cells, so only rows and shared strings end what is held; any of the three ends a text.
-_UNIT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(c|si|row)(?=[\s/>])")
+# The end of a sheet's rows ends both, and opens its tail.
+_UNIT = re.compile(rb"<(/?)(?:[A-Za-z_][\w.-]*:)?(c|si|row|sheetData)(?=[\s/>])")
+_TAIL = b"sheetData"
 _PREFIXED = re.compile(rb"<[A-Za-z_][\w.-]*:")
 _NAME_ENDS = np.frombuffer(b" \t\r\n/>", np.uint8)
 _SECTIONS = ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>"))
@@ -35,9 +42,11 @@ class PartShape:
     """The most of an XML part held at once (bytes and element starts)."""
 
     longest_run: int = 0  # bytes between two tags (a long attribute, a comment, a text)
-    most_text: int = 0  # text bytes of one cell, shared string or row (or a part holding none)
+    most_text: int = 0  # text bytes of one cell, shared string or row
     most_held: int = 0  # element starts between two rows or shared strings (or in the part)
     elements: int = 0  # element starts in the part
+    outside_text: int = 0  # text bytes before the first cell or row, or after a sheet's rows
+    tail_held: int = 0  # element starts after a sheet's rows (links, formats, merged cells)
     declaration: bool = False  # a <!DOCTYPE> or <!ENTITY>: entities no spreadsheet declares
 
 
@@ -73,6 +82,8 @@ class _Scan:
         self.closed_at = -1  # the '>' that closed it (-1: still open); text runs from there
         self.text = 0  # text bytes of the open cell, shared string or row
         self.held = 0  # element starts since the last row or shared string
+        self.text_outside = True  # the open text is outside any cell (none yet, or the tail)
+        self.held_tail = False  # the open elements are a sheet's tail
         self.ending: bytes | None = None  # the end awaited of the open comment, CDATA or PI
 
     def feed(self, text: bytes, limit: int) -> int:
@@ -142,9 +153,9 @@ class _Scan:
         if self.closed_at >= 0:
             closes[0] = self.closed_at
         texts = np.where(closes < lts, lts - closes - 1, 0)
-        positions, holders = _units(text, start, end, lts - self.base)
-        self._texts(texts, positions)
-        self._held(starts, positions[holders])
+        positions, holders, tails = _units(text, start, end, lts - self.base)
+        self._texts(texts, positions, tails)
+        self._held(starts, positions[holders], tails[holders])
         self.last_lt = int(lts[-1])
         closing = np.searchsorted(gts, self.last_lt, side="right")
         self.closed_at = int(gts[closing]) if closing < len(gts) else -1
@@ -155,28 +166,38 @@ class _Scan:
         self.shape.longest_run = max(self.shape.longest_run, run)
         self.last_cut = int(lts[-1])
 
-    def _texts(self, texts: np.ndarray, units: np.ndarray) -> None:
-        """Text before a unit's '<' is the previous unit's; a unit opens a new count."""
+    def _texts(self, texts: np.ndarray, units: np.ndarray, tails: np.ndarray) -> None:
+        """Text before a unit's '<' is the previous unit's; a unit opens a new count, outside
+        any cell when it is a sheet's tail."""
         totals = np.cumsum(texts)
-        most, self.text = _windows(self.text, totals[units], int(totals[-1]))
-        self.shape.most_text = max(self.shape.most_text, most)
+        closed, self.text = _windows(self.text, totals[units], int(totals[-1]))
+        inside, outside = _split(closed, _opened_by(self.text_outside, tails))
+        self.shape.most_text = max(self.shape.most_text, inside)
+        self.shape.outside_text = max(self.shape.outside_text, outside)
+        self.text_outside = bool(tails[-1]) if len(tails) else self.text_outside
 
-    def _held(self, starts: np.ndarray, holders: np.ndarray) -> None:
+    def _held(self, starts: np.ndarray, holders: np.ndarray, tails: np.ndarray) -> None:
         """Element starts between rows or shared strings; a holder's own start is its own."""
         before = np.concatenate(([0], np.cumsum(starts)))  # starts before each '<'
         self.shape.elements += int(before[-1])
-        most, self.held = _windows(self.held, before[holders], int(before[-1]))
-        self.shape.most_held = max(self.shape.most_held, most)
+        closed, self.held = _windows(self.held, before[holders], int(before[-1]))
+        held, tail = _split(closed, _opened_by(self.held_tail, tails))
+        self.shape.most_held = max(self.shape.most_held, held)
+        self.shape.tail_held = max(self.shape.tail_held, tail)
+        self.held_tail = bool(tails[-1]) if len(tails) else self.held_tail
 
     def open_shape(self) -> PartShape:
         """The shape with the open text, elements and run counted as if the part ended here."""
         shape = self.shape
+        text = self.text + self._text_before(self.base)
         return PartShape(
-            max(shape.longest_run, self.base - self.last_cut),
-            max(shape.most_text, self.text + self._text_before(self.base)),
-            max(shape.most_held, self.held),
-            shape.elements,
-            shape.declaration,
+            longest_run=max(shape.longest_run, self.base - self.last_cut),
+            most_text=max(shape.most_text, 0 if self.text_outside else text),
+            most_held=max(shape.most_held, 0 if self.held_tail else self.held),
+            elements=shape.elements,
+            outside_text=max(shape.outside_text, text if self.text_outside else 0),
+            tail_held=max(shape.tail_held, self.held if self.held_tail else 0),
+            declaration=shape.declaration,
         )
 
     def past(self, bound: PartShape) -> bool:
@@ -188,6 +209,8 @@ class _Scan:
             or shape.most_text > bound.most_text
             or shape.most_held > bound.most_held
             or shape.elements > bound.elements
+            or shape.outside_text > bound.outside_text
+            or shape.tail_held > bound.tail_held
         )
 
     def finish(self) -> PartShape:
@@ -196,28 +219,44 @@ class _Scan:
         return self.shape
 
 
-def _windows(carried: int, at_bounds: np.ndarray, total: int) -> tuple[int, int]:
-    """The largest count closed at a bound (the open count `carried` first, then between
-    bounds), and the count left open after the last: from the running totals at the bounds."""
+def _windows(carried: int, at_bounds: np.ndarray, total: int) -> tuple[np.ndarray, int]:
+    """The counts closed at each bound (the open count `carried` first, then between bounds),
+    and the count left open after the last: from the running totals at the bounds."""
     if len(at_bounds) == 0:
-        return 0, carried + total
+        return np.zeros(0, np.int64), carried + total
     closed = np.diff(at_bounds, prepend=0)
     closed[0] += carried
-    return int(closed.max()), total - int(at_bounds[-1])
+    return closed, total - int(at_bounds[-1])
 
 
-def _units(text: bytes, start: int, end: int, lts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _opened_by(carried: bool, tails: np.ndarray) -> np.ndarray:
+    """Of the counts `_windows` closed, which were a sheet's tail (or outside any cell): the
+    first as the count carried in, each other as the bound that opened it."""
+    return np.concatenate(([carried], tails[:-1])).astype(bool) if len(tails) else tails
+
+
+def _split(closed: np.ndarray, marked: np.ndarray) -> tuple[int, int]:
+    """The largest of the `closed` counts not marked, and of those marked."""
+    return int(closed[~marked].max(initial=0)), int(closed[marked].max(initial=0))
+
+
+def _units(
+    text: bytes, start: int, end: int, lts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Which of the '<' at `lts` (in `text`, between `start` and `end`) open a cell, a shared
-    string or a row (indexes into `lts`), and which of those hold elements (not a cell)."""
+    string or a row, or end a sheet's rows (indexes into `lts`); which of those hold elements
+    (not a cell); and which end the rows, opening the sheet's tail."""
     stop = min(end + _LOOKAHEAD, len(text))  # a name starting before `end` may end past it
     if _PREFIXED.search(text, start, stop) is not None:  # `<x:row>`: rare, matched one by one
         found = [
-            (match.start(), match.group(1) != b"c")
+            (match.start(), match.group(2))
             for match in _UNIT.finditer(text, start, stop)
-            if match.start() < end
+            if match.start() < end and (match.group(1) == b"/") == (match.group(2) == _TAIL)
         ]
         at = np.array([position for position, _ in found], np.int64)
-        return np.searchsorted(lts, at), np.array([holds for _, holds in found], bool)
+        names = [name for _, name in found]
+        holds = np.array([name != b"c" for name in names], bool)
+        return np.searchsorted(lts, at), holds, np.array([name == _TAIL for name in names], bool)
     # The names after each '<', a byte at a time (the text runs _LOOKAHEAD past `end`).
     data = np.frombuffer(text, np.uint8)
     after = [data[np.minimum(lts + k, len(text) - 1)] for k in (1, 2, 3, 4)]
@@ -225,8 +264,14 @@ def _units(text: bytes, start: int, end: int, lts: np.ndarray) -> tuple[np.ndarr
     cell = (after[0] == ord("c")) & ends[1]
     shared = (after[0] == ord("s")) & (after[1] == ord("i")) & ends[2]
     row = (after[0] == ord("r")) & (after[1] == ord("o")) & (after[2] == ord("w")) & ends[3]
-    positions = np.flatnonzero(cell | shared | row)
-    return positions, ~cell[positions]
+    tail = (after[0] == _SLASH) & (after[1] == ord("s")) & (after[2] == ord("h"))
+    for index in np.flatnonzero(tail):  # `</sh...`: once a sheet, so looked at one by one
+        name_end = int(lts[index]) + 2 + len(_TAIL)
+        tail[index] = text.startswith(_TAIL, int(lts[index]) + 2) and (
+            text[name_end : name_end + 1] in (b" ", b"\t", b"\r", b"\n", b"/", b">")
+        )
+    positions = np.flatnonzero(cell | shared | row | tail)
+    return positions, ~cell[positions], tail[positions]
 
 
 def _is_xml(head: bytes) -> bool:

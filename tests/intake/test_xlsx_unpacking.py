@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from hostile_files import xlsx_with_long_name, xlsx_with_repeated
 from intake_files import HEADER, ROW, write_xlsx
+from openpyxl import Workbook
+from openpyxl.workbook.defined_name import DefinedName
 
 from payflow.intake import BatchFileError, read_batch_file
 from payflow.intake.limits import ReadLimits
-from payflow.intake.unpacking import UNPACK_FLOOR_BYTES
+from payflow.intake.unpacking import UNPACK_FLOOR_BYTES, refuse_bombs
 
 LIMITS = ReadLimits(max_rows=100, max_columns=200, max_cell_chars=32_767, max_blank_rows=10)
 
@@ -55,6 +57,9 @@ SHEET, STRINGS, STYLES = "xl/worksheets/sheet1.xml", "xl/sharedStrings.xml", "xl
 TOO_LONG = "holds a text of more than 327,670 bytes, longer than any cell may be"
 RUN = "<r><t>" + "A" * 60 + "</t></r>"  # a rich-text run: a cell's text in many pieces
 TOO_MANY = "holds more than 262,144 XML elements in one row or shared string"
+AFTER = "holds more than 524,288 XML elements after its rows"
+OUTSIDE = "holds more than 16,777,216 bytes of text outside its cells"
+AFTER_ROWS, ROWS_AGAIN = "</is></c></row></sheetData>", "<sheetData><row><c><is>"
 # Found by hand, each under the unpacking floor, where the text scan alone must catch it (peak
 # memory of `payflow validate` before): a '<' in a CDATA section or a comment is text, not a
 # tag, and cut the text short (228 MB; a 60 MB comment took 423 MB and seven minutes); rich-text
@@ -71,6 +76,9 @@ SHAPES = {
     "nested": (SHEET, "<t>Yao</t>{MANY}", "<x>", 2 << 20, TOO_MANY),
     "empty_strings": (STRINGS, "<si><t>Yao</t></si>{MANY}", "<si/>", 12 << 20, "XML elements from"),
     "entities": (SHEET, "<t>Yao</t>{MANY}", '<!DOCTYPE x [<!ENTITY a "b">]>', 64, "<!DOCTYPE"),
+    # Past the larger bounds of what lies outside any cell: a sheet's tail, a part of no cells.
+    "tail_elements": (SHEET, f"<t>Yao</t>{AFTER_ROWS}{{MANY}}{ROWS_AGAIN}", "<x/>", 4 << 20, AFTER),
+    "outside_text": (STYLES, "{MANY}", "<x>" + "A" * 2000 + "</x>", 20 << 20, OUTSIDE),
 }
 
 
@@ -110,3 +118,35 @@ def test_a_part_whose_zipped_bytes_are_damaged_is_one_line(tmp_path: Path) -> No
     path.write_bytes(data)
     with pytest.raises(BatchFileError, match=r"^b\.xlsx is a corrupt or unsupported workbook"):
         read_batch_file(path, limits=LIMITS)
+
+
+def test_defined_names_links_and_formats_of_a_real_workbook_are_read(tmp_path: Path) -> None:
+    # Refused as "a text longer than any cell" (30,000 defined names: 330 KB of their text,
+    # counted as one cell's) and "more than 262,144 elements in one row" (a link on each of
+    # 300,000 rows after the sheet's last row, counted in it), though spreadsheets write both.
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for row in (HEADER, ROW):
+        sheet.append(row)
+    for n in range(30_000):
+        book.defined_names[f"rate_{n}"] = DefinedName(f"rate_{n}", attr_text="Sheet1!$B$2")
+    path = tmp_path / "names.xlsx"
+    book.save(path)
+    assert read_batch_file(path, limits=LIMITS).frame.loc[2, "name"] == ROW[4]
+    links = "".join(f'<hyperlink ref="H{n}" location="Sheet1!A{n}"/>' for n in range(300_000))
+    formats = "".join(
+        f'<conditionalFormatting sqref="B{n}"><cfRule type="cellIs" dxfId="0" priority="{n}" '
+        f'operator="greaterThan"><formula>{n}</formula></cfRule></conditionalFormatting>'
+        for n in range(20_000)
+    )
+    tail = f"</sheetData>{formats}<hyperlinks>{links}</hyperlinks>"
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info) for info in archive.infolist()}
+    parts[SHEET] = parts[SHEET].replace(b"</sheetData>", tail.encode())
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for part, data in parts.items():
+            archive.writestr(part, data)
+    # The bounds alone: openpyxl then reads it (5 s and 340 MB, by hand), too slow for a test.
+    with zipfile.ZipFile(path) as archive:
+        refuse_bombs(archive, "links.xlsx", path.stat().st_size, LIMITS.max_cell_chars)
