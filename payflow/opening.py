@@ -1,6 +1,7 @@
-"""Opening a file an operator names (a batch, refunds, links, corrections) for reading: anything
-but a regular file with something in it is refused in one line, and nothing waits on a named
-pipe.
+"""Whether a path an operator names can be used: a file to read (a batch, refunds, links,
+corrections), where anything but a regular file with something in it is refused in one line and
+nothing waits on a named pipe; and where `--out` writes (a folder for reports, a new file for a
+template), refused in one line before anything starts.
 
 It imports nothing heavy, so a command checks its file before a Prefect server, the sandbox or
 pandas start; the reader opens the file the same way, as it can change in between. The file
@@ -13,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from payflow.expected import ExpectedFailure
@@ -28,6 +30,10 @@ _KINDS = {
 
 class UnreadableFile(ExpectedFailure):
     """The path names no regular file this process can read; the message is one line."""
+
+
+class UnwritablePath(ExpectedFailure):
+    """The path names no folder (or new file) this process can write; the message is one line."""
 
 
 def read_file(path: Path) -> bytes:
@@ -72,3 +78,44 @@ def _why(path: Path, exc: OSError) -> str:
     if exc.errno in (errno.EACCES, errno.EPERM):
         return f"cannot read {path}: permission denied"
     return f"cannot read {path}: {exc.strerror or exc}"
+
+
+def check_out_folder(path: Path) -> None:
+    """UnwritablePath unless a report can be written in the folder `path` (made with its
+    parents when missing)."""
+    if path.exists() and not path.is_dir():
+        raise UnwritablePath(f"{path} is a file, not a folder: name a folder for the report")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UnwritablePath(f"cannot write the report to {path}: {_cannot(exc)}") from None
+
+
+def check_new_file(path: Path, default_name: str) -> None:
+    """UnwritablePath unless a new file can be written at `path`: never over a file or a
+    folder (`default_name` is the file to suggest in it), in a folder that exists."""
+    if path.is_dir():
+        raise UnwritablePath(
+            f"{path} is a folder: name the file to write in it, such as {path / default_name}"
+        )
+    if path.exists() or path.is_symlink():  # perhaps a template already filled in
+        raise UnwritablePath(f"{path} already exists; give another --out or move it away")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UnwritablePath(f"cannot write {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UnwritablePath(f"cannot write {path}: permission denied")
+
+
+def _cannot(exc: OSError) -> str:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.ENOTDIR:
+        return "a part of it is a file, not a folder"
+    if exc.errno == errno.ENOENT:  # a file system that makes no folders (/proc)
+        return "no folder can be made there"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    return (exc.strerror or str(exc)).lower()

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from payflow.opening import UnreadableFile, check_file, read_file
+from payflow.opening import (
+    UnreadableFile,
+    UnwritablePath,
+    check_file,
+    check_new_file,
+    check_out_folder,
+    read_file,
+)
 
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
@@ -77,3 +84,35 @@ def test_a_file_the_user_may_not_read_is_said_so() -> None:
     finally:
         path.unlink(missing_ok=True)
         folder.rmdir()
+
+
+def test_an_out_folder_is_made_or_refused_in_one_line(tmp_path: Path) -> None:
+    # A file named as the folder read "cannot write the report to taken: File exists".
+    check_out_folder(tmp_path / "reports" / "march")
+    assert (tmp_path / "reports" / "march").is_dir()
+    (tmp_path / "taken").write_text("a file", encoding="utf-8")
+    cases = {
+        tmp_path / "taken": f"{tmp_path / 'taken'} is a file, not a folder: name a folder",
+        tmp_path / "taken" / "sub": "a part of it is a file, not a folder",
+        Path("/proc/payflow-reports"): "no folder can be made there",
+    }
+    for path, words in cases.items():
+        with pytest.raises(UnwritablePath, match=words):
+            check_out_folder(path)
+
+
+def test_a_new_file_is_never_a_folder_nor_in_a_missing_one(tmp_path: Path) -> None:
+    check_new_file(tmp_path / "t.xlsx", "t.xlsx")
+    (tmp_path / "filled.xlsx").write_bytes(b"a filled-in template")
+    cases = {
+        # It said "already exists; give another --out" of a folder.
+        tmp_path: f"{tmp_path} is a folder: name the file to write in it, such as "
+        f"{tmp_path / 't.xlsx'}",
+        tmp_path / "filled.xlsx": "filled.xlsx already exists; give another --out",
+        # It said "No such file or directory".
+        tmp_path / "gone" / "t.xlsx": f"the folder {tmp_path / 'gone'} does not exist",
+    }
+    for path, words in cases.items():
+        with pytest.raises(UnwritablePath) as refused:
+            check_new_file(path, "t.xlsx")
+        assert words in str(refused.value)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from payflow.cli.app import fail
-from payflow.opening import UnreadableFile, check_file
+from payflow.opening import UnreadableFile, UnwritablePath, check_file, check_out_folder
 from payflow.quiet import log_to_file, quiet_prefect
 from payflow.settings import Settings
 
@@ -48,11 +47,9 @@ def writable_folder(path: Path | None) -> None:
     if path is None:
         return
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as exc:
-        fail(f"cannot write the report to {path}: {exc.strerror or exc}")
+        check_out_folder(path)
+    except UnwritablePath as exc:
+        fail(str(exc))
 
 
 def load_settings() -> Settings:

@@ -9,6 +9,7 @@ import typer
 
 from payflow.cli.app import app, fail
 from payflow.intake.template_files import write_template_csv, write_template_xlsx
+from payflow.opening import UnwritablePath, check_new_file
 from payflow.schemas.column_rules import TEMPLATE_EXAMPLE_PREFIX
 from payflow.schemas.columns_doc import EXAMPLES, column_docs, example_rows
 from payflow.schemas.rules import ANY_CURRENCY, load_rules
@@ -33,10 +34,12 @@ def template_command(
     unknown = [t for t in wanted if t not in EXAMPLES]
     if unknown or not wanted:
         fail(f"--type takes some of {', '.join(EXAMPLES)}; not {', '.join(unknown) or 'nothing'}")
-    suffix = ".csv" if as_csv else ".xlsx"
-    path = out or Path(f"payflow-template{suffix}")
-    if path.exists():  # perhaps a template already filled in: never written over
-        fail(f"{path} already exists; give another --out or move it away")
+    name = "payflow-template.csv" if as_csv else "payflow-template.xlsx"
+    path = out or Path(name)
+    try:  # never written over: perhaps a template already filled in
+        check_new_file(path, name)
+    except UnwritablePath as exc:
+        fail(str(exc))
     rows = example_rows(wanted)
     try:
         if as_csv:

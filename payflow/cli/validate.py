@@ -12,7 +12,7 @@ import typer
 
 from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare
+from payflow.cli.setup import prepare, writable_folder
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
@@ -72,6 +72,7 @@ def validate_command(
 ) -> None:
     """Check every row of a batch; exit 0 all valid, 1 some rejected, 2 unreadable."""
     settings = prepare()
+    writable_folder(out)  # before the file is read, as every command with --out
     try:
         report, sandbox = validate_file(file, settings=settings, sheet=sheet, strict=strict)
     except BatchFileError as exc:

@@ -170,20 +170,26 @@ def test_a_path_that_is_no_file_is_one_line_before_anything_starts(tmp_path, com
         ["pay", "b1"],
         ["reconcile", "b1"],
         ["links", "report", "b1"],
+        ["validate", "{unreadable}"],
     ],
     ids=lambda args: "-".join(arg for arg in args[:2] if not arg.startswith("{")),
 )
 def test_an_out_folder_that_cannot_be_written_stops_before_anything_is_sent(tmp_path, batch, args):
-    # `payflow run --out /proc/nope` paid its rows, then ended in "unexpected error", exit 2.
+    # `payflow run --out /proc/nope` paid its rows, then ended in "unexpected error", exit 2;
+    # validate said so only after reading its file (here one it refuses), and every command
+    # said "File exists" of a file named as the folder.
     refunds, links, taken = tmp_path / "refunds.csv", tmp_path / "links.csv", tmp_path / "taken"
     refunds.write_text("orderId\n6f1c1c2e-8f5e-4a55-9a43-1d1f2c3b4a5e\n", encoding="utf-8")
     links.write_text("externalId,userId,amount\nx1,u1,100\n", encoding="utf-8")
     taken.write_text("a file, not a folder", encoding="utf-8")
     env = payflow_env(tmp_path / "home", tmp_path / "prefect")
-    named = {"batch": batch, "refunds": refunds, "links": links}
+    unreadable = tmp_path / "unreadable.csv"
+    unreadable.write_text("externalId,amount\nx1,100\n", encoding="utf-8")
+    named = {"batch": batch, "refunds": refunds, "links": links, "unreadable": unreadable}
     done = run_payflow([*(a.format(**named) for a in args), "--out", str(taken)], env, tmp_path)
     assert done.returncode == 2
-    assert _one_line(done.stderr) == f"payflow: cannot write the report to {taken}: File exists"
+    line = f"payflow: {taken} is a file, not a folder: name a folder for the report"
+    assert _one_line(done.stderr) == line
     assert not (tmp_path / "home" / "ledger.sqlite3").exists()
 
 

@@ -60,6 +60,13 @@ def test_the_template_never_writes_over_a_file(
     assert run("template", "--out", str(filled)) == 2
     assert "march.xlsx already exists" in capsys.readouterr().err
     assert filled.read_bytes() == b"an operator's filled-in batch"
+    # A folder is named as such, in one line: it read "already exists; give another --out".
+    assert run("template", "--out", str(tmp_path)) == 2
+    said = capsys.readouterr().err
+    assert said == (
+        f"payflow: {tmp_path} is a folder: name the file to write in it, such as "
+        f"{tmp_path / 'payflow-template.xlsx'}\n"
+    )
 
 
 def test_the_xlsx_template_has_notes_and_list_validation(tmp_path: Path) -> None:
