@@ -24,6 +24,11 @@ SIMILAR_SHARE = Decimal("0.8")  # a batch sharing this much of its contents is "
 class UnknownBatch(LookupError):
     """No such batch in the ledger."""
 
+    @classmethod
+    def named(cls, batch_id: str) -> UnknownBatch:
+        """The error for `batch_id`, in the words every command says it with."""
+        return cls(f"no batch {batch_id!r} in the ledger")
+
 
 @dataclass(frozen=True, slots=True)
 class ApprovalWarning:
@@ -230,7 +235,7 @@ def approval_requirement(
     policy = policy or load_policy()
     facts = ledger.batch_facts(batch_id)
     if facts is None:
-        raise UnknownBatch(f"no batch {batch_id!r} in the ledger")
+        raise UnknownBatch.named(batch_id)
     steps = 0
     rules: list[str] = []
     expiry = None

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from payflow.approvals import UnknownBatch
 from payflow.cli.app import app, fail
 from payflow.cli.run import (
     PAY_STOPS,
@@ -46,7 +47,9 @@ def pay_command(
 
     try:
         with open_ledger(settings) as ledger:  # opens (and migrates) it before anything else
-            if allow_repeat and ledger.batch_exists(batch_id):
+            if not ledger.batch_exists(batch_id):  # said alone, before the sandbox's line
+                raise UnknownBatch.named(batch_id)
+            if allow_repeat:
                 ledger.acknowledge_repeats(batch_id)
             rows = ledger.batch_counts(batch_id).rows
         with paying_endpoint(settings) as (endpoint, callback_url):

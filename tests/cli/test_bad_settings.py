@@ -217,3 +217,11 @@ def test_a_file_refused_for_its_content_says_only_that(tmp_path, command):
     assert done.returncode == 2
     line = _one_line(done.stderr)
     assert line.startswith("payflow: march.csv: required column missing: "), line
+
+
+def test_paying_a_batch_the_ledger_does_not_hold_says_only_that(tmp_path):
+    # It said "sandbox: ... no real money moved" first, of a run that never started.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    done = run_payflow(["pay", "nosuchbatch"], env, tmp_path, timeout=120)
+    assert done.returncode == 2
+    assert _one_line(done.stderr) == "payflow: no batch 'nosuchbatch' in the ledger"
