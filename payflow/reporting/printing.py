@@ -20,12 +20,22 @@ TOP = Alignment(vertical="top")
 def print_one_page_wide(sheet: Any, *, header_rows: int = 1) -> None:
     """Print the sheet (or convert it to PDF) landscape, one page wide and as many long as it
     takes, its first `header_rows` lines repeated on every page (0: none)."""
+    print_pages_wide(sheet, 1, header_rows=header_rows)
+
+
+def print_pages_wide(
+    sheet: Any, pages: int, *, header_rows: int = 1, key_columns: str | None = None
+) -> None:
+    """As `print_one_page_wide`, `pages` pages across, `key_columns` (such as "A:B") repeated on
+    each, so every page names the rows its figures belong to."""
     sheet.page_setup.orientation = "landscape"
     sheet.sheet_properties.pageSetUpPr.fitToPage = True
-    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToWidth = pages
     sheet.page_setup.fitToHeight = 0  # as many pages down as the lines need
     if header_rows:
         sheet.print_title_rows = f"1:{header_rows}"
+    if key_columns:
+        sheet.print_title_cols = key_columns
 
 
 def lines_needed(text: str, width: float) -> int:

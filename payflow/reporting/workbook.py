@@ -31,6 +31,7 @@ from payflow.reporting.printing import (
     line_height,
     lines_needed,
     print_one_page_wide,
+    print_pages_wide,
 )
 from payflow.reporting.summary import NO_CURRENCY, Summary
 
@@ -40,7 +41,9 @@ RATE_FORMAT = "0.00%"
 BOLD = Font(bold=True)
 INDENT = Alignment(indent=1)
 INDENTED_WRAP = Alignment(wrap_text=True, vertical="top", indent=1)
-RIGHT = Alignment(horizontal="right")
+# Right, a character in from the edge: flush right, "source_row" touched the next column's
+# heading ("source_rowexternal_id") in LibreOffice and on paper.
+HEADING_RIGHT = Alignment(horizontal="right", indent=1)
 CHART_LINES = 20  # lines of the sheet one 9 cm chart covers, with a gap below it
 # openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
 Sheet = Any
@@ -81,6 +84,7 @@ FINDING_HEADER = (
 )
 FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0)
 README_WIDTHS = (24.0, 12.0, 90.0)
+ROWS_PAGES_WIDE = 3
 
 
 def _header(
@@ -126,6 +130,10 @@ class WorkbookWriter:
             [c.width for c in ROW_COLUMNS],
             [c.name for c in ROW_COLUMNS if c.kind in (Kind.NUMBER, Kind.AMOUNT)],
         )
+        # Its columns are over three times a landscape page's width: on one page they printed
+        # at about 31%, too small to read. Three pages across print at about 75%, each page
+        # starting with the source row and externalId its figures belong to.
+        print_pages_wide(self.rows, ROWS_PAGES_WIDE, key_columns="A:B")
         # Headings over figures sit right, over them: "source_rowexternal_id" read as one.
         _header(self.rejects, REJECT_HEADER, REJECT_WIDTHS, ("source_row",))
         _header(self.findings, FINDING_HEADER, FINDING_WIDTHS, ("finding_id", "source_row"))
@@ -261,7 +269,7 @@ def _heading(sheet: Sheet, name: str) -> Any:
     # the heading of the text column before it, and a long name ran into the next one.
     cell = text_cell(sheet, name)
     cell.font = BOLD
-    cell.alignment = RIGHT
+    cell.alignment = HEADING_RIGHT
     return cell
 
 
