@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,8 +22,11 @@ from payflow.approvals import (
 from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare
+from payflow.ledger import CurrencyTotal
+from payflow.ledger.counts import rows_by_currency, sums_by_currency
 from payflow.runtime import open_ledger
-from payflow.wording import counted
+from payflow.schemas.iso4217 import amount_text
+from payflow.wording import counted, plural
 
 if TYPE_CHECKING:
     from payflow.approvals.resume import Replaced
@@ -63,6 +68,9 @@ def approve_command(
             )
         except (ApprovalRefused, PolicyError, UnknownBatch) as exc:
             fail(f"{exc}; nothing was recorded" if isinstance(exc, ApprovalRefused) else str(exc))
+        # Read after the decision: what the approver approved (or declined) is the batch as the
+        # ledger holds it, the figures its approval record is bound to.
+        totals = ledger.batch_totals(batch_id)
     status = type(outcome.status).__name__
     if as_json:
         summary = {
@@ -70,6 +78,10 @@ def approve_command(
             "approver": outcome.approver,
             "decision": "decline" if decline else "approve",
             "status": status,
+            "totals": {
+                currency: {"rows": rows, "amount": amount_text(amount, currency)}
+                for currency, rows, amount in _per_currency(totals)
+            },
             "resumed": outcome.resumed,
             "replaced": [
                 {"stalled": r.stalled, "crashed": r.dead, "started": r.started}
@@ -78,19 +90,27 @@ def approve_command(
         }
         typer.echo(json.dumps(summary))
     else:
-        for line in decision_lines(batch_id, outcome, decline):
+        for line in decision_lines(batch_id, outcome, decline, totals):
             typer.echo(line)
     raise typer.Exit(0)
 
 
-def decision_lines(batch_id: str, outcome: DecisionOutcome, decline: bool) -> list[str]:
-    """What `payflow approve` did and what happens next, in payflow's words only: the pause
-    form's text (answer with `approve`, `approver`...) is for Prefect's resume form, and read
-    here it asked the operator to answer again what they had just answered."""
+def decision_lines(
+    batch_id: str, outcome: DecisionOutcome, decline: bool, totals: Sequence[CurrencyTotal]
+) -> list[str]:
+    """What `payflow approve` did, on what (`totals`: the batch's payouts as the ledger holds
+    them), and what happens next, in payflow's words only: the pause form's text (answer with
+    `approve`, `approver`...) is for Prefect's resume form, and read here it asked the operator
+    to answer again what they had just answered."""
     status = outcome.status
     lines = [
         f"{'declined' if decline else 'approved'} by {outcome.approver}; "
         f"batch {batch_id} is now {type(status).__name__}"
+    ]
+    # An approver sees what they approved: the form that showed the totals is Prefect's.
+    lines += [
+        f"  {currency:<4} {rows:>7} {plural(rows, 'payout'):<7}  {amount_text(sum_, currency):>18}"
+        for currency, rows, sum_ in _per_currency(totals)
     ]
     lines += [f"resumed paused flow run {run_id}: {_goes_on(status)}" for run_id in outcome.resumed]
     lines += [replaced_line(replaced) for replaced in outcome.replaced]
@@ -107,6 +127,12 @@ def decision_lines(batch_id: str, outcome: DecisionOutcome, decline: bool) -> li
     if isinstance(status, Declined):
         lines.append(f"nothing of batch {batch_id} will be paid")
     return lines
+
+
+def _per_currency(totals: Sequence[CurrencyTotal]) -> list[tuple[str, int, Decimal]]:
+    """(currency, payouts, amount) per currency, whatever the destination."""
+    rows, sums = rows_by_currency(totals), sums_by_currency(totals)
+    return [(currency, rows[currency], sums[currency]) for currency in sorted(sums)]
 
 
 def _goes_on(status: ApprovalStatus) -> str:

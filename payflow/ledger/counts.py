@@ -130,6 +130,14 @@ def sums_by_currency(totals: Iterable[CurrencyTotal]) -> dict[str, Decimal]:
     return sums
 
 
+def rows_by_currency(totals: Iterable[CurrencyTotal]) -> dict[str, int]:
+    """The rows of `totals` counted per currency, whatever the destination."""
+    rows: dict[str, int] = {}
+    for total in totals:
+        rows[total.currency] = rows.get(total.currency, 0) + total.rows
+    return rows
+
+
 def to_pay(engine: Engine, batch_id: str) -> tuple[CurrencyTotal, ...]:
     """Rows and sums per currency and destination of the batch's payouts not yet sent."""
     return currency_totals(engine, batch_id, TO_SEND_STATES)

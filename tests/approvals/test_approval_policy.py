@@ -269,27 +269,31 @@ def test_the_shipped_rules_load():
     assert policy.rule_for("XAF").steps_for(Decimal(1))[0] == 1  # "*": any other currency
 
 
-def test_payflow_approve_refuses_the_maker_in_one_line(tmp_path):
-    import getpass
-
-    home = tmp_path / "home"
-    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-    with Ledger.open(ledger_url) as ledger:
-        batch_id = batch_of(ledger, "cli", [2_000_000], maker=getpass.getuser())
+def approve_without_prefect(tmp_path, ledger_url: str, batch_id: str, *flags: str):
+    """`payflow approve BATCH` as the OS user, with no Prefect server set (no run to resume)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
-        "PAYFLOW_HOME": str(home),
+        "PAYFLOW_HOME": str(tmp_path / "home"),
         "PAYFLOW_LEDGER_URL": ledger_url,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "payflow", "approve", batch_id, "--json"],
+    return subprocess.run(
+        [sys.executable, "-m", "payflow", "approve", batch_id, *flags],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_payflow_approve_refuses_the_maker_in_one_line(tmp_path):
+    import getpass
+
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    with Ledger.open(ledger_url) as ledger:
+        batch_id = batch_of(ledger, "cli", [2_000_000], maker=getpass.getuser())
+    done = approve_without_prefect(tmp_path, ledger_url, batch_id, "--json")
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"payflow: {getpass.getuser()} made batch {batch_id} and cannot approve it; "
@@ -419,3 +423,30 @@ def test_the_approval_form_shows_a_whole_ruble_total_with_kopecks(ledger, tmp_pa
     assert "| RUB | 250.00 |" in form
     assert "RUB total 250.00: " in form
     assert "rub-amount-2: 250.00 RUB is above the per-row maximum 200.00" in form
+
+
+def test_payflow_approve_prints_the_rows_and_amount_per_currency_it_approved(tmp_path):
+    # Found in review: once the pause form was no longer printed, `payflow approve` said only
+    # "approved by ...; batch ... is now Approved": the approver never saw what they approved.
+    import getpass
+
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    rub = row("mixed-4", 4, amount=Decimal(250), currency="RUB", payment_type="EMAIL")
+    with Ledger.open(ledger_url) as ledger:
+        batch_id = register(
+            ledger,
+            [
+                row("mixed-2", 2, amount=Decimal(1_500_000)),
+                row("mixed-3", 3, amount=Decimal(500_000)),
+                rub._replace(requisites="awa.kone@example.org"),
+            ],
+        )
+        ledger.set_maker(batch_id, "maker")
+    done = approve_without_prefect(tmp_path, ledger_url, batch_id)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"approved by {getpass.getuser()}; batch {batch_id} is now Approved",
+        "  RUB        1 payout               250.00",
+        "  XOF        2 payouts             2000000",
+        f"nothing is paying it yet: pay it with `payflow pay {batch_id}`",
+    ]

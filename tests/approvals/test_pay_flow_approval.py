@@ -227,6 +227,7 @@ def test_payflow_approve_by_two_people_resumes_the_paused_pay_flow(
     carol = approve_cli("carol", batch_id, ledger, prefect_api, tmp_path, ack)
     assert carol.returncode == 0, carol.stderr
     assert '"status": "Approved"' in carol.stdout and paused in carol.stdout
+    assert '"totals": {"XOF": {"rows": 1, "amount": "60000000"}}' in carol.stdout
     thread.join(timeout=180)
 
     assert outcome["result"].counts.statuses == {"COMPLETED": 1}
@@ -253,12 +254,15 @@ def test_payflow_approve_tells_the_operator_what_it_did_and_what_comes_next_not_
     thread.join(timeout=180)
 
     assert bob.returncode == 0 and carol.returncode == 0, bob.stderr + carol.stderr
+    totals = "  XOF        1 payout             60000000"  # what each approved
     assert bob.stdout.splitlines() == [
         f"approved by bob; batch {batch_id} is now Pending",
+        totals,
         f"waiting for 1 more approval step, each by another person: payflow approve {batch_id}",
     ]
     assert carol.stdout.splitlines() == [
         f"approved by carol; batch {batch_id} is now Approved",
+        totals,
         f"resumed paused flow run {paused}: it pays the batch now",
     ]
     assert outcome["result"].counts.statuses == {"COMPLETED": 1}
