@@ -27,11 +27,12 @@ def payout_batch(
     max_in_flight: int | None = None,
     track_deadline: float | None = None,
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
-    made_by: str | None = None,
+    maker: str | None = None,
 ) -> State[Any]:
     """Register the file as a batch, then pay that batch id (pausing for approval when the
     approval policy asks for it). The maker is the file's owner, or for a file the worker's
-    own user owns `made_by`, else the worker's user (`file_maker`)."""
+    own user owns `maker` (as daily-payouts and rerun-failed name it), else the worker's user
+    (`file_maker`)."""
     quiet_expected_failures()
     settings = Settings()
     # One API (or one embedded sandbox) for both halves of the run.
@@ -43,7 +44,7 @@ def payout_batch(
             out_dir=out_dir,
             api_url=target.api_url,
             sandbox=target.sandbox,
-            made_by=file_maker(Path(path), settings, made_by),
+            made_by=file_maker(Path(path), settings, maker),
         )
         return pay_batch(
             intake.batch_id,

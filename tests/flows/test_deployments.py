@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import pytest
 import yaml
 from prefect import Flow
+from prefect.exceptions import SignatureMismatchError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,3 +65,21 @@ def test_reconciliation_keeps_checking_every_30_minutes_and_daily():
     assert by_name["reconcile-pending"]["schedules"][0]["interval"] == 1800
     assert by_name["reconcile-recent"]["schedules"][0]["cron"]
     assert by_name["reconcile-recent"]["parameters"]["days"] == 30
+
+
+def test_every_deployment_that_registers_payouts_names_their_maker_maker():
+    # `one-batch` called it made_by while daily-payouts and rerun-failed call it maker: an
+    # operator who set maker on one-batch had the worker's account recorded as the maker.
+    for deployment in _deployments():
+        if deployment["name"] not in ("daily-payouts", "one-batch", "rerun-failed"):
+            continue
+        file, _, name = deployment["entrypoint"].partition(":")
+        module = importlib.import_module("payflow." + file.removesuffix(".py").replace("/", "."))
+        flow = getattr(module, name)
+        accepted = flow.parameters.properties
+        assert "maker" in accepted and "made_by" not in accepted, deployment["name"]
+        required = {key: "x" for key in flow.parameters.required}
+        assert flow.validate_parameters({**required, "maker": "mia"})["maker"] == "mia"
+        # A run started with the old name fails before its body, having read nothing.
+        with pytest.raises(SignatureMismatchError, match="made_by"):
+            flow.validate_parameters({**required, "made_by": "mia"})
