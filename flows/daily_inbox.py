@@ -12,7 +12,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from payflow.approvals.identity import file_maker
+from payflow.approvals.identity import file_maker, file_maker_note
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.intake_batch import intake_batch
 from payflow.inbox import (
@@ -47,7 +47,8 @@ def daily_payouts(
     """Register each inbox file as a batch and start its pay run; move it to `processed/`, or to
     `failed/` with `<file>.why.txt`. A file still being written stays for the next run. Ends
     FAILED (after every file) when any file failed or stayed. Each batch's maker is its file's
-    owner, or `maker` for a file the worker's own user owns (`file_maker`)."""
+    owner, or `maker` for a file the worker's own user owns (`file_maker`); without `maker` such
+    a batch is made by the worker's account, which the summary and the log say is no person."""
     quiet_expected_failures()
     folder = Path(inbox)
     files = inbox_files(folder)
@@ -77,6 +78,8 @@ def _take_file(
     path: Path, pay_deployment: str, maker: str | None, settings: Settings
 ) -> InboxOutcome:
     logger = get_run_logger()
+    # Read before intake, while the file is still in the inbox with its owner.
+    maker_note = file_maker_note(path, settings, maker)
     try:
         intake = intake_batch(str(path), made_by=file_maker(path, settings, maker))
     except BatchFileError as exc:
@@ -93,11 +96,17 @@ def _take_file(
         why = f"every one of its {counts.rows} rows was rejected; see {intake.rejects_csv}"
         settle_inbox_file(str(path), Settled.FAILED, why)
         return InboxOutcome(path.name, Settled.FAILED, intake.batch_id, reason=why)
+    if maker_note:
+        logger.warning("%s (batch %s): %s", path.name, intake.batch_id, maker_note)
     try:
         run_id = start_pay_run(pay_deployment, intake.batch_id)
     except Exception as exc:  # the batch is registered; the next run starts its pay run
         reason = f"pay run not started: {type(exc).__name__}"
         logger.warning("%s stays in the inbox: %s", path.name, reason)
-        return InboxOutcome(path.name, Settled.LEFT, intake.batch_id, reason=reason)
+        return InboxOutcome(
+            path.name, Settled.LEFT, intake.batch_id, reason=reason, maker_note=maker_note
+        )
     settle_inbox_file(str(path), Settled.PROCESSED)
-    return InboxOutcome(path.name, Settled.PROCESSED, intake.batch_id, run_id)
+    return InboxOutcome(
+        path.name, Settled.PROCESSED, intake.batch_id, run_id, maker_note=maker_note
+    )

@@ -40,6 +40,8 @@ class InboxOutcome:
     batch_id: str | None = None
     pay_run_id: str | None = None
     reason: str | None = None
+    # Set when its batch's maker is this worker's account, not a person (`file_maker_note`).
+    maker_note: str | None = None
 
 
 def inbox_files(inbox: Path) -> list[Path]:
@@ -118,4 +120,8 @@ def inbox_markdown(inbox: Path, outcomes: list[InboxOutcome]) -> str:
     for o in outcomes:
         cells = (o.file, o.settled.value, o.batch_id or "", o.pay_run_id or "", o.reason or "")
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    noted = [o for o in outcomes if o.maker_note and o.batch_id]
+    if noted:
+        lines.append("")
+    lines += [f"- {o.file}: {o.maker_note}" for o in noted]
     return "\n".join(lines)

@@ -24,16 +24,29 @@ def file_maker(path: Path, settings: Settings, named: str | None = None) -> str:
     another OS user than this worker's (the person who dropped it), else `named` (the
     deployment's `maker`), else this worker's user. The worker's own account is nobody: with
     it as the maker, the person who dropped the file could approve it."""
+    return _other_owner(path) or deployment_maker(settings, named)
+
+
+def file_maker_note(path: Path, settings: Settings, named: str | None = None) -> str | None:
+    """`worker_account_note` when `file_maker` names this worker's account (a file it owns, no
+    `maker`): the daily run says so in its summary and log, as a rerun does; else None."""
+    if _other_owner(path) is not None or not names_nobody(named):
+        return None
+    return worker_account_note(current_user(settings))
+
+
+def _other_owner(path: Path) -> str | None:
+    """The OS user owning `path` when that is not this worker's user; else None."""
     try:
         owner = path.stat().st_uid
     except OSError:  # gone or unreadable: intake says so in one line, and registers nothing
-        owner = os.geteuid()
-    if owner != os.geteuid():
-        try:
-            return pwd.getpwuid(owner).pw_name
-        except KeyError:  # an owner with no account here (a mounted share): its number
-            return f"uid:{owner}"
-    return deployment_maker(settings, named)
+        return None
+    if owner == os.geteuid():
+        return None
+    try:
+        return pwd.getpwuid(owner).pw_name
+    except KeyError:  # an owner with no account here (a mounted share): its number
+        return f"uid:{owner}"
 
 
 def deployment_maker(settings: Settings, named: str | None) -> str:

@@ -16,20 +16,31 @@ from uuid import UUID
 import pytest
 from prefect import task
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.client.schemas.objects import State
+from prefect.client.schemas.sorting import ArtifactSort
 from prefect.states import Crashed, Failed, Paused, Running
 from support.beats import at_past, dead_run_id, elsewhere_run_id
 from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
+from payflow.approvals.identity import current_user, file_maker_note, worker_account_note
 from payflow.flows.approval import await_approval
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.flows.pay_batch import pay_batch
-from payflow.inbox import Settled, inbox_files, inbox_markdown, settle_file, still_written
+from payflow.inbox import (
+    InboxOutcome,
+    Settled,
+    inbox_files,
+    inbox_markdown,
+    settle_file,
+    still_written,
+)
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
 from payflow.ledger.run_beats import beat, end_beats
 from payflow.paying.run_end import NOT_ALL_PAID
+from payflow.settings import Settings
 from payflow.tasks.inbox import LEFT_BEHIND, start_pay_run
 
 GOOD = """externalId,amount,currency,paymentType,requisites,name,userId
@@ -103,9 +114,47 @@ def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_f
     assert [p.name for p in inbox_files(inbox)] == ["good.csv"]
     with Ledger.open(ledger_url) as ledger:
         assert ledger.batch_exists(batch_id_of(GOOD.encode()))
+    # good.csv is the worker's own file and no maker was given: its batch is made by the
+    # worker's account, and the run's summary says that names nobody.
+    summary = asyncio.run(_latest_markdown("daily-payouts"))
+    assert f"- good.csv: {worker_account_note(current_user(Settings()))}" in summary.splitlines()
     note = (inbox / "failed" / "broken.csv.why.txt").read_text(encoding="utf-8")
     assert "broken.csv" in note
     assert not (inbox / "processed").exists()
+
+
+async def _latest_markdown(key: str) -> str:
+    """The newest version of the artifact `key` on the test's Prefect server."""
+    async with get_client() as client:
+        [artifact] = await client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])),
+            sort=ArtifactSort.CREATED_DESC,
+            limit=1,
+        )
+    return str(artifact.data)
+
+
+def test_a_daily_batch_made_by_the_workers_own_account_says_it_is_not_a_person(tmp_path):
+    # The rerun-failed deployment said so and the daily run did not: a transfer job's copy
+    # dropped without `maker` was made by the worker's account, and its summary said nothing.
+    mine = tmp_path / "copied.csv"
+    mine.write_text(GOOD, encoding="utf-8")
+    settings = Settings(user="svc-payflow")
+
+    assert file_maker_note(mine, settings) == worker_account_note("svc-payflow")
+    assert file_maker_note(mine, settings, "  ") == worker_account_note("svc-payflow")
+    assert file_maker_note(mine, settings, "mia") is None
+    outcomes = [
+        InboxOutcome("copied.csv", Settled.PROCESSED, "b1", "r1", maker_note="not a person"),
+        InboxOutcome("other.csv", Settled.PROCESSED, "b2", "r2"),
+    ]
+    assert inbox_markdown(tmp_path, outcomes).splitlines()[-2:] == [
+        "",
+        "- copied.csv: not a person",
+    ]
+    if os.geteuid() == 0:  # handing a file to another OS user needs root
+        os.chown(mine, pwd.getpwnam("daemon").pw_uid, -1)
+        assert file_maker_note(mine, settings) is None  # made by daemon, a person
 
 
 def _append_rows(path, rows: int, every: float) -> threading.Thread:
