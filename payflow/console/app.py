@@ -343,6 +343,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             submitted=is_submitted(ctx, batch_id),
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),
             go_on=can_go_on(ctx, batch_id, counts),
+            waiting=pages.waiting_note(ctx, batch_id, state),
             rows_left=rows_left(counts),
             last_heard=last_heard(ctx, batch_id),
             notice=session.notice_for(batch_id),

@@ -19,7 +19,9 @@ VIA = {
 }
 # What an action reads as where its name alone would mislead.
 GO_AHEAD = "go_ahead"  # a checker started paying a batch approved outside the console
-WHAT = {GO_AHEAD: "started paying"}
+# Approved, but no run started or resumed: the batch's run waits elsewhere (detail: why).
+PAY_WAITS = "pay_waits"
+WHAT = {GO_AHEAD: "started paying", PAY_WAITS: "payout run not started"}
 # Console actions that are also written as approval records: shown once, as the record.
 DECISION_ACTIONS = {"approval_step": "approve", "approved": "approve", "declined": "decline"}
 

@@ -10,9 +10,11 @@ from decimal import Decimal
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.requirement import EarlierFailure
 from payflow.console.context import ConsoleContext
+from payflow.console.history import PAY_WAITS
 from payflow.console.paying import (
     STARTED,
     awaits_approval,
+    can_go_on,
     is_interrupted,
     is_paying,
     run_alive,
@@ -39,14 +41,26 @@ class BatchLine:
     approved_by: str
 
 
+# Approved in the console, but its run was neither started nor resumed there (`PAY_WAITS`).
+APPROVED_WAITING = "approved, waiting for its payout run"
+
+
 def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
-    """uploaded, awaiting approval, declined, paying, interrupted, paid, finished with failures,
-    pay run stopped."""
-    last = last_action(ctx.ledger, batch_id, "submitted", "declined", *STARTED, FINISHED, FAILED)
+    """uploaded, awaiting approval, approved (waiting for its payout run), declined, paying,
+    interrupted, paid, finished with failures, pay run stopped."""
+    last = last_action(
+        ctx.ledger, batch_id, "submitted", "declined", PAY_WAITS, *STARTED, FINISHED, FAILED
+    )
     if last is None:
         return _state_from_ledger(ctx, batch_id, counts)
     if last.action == "submitted":
         return "awaiting approval"
+    if last.action == PAY_WAITS:
+        if counts.to_send and not counts.own_sent:
+            # "Approve and pay" again was offered here and refused as already decided: the
+            # approval stands, and the run waiting for it pays once its own form is answered.
+            return "interrupted" if can_go_on(ctx, batch_id, counts) else APPROVED_WAITING
+        return _state_from_ledger(ctx, batch_id, counts)
     if last.action == "declined":
         return "declined"
     if last.action == FAILED:
@@ -78,6 +92,14 @@ def approved_elsewhere(ctx: ConsoleContext, batch_id: str, state: str) -> tuple[
         return ()
     status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
     return status.by if isinstance(status, Approved) else ()
+
+
+def waiting_note(ctx: ConsoleContext, batch_id: str, state: str) -> str | None:
+    """Why an approved batch waits for its payout run (what the checker was told); else None."""
+    if state != APPROVED_WAITING:
+        return None
+    last = last_action(ctx.ledger, batch_id, PAY_WAITS)
+    return last.detail if last is not None else None
 
 
 def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:

@@ -3,16 +3,15 @@ configured, otherwise `flows.pay_batch.pay_batch` in a thread of the console's o
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from datetime import datetime
-from typing import Any
 
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.decide import prefect_api_configured
-from payflow.approvals.resume import batch_tag, resume_paused_runs
 from payflow.connections import ledger_url_parameter
 from payflow.console.context import ConsoleContext
+from payflow.console.deployed import start_through_prefect
+from payflow.console.history import PAY_WAITS
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import ActionView, last_action, record_action
 from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
@@ -45,11 +44,24 @@ def start_payment(
     if through_prefect is None:
         through_prefect = prefect_api_configured()
     if through_prefect:
-        return _start_through_prefect(ctx, batch_id, actor, acknowledge_warnings)
+        return start_through_prefect(ctx, batch_id, actor, acknowledge_warnings)
     with _lock:
         running = _running.get(batch_id)
         if running is not None and running.is_alive():
             return "the payout run of this batch is already running"
+        elsewhere = _beating_elsewhere(ctx, batch_id)
+        if elsewhere is not None:
+            # A deployment's run waiting paused for this approval (a daily run) would wake to
+            # it later beside a run started here: two runs of one batch.
+            why = (
+                f"approved, but {elsewhere.label} of this batch runs outside this console (a "
+                "deployment's run waiting for this approval, or paying) and this console has "
+                "no Prefect server set (PREFECT_API_URL) to resume it, so it started none "
+                "beside it: answer approve in that run's await-approval form in Prefect, and "
+                "it pays by this approval"
+            )
+            record_action(ctx.ledger, actor, PAY_WAITS, batch_id, detail=why)
+            return why
         thread = threading.Thread(
             target=_pay_here, args=(ctx, batch_id, actor), daemon=True, name="pay-batch"
         )
@@ -57,46 +69,6 @@ def start_payment(
     record_action(ctx.ledger, actor, "pay_started", batch_id, detail=IN_PROCESS)
     thread.start()
     return "payout run started in the console process"
-
-
-def _start_through_prefect(
-    ctx: ConsoleContext, batch_id: str, actor: str, acknowledge_warnings: bool
-) -> str:
-    """Resume the batch's pay run paused for approval (a daily inbox run), else start one."""
-    from prefect.deployments import run_deployment
-
-    try:
-        resumed = asyncio.run(resume_paused_runs(batch_id, True, actor, acknowledge_warnings))
-    except Exception as exc:
-        # A run started beside the paused one paid the batch too, and the paused one woke later
-        # to a second run of it. The approval is recorded: the waiting run's form pays by it.
-        return (
-            f"approved, but Prefect did not resume the payout run waiting for this batch "
-            f"({type(exc).__name__}) and no other run was started: answer approve in the "
-            "paused await-approval run's form in Prefect, and it pays by this approval"
-        )
-    if resumed.went_on:
-        detail = ", ".join(resumed.went_on)
-        record_action(ctx.ledger, actor, "pay_resumed", batch_id, detail=detail)
-        return f"the batch's paused payout run {resumed.went_on[0]} was resumed"
-    started = [r for r in resumed.replaced if r.started]
-    if started:
-        # The paused run's worker had stopped: a run of its deployment replaces it.
-        detail = f"flow run {started[0].started} replaced {started[0].dead}, which had stopped"
-        record_action(ctx.ledger, actor, "pay_started", batch_id, detail=detail)
-        return (
-            f"the batch's paused payout run had stopped; flow run {started[0].started} "
-            "was started in its place"
-        )
-    run: Any = run_deployment(
-        ctx.prefect_deployment,
-        parameters={"batch_id": batch_id, "started_by": actor},
-        timeout=0,
-        as_subflow=False,
-        tags=[batch_tag(batch_id)],
-    )
-    record_action(ctx.ledger, actor, "pay_started", batch_id, detail=f"flow run {run.name}")
-    return f"payout flow run {run.name} started through the Prefect deployment"
 
 
 def start_local_prefect(timeout_seconds: int | None = None) -> str:
@@ -171,11 +143,13 @@ def is_interrupted(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> b
 
 def can_go_on(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
     """True when the batch's last pay run is over without finishing what it had: interrupted
-    (see `is_interrupted`), or stopped (balance, the API) with rows unsent or unfinished."""
+    (see `is_interrupted`), or stopped (balance, the API) with rows unsent or unfinished; or
+    when the approved batch was left to a run elsewhere (`PAY_WAITS`) that no longer beats."""
     last = _last_run_with_rows_left(ctx, batch_id, counts)
     if last is None:
         return False
-    return last.action == FAILED or _run_is_gone(ctx, batch_id, last)
+    # PAY_WAITS: approved, its run left to a run elsewhere that is no longer alive.
+    return last.action in (FAILED, PAY_WAITS) or _run_is_gone(ctx, batch_id, last)
 
 
 def run_alive(ctx: ConsoleContext, batch_id: str) -> bool:
@@ -207,7 +181,7 @@ def _last_run_with_rows_left(
         return None
     # Read after the liveness check. A deployment's run ends its beat a moment before its hook
     # records the end: read then, it is interrupted, and going on would find nothing to send.
-    return last_action(ctx.ledger, batch_id, *STARTED, FINISHED, FAILED)
+    return last_action(ctx.ledger, batch_id, *STARTED, PAY_WAITS, FINISHED, FAILED)
 
 
 def _run_is_gone(ctx: ConsoleContext, batch_id: str, start: ActionView) -> bool:
@@ -221,6 +195,13 @@ def _run_is_gone(ctx: ConsoleContext, batch_id: str, start: ActionView) -> bool:
     if beats:
         return not any(_beats_alive(beat, now) for beat in beats)
     return start.detail == IN_PROCESS and now - start.at >= STALE_AFTER
+
+
+def _beating_elsewhere(ctx: ConsoleContext, batch_id: str) -> RunBeat | None:
+    """A pay run of the batch alive in another process (a worker, another console, a shell)."""
+    now = ctx.ledger.now()
+    alive = [beat for beat in batch_beats(ctx.ledger, batch_id) if _beats_alive(beat, now)]
+    return alive[0] if alive else None
 
 
 def _beats_alive(beat: RunBeat, now: datetime) -> bool:

@@ -4,6 +4,7 @@ every console, for runs in a console, a Prefect worker or a shell."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from console_support import (
@@ -16,7 +17,7 @@ from console_support import (
 from support.beats import at_past, dead_run_id, elsewhere_run_id
 
 from payflow.approvals import load_policy, record_decision
-from payflow.console.paying import IN_PROCESS
+from payflow.console.paying import IN_PROCESS, is_paying
 from payflow.ledger.run_beats import batch_beats, beat
 from payflow.paying.heartbeat import beating
 
@@ -107,14 +108,20 @@ def test_a_run_from_the_command_line_reads_paying_while_it_beats_then_not(
     assert _state(maker.get(f"/batches/{batch_id}").text) == "uploaded"
 
 
+def _one_step_for_every_batch(console: Console, tmp_path) -> Path:
+    """Approval rules asking one step of every batch, as the console's settings; their file."""
+    rules = tmp_path / "approvals.yaml"
+    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
+    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    return rules
+
+
 def test_a_deployment_run_beating_while_it_waits_for_its_approval_reads_awaiting_approval(
     console: Console, tmp_path
 ) -> None:
     # Found in review: a daily run paused for its approval beats (for hours), and every console
     # read its batch as "paying" while nothing was being paid.
-    rules = tmp_path / "approvals.yaml"
-    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
-    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    rules = _one_step_for_every_batch(console, tmp_path)
     ledger = console.ctx.ledger
     batch_id = register_rows(ledger, "pausedrun", "pr-2", "pr-3")
     maker = signed_in(console, "mia")
@@ -124,3 +131,32 @@ def test_a_deployment_run_beating_while_it_waits_for_its_approval_reads_awaiting
             ledger, batch_id, approver="bob", decision="approve", policy=load_policy(rules)
         )
         assert _state(maker.get(f"/batches/{batch_id}").text) == "paying"  # approved: it pays
+
+
+def test_approving_beside_a_deployment_run_waiting_for_it_starts_no_run_here_and_says_so(
+    console: Console, tmp_path
+) -> None:
+    # Found in review: a console with no Prefect server set paid the batch in its own process
+    # beside the daily run paused for the same approval, which then woke to a second run; and
+    # after such a refusal the page offered "Approve and pay" again, refused as already decided.
+    _one_step_for_every_batch(console, tmp_path)
+    ledger = console.ctx.ledger
+    batch_id = register_rows(ledger, "besidepaused", "bp-2", "bp-3")
+    checker = signed_in(console, "carl")
+    with beating(ledger, batch_id, "flow run patient-owl", every=0.05):
+        form = checker.get(f"/batches/{batch_id}/approve").text
+        answered = checker.post(
+            f"/batches/{batch_id}/approve", data={"csrf": csrf_of(form), "decision": "approve"}
+        )
+        assert answered.is_redirect
+        page = checker.get(f"/batches/{batch_id}").text
+        assert not is_paying(batch_id)  # nothing started in this process
+        assert _state(page) == "approved, waiting for its payout run"
+        assert "flow run patient-owl of this batch runs outside this console" in page
+        assert "Review and approve" not in page and 'id="go-on-form"' not in page
+        form = checker.get(f"/batches/{batch_id}/approve").text
+        assert "Approve and pay" not in form and "Nothing to decide" in form
+        assert ledger.batch_counts(batch_id).to_send == 2
+    # Its run stopped beating without being answered: a checker may go on with the approval.
+    page = checker.get(f"/batches/{batch_id}").text
+    assert _state(page) == "interrupted" and 'id="go-on-form"' in page
