@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -126,6 +127,33 @@ async def resume_paused_runs(
     stalled = {replaced.stalled for replaced in result.replaced}
     result.went_on = [run_id for run_id in asked if run_id not in stalled]
     return result
+
+
+async def resume_once_paused(
+    batch_id: str,
+    run_id: str,
+    approver: str,
+    acknowledge_warnings: bool,
+    within: float,
+    gone_on: Callable[[], bool],
+) -> Resumed:
+    """Resume the batch's run paused for approval as soon as one pauses, while the pay run
+    `run_id` still runs, `gone_on()` (rows of the batch sent) is False and `within` seconds have
+    not passed; what was resumed (nothing: it went on by itself, or ended).
+
+    A run that read the ledger just before the approval was recorded pauses a moment later:
+    found Running by its key, it would otherwise wait paused for an answer already given."""
+    deadline = time.monotonic() + within
+    while True:
+        resumed = await resume_paused_runs(batch_id, True, approver, acknowledge_warnings)
+        if resumed.went_on or resumed.replaced:
+            return resumed
+        async with get_client() as client:
+            run = await client.read_flow_run(UUID(run_id))
+        running = run.state is not None and run.state.type is StateType.RUNNING
+        if not running or gone_on() or time.monotonic() >= deadline:
+            return resumed
+        await asyncio.sleep(0.5)
 
 
 async def _not_gone_on(client: PrefectClient, run_ids: list[str], within: float) -> list[str]:

@@ -1,24 +1,35 @@
 """Paying an approved batch through Prefect: resume its pay run paused for the approval, else
-start a run of the pay-batch deployment."""
+find or start its one pay run by the key the daily run uses too (`paying.keyed_runs`)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from prefect.deployments import run_deployment
+from prefect.client.schemas.objects import FlowRun, StateType
 
-from payflow.approvals.resume import Resumed, batch_tag, resume_paused_runs
+from payflow.approvals.resume import (
+    WENT_ON_WITHIN_SECONDS,
+    Resumed,
+    resume_once_paused,
+    resume_paused_runs,
+)
 from payflow.console.context import ConsoleContext
 from payflow.console.history import PAY_WAITS
 from payflow.ledger.actions import record_action
+from payflow.paying.heartbeat import left_behind
+from payflow.paying.keyed_runs import keyed_pay_run
+
+LEFT_BEHIND = (
+    "no heartbeat of its batch in the ledger for over a minute: its process is gone (a worker "
+    "killed or restarted); a checker's console started another"
+)
 
 
 def start_through_prefect(
     ctx: ConsoleContext, batch_id: str, actor: str, acknowledge_warnings: bool
 ) -> str:
-    """Resume the batch's pay run paused for approval (a daily inbox run), else start one; a
-    sentence saying which. A resume Prefect refuses starts nothing."""
+    """Resume the batch's pay run paused for approval (a daily inbox run), else find or start
+    its keyed pay run; a sentence saying which. A resume Prefect refuses starts nothing."""
     try:
         told = _resumed(
             ctx,
@@ -38,15 +49,33 @@ def start_through_prefect(
         return why
     if told:
         return told
-    run: Any = run_deployment(
+    # By the daily run's key: its pay run, if it has one, is found instead of a second made
+    # beside it; a run of it that ended (or died) gives way to its one successor.
+    run = keyed_pay_run(
         ctx.prefect_deployment,
-        parameters={"batch_id": batch_id, "started_by": actor},
-        timeout=0,
-        as_subflow=False,
-        tags=[batch_tag(batch_id)],
+        batch_id,
+        actor,
+        nobody_behind=lambda found: left_behind(ctx.ledger, batch_id, found.start_time),
+        left_behind_why=LEFT_BEHIND,
+        after_its_end=True,
     )
+    if run.state is not None and run.state.type is StateType.RUNNING:
+        # It read the ledger before this approval, and may pause for it any moment.
+        resumed = asyncio.run(
+            resume_once_paused(
+                batch_id,
+                str(run.id),
+                actor,
+                acknowledge_warnings,
+                WENT_ON_WITHIN_SECONDS,
+                gone_on=lambda: ctx.ledger.batch_counts(batch_id).own_sent > 0,
+            )
+        )
+        told = _resumed(ctx, batch_id, actor, resumed)
+        if told:
+            return told
     record_action(ctx.ledger, actor, "pay_started", batch_id, detail=f"flow run {run.name}")
-    return f"payout flow run {run.name} started through the Prefect deployment"
+    return _found_or_started(run, actor)
 
 
 def _resumed(ctx: ConsoleContext, batch_id: str, actor: str, resumed: Resumed) -> str | None:
@@ -65,3 +94,15 @@ def _resumed(ctx: ConsoleContext, batch_id: str, actor: str, resumed: Resumed) -
             "was started in its place"
         )
     return None
+
+
+def _found_or_started(run: FlowRun, actor: str) -> str:
+    """`payout flow run calm-owl started ...`, or, for a run someone else started (the daily
+    run), that it pays the batch and no second one was started."""
+    by = (run.parameters or {}).get("started_by")
+    if by == actor:
+        return f"payout flow run {run.name} started through the Prefect deployment"
+    return (
+        f"the batch's payout run {run.name} (started by {by or 'Prefect'}) pays it by this "
+        "approval; no second run was started"
+    )

@@ -14,17 +14,26 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from prefect import task
+from prefect import tags, task
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+from prefect.client.schemas.filters import (
+    ArtifactFilter,
+    ArtifactFilterKey,
+    FlowRunFilter,
+    FlowRunFilterTags,
+)
 from prefect.client.schemas.objects import State
-from prefect.client.schemas.sorting import ArtifactSort
+from prefect.client.schemas.sorting import ArtifactSort, FlowRunSort
 from prefect.states import Crashed, Failed, Paused, Running
 from support.beats import at_past, dead_run_id, elsewhere_run_id
 from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
 from payflow.approvals.identity import current_user, file_maker_note, worker_account_note
+from payflow.approvals.resume import batch_tag
+from payflow.connections import RunTarget
+from payflow.console.context import ConsoleContext
+from payflow.console.deployed import start_through_prefect
 from payflow.flows.approval import await_approval
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.flows.pay_batch import pay_batch
@@ -369,3 +378,79 @@ def test_a_dropped_files_maker_is_its_owner_who_then_cannot_approve_it(
         with pytest.raises(ApprovalRefused, match="daemon made batch"):
             record_decision(ledger, batch_id, approver="daemon", decision="approve")
         record_decision(ledger, batch_id, approver="mia", decision="approve")
+
+
+def _console_on(ledger: Ledger, tmp_path) -> ConsoleContext:
+    """A console paying through the test's pay-batch deployment (no page served: the function
+    behind "Approve and pay" is called as the page calls it)."""
+    settings = Settings(ledger_url=ledger.url, home=tmp_path / "home")
+    target = RunTarget("http://127.0.0.1:9", ledger.url, True, None)
+    return ConsoleContext(settings, ledger, target, pay_through_prefect=True)
+
+
+async def _deployed_runs(batch_id: str) -> list[str]:
+    """Ids of the batch's pay runs made from a deployment, oldest first."""
+    query = FlowRunFilter(tags=FlowRunFilterTags(all_=[batch_tag(batch_id)]))
+    async with get_client() as client:
+        runs = await client.read_flow_runs(flow_run_filter=query, sort=FlowRunSort.START_TIME_ASC)
+    return [str(r.id) for r in sorted(runs, key=lambda r: r.created) if r.deployment_id]
+
+
+def test_the_console_finds_the_daily_runs_pay_run_by_its_key_instead_of_starting_a_second(
+    prefect_api, tmp_path, monkeypatch
+):
+    # Found in review: the console looked for the batch's paused run, found none (the daily
+    # run's pay run had not paused yet, or waited for a worker) and started a second pay run
+    # beside it: rows are claimed, so nothing was paid twice, but the other woke later.
+    asyncio.run(_deploy_pay_batch())
+    with _ledger_of_the_test(tmp_path, monkeypatch) as ledger:
+        ctx = _console_on(ledger, tmp_path)
+        daily = start_pay_run.fn(PAY, "key-1")  # waiting for a worker
+        told = start_through_prefect(ctx, "key-1", "carl", False)
+        assert "started by schedule:daily-payouts) pays it by this approval" in told
+        assert asyncio.run(_deployed_runs("key-1")) == [daily]
+
+        # Its first pay run crashed and the daily run made its successor: the console finds
+        # that one, by the dead run's key, not the crashed one nor a third.
+        first = start_pay_run.fn(PAY, "key-2")
+        asyncio.run(_end_run(first, Crashed()))
+        second = start_pay_run.fn(PAY, "key-2")
+        start_through_prefect(ctx, "key-2", "carl", False)
+        assert asyncio.run(_deployed_runs("key-2")) == [first, second]
+
+        # A run that ran to its end left rows: the daily run leaves it be, while a checker going
+        # on gets one successor of it, which a second "go on" finds rather than doubling.
+        ended = start_pay_run.fn(PAY, "key-3")
+        asyncio.run(_end_run(ended, Failed(name=NOT_ALL_PAID, message="1 row not final")))
+        told = start_through_prefect(ctx, "key-3", "carl", False)
+        assert "started through the Prefect deployment" in told
+        start_through_prefect(ctx, "key-3", "carl", False)
+        assert start_pay_run.fn(PAY, "key-3") == ended
+        assert len(asyncio.run(_deployed_runs("key-3"))) == 2
+
+
+def test_the_console_resumes_the_daily_pay_run_that_pauses_just_after_it_looked(
+    prefect_api, tmp_path, monkeypatch
+):
+    asyncio.run(_deploy_pay_batch())
+    with _ledger_of_the_test(tmp_path, monkeypatch) as ledger:
+        ctx = _console_on(ledger, tmp_path)
+        daily = start_pay_run.fn(PAY, "late-1")
+        asyncio.run(_end_run(daily, Running()))  # read the ledger before the approval
+
+        answers: dict[str, object] = {}
+
+        def pause_a_moment_later() -> None:
+            time.sleep(2)  # after the console looked for a paused run and found none
+            with tags(batch_tag("late-1")):
+                answers["answer"] = await_approval("late-1", "the form", 120, False, 1)
+
+        pausing = threading.Thread(target=pause_a_moment_later, daemon=True)
+        pausing.start()
+        told = start_through_prefect(ctx, "late-1", "carl", False)
+        pausing.join(timeout=60)
+
+        assert told.startswith("the batch's paused payout run") and "was resumed" in told
+        answer = answers["answer"]
+        assert answer.approve is True and answer.approver == "carl"
+        assert asyncio.run(_deployed_runs("late-1")) == [daily]  # no second pay run
