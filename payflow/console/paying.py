@@ -55,10 +55,10 @@ def start_payment(
             # it later beside a run started here: two runs of one batch.
             why = (
                 f"approved, but {elsewhere.label} of this batch runs outside this console (a "
-                "deployment's run waiting for this approval, or paying) and this console has "
-                "no Prefect server set (PREFECT_API_URL) to resume it, so it started none "
-                "beside it: answer approve in that run's await-approval form in Prefect, and "
-                "it pays by this approval"
+                "deployment's run waiting for this approval, or paying); with no Prefect server "
+                "set (PREFECT_API_URL) this console can neither resume it nor pay beside it: "
+                "answer approve in that run's await-approval form in Prefect, and it pays by "
+                "this approval"
             )
             record_action(ctx.ledger, actor, PAY_WAITS, batch_id, detail=why)
             return why

@@ -152,7 +152,8 @@ def test_approving_beside_a_deployment_run_waiting_for_it_starts_no_run_here_and
         page = checker.get(f"/batches/{batch_id}").text
         assert not is_paying(batch_id)  # nothing started in this process
         assert _state(page) == "approved, waiting for its payout run"
-        assert "flow run patient-owl of this batch runs outside this console" in page
+        told = "flow run patient-owl of this batch runs outside this console"
+        assert page.count(told) == 2  # the page's note and the history, not the notice too
         assert "Review and approve" not in page and 'id="go-on-form"' not in page
         form = checker.get(f"/batches/{batch_id}/approve").text
         assert "Approve and pay" not in form and "Nothing to decide" in form
