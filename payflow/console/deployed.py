@@ -16,7 +16,7 @@ from payflow.approvals.resume import (
 from payflow.console.context import ConsoleContext
 from payflow.console.history import PAY_WAITS
 from payflow.ledger.actions import record_action
-from payflow.paying.heartbeat import left_behind
+from payflow.paying.heartbeat import died_here, left_behind
 from payflow.paying.keyed_runs import keyed_pay_run
 
 LEFT_BEHIND = (
@@ -55,7 +55,7 @@ def start_through_prefect(
         ctx.prefect_deployment,
         batch_id,
         actor,
-        nobody_behind=lambda found: left_behind(ctx.ledger, batch_id, found.start_time),
+        nobody_behind=lambda found: _nobody_behind(ctx, batch_id, found),
         left_behind_why=LEFT_BEHIND,
         after_its_end=True,
     )
@@ -76,6 +76,13 @@ def start_through_prefect(
             return told
     record_action(ctx.ledger, actor, "pay_started", batch_id, detail=f"flow run {run.name}")
     return _found_or_started(run, actor)
+
+
+def _nobody_behind(ctx: ConsoleContext, batch_id: str, run: FlowRun) -> bool:
+    """No process runs this pay run shown Running or Paused: silent for a minute, or (what
+    "Go on paying" sees at once) its process gone from this host."""
+    started = run.start_time
+    return left_behind(ctx.ledger, batch_id, started) or died_here(ctx.ledger, batch_id, started)
 
 
 def _resumed(ctx: ConsoleContext, batch_id: str, actor: str, resumed: Resumed) -> str | None:

@@ -67,3 +67,12 @@ def left_behind(
         return False  # still starting: its first beat comes after Prefect shows it Running
     heard = (b for b in batch_beats(ledger, batch_id) if b.recent(now, stale_after))
     return all(worker_is_dead(b.run_id) for b in heard)
+
+
+def died_here(ledger: Ledger, batch_id: str, started_at: datetime | None) -> bool:
+    """True when every run of the batch heard since `started_at` ran on this host and its
+    process is gone: known at once, where `left_behind` waits `stale_after` to judge."""
+    if started_at is None:
+        return False
+    beats = [b for b in batch_beats(ledger, batch_id) if b.beat_at >= started_at]
+    return bool(beats) and all(worker_is_dead(b.run_id) for b in beats)

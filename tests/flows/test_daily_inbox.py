@@ -454,3 +454,24 @@ def test_the_console_resumes_the_daily_pay_run_that_pauses_just_after_it_looked(
         answer = answers["answer"]
         assert answer.approve is True and answer.approver == "carl"
         assert asyncio.run(_deployed_runs("late-1")) == [daily]  # no second pay run
+
+
+def test_going_on_at_once_after_a_pay_run_died_on_this_host_starts_its_successor(
+    prefect_api, tmp_path, monkeypatch
+):
+    # Prefect still shows the dead run Running, and it started under a minute ago: found by its
+    # key it was "too young to judge", so "Go on paying" waited 30 s and started nothing.
+    asyncio.run(_deploy_pay_batch())
+    with _ledger_of_the_test(tmp_path, monkeypatch) as ledger:
+        ctx = _console_on(ledger, tmp_path)
+        start_through_prefect(ctx, "died-1", "carl", False)
+        [first] = asyncio.run(_deployed_runs("died-1"))
+        asyncio.run(_end_run(first, Running()))
+        beat(ledger, dead_run_id(), "died-1", "flow run calm-owl")  # its process is gone
+
+        told = start_through_prefect(ctx, "died-1", "carl", False)
+
+        assert "started through the Prefect deployment" in told
+        [again, second] = asyncio.run(_deployed_runs("died-1"))
+        assert again == first and second != first
+        assert asyncio.run(_state_of(first))[0] == "CRASHED"
