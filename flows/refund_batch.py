@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prefect import flow
+from prefect import flow, get_run_logger
 
-from payflow.approvals.identity import current_user
+from payflow.approvals.identity import deployment_maker, names_nobody, worker_account_note
 from payflow.connections import run_target
 from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import BatchStopped
@@ -53,16 +53,19 @@ def refund_batch(
     api_url: str | None = None,
     sandbox: bool = False,
     callback_url: str | None = None,
-    made_by: str | None = None,
+    maker: str | None = None,
 ) -> RefundBatchResult:
-    """Refund every valid row of a refund file exactly once and report each to its end.
-    `made_by` (the maker; None: the settings' user, else the OS user) is recorded once, as
-    intake records a payout batch's."""
+    """Refund every valid row of a refund file exactly once and report each to its end. The
+    batch's maker is `maker` (the command line passes its operator; as daily-payouts, one-batch
+    and rerun-failed name it), else this worker's account, which the log says is not a person."""
     quiet_expected_failures()
     settings = Settings()
+    made_by = deployment_maker(settings, maker)
+    if names_nobody(maker):
+        get_run_logger().warning(worker_account_note(made_by))
     reports = out_dir or str(settings.reports_dir())
     with run_target(settings, api_url, sandbox, callback_url) as target:
-        prepared = prepare_refund_file(target, path, sheet, made_by or current_user(settings))
+        prepared = prepare_refund_file(target, path, sheet, made_by)
         batch_id = prepared.batch_id
         balance = check_refund_funds(target, batch_id)
         if not balance.ok:

@@ -103,7 +103,7 @@ def refund_command(
                     api_url=endpoint.base_url,
                     sandbox=endpoint.is_sandbox,
                     callback_url=callback_url,
-                    made_by=current_user(settings),
+                    maker=current_user(settings),
                 )
             )
     except RunInterrupted as exc:
