@@ -11,6 +11,7 @@ import typer
 
 from payflow.approvals import UnknownBatch
 from payflow.cli.app import app, fail
+from payflow.cli.past_sandbox import as_the_ledger_holds_it
 from payflow.cli.run import (
     PAY_STOPS,
     finish,
@@ -52,6 +53,8 @@ def pay_command(
             if allow_repeat:
                 ledger.acknowledge_repeats(batch_id)
             rows = ledger.batch_counts(batch_id).rows
+        if settings.uses_sandbox and (held := as_the_ledger_holds_it(settings, batch_id, out)):
+            finish(settings, held, as_json=as_json)
         with paying_endpoint(settings) as (endpoint, callback_url):
             say_sandbox(endpoint)
             prefect.ready()

@@ -27,6 +27,7 @@ from payflow.cli.ledger_checks import (
     not_paid_lines,
     not_sent_lines,
 )
+from payflow.cli.past_sandbox import as_the_ledger_holds_it
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
@@ -275,7 +276,11 @@ def run_command(
             )
             batch_id = intake.batch_id
             counts = allow_repeats(settings, batch_id) if allow_repeat else intake.counts
-            if counts.to_send:
+            # The file run again on a new embedded sandbox: what the ledger holds, or a stop.
+            held = (
+                as_the_ledger_holds_it(settings, batch_id, out) if settings.uses_sandbox else None
+            )
+            if counts.to_send and held is None:
                 # Only now: a file refused, or with nothing to pay, moved no money of any kind,
                 # and a line about money above its error read as if a run had started.
                 say_sandbox(endpoint)
@@ -283,6 +288,8 @@ def run_command(
                 say(line)
             for line in held_lines(settings, batch_id):
                 say(line)
+            if held is not None:
+                finish(settings, held, as_json=as_json)
             if STOP.requested():
                 # The same exit and resume line as a stop while paying (it was exit 2, the
                 # code of bad input): the batch is registered, nothing was sent.

@@ -216,6 +216,42 @@ def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_cod
     assert lines[not_paid + 2] == "        row 3"
     assert f"  `payflow rerun {summary['batch_id']}` (it sends nothing) or in the report" in lines
     assert "  not paid: 1 row, by statusMessage:" in as_json.stderr.splitlines()
+    # The run again had a new embedded sandbox, which knows neither payout: asked, it answered
+    # 404 and each row became a false "missing at the service" finding in a rewritten report.
+    with _ledger(tmp_path / "home") as ledger:
+        kinds = [finding.kind for finding in ledger.findings(summary["batch_id"])]
+    assert "missing_at_service" not in kinds and len(kinds) == 1, kinds  # the correction's
+    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8-sig") as handle:
+        assert {r["service_status"] for r in csv.DictReader(handle)} == {"COMPLETED", "FAILED"}
+
+
+def test_a_batch_left_pending_on_a_past_embedded_sandbox_is_not_followed_on_a_new_one(
+    tmp_path, prefect_home
+):
+    # The 5555 payout stays PROCESSING past the deadline. Run again (or paid with `payflow
+    # pay`), its new embedded sandbox knew neither payout: it followed the pending one to the
+    # deadline again and reported both as missing at the service.
+    batch = tmp_path / "pending.csv"
+    _write(batch, [_sim("gone-1", "2250700001234"), _sim("gone-2", "2250700005555")])
+    env = payflow_env(tmp_path / "home", prefect_home, PAYFLOW_TRACK_DEADLINE="2")
+    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert first.returncode == 1, first.stderr
+    batch_id = json.loads(first.stdout)["batch_id"]
+
+    for args in (["run", str(batch), "--yes"], ["pay", batch_id]):
+        again = run_payflow(args, env, tmp_path)
+        assert again.returncode == 2, again.stderr
+        [line] = [line for line in again.stderr.splitlines() if line.startswith("payflow:")]
+        assert line == (
+            f"payflow: batch {batch_id}: 2 rows went to a past run's embedded sandbox, which "
+            "ended with that run, so nothing can follow or reconcile them now; nothing was "
+            "sent. To try the file again on the sandbox, use a fresh ledger (another "
+            "PAYFLOW_HOME)"
+        )
+        assert "no real money moved" not in again.stderr + again.stdout
+    with _ledger(tmp_path / "home") as ledger:
+        assert ledger.findings(batch_id) == []
+        assert ledger.batch_summary(batch_id) == {"COMPLETED": 1, "PROCESSING": 1}
 
 
 def test_an_already_paid_file_says_so_asks_nothing_and_sends_nothing(

@@ -1,0 +1,51 @@
+"""A batch whose payouts went to a past run's embedded sandbox: that sandbox ended with its
+run, and a new one knows none of them. Asking it would read every such payout as missing at
+the service (a false finding) and follow the unfinished ones until the deadline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from payflow.cli.app import fail
+from payflow.ledger import BatchCounts
+from payflow.ledger.states import FINAL_STATUSES, PENDING_STATES
+from payflow.paying import SubmitStats
+from payflow.reconcile import FailureClasses, FailureTableError
+from payflow.reporting import write_batch_report
+from payflow.run_results import PayResult
+from payflow.runtime import open_ledger
+from payflow.settings import Settings
+from payflow.wording import counted
+
+
+def sent_to_a_past_sandbox(counts: BatchCounts) -> int:
+    """Rows with a payout (or a POST in doubt) at an earlier process's embedded sandbox: before
+    this process pays, every payout a batch holds went to a sandbox that is gone."""
+    return counts.count(PENDING_STATES, FINAL_STATUSES)
+
+
+def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) -> PayResult | None:
+    """On the embedded sandbox, a batch some of whose rows a past run sent: its figures from the
+    ledger and a report written from it alone when nothing is left to send or follow (the file
+    run again); a one-line stop when something is. None when no past run sent any row."""
+    with open_ledger(settings) as ledger:
+        counts = ledger.batch_counts(batch_id)
+        gone = sent_to_a_past_sandbox(counts)
+        if not gone:
+            return None
+        if counts.pending or counts.new:
+            fail(
+                f"batch {batch_id}: {counted(gone, 'row')} went to a past run's embedded sandbox, "
+                "which ended with that run, so nothing can follow or reconcile them now; nothing "
+                "was sent. To try the file again on the sandbox, use a fresh ledger (another "
+                "PAYFLOW_HOME)"
+            )
+        try:
+            classes = FailureClasses.load(settings.failure_classes_path)
+        except FailureTableError as exc:
+            fail(f"failure classes: {exc}")
+        folder = out or settings.reports_dir()
+        report = write_batch_report(ledger, batch_id, folder, sandbox=True, classes=classes)
+    return PayResult(
+        batch_id, counts, SubmitStats(), str(report.csv), str(report.xlsx), sandbox=True
+    )
