@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from payflow.cli.app import fail
+from payflow.cli.setup import failure_classes
 from payflow.ledger import BatchCounts
 from payflow.ledger.states import FINAL_STATUSES, PENDING_STATES
 from payflow.paying import SubmitStats
-from payflow.reconcile import FailureClasses, FailureTableError
 from payflow.reporting import write_batch_report
 from payflow.run_results import PayResult
 from payflow.runtime import open_ledger
@@ -40,10 +40,7 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
                 "was sent. To try the file again on the sandbox, use a fresh ledger (another "
                 "PAYFLOW_HOME)"
             )
-        try:
-            classes = FailureClasses.load(settings.failure_classes_path)
-        except FailureTableError as exc:
-            fail(f"failure classes: {exc}")
+        classes = failure_classes(settings)
         folder = out or settings.reports_dir()
         report = write_batch_report(ledger, batch_id, folder, sandbox=True, classes=classes)
     return PayResult(

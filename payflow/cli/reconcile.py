@@ -14,9 +14,9 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare, writable_folder
+from payflow.cli.setup import failure_classes, prepare, writable_folder
 from payflow.ledger import FindingView, Ledger, UnknownFinding
-from payflow.reconcile import FailureClasses, FailureTableError, options_from, reconcile_batch
+from payflow.reconcile import options_from, reconcile_batch
 from payflow.redact import printable
 from payflow.reporting import summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
@@ -50,10 +50,7 @@ def reconcile_command(
                 "reconcile asks the payments service, and a past run's embedded sandbox is gone: "
                 "set PAYFLOW_API_URL (and PAYFLOW_API_TOKEN), or read the report of that run"
             )
-        try:
-            classes = FailureClasses.load(settings.failure_classes_path)
-        except FailureTableError as exc:
-            fail(f"failure classes: {exc}")
+        classes = failure_classes(settings)
         with api_endpoint(settings) as endpoint:
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)

@@ -11,6 +11,7 @@ from pydantic_settings import SettingsError
 from payflow.cli.app import fail
 from payflow.opening import UnreadableFile, UnwritablePath, check_file, check_out_folder
 from payflow.quiet import log_to_file, quiet_prefect
+from payflow.reconcile import FailureClasses, FailureTableError
 from payflow.settings import Settings
 
 
@@ -68,3 +69,12 @@ def prepare() -> Settings:
     quiet_prefect(settings.home)
     log_to_file(settings.home)
     return settings
+
+
+def failure_classes(settings: Settings) -> FailureClasses:
+    """The failure-class table a report groups unpaid rows by, or one line saying what is wrong
+    with the operator's file."""
+    try:
+        return FailureClasses.load(settings.failure_classes_path)
+    except FailureTableError as exc:
+        fail(f"failure classes: {exc}")
