@@ -21,6 +21,7 @@ from payflow.approvals import (
 )
 from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
 from payflow.ledger import CurrencyTotal
 from payflow.ledger.counts import rows_by_currency, sums_by_currency
@@ -57,6 +58,7 @@ def approve_command(
     """Approve or decline a batch as the OS user; the maker cannot approve their own batch."""
     settings = prepare()
     with open_ledger(settings) as ledger:
+        require_payout_batch(settings, ledger, batch_id)
         try:
             outcome = decide(
                 settings,

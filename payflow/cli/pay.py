@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from payflow.approvals import UnknownBatch
 from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.past_sandbox import as_the_ledger_holds_it
 from payflow.cli.run import (
     PAY_STOPS,
@@ -48,8 +48,7 @@ def pay_command(
 
     try:
         with open_ledger(settings) as ledger:  # opens (and migrates) it before anything else
-            if not ledger.batch_exists(batch_id):  # said alone, before the sandbox's line
-                raise UnknownBatch.named(batch_id)
+            require_payout_batch(settings, ledger, batch_id)
             if allow_repeat:
                 ledger.acknowledge_repeats(batch_id)
             rows = ledger.batch_counts(batch_id).rows

@@ -14,6 +14,7 @@ import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import failure_classes, prepare, writable_folder
 from payflow.ledger import FindingView, Ledger, UnknownFinding
 from payflow.reconcile import options_from, reconcile_batch
@@ -26,9 +27,11 @@ from payflow.wording import counted
 
 def _open(settings: Settings, batch_id: str) -> Ledger:
     ledger = open_ledger(settings)
-    if not ledger.batch_exists(batch_id):
-        ledger.close()
-        fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
+    try:
+        require_payout_batch(settings, ledger, batch_id)
+    except BaseException:
+        ledger.close()  # the command stops here: nothing else would close it
+        raise
     return ledger
 
 

@@ -16,6 +16,7 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import PolicyError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import held_lines, not_paid_lines
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
@@ -101,6 +102,8 @@ def rerun_command(
 
     Without --reviewed, show what would be sent and send nothing."""
     settings = prepare()
+    with open_ledger(settings) as ledger:
+        require_payout_batch(settings, ledger, batch_id)
     try:
         selection = parse_selection(rows, message, failure_class, all_failed)
         if not reviewed:

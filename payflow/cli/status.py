@@ -20,6 +20,7 @@ import typer
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.states import UNFINISHED_STATES
@@ -198,8 +199,7 @@ def status(
     # HELD rows wait for an operator's --allow-repeat: not final either.
     unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:
-        if not ledger.batch_exists(batch_id):
-            fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
+        require_payout_batch(settings, ledger, batch_id)
         unfinished_now = bool(ledger.unfinished(batch_id))
         if _wants_refresh(settings, ledger.last_change(batch_id), unfinished_now, refresh):
             _refresh(settings, lambda client: refresh_batch(client, ledger, batch_id))
