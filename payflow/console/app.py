@@ -62,6 +62,7 @@ from payflow.console.reruns import rerun_rows
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
 from payflow.ledger.actions import record_action
 from payflow.reconcile import FailureTableError
+from payflow.refunds.report import write_refund_report
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
 from payflow.schemas.iso4217 import amount_text
@@ -107,7 +108,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         return await read_form(request, cap, max_files=1, max_fields=200, max_part_size=cap)
 
     def page(
-        roles: tuple[str, ...] = (),
+        roles: tuple[str, ...] = (), *, refund_batches: bool = False
     ) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
         def wrap(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             async def endpoint(request: Request) -> Response:
@@ -156,6 +157,21 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     not BATCH_ID.match(batch_id) or not ctx.ledger.batch_exists(batch_id)
                 ):
                     return message(request, session, 404, "No such batch.")
+                if (
+                    batch_id is not None
+                    and not refund_batches
+                    and ctx.ledger.refunds.batch_exists(batch_id)
+                ):
+                    # A refund batch has no payouts: approved, paid or reconciled as a payout
+                    # batch it read as done with nothing checked.
+                    return message(
+                        request,
+                        session,
+                        409,
+                        f"{batch_id} is a refund batch: its page shows its refunds, and "
+                        f"`payflow refund FILE` or `payflow status {batch_id}` act on it. "
+                        "Nothing was changed.",
+                    )
                 try:
                     return await handler(request, session)
                 except (FailureTableError, PolicyError) as exc:
@@ -320,9 +336,20 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             submitted=is_submitted(ctx, batch_id),
         )
 
-    @page()
+    @page(refund_batches=True)
     async def batch(request: Request, session: Session) -> Response:
         batch_id = request.path_params["batch_id"]
+        refunds = await run_in_threadpool(pages.refund_batch, ctx, batch_id)
+        if refunds is not None:
+            return render(
+                request,
+                session,
+                "refund_batch.html",
+                batch_id=batch_id,
+                source=source_of(ctx, batch_id),
+                facts=ctx.ledger.batch_facts(batch_id),
+                refunds=refunds,
+            )
         counts = ctx.ledger.batch_counts(batch_id)
         state = pages.batch_state(ctx, batch_id, counts)
         summary = await run_in_threadpool(pages.summary, ctx, batch_id)
@@ -456,19 +483,30 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             return message(request, session, 502, f"The payments API failed: {exc}. Try later.")
         return told(session, batch_id, notice)
 
-    @page()
+    @page(refund_batches=True)
     async def report(request: Request, session: Session) -> Response:
         batch_id, suffix = request.path_params["batch_id"], request.path_params["suffix"]
         if suffix not in ("csv", "xlsx"):
             return message(request, session, 404, "Reports are CSV or XLSX.")
+        refunds = ctx.ledger.refunds.batch_exists(batch_id)
         written = await run_in_threadpool(
-            lambda: write_batch_report(
-                ctx.ledger, batch_id, ctx.batch_dir(batch_id), sandbox=ctx.target.sandbox
+            lambda: (
+                write_refund_report(
+                    ctx.batch_dir(batch_id),
+                    batch_id,
+                    ctx.ledger.refunds.rows(batch_id),
+                    sandbox=ctx.target.sandbox,
+                )
+                if refunds
+                else write_batch_report(
+                    ctx.ledger, batch_id, ctx.batch_dir(batch_id), sandbox=ctx.target.sandbox
+                )
             )
         )
         path = written.csv if suffix == "csv" else written.xlsx
         record_action(ctx.ledger, me(session).name, "report_downloaded", batch_id, suffix)
-        return FileResponse(path, filename=f"{batch_id}-report.{suffix}")
+        name = "refunds" if refunds else "report"
+        return FileResponse(path, filename=f"{batch_id}-{name}.{suffix}")
 
     @page()
     async def rejects(request: Request, session: Session) -> Response:

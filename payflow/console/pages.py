@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -19,8 +20,9 @@ from payflow.console.paying import (
     is_paying,
     run_alive,
 )
-from payflow.ledger import BatchCounts, CurrencyTotal
+from payflow.ledger import BatchCounts, CurrencyTotal, RefundRowView, RowState
 from payflow.ledger.actions import last_action
+from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
@@ -129,10 +131,55 @@ def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) 
 
 def totals_text(totals: Sequence[CurrencyTotal]) -> str:
     """Per currency: the amount of the batch's payouts, whatever their state."""
+    return _money_sums((total.currency, total.amount) for total in totals)
+
+
+def _money_sums(amounts: Iterable[tuple[str, Decimal]]) -> str:
+    """`1,500.00 RUB, 20 XOF`: the amounts summed per currency ("-" when there are none)."""
     sums: dict[str, Decimal] = {}
-    for total in totals:
-        sums[total.currency] = sums.get(total.currency, Decimal(0)) + total.amount
+    for currency, amount in amounts:
+        sums[currency] = sums.get(currency, Decimal(0)) + amount
     return ", ".join(money_words(a, c) for c, a in sorted(sums.items())) or "-"
+
+
+@dataclass(frozen=True)
+class RefundBatch:
+    """A refund batch as its page and the list show it, read from the ledger's refund book."""
+
+    state: str
+    by_status: dict[str, int]
+    final: int
+    totals: str
+    not_final: list[RefundRowView]
+
+    @property
+    def rows(self) -> int:
+        """Source rows of the batch, rejected ones included."""
+        return sum(self.by_status.values())
+
+
+def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
+    """The batch's refunds per status, totals and those not final; None for another batch.
+
+    A refund batch has no payouts: read as a payout batch it was "nothing to pay", 0 rows."""
+    book = ctx.ledger.refunds
+    if not book.batch_exists(batch_id):
+        return None
+    views = list(book.rows(batch_id))
+    by_status = dict(Counter(view.state.value for view in views))
+    not_final = [view for view in views if view.state in REFUND_OPEN_STATES]
+    if not_final:
+        state = "refunds not final"  # MANUAL and PENDING hold the debit: not refunded yet
+    elif set(by_status) == {RowState.COMPLETED.value}:
+        state = "refunded"
+    else:
+        state = "finished with rows not refunded"
+    totals = _money_sums(
+        (view.currency, view.amount)
+        for view in views
+        if view.currency is not None and view.amount is not None
+    )
+    return RefundBatch(state, by_status, len(views) - len(not_final), totals, not_final)
 
 
 def approvers(ctx: ConsoleContext, batch_id: str) -> str:
@@ -152,16 +199,23 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
     lines = []
     for row in rows:
         counts = ctx.ledger.batch_counts(row.batch_id)
+        refunds = refund_batch(ctx, row.batch_id) if not counts.rows else None
+        if refunds is not None:  # refunds are not approved
+            state, shown, totals, approved = refunds.state, refunds.rows, refunds.totals, "-"
+        else:
+            state, shown = batch_state(ctx, row.batch_id, counts), counts.rows
+            totals = totals_text(ctx.ledger.batch_totals(row.batch_id))
+            approved = approvers(ctx, row.batch_id)
         lines.append(
             BatchLine(
                 batch_id=row.batch_id,
                 source=row.source,
                 created_at=row.created_at,
-                state=batch_state(ctx, row.batch_id, counts),
-                rows=counts.rows,
-                totals=totals_text(ctx.ledger.batch_totals(row.batch_id)),
+                state=state,
+                rows=shown,
+                totals=totals,
                 made_by=row.made_by or "-",
-                approved_by=approvers(ctx, row.batch_id),
+                approved_by=approved,
             )
         )
     return lines, max(1, -(-total // size))

@@ -31,9 +31,16 @@ from support.postgres import fresh_postgres_database
 from support.stats import sandbox_stats
 
 from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
-from payflow.ledger import Detected, FindingKind, RowState
+from payflow.ledger import (
+    CreatedRefund,
+    Detected,
+    EventSource,
+    FindingKind,
+    RejectedRefund,
+    RowState,
+)
 from payflow.ledger.actions import actions_of, record_action
-from payflow.model import PayoutInstruction
+from payflow.model import PayoutInstruction, RefundInstruction
 from payflow.paying.run_end import FAILED
 
 
@@ -568,3 +575,47 @@ def test_a_batch_whose_only_sent_rows_another_batch_paid_reads_uploaded(console:
     assert re.search(r'id="state"[^>]*>uploaded<', page), page
     assert f'action="/batches/{again}/submit"' in page
     assert 'id="reconcile-form"' not in page
+
+
+def _refund_batch(console: Console, batch_id: str) -> None:
+    """A refund batch as `payflow refund` leaves it: one refund COMPLETED, one MANUAL (the
+    platform refunds it by hand; its debit is held), one row rejected."""
+    book = console.ctx.ledger.refunds
+    orders = [f"0b8f3c2e-5a1d-4e6b-9f7a-1000000000{n}" for n in ("a1", "a2", "a3")]
+    done = RefundInstruction(2, "rf-done", orders[0], Decimal("1500.00"), "RUB")
+    manual = RefundInstruction(3, "rf-7777", orders[1], Decimal("250.50"), "RUB")
+    rejected = RejectedRefund(4, "rf-bad", orders[2], ["amount: differs (amount_differs)"])
+    book.register_batch(batch_id, "refunds.csv", [done, manual], [rejected])
+    console.ctx.ledger.set_maker(batch_id, "mia")
+    assert len(book.claim(batch_id, "w", 10)) == 2
+    book.mark_created("rf-done", CreatedRefund("r-1", "COMPLETED"), source=EventSource.SUBMIT)
+    book.mark_created("rf-7777", CreatedRefund("r-2", "MANUAL"), source=EventSource.SUBMIT)
+
+
+def test_a_refund_batch_shows_its_refunds_never_an_empty_payout_batch(console: Console) -> None:
+    # It read "nothing to pay", 0 rows, "0 of 0 final", with Reconcile and payout reports.
+    _refund_batch(console, "refunds-1")
+    maker = signed_in(console, "mia")
+    listed = maker.get("/batches").text
+    line = listed[listed.index("refunds-1") :].split("</tr>")[0]
+    assert "refunds not final" in line and '<td class="num">3</td>' in line
+    assert "1750.50 RUB" in line
+
+    page = maker.get("/batches/refunds-1").text
+    assert "Refund batch" in page and "nothing to pay" not in page
+    assert "2 of 3 final" in page and "refunded" not in page.split("Not final yet")[0]
+    not_final = page.split("Not final yet")[1]
+    assert "rf-7777" in not_final and "MANUAL" in not_final and "rf-done" not in not_final
+    assert "/reconcile" not in page
+
+    report = maker.get("/batches/refunds-1/report.csv")
+    assert report.status_code == 200
+    assert 'filename="refunds-1-refunds.csv"' in report.headers["content-disposition"]
+    lines = report.text.lstrip("\ufeff").splitlines()
+    assert lines[0].startswith("row,orderId,externalId,refundId")
+    assert [line.split(",")[9] for line in lines[1:]] == ["COMPLETED", "MANUAL", "REJECTED"]
+
+    # Nothing a payout batch offers acts on it: it read as reconciled with nothing checked.
+    reconciled = maker.post("/batches/refunds-1/reconcile", data={"csrf": csrf_of(page)})
+    assert reconciled.status_code == 409 and "is a refund batch" in reconciled.text
+    assert maker.get("/batches/refunds-1/progress.json").status_code == 409
