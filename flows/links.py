@@ -16,6 +16,7 @@ from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
 from payflow.settings import Settings
 from payflow.tasks.links import (
+    check_link_service_ids,
     check_links_batch,
     find_expired_claims,
     issue_link_claims,
@@ -63,6 +64,11 @@ def payout_links(
     ledger_url = settings.ledger_url_or_default()
     if action == "issue":
         checked = read_links(source, sheet)
+        if any(row.service_id is not None for row in checked.valid):
+            # The widget refuses a serviceId that is not a bank-account RUB service: the claim
+            # of such a row opened on an error page, and nothing told the operator.
+            with run_target(settings, api_url, sandbox) as target:
+                checked = check_link_service_ids(target, checked)
         registered = register_link_rows(checked, ledger_url)
         issued = issue_link_claims(
             ledger_url,

@@ -113,7 +113,7 @@ def check_services(
         return [], [f"serviceId of {len(at)} row(s) not checked: the services list is unavailable"]
     by_id = {service.id: service for service in services}
     codes, keys = distinct_keys(*(cells(frame[c])[at] for c in _SERVICE_KEY))
-    verdicts = [_service_verdict(by_id, *key) for key in keys]
+    verdicts = [service_verdict(by_id, *key) for key in keys]
     broken = {code: verdict for code, verdict in enumerate(verdicts) if verdict is not None}
     problems: list[Problem] = []
     for position in np.flatnonzero(np.isin(codes, list(broken))).tolist():
@@ -126,7 +126,7 @@ def check_services(
 _SERVICE_KEY = ("serviceId", "paymentType", "currency")
 
 
-def _service_verdict(
+def service_verdict(
     by_id: dict[int, ServiceInfo], service_id: str, payment_type: str, currency: str
 ) -> tuple[str, str] | None:
     """The rule and message a serviceId breaks for this type and currency, or None."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from payflow.intake.lookups import ServiceInfo, fetch_services
 from payflow.links.batch import (
     ClaimsFile,
     RegisteredLinks,
@@ -23,7 +24,7 @@ from payflow.links.batch import (
 )
 from payflow.links.records import LinkRow, LinkView
 from payflow.links.report import LinksFigures, LinksReportPaths
-from payflow.links.rows import LinkRowsReport, read_link_rows
+from payflow.links.rows import LinkRowsReport, check_link_services, read_link_rows
 from payflow.links.store import LinkStore
 from payflow.links.tracking import RefreshResult, refresh_links
 from payflow.tasks.connections import RunTarget, open_client, open_ledger
@@ -38,6 +39,18 @@ def open_link_store(ledger_url: str) -> LinkStore:
 def read_links(path: str, sheet: str | None = None) -> LinkRowsReport:
     """Read a links file and check every row by the widget's rules."""
     return read_link_rows(path, sheet)
+
+
+@task(name="check-link-services", cache_policy=NO_CACHE)
+def check_link_service_ids(target: RunTarget, report: LinkRowsReport) -> LinkRowsReport:
+    """Reject the rows whose serviceId the widget would refuse, by the API's services list."""
+
+    async def services() -> list[ServiceInfo]:
+        async with open_client(target) as client:
+            return await fetch_services(client)
+
+    check_link_services(report, asyncio.run(services()))
+    return report
 
 
 @task(name="register-link-rows", cache_policy=NO_CACHE)

@@ -54,7 +54,7 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
     from payflow.flows.links import payout_links  # Prefect loads only for the commands that need it
 
     try:
-        if action == "issue":  # registers and writes claims: no API call
+        if action == "issue":  # the API only for a serviceId: the flow asks it then
             return payout_links(
                 source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
             )

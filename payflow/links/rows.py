@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
@@ -21,12 +21,15 @@ from pydantic import ValidationError
 from payflow.api.widget import WidgetPayload
 from payflow.intake import BatchFileError, Problem
 from payflow.intake.columns import ReadColumns
+from payflow.intake.lookups import ServiceInfo
 from payflow.intake.problems import not_read
 from payflow.intake.reading import FIRST_DATA_ROW, read_table, without_blank_rows
 from payflow.links.records import CURRENCY, LinkRow
 from payflow.links.report import rejected_rows
+from payflow.schemas.lookups import service_verdict
 
 REQUIRED = ("externalId", "userId", "amount")
+WIDGET_PAYMENT_TYPE = "BANK_ACCOUNT"  # the widget pays a ruble bank account, nothing else
 OPTIONAL = ("serviceId",)
 # No free text: a date in any column is a mistake.
 LINK_COLUMNS = ReadColumns(REQUIRED + OPTIONAL, frozenset(), "gets no payout link", "issue it one")
@@ -184,3 +187,29 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
             message = str(error["msg"]).removeprefix("Value error, ")
             add(column, f"widget_{column}", message)
     return problems
+
+
+def check_link_services(report: LinkRowsReport, services: Sequence[ServiceInfo]) -> None:
+    """Reject (in place) each valid row whose serviceId is not a BANK_ACCOUNT RUB service of the
+    services list: the widget refuses such a link, so its claim could never be used."""
+    by_id = {service.id: service for service in services}
+    kept: list[LinkRow] = []
+    for row in report.valid:
+        verdict = None
+        if row.service_id is not None:
+            verdict = service_verdict(by_id, str(row.service_id), WIDGET_PAYMENT_TYPE, CURRENCY)
+        if verdict is None:
+            kept.append(row)
+            continue
+        rule, message = verdict
+        report.problems.append(
+            Problem(
+                row.row_number,
+                "serviceId",
+                rule,
+                f"{message}: the widget would refuse the link",
+                row.external_id,
+                str(row.service_id),
+            )
+        )
+    report.valid = kept

@@ -21,12 +21,13 @@ from openpyxl import load_workbook
 from pydantic import SecretStr
 from sqlalchemy import create_engine, text
 from support.stats import sandbox_stats
-from widget_support import hmac_hex
+from widget_support import hmac_hex, payload_dict, signed_query, widget_url
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
+from payflow.intake.lookups import fetch_services
 from payflow.ledger import Ledger
 from payflow.links.batch import expired_unused, issue_claims_file, register_links, report_links
-from payflow.links.rows import read_link_rows
+from payflow.links.rows import check_link_services, read_link_rows
 from payflow.links.server import ClaimsServer
 from payflow.links.store import LinkStore, token_hash
 from payflow.links.tracking import refresh_links
@@ -104,6 +105,41 @@ def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
     # Each problem names its own cause: a negative amount is not a formatting slip.
     [negative] = [p for p in report.problems if p.row == 11]
     assert negative.message == "amount must be positive (a link pays the recipient)"
+
+
+async def test_a_service_id_the_widget_refuses_is_rejected_before_any_claim(
+    tmp_path: Path, sandbox_server
+) -> None:
+    # Row 3's serviceId 101 (SBP) and row 4's 999 got claims; the recipient opening one met the
+    # widget's error page (PAYLOAD_INVALID serviceId), and the operator read "OPEN".
+    path = write_links_file(
+        tmp_path / "services.csv",
+        [
+            ("s-102", "u1", "10", "102"),
+            ("s-101", "u2", "10", "101"),
+            ("s-999", "u3", "10", "999"),
+            ("s-none", "u4", "10", ""),
+        ],
+    )
+    report = read_link_rows(path)
+    assert len(report.valid) == 4  # the file's own rules cannot know the services
+    async with AsyncPayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as client:
+        services = await fetch_services(client)
+    check_link_services(report, services)
+    assert [row.external_id for row in report.valid] == ["s-102", "s-none"]
+    assert [(p.row, p.column, p.rule, p.value) for p in report.problems] == [
+        (3, "serviceId", "service_mismatch", "101"),
+        (4, "serviceId", "service_unknown", "999"),
+    ]
+    assert report.problems[0].message == (
+        "serviceId 101 is a SBP service in RUB, not BANK_ACCOUNT in RUB: "
+        "the widget would refuse the link"
+    )
+    assert report.rejected == 2
+    # The widget refuses such a link indeed: the check is the widget's rule, not a guess.
+    payload = payload_dict(sandbox_server.merchant_id, serviceId=101)
+    page = httpx.get(widget_url(sandbox_server.url, signed_query(payload, sandbox_server.token)))
+    assert page.status_code == 400 and "serviceId" in page.text
 
 
 def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(

@@ -84,14 +84,21 @@ def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path)
     # the operator lost the only list of what to fix in the file.
     env = payflow_env(tmp_path / "home", tmp_path / "prefect")
     out = tmp_path / "out"
-    rows = [("gift-1", "anna", "25", ""), ("gift-2", "vera", "not a number", "")]
+    # Row 4's serviceId 101 is the SBP service, which the widget refuses: its claim opened on
+    # an error page, so the issue run asks the services list and rejects it.
+    rows = [
+        ("gift-1", "anna", "25", ""),
+        ("gift-2", "vera", "not a number", ""),
+        ("gift-3", "olga", "25", "101"),
+    ]
     links_file = write_links_file(tmp_path / "gifts.csv", rows)
     issued = run_payflow(["links", str(links_file), "--out", str(out), "--json"], env, tmp_path)
     assert issued.returncode == 1, issued.stdout + issued.stderr[-2000:]
     batch_id = json.loads(issued.stdout)["batch_id"]
     first_csv = (out / f"{batch_id}-links.csv").read_text("utf-8-sig")
     first_rejected = _rejected_sheet(out / f"{batch_id}-links.xlsx")
-    assert [line[0] for line in first_rejected] == [3]
+    assert [line[0] for line in first_rejected] == [3, 4]
+    assert "serviceId 101 is a SBP service" in str(first_rejected[1])
 
     done = run_payflow(["links", "report", batch_id, "--out", str(out)], env, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
@@ -99,7 +106,7 @@ def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path)
     assert again_csv == first_csv
     assert "3,gift-2,,,,REJECTED," in again_csv.splitlines()[2]
     assert _rejected_sheet(out / f"{batch_id}-links.xlsx") == first_rejected
-    assert "  rejected in the file: 1 row (listed in the report)" in done.stdout.splitlines()
+    assert "  rejected in the file: 2 rows (listed in the report)" in done.stdout.splitlines()
 
 
 def _rejected_sheet(path: Path) -> list[tuple[object, ...]]:
