@@ -19,6 +19,7 @@ from payflow.schemas.text_checks import (
     blank,
     matches,
     no_control_characters,
+    no_edge_spaces,
 )
 
 MAX_EXTERNAL_ID = 255
@@ -41,7 +42,17 @@ def _positive(s: pd.Series) -> pd.Series:
 REFUND_RULES: dict[str, list[tuple[str, str, SeriesCheck]]] = {
     "orderId": [
         ("order_id_present", "orderId is required", lambda s: ~blank(s)),
-        ("order_id_uuid", "orderId must be a UUID", lambda s: matches(s, UUID_PATTERN)),
+        (
+            "order_id_spaces",
+            "orderId starts or ends with a space: remove the space",
+            lambda s: no_edge_spaces(s) | blank(s),
+        ),
+        # A UUID pasted with a space beside it read "must be a UUID": the rule above names it.
+        (
+            "order_id_uuid",
+            "orderId must be a UUID",
+            lambda s: matches(s.str.strip(), UUID_PATTERN),
+        ),
         (
             "order_id_unique",
             "the order is refunded by more than one row; every such row is rejected",

@@ -34,8 +34,12 @@ def test_every_file_rule_is_reported_at_once_with_row_column_and_rule():
             ["0b8f3c2e-5a1d-4e6b-9f7a-100000000003", "e-5", "0", "line\nbreak", ""],  # row 6
             [ORDER, "e-6", "", "", ""],  # row 7: same order as row 4
             ["0b8f3c2e-5a1d-4e6b-9f7a-100000000004", "e-1", "", "", ""],  # row 8: e-1 again
+            [" 0b8f3c2e-5a1d-4e6b-9f7a-100000000005", "e-9", "", "", ""],  # row 9: pasted
         ]
     )
+    # A UUID pasted with a space is named for its space: it read "orderId must be a UUID".
+    assert (9, "orderId", "order_id_spaces") in found
+    assert (9, "orderId", "order_id_uuid") not in found
     assert {
         (2, "orderId", "order_id_uuid"),
         (3, "orderId", "order_id_present"),
