@@ -20,6 +20,7 @@ from payflow.intake.reading import FIRST_DATA_ROW
 from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import CURRENCY, ClaimState, LinkView
 from payflow.reporting.money import money_cell, money_text
+from payflow.reporting.workbook import column_widths, header_row
 
 HEADER = (
     "row",
@@ -39,6 +40,10 @@ HEADER = (
     "linkBatch",
 )
 PROBLEM_HEADER = ("row", "externalId", "column", "rule", "message")
+# Wide enough for ids and messages: Excel's default width cut them short.
+LINK_WIDTHS = (6, 28, 20, 14, 9, 16, 13, 14, 12, 26, 38, 12, 40, 10, 22)
+PROBLEM_WIDTHS = (6, 28, 12, 24, 80)
+NUMBERS = ("row", "amount", "claimsIssued", "claimsOpened", "linksMinted")
 
 
 @dataclass(frozen=True)
@@ -185,13 +190,14 @@ def write_links_report(
         writer.writerows(inert_row(cells) for cells in _rejected_lines(problems))
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Links")
-    sheet.append(list(HEADER))
+    header_row(sheet, HEADER, LINK_WIDTHS, NUMBERS)
     amount_at = HEADER.index("amount")
     for view, cells in zip(views, rows, strict=True):
         # A number in the workbook, so a spreadsheet sums it; the CSV keeps its text.
         amount = money_cell(sheet, view.amount, CURRENCY)
         sheet.append(text_cells(sheet, [*cells[:amount_at], amount, *cells[amount_at + 1 :]]))
     counts = workbook.create_sheet("Summary")
+    column_widths(counts, (28, 8))
     counts.append(["claim", "rows"])
     for state, count in sorted(claim_counts(views, now).items()):
         counts.append([state, count])
@@ -204,7 +210,7 @@ def write_links_report(
     counts.append(["known from an earlier batch", len(known)])
     if problems:
         rejected = workbook.create_sheet("Rejected")
-        rejected.append(list(PROBLEM_HEADER))
+        header_row(rejected, PROBLEM_HEADER, PROBLEM_WIDTHS, ("row",))
         for problem in problems:
             rejected.append(text_cells(rejected, _problem_cells(problem)))
     with replaced(paths.xlsx) as part:

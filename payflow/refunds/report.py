@@ -22,7 +22,7 @@ from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.reconciliation import ReportPaths
-from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, column_widths, header_row
 
 HEADER = [
     "row",
@@ -40,6 +40,9 @@ HEADER = [
     "findings",
 ]
 AMOUNT_AT, DEBIT_AT = HEADER.index("amount"), HEADER.index("debitAmount")
+# Wide enough for a UUID, an id and a finding: Excel's default width cut every id short.
+ROW_WIDTHS = (6, 38, 32, 38, 14, 9, 14, 13, 19, 16, 40, 12, 70)
+SUMMARY_WIDTHS = (18, 26, 8, 18)
 
 # The spec's refunds never carry a statusMessage: a failed one is said to have no reason.
 NO_REFUND_REASON = "the service gives no reason (statusMessage is always null)"
@@ -124,6 +127,7 @@ def write_refund_report(
             totals[(line.currency, line.state)] = (count + 1, amount + line.amount)
     workbook = Workbook(write_only=True)
     summary = workbook.create_sheet("Summary")
+    column_widths(summary, SUMMARY_WIDTHS)
     summary.append(["refund batch", batch_id])
     summary.append(["generated_at_utc", datetime.now(UTC).isoformat(timespec="seconds")])
     if sandbox:
@@ -139,7 +143,7 @@ def write_refund_report(
             [text_cell(summary, currency), state, count, money_cell(summary, amount, currency)]
         )
     sheet = workbook.create_sheet("Rows")
-    sheet.append(HEADER)
+    header_row(sheet, HEADER, ROW_WIDTHS, ("row", "amount", "debitAmount"))
     for line in lines:
         cells: list[object] = list(line.cells)
         # Numbers in the workbook, so a spreadsheet sums them; the CSV keeps their text.

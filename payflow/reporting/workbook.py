@@ -87,15 +87,21 @@ README_WIDTHS = (24.0, 12.0, 90.0)
 ROWS_PAGES_WIDE = 3
 
 
-def _header(
+def header_row(
     sheet: Sheet, names: Sequence[str], widths: Sequence[float], numbers: Sequence[str] = ()
 ) -> None:
-    """Bold names over the columns; the names in `numbers` right-aligned over their figures."""
-    for index, width in enumerate(widths, start=1):
-        sheet.column_dimensions[get_column_letter(index)].width = width
+    """Bold names over columns `widths` wide, kept in view while scrolling; the names in
+    `numbers` right-aligned over their figures. Call it before any other row."""
+    column_widths(sheet, widths)
     sheet.freeze_panes = "A2"
     print_one_page_wide(sheet)
     sheet.append([_heading(sheet, n) if n in numbers else _bold(sheet, n) for n in names])
+
+
+def column_widths(sheet: Sheet, widths: Sequence[float]) -> None:
+    """Set the first columns' widths (in characters): a spreadsheet's default cut ids short."""
+    for index, width in enumerate(widths, start=1):
+        sheet.column_dimensions[get_column_letter(index)].width = width
 
 
 def _filter(sheet: Sheet, columns: int, rows: int) -> None:
@@ -124,7 +130,7 @@ class WorkbookWriter:
         self._row_count = 0
         self._reject_count = 0
         self._formats: dict[str, str] = {}
-        _header(
+        header_row(
             self.rows,
             [c.name for c in ROW_COLUMNS],
             [c.width for c in ROW_COLUMNS],
@@ -135,8 +141,8 @@ class WorkbookWriter:
         # starting with the source row and externalId its figures belong to.
         print_pages_wide(self.rows, ROWS_PAGES_WIDE, key_columns="A:B")
         # Headings over figures sit right, over them: "source_rowexternal_id" read as one.
-        _header(self.rejects, REJECT_HEADER, REJECT_WIDTHS, ("source_row",))
-        _header(self.findings, FINDING_HEADER, FINDING_WIDTHS, ("finding_id", "source_row"))
+        header_row(self.rejects, REJECT_HEADER, REJECT_WIDTHS, ("source_row",))
+        header_row(self.findings, FINDING_HEADER, FINDING_WIDTHS, ("finding_id", "source_row"))
 
     def add_row(self, cells: Sequence[Cell], reasons: Iterable[str] | None) -> None:
         """One source row (`row_cells`) on the rows sheet; rejected rows also on rejects."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from links_support import Clock, write_links_file
 from openpyxl import load_workbook
-from support.spreadsheet import computed_sheets
+from support.spreadsheet import computed_sheets, cut_short
 
 from payflow.links.batch import register_links, report_links
 from payflow.links.rows import read_link_rows
@@ -88,3 +88,12 @@ def test_a_batch_whose_every_row_was_rejected_still_has_its_report(
     paths, figures = report_links(store, report.batch_id, tmp_path / "out")
     assert figures.rejected == 1 and figures.claims == {}
     assert load_workbook(paths.xlsx)["Rejected"]["B2"].value == "g-1"
+
+
+def test_no_column_of_the_workbook_cuts_its_values_short(store: LinkStore, tmp_path: Path) -> None:
+    # Every column had the default width: ids, expiry times and messages were cut off.
+    rows = [("gift-2026-11-27-000001", "client-00042", "1250000.50", ""), ("x", "y", "0", "")]
+    report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
+    register_links(store, report)
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out")
+    assert cut_short(paths.xlsx) == []

@@ -4,9 +4,11 @@ evaluated), guarded by an apostrophe in the CSV."""
 from __future__ import annotations
 
 import csv
+from decimal import Decimal
 from pathlib import Path
 
 from openpyxl import load_workbook
+from support.spreadsheet import cut_short
 
 from payflow.ledger import Disposition, RefundRowView
 from payflow.ledger.states import RowState
@@ -36,3 +38,28 @@ def test_formula_like_input_reads_as_written_in_the_workbook(tmp_path: Path) -> 
     cells = dict(zip(HEADER, rows[2], strict=True))
     shown = [(cells[n].value, cells[n].data_type) for n in ("orderId", "externalId", "findings")]
     assert shown == [("=1+1", "s"), ("@r-1", "s"), ("-orderId: no such order", "s")]
+
+
+def test_no_column_of_the_workbook_cuts_its_values_short(tmp_path: Path) -> None:
+    # Every column had the default width: ids ran under the next column and the summary read
+    # "COMPLETE" for COMPLETED and "refund bat" for the batch's label.
+    view = RefundRowView(
+        row_number=2,
+        external_id="rf-3f1c9d0e8b7a6c5d4e3f2a1b-1",
+        order_id="0b8f3c2e-5a1d-4e6b-9f7a-100000000001",
+        disposition=Disposition.NEW,
+        state=RowState.MANUAL,
+        refund_id="a4a1e2c7-4075-4851-aceb-afd4dc5122eb",
+        amount=Decimal("1250000.50"),
+        currency="RUB",
+        debit_amount=Decimal("1250000.50"),
+        debit_currency="RUB",
+        debit_basis="MERCHANT_RECEIVED",
+        status_message=None,
+        order_status="COMPLETED",
+        corrected=False,
+        first_batch_id=None,
+        reasons=[],
+    )
+    paths = write_refund_report(tmp_path, "b-widths", [view], sandbox=False)
+    assert cut_short(paths.xlsx) == []

@@ -38,3 +38,24 @@ def computed_sheets(xlsx: Path, out_dir: Path) -> dict[str, list[list[str]]]:
             sheets[path.stem.removeprefix(f"{xlsx.stem}-")] = list(csv.reader(handle))
     assert sheets, f"LibreOffice wrote no CSV for {xlsx}"
     return sheets
+
+
+def cut_short(xlsx: Path) -> list[str]:
+    """`Sheet!B: orderId` for each column narrower than its longest value (numbers as written
+    in the XLSX, 2 decimals): what a spreadsheet shows cut off, or as ###, when opened."""
+    from openpyxl import load_workbook
+    from openpyxl.utils import get_column_letter
+
+    found = []
+    for sheet in load_workbook(xlsx):
+        for index, column in enumerate(sheet.iter_cols(values_only=True), start=1):
+            letter = get_column_letter(index)
+            longest = max(
+                len(f"{v:,.2f}" if isinstance(v, float) else str(v))
+                for v in column
+                if v is not None
+            )
+            # openpyxl reads an unset width as 13, a spreadsheet's default.
+            if longest > (sheet.column_dimensions[letter].width or 13):
+                found.append(f"{sheet.title}!{letter}: {column[0]}")
+    return found
