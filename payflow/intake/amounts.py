@@ -54,6 +54,12 @@ def read_decimal_commas(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Problem
     return frame.assign(amount=rewritten), [notice], rejects
 
 
+def read_russian_amounts(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with Russian-form amounts rewritten with a point (a refund or links file of a
+    `;` CSV); any other amount stays as written, for the file's own rule to reject."""
+    return read_decimal_commas(frame)[0]
+
+
 def _thousands_point(value: str) -> str:
     """Why `1.500` (or `1.500,50`) is not read, in the form the operator wrote it."""
     whole, comma, cents = value.partition(",")

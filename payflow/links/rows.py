@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from payflow.api.widget import WidgetPayload
 from payflow.intake import BatchFileError, Problem
+from payflow.intake.amounts import read_russian_amounts
 from payflow.intake.columns import ReadColumns
 from payflow.intake.lookups import ServiceInfo
 from payflow.intake.problems import not_read
@@ -84,6 +85,8 @@ def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport
     frame = without_blank_rows(frame, read_problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
+    if table.decimal_comma:
+        frame = read_russian_amounts(frame)  # `1 250,50` in a `;` file, as a payout file's
     return check_link_rows(batch_id, name, frame, read_problems)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from payflow.intake.amounts import read_russian_amounts
 from payflow.intake.columns import ReadColumns
 from payflow.intake.identity import (
     REFUND_IDENTITY_COLUMNS,
@@ -81,6 +82,9 @@ def _refund_file(table: RawTable) -> RefundFile:
     frame = without_blank_rows(frame, problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
+    if table.decimal_comma:
+        # Read before the derived ids, as a payout file's: `1 250,50` is 1250.50 in a `;` file.
+        frame = read_russian_amounts(frame)
     for column in OPTIONAL_COLUMNS:
         if column not in frame:
             frame[column] = ""

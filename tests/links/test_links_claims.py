@@ -107,6 +107,17 @@ def test_every_problem_of_every_row_is_reported_at_once(tmp_path: Path) -> None:
     assert negative.message == "amount must be positive (a link pays the recipient)"
 
 
+def test_a_semicolon_file_from_russian_excel_reads_its_amounts_as_a_payout_file_does(
+    tmp_path: Path,
+) -> None:
+    # `1 250,50` was rejected ("amount must be written like 1500 or 1500.50").
+    path = tmp_path / "russian.csv"
+    path.write_text("externalId;userId;amount\nru-1;u1;1 250,50\nru-2;u2;1.250,50\n", "utf-8")
+    report = read_link_rows(path)
+    assert [(row.external_id, row.amount) for row in report.valid] == [("ru-1", Decimal("1250.50"))]
+    assert [(p.row, p.column) for p in report.problems] == [(3, "amount")]
+
+
 async def test_a_service_id_the_widget_refuses_is_rejected_before_any_claim(
     tmp_path: Path, sandbox_server
 ) -> None:

@@ -68,6 +68,23 @@ def test_a_clean_file_has_no_problems_and_gets_derived_ids_without_the_column():
     assert other.frame.at[3, "externalId"] == derived
 
 
+def test_a_semicolon_file_from_russian_excel_reads_its_amounts_as_a_payout_file_does(tmp_path):
+    # `1 250,50` was rejected as amount_format, though a payout file of the same Excel is read.
+    russian = tmp_path / "russian.csv"
+    russian.write_text(f"orderId;amount\n{ORDER};1 250,50\n{OTHER};12,5\n", encoding="utf-8")
+    plain = tmp_path / "plain.csv"
+    plain.write_text(f"orderId,amount\n{ORDER},1250.50\n", encoding="utf-8")
+    read = read_refund_file(russian)
+    assert read.frame["amount"].tolist() == ["1250.50", "12.5"]
+    assert refund_problems(read.frame) == []
+    # The same refund as the plain file's: its derived externalId does not change.
+    assert read.frame.at[2, "externalId"] == read_refund_file(plain).frame.at[2, "externalId"]
+    # A comma file is never read so: there `1,5` may be a thousands separator.
+    comma = tmp_path / "comma.csv"
+    comma.write_text(f'orderId,amount\n{ORDER},"12,5"\n', encoding="utf-8")
+    assert {p.rule for p in refund_problems(read_refund_file(comma).frame)} == {"amount_format"}
+
+
 def test_a_file_without_an_order_column_cannot_be_used(tmp_path):
     path = write_refunds(tmp_path / "r.csv", [["e-1", "x"]], header=["externalId", "reason"])
     with pytest.raises(BatchFileError, match="required column missing: orderId"):
