@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from payflow.intake.columns import match_headers
+from payflow.intake.columns import header_key, match_headers
 from payflow.intake.problems import BatchFileError, SheetToChoose
 
 SCANNED_ROWS = 10  # rows below the header (or atop another sheet) searched for the real header
 SHOWN_HEADERS = 12
 FIRST_DATA_ROW = 2
+# What a links file (externalId, userId, amount[, serviceId]) lacks of a payout batch.
+LINKS_ONLY_MISSING = {"currency", "paymentType", "requisites", "name"}
 
 MissingColumns = Callable[[list[str]], Sequence[str]]
 """The required columns a header row lacks (none: the header is complete)."""
@@ -35,6 +37,7 @@ def missing_columns_error(
         shown += f" and {len(found) - SHOWN_HEADERS} more"
     message = (
         f"{name}: required column missing: {', '.join(missing)}; headers found in row 1: {shown}"
+        f"{_other_kind(name, found, missing)}"
     )
     below = header_row(top)
     if below is not None:
@@ -51,6 +54,22 @@ def missing_columns_error(
                 f"add --sheet {sheet!r}",
             )
     return BatchFileError(message)
+
+
+def _other_kind(name: str, found: Sequence[str], missing: Sequence[str]) -> str:
+    """Where a refund or links file goes, when it was given as a payout batch: the missing
+    columns alone sent the operator to add payout columns to it."""
+    keys = {header_key(header) for header in found}
+    if "orderid" in keys:
+        return (
+            f"; an orderId column is a refund file's: refunds are made by `payflow refund {name}`"
+        )
+    if set(missing) == LINKS_ONLY_MISSING and "externalid" in keys:
+        return (
+            "; externalId, userId and amount alone are a payout links file's: recipients' links "
+            f"are issued by `payflow links {name}`"
+        )
+    return ""
 
 
 def header_row(rows: Sequence[Sequence[str]]) -> int | None:
