@@ -51,7 +51,9 @@ def write_claims_file(
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
     try:
         os.fchmod(descriptor, OWNER_ONLY)  # whatever the umask did
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+        # With a BOM, as every CSV payflow writes: Excel read a Cyrillic userId without one as
+        # mojibake, and the operator matches each line to its recipient by it.
+        with os.fdopen(descriptor, "w", encoding="utf-8-sig", newline="") as handle:
             descriptor = -1
             handle.write(buffer.getvalue())
     finally:

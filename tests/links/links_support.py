@@ -36,7 +36,7 @@ def write_links_file(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
 
 def read_claims(path: Path) -> dict[str, str]:
     """externalId -> claim URL from a claims file."""
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:
         return {row["externalId"]: row["claimUrl"] for row in csv.DictReader(handle)}
 
 

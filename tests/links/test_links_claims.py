@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
 import json
 import stat
 import time
@@ -159,10 +160,13 @@ def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
     _, path = issue(
         store,
         tmp_path,
-        [("a-1", "u1", "10", ""), ("a-2", "u2", "20.5", "102")],
+        [("a-1", "u1", "10", ""), ("a-2", "Анна-2", "20.5", "102")],
         "https://pay.example/",
     )
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    # With a BOM, as every CSV payflow writes: Excel showed a Cyrillic userId as mojibake.
+    assert path.read_bytes().startswith(codecs.BOM_UTF8)
+    assert ",Анна-2,20.50," in path.read_text(encoding="utf-8-sig")
     urls = read_claims(path)
     assert set(urls) == {"a-1", "a-2"}
     tokens = [url.removeprefix("https://pay.example/claim/") for url in urls.values()]
