@@ -13,6 +13,9 @@ Every server is stopped when the test ends. `sandbox_server.url` is the base URL
 `.token` the accepted token (the default sandbox token), `.merchant_id` the merchant.
 Inspection and run-time faults: `support.stats.sandbox_stats(server)`, `set_faults(server, ...)`.
 The factory itself is `support.sandbox.SandboxFactory`; PostgreSQL databases: `support.postgres`.
+
+A module that runs flows in-process asks for `prefect_api` (the API URL): every such module of
+a test process shares one Prefect server, `prefect_server`, started on its first use.
 """
 
 from __future__ import annotations
@@ -45,3 +48,30 @@ def sandbox_server(request: pytest.FixtureRequest, make_sandbox: MakeSandbox) ->
     """A started sandbox with fast delays; indirect param: a dict of config overrides."""
     overrides: dict[str, Any] = getattr(request, "param", None) or {}
     return make_sandbox(**overrides)
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """This test process's Prefect server for in-process flows, on a fresh database; its API URL.
+
+    One per process, not one per module (Prefect's harness, about 9 s of CPU each time): each
+    test reads back only its own runs, by id, tag or batch."""
+    # Imported here: Prefect's server modules are slow to import, and most processes need none.
+    from prefect.logging.handlers import APILogWorker
+    from support.prefect import start_harness_server
+
+    server = start_harness_server(tmp_path_factory.mktemp("prefect-server"))
+    yield server.api_url
+    # Logs still queued for the server are sent first, or their worker prints "Error logging
+    # to API" once it is gone.
+    APILogWorker.drain_all(timeout=5)
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def prefect_api(prefect_server: str) -> Iterator[str]:
+    """The module's in-process flows run against `prefect_server`; its API URL."""
+    from support.prefect import prefect_harness
+
+    with prefect_harness(prefect_server) as url:
+        yield url

@@ -19,7 +19,6 @@ import pytest
 from paying_support import pay_state, register, row
 from prefect.flow_runs import resume_flow_run
 from sqlalchemy import create_engine, update
-from support.prefect import prefect_harness
 from support.stats import sandbox_stats
 
 from payflow.approvals import UnknownBatch
@@ -36,12 +35,6 @@ REPO = Path(__file__).resolve().parents[2]
 UNDER_LIMITS = Decimal(5000)
 ONE_STEP = Decimal(2_000_000)
 TWO_STEPS = Decimal(60_000_000)
-
-
-@pytest.fixture(scope="module")
-def prefect_api():
-    with prefect_harness() as url:
-        yield url
 
 
 def batch_of(ledger: Ledger, prefix: str, *amounts: Decimal, maker: str = "alice") -> str:

@@ -26,7 +26,6 @@ from prefect.client.schemas.objects import State
 from prefect.client.schemas.sorting import ArtifactSort, FlowRunSort
 from prefect.states import Crashed, Failed, Paused, Running
 from support.beats import at_past, dead_run_id, elsewhere_run_id
-from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
 from payflow.approvals.identity import current_user, file_maker_note, worker_account_note
@@ -99,12 +98,6 @@ def _settings_for_a_sandbox(sandbox, tmp_path, monkeypatch) -> str:
     monkeypatch.setenv("PAYFLOW_LEDGER_URL", ledger_url)
     monkeypatch.setenv("PAYFLOW_HOME", str(tmp_path / "home"))
     return ledger_url
-
-
-@pytest.fixture(scope="module")
-def prefect_api():
-    with prefect_harness():
-        yield
 
 
 def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_fails(

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 from paying_support import register, row
 from prefect.flow_engine import run_flow
-from support.prefect import prefect_harness
 
 from payflow.approvals import record_decision
 from payflow.expected import OneLineForExpected
@@ -27,12 +26,6 @@ from payflow.flows.refund_batch import refund_batch
 from payflow.intake.problems import BatchFileError
 from payflow.ledger import Ledger
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
-
-
-@pytest.fixture(scope="module")
-def prefect_api() -> Iterator[None]:
-    with prefect_harness():
-        yield
 
 
 class Records(logging.Handler):

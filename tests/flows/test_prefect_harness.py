@@ -1,5 +1,6 @@
-"""The shared Prefect harness records a module's task runs even after flows in the same process
-ran against another server, as the console tests' in-process pay runs do."""
+"""The test process's Prefect server records a module's task runs even after flows in the same
+process ran against another server, as the console tests' in-process pay runs do, and the
+flows that run after it against that other server are recorded there."""
 
 from __future__ import annotations
 
@@ -25,16 +26,21 @@ def one_task() -> UUID:
     return task_run_id
 
 
-def test_task_runs_reach_the_harness_after_flows_ran_against_another_server(tmp_path: Path):
+def test_task_runs_reach_the_harness_after_flows_ran_against_another_server_and_back(
+    prefect_server: str, tmp_path: Path
+):
     elsewhere = SubprocessASGIServer(port=free_port())
     with temporary_settings({PREFECT_HOME: tmp_path}):  # its database, not the user's
         elsewhere.start(timeout=120)
     try:
         with temporary_settings({PREFECT_API_URL: elsewhere.api_url}):
             one_task()
-        with prefect_harness():
+        with prefect_harness(prefect_server):
             task_run_id = one_task()
             # Without a fresh events worker the run was never recorded here.
             assert recorded_tries(task_run_id, timeout=60) == 1
+        with temporary_settings({PREFECT_API_URL: elsewhere.api_url}):
+            # Flows after the harness (the next module's) are recorded on their server again.
+            assert recorded_tries(one_task(), timeout=60) == 1
     finally:
         elsewhere.stop()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from support.prefect import prefect_harness, recorded_tries
+from support.prefect import recorded_tries
 from support.sandbox import MakeSandbox
 from support.stats import sandbox_stats, set_faults
 
@@ -19,12 +19,6 @@ from payflow.tasks.retrying import transient_only
 
 # Every attempt the client makes for one GET: the first Prefect try of a lookup fails as a whole.
 FAILS_PAST_THE_CLIENT = RetryPolicy().max_retries + 1
-
-
-@pytest.fixture(scope="module")
-def prefect_api():
-    with prefect_harness():
-        yield
 
 
 def _flaky(error: Exception, failures: int) -> tuple[object, list[int]]:

@@ -6,20 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from paying_support import pay_state, register, row
-from support.prefect import prefect_harness
 
 from payflow.flows.pay_batch import pay_result
 from payflow.ledger import Ledger
 from payflow.ledger.actions import last_action
 from payflow.paying.run_end import FAILED, FINISHED, NOT_ALL_PAID
-
-
-@pytest.fixture(scope="module")
-def prefect_api():
-    with prefect_harness() as url:
-        yield url
 
 
 def _pay(sandbox, ledger: Ledger, batch_id: str, tmp_path: Path):

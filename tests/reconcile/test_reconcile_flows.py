@@ -9,17 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 from reconcile_support import instruction, new_id, pay, payout_id, register
-from support.prefect import prefect_harness
 
 from payflow.api import AsyncPayoutsClient
 from payflow.flows.reconcile import reconcile_pending, reconcile_recent
 from payflow.ledger import Ledger
-
-
-@pytest.fixture(scope="module")
-def prefect_api():
-    with prefect_harness():
-        yield
 
 
 def _paid_batch(ledger_url: str, sandbox, last4: str) -> tuple[str, str]:

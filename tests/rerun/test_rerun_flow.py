@@ -9,12 +9,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from prefect import get_client
-from prefect.client.schemas.sorting import FlowRunSort
+from prefect import get_client, tags
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
 from rerun_support import correct_at_service, paid_batch, posts
 from sqlalchemy import create_engine, update
 from support.postgres import fresh_postgres_database
-from support.prefect import prefect_harness
 
 from payflow.approvals import ApprovalRefused, record_decision
 from payflow.approvals.identity import current_user
@@ -25,12 +24,6 @@ from payflow.rerun import RerunRefused, attempt_external_id
 from payflow.runtime import ConfigurationError
 from payflow.sandbox import SandboxServer
 from payflow.settings import Settings
-
-
-@pytest.fixture(scope="module")
-def prefect_api():
-    with prefect_harness():
-        yield
 
 
 def rerun(sandbox: SandboxServer, ledger: Ledger, batch_id: str, **options) -> RerunResult:
@@ -255,7 +248,9 @@ def test_a_ledger_password_never_becomes_a_prefect_parameter(
     with_password = postgres_url.replace("postgres@", "postgres:s3cret-pw@", 1)
     assert "s3cret-pw" in with_password  # trust auth here: the password is carried, not checked
     monkeypatch.setenv("PAYFLOW_LEDGER_URL", with_password)
-    with Ledger.open(with_password) as ledger:
+    # This test's runs, not the others' on the test process's server.
+    mine = f"test-{secrets.token_hex(4)}"
+    with Ledger.open(with_password) as ledger, tags(mine):
         batch_id = paid_batch(sandbox, ledger, f"pw{secrets.token_hex(3)}")
         result = rerun_failed(
             batch_id=batch_id,
@@ -265,15 +260,19 @@ def test_a_ledger_password_never_becomes_a_prefect_parameter(
             sandbox=True,
             wait_for_approval=False,
         )
-        assert result.created and ledger.rerun_batches(batch_id)
+        [rerun_id] = ledger.rerun_batches(batch_id)
+        assert result.created
 
     async def parameters() -> str:
         async with get_client() as client:
-            runs = await client.read_flow_runs(limit=200, sort=FlowRunSort.START_TIME_DESC)
+            runs = await client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[mine]))
+            )
         return json.dumps([run.parameters for run in runs], default=str)
 
     seen = asyncio.run(parameters())
-    assert batch_id in seen  # the runs were read: the rerun and its pay-batch subflow
+    # The runs were read: the rerun's, and its pay-batch subflow's (which pays the rerun batch).
+    assert batch_id in seen and rerun_id in seen
     assert "s3cret-pw" not in seen
 
 

@@ -1,5 +1,5 @@
-"""Prefect servers for tests (Prefect's harness from a fresh events worker, or a server on
-PostgreSQL in its own process), and what a server recorded."""
+"""Prefect servers for tests (the test process's harness server, entered from a fresh events
+worker, or a server on PostgreSQL in its own process), and what a server recorded."""
 
 from __future__ import annotations
 
@@ -8,32 +8,63 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import TaskRun
+from prefect.context import _temporary_global_settings_context, get_settings_context
 from prefect.events.worker import EventsWorker
 from prefect.exceptions import ObjectNotFound
-from prefect.settings import get_current_settings, temporary_settings
-from prefect.testing.utilities import prefect_test_harness
+from prefect.server.api.server import SubprocessASGIServer
+from prefect.settings import (
+    PREFECT_API_URL,
+    PREFECT_HOME,
+    PREFECT_SERVER_ANALYTICS_ENABLED,
+    PREFECT_SERVER_DATABASE_CONNECTION_URL,
+    temporary_settings,
+)
 
 from support.postgres import fresh_postgres_database
 from support.servers import answers, free_port, start_group, stop_group
 from support.waiting import wait_until
 
 
+def start_harness_server(home: Path) -> SubprocessASGIServer:
+    """The server Prefect's test harness starts (its temporary server, with the services that
+    record task runs), on a fresh SQLite database under `home`; started once per test process
+    by the `prefect_server` fixture, as the harness cost about 9 s of CPU per module."""
+    server = SubprocessASGIServer(port=free_port())
+    database = f"sqlite+aiosqlite:///{home / 'prefect.db'}"
+    fresh = {
+        PREFECT_HOME: home,
+        PREFECT_SERVER_DATABASE_CONNECTION_URL: database,
+        # Its telemetry job locked the database ("database is locked"), as in payflow's runs.
+        PREFECT_SERVER_ANALYTICS_ENABLED: False,
+    }
+    with temporary_settings(updates=fresh):  # the server's environment, not the tests'
+        server.start(timeout=90)
+    return server
+
+
 @contextmanager
-def prefect_harness(settings: dict[Any, Any] | None = None) -> Iterator[str]:
-    """A temporary Prefect server for in-process flows, with `settings` applied; its API URL.
+def prefect_harness(api_url: str) -> Iterator[str]:
+    """In-process flows, and threads they start, run against the Prefect server at `api_url`
+    (the `prefect_server` fixture's) until the block ends; yields `api_url`.
 
     Prefect keeps one events worker per process for any API URL. One started by an earlier test
     against another server kept sending there, and this server's task runs were never recorded:
-    it is stopped first, so the next event starts one bound here."""
+    it is stopped first, so the next event starts one bound here, and stopped again at the end
+    so that the next module's flows do not send here."""
     EventsWorker.drain_all(timeout=30)
-    harness = prefect_test_harness(server_startup_timeout=90)
-    with temporary_settings(updates=settings or {}), harness:
-        yield str(get_current_settings().api.url)
+    with (
+        temporary_settings(updates={PREFECT_API_URL: api_url}),
+        # A thread started inside sees Prefect's global settings, not this context's.
+        _temporary_global_settings_context(get_settings_context()),
+    ):
+        try:
+            yield api_url
+        finally:
+            EventsWorker.drain_all(timeout=30)
 
 
 @contextmanager
