@@ -35,13 +35,23 @@ from payflow.ledger.run_beats import batch_beats, beat
 WIDTHS = {"wide": 1280, "phone": 390}
 
 
-@pytest.fixture
-def browser() -> Iterator[Browser]:
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    """One headless Chromium for the module: each start cost about 1 s of CPU and 3 s."""
     executable = require_browser()
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def browser(chromium: Browser) -> Iterator[Browser]:
+    """The module's Chromium; the test's pages (each in a context of its own: no cookie of an
+    earlier test) are closed after it, so none keeps polling its console."""
+    yield chromium
+    for context in chromium.contexts:
+        context.close()
 
 
 def _sign_in(browser: Browser, console: Console, name: str) -> Page:
