@@ -126,6 +126,9 @@ def _print(result: LinksResult, as_json: bool) -> None:
         issued = counted(result.claims_issued, "claim URL")
         print(f"claims: {issued} in {result.claims_file} (owner-only)")
         print("        send each recipient only their own line; never log or share this file")
+    elif result.action == "reissue":
+        # Silence read as a reissue that wrote its file somewhere the operator did not look.
+        print("claims: none reissued: no unused claim of this batch has expired")
     print(f"report: {result.report_xlsx}")
     print(f"        {result.report_csv}")
 

@@ -108,6 +108,15 @@ def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path)
     assert _rejected_sheet(out / f"{batch_id}-links.xlsx") == first_rejected
     assert "  rejected in the file: 2 rows (listed in the report)" in done.stdout.splitlines()
 
+    # A reissue with no claim expired said nothing of claims: read as a file written elsewhere.
+    claims_files = sorted(out.glob("*claims*"))
+    reissued = run_payflow(["links", "--reissue", batch_id, "--out", str(out)], env, tmp_path)
+    assert reissued.returncode == 1, reissued.stdout + reissued.stderr[-2000:]
+    lines = reissued.stdout.splitlines()
+    assert "claims: none reissued: no unused claim of this batch has expired" in lines
+    assert sorted(out.glob("*claims*")) == claims_files
+    assert _rejected_sheet(out / f"{batch_id}-links.xlsx") == first_rejected
+
 
 def _rejected_sheet(path: Path) -> list[tuple[object, ...]]:
     book = load_workbook(path)
