@@ -520,7 +520,10 @@ def test_a_file_dropped_again_pays_a_batch_whose_run_died_running_or_paused_and_
         {"run_input": {"approve": True, "approver": APPROVER}},
     )
     assert wait_for("the resume", lambda: stack.state_of(pause) == "RUNNING", timeout=30)
-    assert {stack.state_of(runs[n]) for n in runs} == {"RUNNING"}  # Prefect cannot tell
+    # Prefect cannot tell: the killed runs read Running (or, in some placements of runs on
+    # workers, Crashed: the daily run replaces either the same way); the live one runs on.
+    assert stack.state_of(runs["live"]) == "RUNNING"
+    assert {stack.state_of(runs[n]) for n in ("paying", "paused")} <= {"RUNNING", "CRASHED"}
     for name in dict.fromkeys(killed):
         start_worker(stack, name, stack.root / f"{name}-after-kill.log")
 
