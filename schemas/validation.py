@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
+from functools import partial
 from itertools import repeat
 from typing import TypeVar
 
@@ -70,12 +71,13 @@ def validate_rows(
         source_name=raw.source_name,
         sheet=raw.sheet,
         rows=len(frame),
-        instructions=_instructions(_rows(frame, valid_rows), bank_ids),
         rejects=rejects,
         warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
         bank_resolutions=resolutions,
         not_checked=not_checked,
         reject_currencies=_currencies_of(frame, rejects),
+        valid=len(valid_rows),
+        build_instructions=partial(_instructions, frame, valid_rows, bank_ids),
     )
 
 
@@ -162,7 +164,10 @@ def _cells(frame: pd.DataFrame, column: str) -> Iterator[str]:
     return walked
 
 
-def _instructions(frame: pd.DataFrame, bank_ids: dict[int, str]) -> list[PayoutInstruction]:
+def _instructions(
+    frame: pd.DataFrame, valid_rows: pd.Index, bank_ids: dict[int, str]
+) -> list[PayoutInstruction]:
+    frame = _rows(frame, valid_rows)
     banks = np.array(list(_optional(frame, "bankName")), dtype=object)
     if bank_ids:
         banks[frame.index.get_indexer(pd.Index(list(bank_ids)))] = list(bank_ids.values())

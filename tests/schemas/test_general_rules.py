@@ -12,6 +12,19 @@ def test_a_valid_row_of_each_destination_passes() -> None:
     assert [i.payment_type for i in report.instructions] == ["SIM", "SBP", "BANK_ACCOUNT", "EMAIL"]
 
 
+def test_the_valid_count_needs_no_instructions_and_they_are_built_once_on_first_use() -> None:
+    # `payflow validate` prints the count and never sends a row: building a million
+    # instructions it does not use was a sixth of its time.
+    report = validate(row("SIM"), row("SBP", amount="not a number"), row("BANK_ACCOUNT"))
+    assert report.valid == 2
+    assert "instructions" not in vars(report)
+    assert [(i.row_number, i.payment_type) for i in report.instructions] == [
+        (2, "SIM"),
+        (4, "BANK_ACCOUNT"),
+    ]
+    assert report.instructions is report.instructions
+
+
 @pytest.mark.parametrize(
     ("cells", "rule", "column"),
     [
