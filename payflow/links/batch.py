@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from payflow.intake import BatchFileError, Problem
+from payflow.ledger.states import RowState
 from payflow.links.files import write_claims_file
 from payflow.links.records import ClaimState, LinkRow, LinkView
 from payflow.links.report import (
@@ -57,12 +58,23 @@ def register_links(store: LinkStore, report: LinkRowsReport) -> RegisteredLinks:
         rejected=report.rejected + len(conflicts),
         new=outcome.new,
         already_known=len(outcome.already_known),
-        known=[
-            f"row {row.row_number}: externalId {row.external_id!r} has a link from {first}: "
-            "its claim is in that batch's claims file; none issued again"
-            for row, first in outcome.already_known
-        ],
+        known=[known_line(row, first, state) for row, first, state in outcome.already_known],
         conflicts=conflicts,
+    )
+
+
+def known_line(row: LinkRow, first: str, state: RowState) -> str:
+    """What the operator reads of a row whose link an earlier file registered, by its payout's
+    state in the ledger: a paid one was read as a claim still to send from that batch's file."""
+    if state is RowState.VALIDATED:
+        where = "its claim is in that batch's claims file"
+    elif state is RowState.COMPLETED:
+        where = "already paid (its payout is COMPLETED)"
+    else:
+        where = f"its recipient has made its payout, {state.value}"
+    return (
+        f"row {row.row_number}: externalId {row.external_id!r} has a link from {first}: "
+        f"{where}; none issued again"
     )
 
 

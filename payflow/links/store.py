@@ -67,8 +67,9 @@ class LinkRegisterOutcome:
     """What registering a links file decided per row."""
 
     new: list[LinkRow] = field(default_factory=list)
-    # Each with where it was registered first, e.g. "links batch 8ea0... (row 3)".
-    already_known: list[tuple[LinkRow, str]] = field(default_factory=list)
+    # Each with where it was registered first, e.g. "links batch 8ea0... (row 3)", and its
+    # payout's state in the ledger (VALIDATED: the recipient has made none yet).
+    already_known: list[tuple[LinkRow, str, RowState]] = field(default_factory=list)
     conflicts: list[tuple[LinkRow, str]] = field(default_factory=list)
 
 
@@ -80,6 +81,7 @@ class _KnownLink:
     user_id: str
     amount: Decimal
     service_id: int | None
+    state: str
 
     def conflict_reason(self, row: LinkRow) -> str:
         """Which fields differ, by their column names; the amounts only, never a userId."""
@@ -149,6 +151,7 @@ class LinkStore:
                         LinkPayout.user_id,
                         LinkPayout.amount,
                         LinkPayout.service_id,
+                        LinkPayout.state,
                     ).where(LinkPayout.external_id.in_(part))
                 )
                 known.update((found_row[0], _KnownLink(*found_row[1:])) for found_row in found)
@@ -168,7 +171,7 @@ class LinkStore:
                     values.append(_insert_values(batch_id, source_name, row, now))
                 elif seen.content_hash == row.content_hash():
                     first = f"links batch {seen.batch_id} (row {seen.row_number})"
-                    outcome.already_known.append((row, first))
+                    outcome.already_known.append((row, first, RowState(seen.state)))
                     if seen.batch_id != batch_id:  # the same file again is its own rows
                         from_earlier.append((row, first))
                 else:

@@ -210,6 +210,29 @@ def test_a_row_seen_before_names_where_its_link_is_and_a_changed_row_what_change
     )
 
 
+def test_a_row_seen_before_whose_payout_is_paid_says_it_is_paid(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    # Found by use: a row of an earlier file whose recipient was already paid read "its claim
+    # is in that batch's claims file", and the operator went to send that claim again.
+    first, _ = issue(
+        store, tmp_path, [("p-1", "anna", "2500", ""), ("p-2", "boris", "10", "")], "https://p/"
+    )
+    assert store.record_status("p-1", "pay-1", "PROCESSING", None)
+    assert store.record_status("p-1", "pay-1", "COMPLETED", None)
+    again = read_link_rows(
+        write_links_file(
+            tmp_path / "again.csv", [("p-1", "anna", "2500", ""), ("p-2", "boris", "10", "")]
+        )
+    )
+    assert register_links(store, again).known == [
+        f"row 2: externalId 'p-1' has a link from links batch {first} (row 2): already paid (its"
+        " payout is COMPLETED); none issued again",
+        f"row 3: externalId 'p-2' has a link from links batch {first} (row 3): its claim is in"
+        " that batch's claims file; none issued again",
+    ]
+
+
 def test_a_claim_opened_twice_mints_two_links_and_produces_one_payout(
     store: LinkStore, claims: ClaimsServer, sandbox_server, tmp_path: Path
 ) -> None:
