@@ -46,6 +46,7 @@ class LinksResult:
     claims_file: str | None = None
     refreshed: RefreshResult | None = None
     problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # how the file's cells were read
 
 
 @flow(name="payout-links", persist_result=False, log_prints=False)
@@ -93,6 +94,7 @@ def payout_links(
             claims_issued=issued.claims,
             claims_file=issued.path,
             problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],
+            notices=[notice.message for notice in checked.notices],
         )
     else:
         check_links_batch(ledger_url, source)

@@ -38,6 +38,7 @@ class RefundBatchResult:
     sandbox: bool
     pending: list[str] = field(default_factory=list)
     stats: SubmitStats = field(default_factory=SubmitStats)
+    notices: list[str] = field(default_factory=list)  # how the file's cells were read
 
     @property
     def all_completed(self) -> bool:
@@ -89,4 +90,5 @@ def refund_batch(
         sandbox=target.sandbox,
         pending=tracked.pending_external_ids,
         stats=stats,
+        notices=[notice.message for notice in prepared.file.notices],
     )

@@ -83,6 +83,7 @@ def _print(result: LinksResult, as_json: bool) -> None:
         "rejected": result.rejected,
         "already_known": result.already_known,
         "known": result.known,
+        "notices": result.notices,
         "claims_issued": result.claims_issued,
         "claims_file": result.claims_file,
         "claims": result.figures.claims,
@@ -94,6 +95,8 @@ def _print(result: LinksResult, as_json: bool) -> None:
         print(json.dumps(summary))
         return
     print(f"links batch {result.batch_id} ({result.action})")
+    for notice in result.notices:
+        print(f"  warning: {notice}")
     if result.action == "issue":
         print(f"  rows {result.rows}, rejected {result.rejected}, known {result.already_known}")
     else:

@@ -150,12 +150,15 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
             "rejected": result.rejected,
             "already_known": result.already_known,
             "statuses": result.statuses,
+            "notices": result.notices,
             "report": result.report_xlsx,
         }
         print(json.dumps(summary))
         return
     rows = counted(result.rows, "row")
     print(f"refund batch {result.batch_id}: {rows}, {result.rejected} rejected")
+    for notice in result.notices:
+        print(f"  warning: {notice}")
     for state, count in sorted(result.statuses.items()):
         print(f"  {state:<16} {count}")
     for line in _not_refunded_lines(settings, result.batch_id):

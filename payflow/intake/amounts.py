@@ -54,10 +54,12 @@ def read_decimal_commas(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Problem
     return frame.assign(amount=rewritten), [notice], rejects
 
 
-def read_russian_amounts(frame: pd.DataFrame) -> pd.DataFrame:
+def read_russian_amounts(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Problem]]:
     """The frame with Russian-form amounts rewritten with a point (a refund or links file of a
-    `;` CSV); any other amount stays as written, for the file's own rule to reject."""
-    return read_decimal_commas(frame)[0]
+    `;` CSV), and the notice of how many, which the operator is told as a payout file's; any
+    other amount stays as written, for the file's own rule to reject."""
+    frame, notices, _ = read_decimal_commas(frame)
+    return frame, notices
 
 
 def _thousands_point(value: str) -> str:

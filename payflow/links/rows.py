@@ -56,6 +56,7 @@ class LinkRowsReport:
     rows: int
     valid: list[LinkRow] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    notices: list[Problem] = field(default_factory=list)  # how amounts were read (told)
 
     @property
     def rejected(self) -> int:
@@ -85,9 +86,13 @@ def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport
     frame = without_blank_rows(frame, read_problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
+    notices: list[Problem] = []
     if table.decimal_comma:
-        frame = read_russian_amounts(frame)  # `1 250,50` in a `;` file, as a payout file's
-    return check_link_rows(batch_id, name, frame, read_problems)
+        # `1 250,50` in a `;` file, as a payout file's
+        frame, notices = read_russian_amounts(frame)
+    report = check_link_rows(batch_id, name, frame, read_problems)
+    report.notices = notices
+    return report
 
 
 def check_link_rows(

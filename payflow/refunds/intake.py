@@ -44,6 +44,7 @@ class RefundFile:
     derived_ids: bool = False
     derived_rows: frozenset[int] = frozenset()  # rows whose externalId was derived, not written
     sheet: str | None = None  # the XLSX sheet read (None for a CSV)
+    notices: list[Problem] = field(default_factory=list)  # how amounts were read (told, kept)
 
 
 def read_refund_file(path: str | Path, sheet: str | None = None) -> RefundFile:
@@ -82,9 +83,10 @@ def _refund_file(table: RawTable) -> RefundFile:
     frame = without_blank_rows(frame, problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
+    notices: list[Problem] = []
     if table.decimal_comma:
         # Read before the derived ids, as a payout file's: `1 250,50` is 1250.50 in a `;` file.
-        frame = read_russian_amounts(frame)
+        frame, notices = read_russian_amounts(frame)
     for column in OPTIONAL_COLUMNS:
         if column not in frame:
             frame[column] = ""
@@ -107,4 +109,5 @@ def _refund_file(table: RawTable) -> RefundFile:
         derived_ids=not had_column,
         derived_rows=frozenset(frame.index[blank].tolist()),
         sheet=table.sheet,
+        notices=notices,
     )

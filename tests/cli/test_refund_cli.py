@@ -94,6 +94,24 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     assert [(b["kind"], b["made_by"]) for b in listed] == [("refunds", "rita")]
 
 
+def test_a_russian_excel_file_says_its_amounts_were_read_so_as_a_payout_file_does(
+    tmp_path, prefect_home
+):
+    # `1 500,00` in a `;` file was refunded as 1500.00 with no word, while a payout run of the
+    # same Excel's file says how its amounts were read.
+    env = payflow_env(tmp_path / "home", prefect_home)
+    path = tmp_path / "russian.csv"
+    path.write_text("orderId;amount\n0b8f3c2e-5a1d-4e6b-9f7a-100000000001;1 500,00\n", "utf-8")
+    done = run_payflow(["refund", str(path), "--yes"], env, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[1] == (
+        "  warning: 1 amount(s) were read in the Russian Excel form of a ;-separated file: "
+        "decimal comma and space thousands separators (1 500,50 read as 1500.50)"
+    ), done.stdout
+    assert "  COMPLETED        1" in lines
+
+
 def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefect_home):
     env = payflow_env(tmp_path / "home", prefect_home)
     done = run_payflow(["refund", str(SAMPLE)], env, tmp_path)

@@ -158,3 +158,21 @@ def test_a_report_accounts_for_every_row_of_its_file(tmp_path: Path) -> None:
     run_payflow(["links", str(second), "--out", str(out), "--json"], env, tmp_path)
     done = run_payflow(["links", "report", batch_id, "--out", str(out), "--json"], env, tmp_path)
     assert json.loads(done.stdout)["already_known"] == 1
+
+
+def test_a_russian_excel_file_says_its_amounts_were_read_so_as_a_payout_file_does(
+    tmp_path: Path,
+) -> None:
+    # `1 250,50` in a `;` file was read as 1250.50 with no word, while a payout run of the same
+    # Excel's file says how its amounts were read.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
+    path = tmp_path / "russian.csv"
+    path.write_text("externalId;userId;amount\nru-1;anna;1 250,50\nru-2;vera;30\n", "utf-8")
+    done = run_payflow(["links", str(path), "--out", str(tmp_path / "out")], env, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert (
+        "  warning: 1 amount(s) were read in the Russian Excel form of a ;-separated file: "
+        "decimal comma and space thousands separators (1 500,50 read as 1500.50)"
+    ) in done.stdout.splitlines()
+    as_json = run_payflow(["links", str(path), "--json"], env, tmp_path)
+    assert json.loads(as_json.stdout)["notices"][0].startswith("1 amount(s) were read")
