@@ -11,9 +11,15 @@ from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport
 from payflow.redact import printable
+from payflow.reporting.printing import lines_needed
+from payflow.reporting.workbook import append_tall, header_row
 from payflow.wording import counted
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")
+# Printed for the maker who fixes the file: landscape, the header on every page, a message
+# wrapped in its column (it ran under the value beside it, and off the page).
+REPORT_WIDTHS = (6.0, 24.0, 14.0, 24.0, 60.0, 24.0, 10.0)
+WRAPPED = {at: REPORT_WIDTHS[at] for at in (1, 4, 5)}  # externalId, message, value
 SHOWN_PROBLEMS = 40
 
 
@@ -63,13 +69,12 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
         writer.writerow(REPORT_COLUMNS)
         writer.writerows(inert_row(record) for record in records)
     xlsx_path = out_dir / f"{report.batch_id}-rejects.xlsx"
-    workbook = Workbook()
-    sheet = workbook.active
-    assert sheet is not None  # a new workbook always has one sheet
-    sheet.title = "rejects"
-    sheet.append(list(REPORT_COLUMNS))
-    for record in records:
-        sheet.append(text_cells(sheet, record))
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet("rejects")
+    header_row(sheet, REPORT_COLUMNS, REPORT_WIDTHS, ("row",))
+    for number, record in enumerate(records, start=2):
+        lines = max(lines_needed(str(record[at]), width) for at, width in WRAPPED.items())
+        append_tall(sheet, number, text_cells(sheet, record), lines)
     with replaced(xlsx_path) as part:
         workbook.save(part)
     return csv_path, xlsx_path

@@ -21,8 +21,14 @@ from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
 from payflow.reporting.money import money_cell, money_text
+from payflow.reporting.printing import lines_needed, print_one_page_wide
 from payflow.reporting.reconciliation import ReportPaths
-from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, column_widths, header_row
+from payflow.reporting.workbook import (
+    NO_REAL_MONEY_NOTE,
+    append_tall,
+    column_widths,
+    header_row,
+)
 
 HEADER = [
     "row",
@@ -43,6 +49,9 @@ AMOUNT_AT, DEBIT_AT = HEADER.index("amount"), HEADER.index("debitAmount")
 # Wide enough for a UUID, an id and a finding: Excel's default width cut every id short.
 ROW_WIDTHS = (6, 38, 32, 38, 14, 9, 14, 13, 19, 16, 40, 12, 70)
 SUMMARY_WIDTHS = (18, 26, 8, 18)
+# A refused row's reasons (findings) and a service's message ran under the next column and off
+# the printed page: wrapped in their columns, on a line tall enough.
+WRAPPED = {at: ROW_WIDTHS[at] for at in (HEADER.index("statusMessage"), HEADER.index("findings"))}
 
 # The spec's refunds never carry a statusMessage: a failed one is said to have no reason.
 NO_REFUND_REASON = "the service gives no reason (statusMessage is always null)"
@@ -128,6 +137,7 @@ def write_refund_report(
     workbook = Workbook(write_only=True)
     summary = workbook.create_sheet("Summary")
     column_widths(summary, SUMMARY_WIDTHS)
+    print_one_page_wide(summary, header_rows=0)
     summary.append(["refund batch", batch_id])
     summary.append(["generated_at_utc", datetime.now(UTC).isoformat(timespec="seconds")])
     if sandbox:
@@ -144,12 +154,13 @@ def write_refund_report(
         )
     sheet = workbook.create_sheet("Rows")
     header_row(sheet, HEADER, ROW_WIDTHS, ("row", "amount", "debitAmount"))
-    for line in lines:
+    for number, line in enumerate(lines, start=2):
         cells: list[object] = list(line.cells)
         # Numbers in the workbook, so a spreadsheet sums them; the CSV keeps their text.
         cells[AMOUNT_AT] = money_cell(sheet, line.amount, line.currency)
         cells[DEBIT_AT] = money_cell(sheet, line.debit_amount, line.debit_currency)
-        sheet.append(text_cells(sheet, cells))
+        tall = max(lines_needed(str(cells[at] or ""), width) for at, width in WRAPPED.items())
+        append_tall(sheet, number, text_cells(sheet, cells), tall)
     with replaced(paths.xlsx) as part:
         workbook.save(part)
     return paths

@@ -170,7 +170,7 @@ class WorkbookWriter:
             ),
             default=1,
         )
-        _append_tall(self.rows, self._row_count + 1, out, lines)
+        append_tall(self.rows, self._row_count + 1, out, lines)
         if reasons is not None:
             self._reject_count += 1
             line = [cells[0], text_cell(self.rejects, cells[1])]
@@ -180,7 +180,7 @@ class WorkbookWriter:
                 lines_needed(str(cells[1] or ""), REJECT_WIDTHS[1]),
                 lines_needed(why, REJECT_WIDTHS[2]),
             )
-            _append_tall(self.rejects, self._reject_count + 1, line, lines)
+            append_tall(self.rejects, self._reject_count + 1, line, lines)
 
     def finish(self, summary: Summary, path: Path) -> None:
         """Write readme, summary and findings, set the filters, save."""
@@ -201,7 +201,7 @@ class WorkbookWriter:
                 lines_needed(finding.external_id or "", FINDING_WIDTHS[2]),
                 lines_needed(finding.detail, FINDING_WIDTHS[5]),
             )
-            _append_tall(self.findings, number, line, lines)
+            append_tall(self.findings, number, line, lines)
         _filter(self.findings, len(FINDING_HEADER), len(summary.findings))
         self._write_readme()
         _SummarySheet(self._summary, summary).write()
@@ -229,7 +229,7 @@ class WorkbookWriter:
         for number, column in enumerate(ROW_COLUMNS, start=len(head) + 1):
             lines = lines_needed(column.meaning, README_WIDTHS[2])
             line = [column.name, column.kind.value, column.meaning]
-            _append_tall(sheet, number, line, lines)
+            append_tall(sheet, number, line, lines)
         sheet.append([])
         sheet.append([_bold(sheet, "outcome"), _bold(sheet, "colour")])
         for outcome in RowOutcome:
@@ -254,9 +254,10 @@ def _wrapped_line(sheet: Sheet, values: Sequence[Any], lines: int) -> list[Any]:
     return cells
 
 
-def _append_tall(sheet: Sheet, number: int, values: Sequence[Any], lines: int) -> None:
-    """Append line `number`, `lines` lines tall (`_wrapped_line`); its height is dropped once
-    written, so a sheet of a million lines holds no height per line."""
+def append_tall(sheet: Sheet, number: int, values: Sequence[Any], lines: int) -> None:
+    """Append line `number` to a write-only sheet, `lines` lines tall (`_wrapped_line`; lines
+    from `lines_needed`); its height is dropped once written, so a sheet of a million lines
+    holds no height per line."""
     if lines > 1:
         sheet.row_dimensions[number].height = line_height(lines)
     sheet.append(_wrapped_line(sheet, values, lines))

@@ -7,6 +7,7 @@ import csv
 from pathlib import Path
 
 from openpyxl import load_workbook
+from support.spreadsheet import print_setup
 
 from payflow.intake import Problem, ValidationReport, batch_from_rows
 from payflow.intake.lookups import BankInfo, ServiceInfo
@@ -59,3 +60,25 @@ def test_control_characters_are_shown_escaped_in_reports_and_summary(tmp_path: P
     assert (sheet.cell(2, 2).value, sheet.cell(2, 6).value) == ("x\\x0b1", "a\\x00\\x1b[31m")
     assert "\x1b" not in "".join(summary_lines(report))
     assert "x\\x0b1" in csv_path.read_text("utf-8-sig")
+
+
+def test_the_rejects_workbook_prints_readably_and_shows_every_long_message(
+    tmp_path: Path,
+) -> None:
+    # Printed for the maker who fixes the file, it ran portrait with the default widths: a
+    # message ran under the value beside it and off the page, the header on page one only.
+    long = "amount must be a number with at most 2 decimals, written like 1500 or 1500.50 " * 2
+    problems = [
+        Problem(2, "amount", "amount_format", long, external_id="x-1", value="1,5"),
+        Problem(3, "currency", "currency_iso", "currency must be a code", external_id="x-2"),
+    ]
+    report = ValidationReport("b-print", "x.csv", rows=2, rejects=problems)
+    _, xlsx_path = write_rejects_report(report, tmp_path)
+    sheet = load_workbook(xlsx_path)["rejects"]
+    assert print_setup(sheet) == ("landscape", True, 1, 0, "$1:$1")
+    assert sheet.freeze_panes == "A2" and sheet["A1"].font.bold
+    message = sheet["E2"]
+    assert message.value == long and message.alignment.wrap_text
+    assert sheet.row_dimensions[2].height >= 2 * 15
+    assert sheet["A2"].alignment.vertical == "top"  # beside the message's first words
+    assert sheet.row_dimensions[3].height is None and not sheet["E3"].alignment.wrap_text

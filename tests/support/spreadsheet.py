@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,3 +60,17 @@ def cut_short(xlsx: Path) -> list[str]:
             if longest > (sheet.column_dimensions[letter].width or 13):
                 found.append(f"{sheet.title}!{letter}: {column[0]}")
     return found
+
+
+def print_setup(sheet: Any) -> tuple[object, ...]:
+    """(orientation, fit to page, pages wide, pages long, rows repeated on each page) of an
+    openpyxl sheet: ("landscape", True, 1, 0, "$1:$1") prints one page wide, header on each."""
+    setup = sheet.page_setup
+    fit = sheet.sheet_properties.pageSetUpPr
+    return (
+        setup.orientation,
+        bool(fit and fit.fitToPage),
+        setup.fitToWidth,
+        setup.fitToHeight,
+        sheet.print_title_rows,
+    )
