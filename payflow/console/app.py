@@ -372,6 +372,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             go_on=can_go_on(ctx, batch_id, counts),
             waiting=pages.waiting_note(ctx, batch_id, state),
             rows_left=rows_left(counts),
+            not_reconciled=pages.why_not_reconcile(state, counts),
             last_heard=last_heard(ctx, batch_id),
             notice=session.notice_for(batch_id),
         )
@@ -475,6 +476,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     @page()
     async def reconcile(request: Request, session: Session) -> Response:
         batch_id = request.path_params["batch_id"]
+        why_not = await run_in_threadpool(pages.why_not_reconcile_batch, ctx, batch_id)
+        if why_not is not None:  # a page read before the state changed, or a script
+            return message(request, session, 409, f"Not reconciled: {why_not}. Nothing changed.")
         try:
             notice = await run_in_threadpool(reconcile_now, ctx, batch_id, me(session))
         except AuthError:

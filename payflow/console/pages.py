@@ -78,6 +78,30 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     return _finished(counts)
 
 
+# States in which "Reconcile now" is not offered: nothing of the batch was sent yet, or its run
+# is still sending and following it.
+NOT_RECONCILED_YET = frozenset(
+    {"uploaded", "awaiting approval", APPROVED_WAITING, "declined", "nothing to pay", "paying"}
+)
+
+
+def why_not_reconcile(state: str, counts: BatchCounts) -> str | None:
+    """Why "Reconcile now" would do nothing for the batch now; None when it is offered. An
+    interrupted or stopped run that sent no row left nothing at the service to compare: the
+    button was shown, and pressing it said "5 payouts fetched again" of rows never sent."""
+    if state in NOT_RECONCILED_YET:
+        return f"the batch is {state}"
+    if not counts.at_service:
+        return "no row of this batch was sent, so the service holds nothing of it to compare"
+    return None
+
+
+def why_not_reconcile_batch(ctx: ConsoleContext, batch_id: str) -> str | None:
+    """`why_not_reconcile` of the batch as the ledger holds it now."""
+    counts = ctx.ledger.batch_counts(batch_id)
+    return why_not_reconcile(batch_state(ctx, batch_id, counts), counts)
+
+
 def _finished(counts: BatchCounts) -> str:
     """The state of a batch whose run is over: rows held as repeats are not failures."""
     if counts.all_completed:

@@ -19,6 +19,7 @@ from payflow.ledger.reading import batch_summary
 from payflow.ledger.states import (
     NOT_PAID_STATES,
     PENDING_STATES,
+    SENT_STATES,
     TERMINAL_STATES,
     TO_SEND_STATES,
     RowState,
@@ -79,6 +80,12 @@ class BatchCounts:
     def pending(self) -> int:
         """Rows sent or being sent whose payout is not final yet."""
         return self.count(PENDING_STATES)
+
+    @property
+    def at_service(self) -> int:
+        """Rows the service holds or may hold a payout for: sent, or being sent (SUBMITTING).
+        Reconciling a batch with none asks the service about nothing it could have."""
+        return self.count(SENT_STATES, PENDING_STATES)
 
     @property
     def final(self) -> int:

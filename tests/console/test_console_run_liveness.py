@@ -18,6 +18,7 @@ from support.beats import at_past, dead_run_id, elsewhere_run_id
 
 from payflow.approvals import load_policy, record_decision
 from payflow.console.paying import IN_PROCESS, is_paying
+from payflow.ledger.actions import last_action
 from payflow.ledger.run_beats import batch_beats, beat
 from payflow.paying.heartbeat import beating
 
@@ -161,3 +162,19 @@ def test_approving_beside_a_deployment_run_waiting_for_it_starts_no_run_here_and
     # Its run stopped beating without being answered: a checker may go on with the approval.
     page = checker.get(f"/batches/{batch_id}").text
     assert _state(page) == "interrupted" and 'id="go-on-form"' in page
+
+
+def test_an_interrupted_batch_that_sent_nothing_offers_no_reconcile(console: Console) -> None:
+    # Found by use: "Reconcile now" stood under an interrupted batch whose run sent no row, and
+    # pressing it said "5 payouts fetched again" of rows never sent: nothing to reconcile.
+    batch_id = paying_in_a_console(console, "unsent.csv", "us", run=WORKER)
+    beat(console.ctx.ledger, dead_run_id(), batch_id, WORKER)  # its process gone, nothing sent
+    checker = signed_in(console, "carl")
+    page = checker.get(f"/batches/{batch_id}").text
+    assert _state(page) == "interrupted" and 'id="go-on-form"' in page
+    assert 'id="reconcile-form"' not in page
+    # A page read before, or a script, is told why, and nothing is fetched or recorded.
+    refused = checker.post(f"/batches/{batch_id}/reconcile", data={"csrf": csrf_of(page)})
+    assert refused.status_code == 409
+    assert "no row of this batch was sent" in refused.text
+    assert last_action(console.ctx.ledger, batch_id, "reconciled") is None
