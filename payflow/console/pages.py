@@ -20,7 +20,7 @@ from payflow.console.paying import (
     is_paying,
     run_alive,
 )
-from payflow.ledger import BatchCounts, CurrencyTotal, RefundRowView, RowState
+from payflow.ledger import BatchCounts, CurrencyTotal, Disposition, RefundRowView, RowState
 from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
 from payflow.paying.run_end import FAILED, FINISHED
@@ -173,8 +173,12 @@ class RefundBatch:
     state: str
     by_status: dict[str, int]
     final: int
-    totals: str
+    totals: str  # the refunds this batch made (sent, or to send)
     not_final: list[RefundRowView]
+    # Rows whose refund an earlier batch made (same externalId and content): never sent again
+    # here, so not in `totals`; their amounts apart, each with the batch that made it.
+    earlier: list[RefundRowView] = field(default_factory=list)
+    earlier_totals: str = "-"
 
     @property
     def rows(self) -> int:
@@ -198,12 +202,26 @@ def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
         state = "refunded"
     else:
         state = "finished with rows not refunded"
-    totals = _money_sums(
+    # Counted as this batch's, an order refunded by an earlier batch read as refunded twice.
+    earlier = [view for view in views if view.disposition is Disposition.ALREADY_KNOWN]
+    return RefundBatch(
+        state,
+        by_status,
+        len(views) - len(not_final),
+        _refund_sums(view for view in views if view.disposition is not Disposition.ALREADY_KNOWN),
+        not_final,
+        earlier,
+        _refund_sums(earlier),
+    )
+
+
+def _refund_sums(views: Iterable[RefundRowView]) -> str:
+    """The refunds' amounts summed per currency ("-" for none)."""
+    return _money_sums(
         (view.currency, view.amount)
         for view in views
         if view.currency is not None and view.amount is not None
     )
-    return RefundBatch(state, by_status, len(views) - len(not_final), totals, not_final)
 
 
 def approvers(ctx: ConsoleContext, batch_id: str) -> str:
@@ -226,6 +244,8 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
         refunds = refund_batch(ctx, row.batch_id) if not counts.rows else None
         if refunds is not None:  # refunds are not approved
             state, shown, totals, approved = refunds.state, refunds.rows, refunds.totals, "-"
+            if refunds.earlier:
+                totals += f" (and {refunds.earlier_totals} made by an earlier batch)"
         else:
             state, shown = batch_state(ctx, row.batch_id, counts), counts.rows
             totals = totals_text(ctx.ledger.batch_totals(row.batch_id))

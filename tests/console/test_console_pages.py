@@ -619,3 +619,35 @@ def test_a_refund_batch_shows_its_refunds_never_an_empty_payout_batch(console: C
     reconciled = maker.post("/batches/refunds-1/reconcile", data={"csrf": csrf_of(page)})
     assert reconciled.status_code == 409 and "is a refund batch" in reconciled.text
     assert maker.get("/batches/refunds-1/progress.json").status_code == 409
+
+
+def test_a_refund_batch_names_the_refunds_an_earlier_batch_made_apart_from_its_own(
+    console: Console,
+) -> None:
+    # Found by use: a second file naming an order the first had refunded read "refunds
+    # 1750.50 RUB" (its own 250.50 and the earlier 1500.00), as if it had refunded both.
+    _refund_batch(console, "refunds-1")
+    book = console.ctx.ledger.refunds
+    order = "0b8f3c2e-5a1d-4e6b-9f7a-1000000000b1"
+    first_order = "0b8f3c2e-5a1d-4e6b-9f7a-1000000000a1"  # refunds-1's COMPLETED refund
+    known = RefundInstruction(2, "rf-done", first_order, Decimal("1500.00"), "RUB")
+    new = RefundInstruction(3, "rf-new", order, Decimal("99.99"), "RUB")
+    outcome = book.register_batch("refunds-2", "again.csv", [known, new], [])
+    assert [k.external_id for k in outcome.already_known] == ["rf-done"]
+    assert len(book.claim("refunds-2", "w", 10)) == 1
+    book.mark_created("rf-new", CreatedRefund("r-3", "COMPLETED"), source=EventSource.SUBMIT)
+
+    maker = signed_in(console, "mia")
+    page = maker.get("/batches/refunds-2").text
+    head = page.split("Found made by an earlier batch")[0]
+    assert "refunds made by this batch 99.99 RUB" in head and "1599.99" not in page
+    assert 'id="earlier-totals">1500.00 RUB</span> (1 row, not refunded again)' in head
+    earlier = page.split('id="made-earlier"')[1].split("</section>")[0]
+    assert "rf-done" in earlier and 'href="/batches/refunds-1"' in earlier
+    assert "rf-new" not in earlier
+    listed = maker.get("/batches").text
+    line = listed[listed.index("refunds-2") :].split("</tr>")[0]
+    assert "99.99 RUB (and 1500.00 RUB made by an earlier batch)" in line
+    # The first batch's own page and line are unchanged: the refund is its own there.
+    first = maker.get("/batches/refunds-1").text
+    assert "refunds made by this batch 1750.50 RUB" in first and "made-earlier" not in first
