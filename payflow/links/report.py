@@ -20,7 +20,8 @@ from payflow.intake.reading import FIRST_DATA_ROW
 from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import CURRENCY, ClaimState, LinkView
 from payflow.reporting.money import money_cell, money_text
-from payflow.reporting.workbook import column_widths, header_row
+from payflow.reporting.printing import lines_needed, print_one_page_wide
+from payflow.reporting.workbook import append_tall, column_widths, header_row
 
 HEADER = (
     "row",
@@ -44,6 +45,9 @@ PROBLEM_HEADER = ("row", "externalId", "column", "rule", "message")
 LINK_WIDTHS = (6, 28, 20, 14, 9, 16, 13, 14, 12, 26, 38, 12, 40, 10, 22)
 PROBLEM_WIDTHS = (6, 28, 12, 24, 80)
 NUMBERS = ("row", "amount", "claimsIssued", "claimsOpened", "linksMinted")
+# A payout's statusMessage and a rejected row's message are sentences: wrapped in their columns
+# (they ran under the next column and off the printed page).
+MESSAGE_AT, PROBLEM_MESSAGE_AT = HEADER.index("statusMessage"), PROBLEM_HEADER.index("message")
 
 
 @dataclass(frozen=True)
@@ -192,12 +196,15 @@ def write_links_report(
     sheet = workbook.create_sheet("Links")
     header_row(sheet, HEADER, LINK_WIDTHS, NUMBERS)
     amount_at = HEADER.index("amount")
-    for view, cells in zip(views, rows, strict=True):
+    for number, (view, cells) in enumerate(zip(views, rows, strict=True), start=2):
         # A number in the workbook, so a spreadsheet sums it; the CSV keeps its text.
         amount = money_cell(sheet, view.amount, CURRENCY)
-        sheet.append(text_cells(sheet, [*cells[:amount_at], amount, *cells[amount_at + 1 :]]))
+        line = text_cells(sheet, [*cells[:amount_at], amount, *cells[amount_at + 1 :]])
+        lines = lines_needed(str(cells[MESSAGE_AT] or ""), LINK_WIDTHS[MESSAGE_AT])
+        append_tall(sheet, number, line, lines)
     counts = workbook.create_sheet("Summary")
     column_widths(counts, (28, 8))
+    print_one_page_wide(counts, header_rows=0)
     counts.append(["claim", "rows"])
     for state, count in sorted(claim_counts(views, now).items()):
         counts.append([state, count])
@@ -211,8 +218,10 @@ def write_links_report(
     if problems:
         rejected = workbook.create_sheet("Rejected")
         header_row(rejected, PROBLEM_HEADER, PROBLEM_WIDTHS, ("row",))
-        for problem in problems:
-            rejected.append(text_cells(rejected, _problem_cells(problem)))
+        width = PROBLEM_WIDTHS[PROBLEM_MESSAGE_AT]
+        for number, problem in enumerate(problems, start=2):
+            lines = lines_needed(problem.message, width)
+            append_tall(rejected, number, text_cells(rejected, _problem_cells(problem)), lines)
     with replaced(paths.xlsx) as part:
         workbook.save(part)
     return paths

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from links_support import Clock, write_links_file
 from openpyxl import load_workbook
-from support.spreadsheet import computed_sheets, cut_short
+from support.spreadsheet import computed_sheets, cut_short, print_setup
 
 from payflow.links.batch import register_links, report_links
 from payflow.links.rows import read_link_rows
@@ -97,3 +97,27 @@ def test_no_column_of_the_workbook_cuts_its_values_short(store: LinkStore, tmp_p
     register_links(store, report)
     paths, _ = report_links(store, report.batch_id, tmp_path / "out")
     assert cut_short(paths.xlsx) == []
+
+
+def test_the_workbook_prints_readably_and_shows_every_long_message(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    # The summary printed portrait at the default set-up, and a conflict's reason or a failed
+    # payout's statusMessage ran under the next column and off the page.
+    first = read_link_rows(write_links_file(tmp_path / "a.csv", [("g-1", "anna", "25", "")]))
+    register_links(store, first)
+    rows = [("g-1", "anna", "9999", ""), ("g-2", "vera", "30", "")]
+    report = read_link_rows(write_links_file(tmp_path / "b.csv", rows))
+    register_links(store, report)
+    message = "Recipient's bank declined the transfer: account closed or blocked by the bank " * 2
+    assert store.record_status("g-2", "pay-2", "FAILED", message)
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out")
+    book = load_workbook(paths.xlsx)
+    assert print_setup(book["Links"]) == ("landscape", True, 1, 0, "$1:$1")
+    assert print_setup(book["Rejected"]) == ("landscape", True, 1, 0, "$1:$1")
+    assert print_setup(book["Summary"]) == ("landscape", True, 1, 0, None)
+    for sheet, at in ((book["Links"], "M2"), (book["Rejected"], "E2")):
+        cell = sheet[at]
+        assert len(cell.value) > 100 and cell.alignment.wrap_text, (sheet.title, cell.value)
+        assert sheet.row_dimensions[cell.row].height >= 2 * 15
+        assert sheet[f"A{cell.row}"].alignment.vertical == "top"
