@@ -56,7 +56,7 @@ class LinkRowsReport:
     rows: int
     valid: list[LinkRow] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    notices: list[Problem] = field(default_factory=list)  # how amounts were read (told)
+    notices: list[Problem] = field(default_factory=list)  # how cells were read (told)
 
     @property
     def rejected(self) -> int:
@@ -86,10 +86,11 @@ def read_link_rows(path: str | Path, sheet: str | None = None) -> LinkRowsReport
     frame = without_blank_rows(frame, read_problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
-    notices: list[Problem] = []
+    notices = list(table.notices)  # Windows-1251, as a payout file's
     if table.decimal_comma:
         # `1 250,50` in a `;` file, as a payout file's
-        frame, notices = read_russian_amounts(frame)
+        frame, amounts = read_russian_amounts(frame)
+        notices += amounts
     report = check_link_rows(batch_id, name, frame, read_problems)
     report.notices = notices
     return report

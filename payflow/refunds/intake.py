@@ -44,7 +44,7 @@ class RefundFile:
     derived_ids: bool = False
     derived_rows: frozenset[int] = frozenset()  # rows whose externalId was derived, not written
     sheet: str | None = None  # the XLSX sheet read (None for a CSV)
-    notices: list[Problem] = field(default_factory=list)  # how amounts were read (told, kept)
+    notices: list[Problem] = field(default_factory=list)  # how cells were read (told, kept)
 
 
 def read_refund_file(path: str | Path, sheet: str | None = None) -> RefundFile:
@@ -83,10 +83,11 @@ def _refund_file(table: RawTable) -> RefundFile:
     frame = without_blank_rows(frame, problems)
     if frame.empty:
         raise BatchFileError(f"{name} has a header but no data rows")
-    notices: list[Problem] = []
+    notices = list(table.notices)  # Windows-1251, as a payout file's
     if table.decimal_comma:
         # Read before the derived ids, as a payout file's: `1 250,50` is 1250.50 in a `;` file.
-        frame, notices = read_russian_amounts(frame)
+        frame, amounts = read_russian_amounts(frame)
+        notices += amounts
     for column in OPTIONAL_COLUMNS:
         if column not in frame:
             frame[column] = ""

@@ -119,6 +119,16 @@ def test_a_semicolon_file_from_russian_excel_reads_its_amounts_as_a_payout_file_
     assert [(p.row, p.column) for p in report.problems] == [(3, "amount")]
 
 
+def test_a_windows_1251_file_says_how_it_was_read_as_a_payout_file_does(tmp_path: Path) -> None:
+    # Read as Windows-1251 with no word, while a payout file of the same Excel is told: a
+    # userId in another alphabet may read wrong, and the recipient is matched by it.
+    path = tmp_path / "cp1251.csv"
+    path.write_bytes("externalId;userId;amount\ncp-1;Анна;1 250,50\n".encode("cp1251"))
+    report = read_link_rows(path)
+    assert [(row.user_id, row.amount) for row in report.valid] == [("Анна", Decimal("1250.50"))]
+    assert [n.rule for n in report.notices] == ["read_as_windows_1251", "amount_decimal_comma"]
+
+
 async def test_a_service_id_the_widget_refuses_is_rejected_before_any_claim(
     tmp_path: Path, sandbox_server
 ) -> None:

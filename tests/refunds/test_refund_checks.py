@@ -202,3 +202,16 @@ async def test_a_refund_batch_records_the_sheet_it_was_read_from(sandbox, ledger
     header = ledger.batch_header(prepared.batch_id)
     assert header is not None and header.sheet == "Q1"
     assert header.source == "year.xlsx, sheet Q1"
+
+
+def test_a_windows_1251_file_says_how_it_was_read_as_a_payout_file_does(tmp_path):
+    # Read as Windows-1251 with no word, while a payout file of the same Excel is told: a
+    # reason in another alphabet may read wrong.
+    path = tmp_path / "cp1251.csv"
+    path.write_bytes(f"orderId;reason\n{ORDER};Отмена\n".encode("cp1251"))
+    read = read_refund_file(path)
+    assert read.frame.at[2, "reason"] == "Отмена"
+    assert [n.rule for n in read.notices] == ["read_as_windows_1251"]
+    assert (
+        read_refund_file(write_refunds(tmp_path / "r.csv", [[ORDER, "", "", "", ""]])).notices == []
+    )
