@@ -65,6 +65,23 @@ def test_a_named_command_runs_with_its_own_help(tmp_path):
     assert "Usage: payflow links" in links.stdout
 
 
+def test_approving_and_paying_a_batch_load_no_file_reader(tmp_path):
+    # pandas and pandera read batch files; an approval or a pay run reads none, and each
+    # `payflow approve` and each pay-batch flow process paid about 0.5 s of CPU to load them.
+    approve = _payflow(["approve", "no-such-batch"], tmp_path)
+    assert approve.returncode == 2, approve.stderr
+    assert "'pandas'" not in approve.stdout.splitlines()[-1]
+    pay_run = subprocess.run(
+        [sys.executable, "-c", "import sys, payflow.flows.pay_batch; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert "'pandas'" not in pay_run.stdout
+    assert "'pandera'" not in pay_run.stdout
+
+
 CTRL_C_WHILE_LOADING = """
 import importlib, sys
 from payflow.cli import main

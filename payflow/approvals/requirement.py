@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from payflow.approvals.policy import ApprovalPolicy, load_policy
-from payflow.intake.identity import DERIVED_PREFIX
 from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, Ledger
 from payflow.ledger.actions import last_action
 from payflow.ledger.counts import sums_by_currency
-from payflow.rerun.classify import FailureClass, classifier
+from payflow.model import DERIVED_PREFIX
+from payflow.reconcile.classes import FailureClass
 from payflow.schemas.iso4217 import amount_text, money_words
 from payflow.settings import Settings
 from payflow.wording import counted
@@ -174,6 +174,10 @@ def _earlier_failures(ledger: Ledger, batch_id: str) -> list[EarlierFailure]:
     parents = ledger.rerun_parents(batch_id)
     if not parents:
         return []
+    # Imported here: the rerun package reads corrections files (pandas), and every approval
+    # check of an ordinary batch (approve, pay, each pay run) would load it for nothing.
+    from payflow.rerun.classify import classifier
+
     classify = classifier(Settings().failure_classes_path)
     out = []
     for parent in parents:

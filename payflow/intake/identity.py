@@ -16,9 +16,8 @@ from decimal import Decimal, InvalidOperation
 
 import pandas as pd
 
-from payflow.model import canonical_amount
+from payflow.model import DERIVED_PREFIX, canonical_amount
 
-DERIVED_PREFIX = "pf-"
 DIGEST_HEX = 24  # 96 bits: no two different rows share one in any realistic ledger
 IDENTITY_COLUMNS = ("requisites", "amount", "currency", "paymentType", "userId", "bankName")
 UPPER_COLUMNS = frozenset({"currency", "paymentType"})
