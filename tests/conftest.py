@@ -59,8 +59,11 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # Imported here: Prefect's server modules are slow to import, and most processes need none.
     from prefect.logging.handlers import APILogWorker
     from support.prefect import start_harness_server
+    from support.prefect_database import fresh_prefect_database
 
-    server = start_harness_server(tmp_path_factory.mktemp("prefect-server"))
+    home = tmp_path_factory.mktemp("prefect-server")
+    fresh_prefect_database(home / "prefect.db", tmp_path_factory)  # start_harness_server's
+    server = start_harness_server(home)
     yield server.api_url
     # Logs still queued for the server are sent first, or their worker prints "Error logging
     # to API" once it is gone.

@@ -31,8 +31,10 @@ from support.waiting import wait_until
 
 def start_harness_server(home: Path) -> SubprocessASGIServer:
     """The server Prefect's test harness starts (its temporary server, with the services that
-    record task runs), on a fresh SQLite database under `home`; started once per test process
-    by the `prefect_server` fixture, as the harness cost about 9 s of CPU per module."""
+    record task runs), on the SQLite database `home / "prefect.db"` (made by
+    `support.prefect_database.fresh_prefect_database`, else Prefect creates and migrates it);
+    started once per test process by the `prefect_server` fixture, as the harness cost about
+    9 s of CPU per module."""
     server = SubprocessASGIServer(port=free_port())
     database = f"sqlite+aiosqlite:///{home / 'prefect.db'}"
     fresh = {

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from payflow.quiet import prefect_environment
+from support.prefect_database import fresh_prefect_database
 from support.servers import free_port
 
 # Set by `shared_prefect_server`: the address of this test process's Prefect server.
@@ -33,6 +34,8 @@ def shared_prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
     env.update(prefect_environment(home))
+    # The server's database is PREFECT_HOME's prefect.db (Prefect's default).
+    fresh_prefect_database(Path(env["PREFECT_HOME"]) / "prefect.db", tmp_path_factory)
     prefect = str(Path(sys.executable).with_name("prefect"))
     command = [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     url = f"http://127.0.0.1:{port}/api"
