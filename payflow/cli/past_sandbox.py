@@ -24,6 +24,29 @@ def sent_to_a_past_sandbox(counts: BatchCounts) -> int:
     return counts.count(PENDING_STATES, FINAL_STATUSES)
 
 
+def left_behind(counts: BatchCounts) -> int:
+    """Rows a past run's embedded sandbox took with it when the batch still has rows to follow
+    or to send (a run on a new sandbox refuses such a batch), else 0."""
+    gone = sent_to_a_past_sandbox(counts)
+    return gone if counts.pending or counts.new else 0
+
+
+def resume_hint(settings: Settings, batch_id: str, resume: str) -> str:
+    """How to go on after a stop: `resume`, unless this run's embedded sandbox, which ends with
+    it, holds payouts the batch still follows or has rows left beside them; the run named would
+    start a new sandbox and refuse the batch (`as_the_ledger_holds_it`)."""
+    if settings.uses_sandbox:
+        with open_ledger(settings) as ledger:
+            gone = left_behind(ledger.batch_counts(batch_id))
+        if gone:
+            return (
+                f"{counted(gone, 'row')} went to this run's embedded sandbox, which ends with "
+                "it, so no run can resume the batch; to pay the file on the sandbox, run it "
+                "with a fresh ledger (another PAYFLOW_HOME)"
+            )
+    return f"Resume with: {resume}"
+
+
 def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) -> PayResult | None:
     """On the embedded sandbox, a batch some of whose rows a past run sent: its figures from the
     ledger and a report written from it alone when nothing is left to send or follow (the file
@@ -33,7 +56,7 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
         gone = sent_to_a_past_sandbox(counts)
         if not gone:
             return None
-        if counts.pending or counts.new:
+        if left_behind(counts):
             fail(
                 f"batch {batch_id}: {counted(gone, 'row')} went to a past run's embedded sandbox, "
                 "which ended with that run, so nothing can follow or reconcile them now; nothing "

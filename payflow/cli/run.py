@@ -27,7 +27,7 @@ from payflow.cli.ledger_checks import (
     not_paid_lines,
     not_sent_lines,
 )
-from payflow.cli.past_sandbox import as_the_ledger_holds_it
+from payflow.cli.past_sandbox import as_the_ledger_holds_it, resume_hint
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
@@ -201,7 +201,7 @@ def stopped(settings: Settings, batch_id: str | None, exc: Exception, resume: st
     if isinstance(exc, RunInterrupted):
         print(
             f"payflow: stopped on {exc.signal_name}: nothing more is sent; every row of batch "
-            f"{exc.batch_id} is in the ledger. Resume with: {resume}",
+            f"{exc.batch_id} is in the ledger. {resume_hint(settings, exc.batch_id, resume)}",
             file=sys.stderr,
         )
         raise typer.Exit(EXIT_ON_SIGNAL.get(exc.signal_name, 143))

@@ -414,6 +414,71 @@ def test_a_signal_while_following_payouts_says_how_to_resume_not_that_a_deadline
     assert text.strip().splitlines()[-1].endswith(f"Resume with: payflow run {batch} --yes")
 
 
+def _wait_for_a_payout_in_the_ledger(process: subprocess.Popen[bytes], home: Path) -> None:
+    """Until the ledger holds a row the service answered (the embedded sandbox has no address a
+    test can ask), the run still alive, at most 180 s."""
+    deadline = time.monotonic() + 180
+    query = "select count(*) from payouts where state not in ('VALIDATED', 'SUBMITTING')"
+    while True:
+        assert process.poll() is None, process.stderr.read().decode()
+        assert time.monotonic() < deadline, "the run never sent a payout"
+        if (home / "ledger.sqlite3").exists():
+            with closing(sqlite3.connect(home / "ledger.sqlite3", timeout=30)) as connection:
+                try:
+                    if connection.execute(query).fetchone()[0]:
+                        return
+                except sqlite3.OperationalError:  # the ledger's tables are not made yet
+                    pass
+        time.sleep(0.1)
+
+
+def test_ctrl_c_on_the_embedded_sandbox_names_no_resume_that_would_be_refused(
+    tmp_path, prefect_home
+):
+    # Ctrl-C while paying on the embedded sandbox ended "Resume with: payflow run FILE --yes";
+    # that run starts a new sandbox, which knows none of the payouts, and refuses the batch
+    # (exit 2). The stop says so instead, and the run it names is what happens.
+    rows = 60
+    batch = tmp_path / "embedded.csv"
+    write_sim_batch(batch, rows, "emb-sig")
+    home = tmp_path / "home"
+    env = payflow_env(
+        home,
+        prefect_home,
+        PAYFLOW_SANDBOX_LATENCY="0.1",
+        PAYFLOW_MAX_IN_FLIGHT="2",
+        PAYFLOW_CHUNK_SIZE=str(rows),
+    )
+    with killed_at_the_end(_start_run([str(batch), "--yes", "--json"], env, tmp_path)) as process:
+        _wait_for_a_payout_in_the_ledger(process, home)
+        os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C
+        stdout, stderr = process.communicate(timeout=120)
+    stderr_text = stderr.decode()
+
+    assert process.returncode == 130, stderr_text
+    assert stdout == b""
+    assert "Traceback" not in stderr_text
+    last = stderr_text.strip().splitlines()[-1]
+    (batch_id,) = _batch_ids(home)
+    with _ledger(home) as ledger:
+        counts = ledger.batch_counts(batch_id)
+    unsent = counts.by_state.get("VALIDATED", 0) + counts.by_state.get("SUBMITTING", 0)
+    assert 0 < unsent < rows, f"the stop came too late: {counts.by_state}"
+    assert last.startswith(
+        f"payflow: stopped on SIGINT: nothing more is sent; every row of batch {batch_id} is in "
+        "the ledger. "
+    )
+    assert "Resume with" not in last
+    assert last.endswith(
+        "went to this run's embedded sandbox, which ends with it, so no run can resume the "
+        "batch; to pay the file on the sandbox, run it with a fresh ledger (another "
+        "PAYFLOW_HOME)"
+    )
+    again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
+    assert again.returncode == 2, again.stderr
+    assert "a fresh ledger (another PAYFLOW_HOME)" in again.stderr
+
+
 def _batch_ids(home: Path) -> list[str]:
     with closing(sqlite3.connect(home / "ledger.sqlite3")) as connection:
         return [row[0] for row in connection.execute("select batch_id from batches")]
