@@ -31,19 +31,25 @@ def left_behind(counts: BatchCounts) -> int:
     return gone if counts.pending or counts.new else 0
 
 
+def stranded(settings: Settings, batch_id: str) -> int:
+    """`left_behind` of the batch as the ledger holds it, on the embedded sandbox; 0 against an
+    API, which keeps its payouts between runs."""
+    if not settings.uses_sandbox:
+        return 0
+    with open_ledger(settings) as ledger:
+        return left_behind(ledger.batch_counts(batch_id))
+
+
 def resume_hint(settings: Settings, batch_id: str, resume: str) -> str:
     """How to go on after a stop: `resume`, unless this run's embedded sandbox, which ends with
     it, holds payouts the batch still follows or has rows left beside them; the run named would
     start a new sandbox and refuse the batch (`as_the_ledger_holds_it`)."""
-    if settings.uses_sandbox:
-        with open_ledger(settings) as ledger:
-            gone = left_behind(ledger.batch_counts(batch_id))
-        if gone:
-            return (
-                f"{counted(gone, 'row')} went to this run's embedded sandbox, which ends with "
-                "it, so no run can resume the batch; to pay the file on the sandbox, run it "
-                "with a fresh ledger (another PAYFLOW_HOME)"
-            )
+    if gone := stranded(settings, batch_id):
+        return (
+            f"{counted(gone, 'row')} went to this run's embedded sandbox, which ends with it, "
+            "so no run can resume the batch; to pay the file on the sandbox, run it with a "
+            "fresh ledger (another PAYFLOW_HOME)"
+        )
     return f"Resume with: {resume}"
 
 

@@ -171,6 +171,24 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
 
 
+def _how_to_go_on(settings: Settings, batch_id: str) -> str:
+    """What sends a batch's rows left unsent by a stopped run: `payflow pay`, which refuses a
+    batch whose payouts went to a past run's embedded sandbox (it said to run it all the same)."""
+    from payflow.cli.past_sandbox import stranded  # reporting's imports, for this line only
+
+    lead = "rows not sent (VALIDATED) or left being sent (SUBMITTING): "
+    if gone := stranded(settings, batch_id):
+        return (
+            f"{lead}{counted(gone, 'row')} went to a past run's embedded sandbox, which ended "
+            "with that run, so no run can resume the batch; to pay the file on the sandbox, run "
+            "it with a fresh ledger (another PAYFLOW_HOME)"
+        )
+    return (
+        f"{lead}unless a run pays the batch now, `payflow pay {batch_id}` sends each once (a "
+        "SUBMITTING row is looked up at the service first)"
+    )
+
+
 @app.command()
 def status(
     batch_id: Annotated[
@@ -251,9 +269,5 @@ def status(
                 str(r["state"]) for r in pending
             }:
                 # A run stopped by a signal (or a crash) left them; nothing said how to go on.
-                typer.echo(
-                    "rows not sent (VALIDATED) or left being sent (SUBMITTING): unless a run pays "
-                    f"the batch now, `payflow pay {batch_id}` sends each once (a SUBMITTING row "
-                    "is looked up at the service first)"
-                )
+                typer.echo(_how_to_go_on(settings, batch_id))
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

@@ -246,12 +246,24 @@ def test_rows_a_stopped_run_left_unsent_or_being_sent_say_how_to_go_on(tmp_path)
         ledger.register_batch("s", "s.csv", [_instruction("s", 1), _instruction("s", 2)], [])
         ledger.claim_for_submit("s", "w", 1)
         assert ledger.batch_summary("s") == {"SUBMITTING": 1, "VALIDATED": 1}
-    env = payflow_env(home, tmp_path / "p")
+    # Against an API (never asked with --no-refresh), which keeps its payouts between runs.
+    env = payflow_env(
+        home, tmp_path / "p", PAYFLOW_API_URL="http://127.0.0.1:9", PAYFLOW_API_TOKEN="t"
+    )
     done = run_payflow(["status", "s", "--no-refresh"], env, tmp_path)
     assert done.returncode == 1
     assert done.stdout.strip().splitlines()[-1] == (
         "rows not sent (VALIDATED) or left being sent (SUBMITTING): unless a run pays the batch "
         "now, `payflow pay s` sends each once (a SUBMITTING row is looked up at the service first)"
+    )
+    # On the embedded sandbox `payflow pay s` refuses the batch: the SUBMITTING row's POST may
+    # have reached a past run's sandbox, which is gone (it was advised all the same).
+    embedded = run_payflow(["status", "s"], payflow_env(home, tmp_path / "p"), tmp_path)
+    assert embedded.returncode == 1
+    assert embedded.stdout.strip().splitlines()[-1] == (
+        "rows not sent (VALIDATED) or left being sent (SUBMITTING): 1 row went to a past run's "
+        "embedded sandbox, which ended with that run, so no run can resume the batch; to pay "
+        "the file on the sandbox, run it with a fresh ledger (another PAYFLOW_HOME)"
     )
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
         ledger.register_batch("a", "a.csv", [_instruction("a", 1)], [])
