@@ -8,7 +8,7 @@ from pathlib import Path
 
 from payflow.cli.app import fail
 from payflow.cli.setup import failure_classes
-from payflow.ledger import BatchCounts
+from payflow.ledger import BatchCounts, Ledger, RowState
 from payflow.ledger.states import FINAL_STATUSES, PENDING_STATES
 from payflow.paying import SubmitStats
 from payflow.reporting import write_batch_report
@@ -31,13 +31,51 @@ def left_behind(counts: BatchCounts) -> int:
     return gone if counts.pending or counts.new else 0
 
 
+def refunds_left_behind(ledger: Ledger, batch_id: str) -> int:
+    """Refunds of a refund batch that a past run's embedded sandbox took with it and a run would
+    still follow: sent (or in doubt) and not final, or COMPLETED with the order's REFUND unseen.
+    Rows never sent go to a new sandbox as well as to the old one: its orders are the same."""
+    book = ledger.refunds
+    sent = [ref for ref in book.unfinished(batch_id) if ref.state is not RowState.VALIDATED]
+    return len(sent) + len(book.awaiting_order_status(batch_id))
+
+
 def stranded(settings: Settings, batch_id: str) -> int:
-    """`left_behind` of the batch as the ledger holds it, on the embedded sandbox; 0 against an
-    API, which keeps its payouts between runs."""
+    """`left_behind` of a payout batch, or `refunds_left_behind` of a refund batch, as the ledger
+    holds it on the embedded sandbox; 0 against an API, which keeps its objects between runs."""
     if not settings.uses_sandbox:
         return 0
     with open_ledger(settings) as ledger:
-        return left_behind(ledger.batch_counts(batch_id))
+        return left_behind(ledger.batch_counts(batch_id)) + refunds_left_behind(ledger, batch_id)
+
+
+def refuse_refunds_left_behind(settings: Settings, batch_id: str) -> None:
+    """Stop `payflow refund` before anything is sent when a past run's embedded sandbox holds
+    refunds it would follow: a new sandbox knows none of them, and the run followed them to the
+    deadline (15 minutes by default) to report them not final."""
+    if gone := stranded(settings, batch_id):
+        fail(
+            f"refund batch {batch_id}: {counted(gone, 'refund')} went to a past run's embedded "
+            f"sandbox, which ended with that run, so nothing can follow {_them(gone)} now; "
+            "nothing was sent. To try the file again on the sandbox, use a fresh ledger "
+            "(another PAYFLOW_HOME)"
+        )
+
+
+def refunds_gone_heading(settings: Settings, batch_id: str) -> str | None:
+    """`payflow status`'s heading over a refund batch's refunds not final when a past run's
+    embedded sandbox took them (`payflow refund FILE` again refuses the batch), else None."""
+    if not (gone := stranded(settings, batch_id)):
+        return None
+    return (
+        f"{counted(gone, 'refund')} went to a past run's embedded sandbox, which ended with that "
+        f"run, so nothing can follow {_them(gone)}; to try the file again on the sandbox, use a "
+        "fresh ledger (another PAYFLOW_HOME)"
+    )
+
+
+def _them(count: int) -> str:
+    return "it" if count == 1 else "them"
 
 
 def resume_hint(settings: Settings, batch_id: str, resume: str) -> str:

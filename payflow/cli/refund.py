@@ -29,17 +29,18 @@ from payflow.wording import counted
 
 if TYPE_CHECKING:
     from payflow.flows.refund_batch import RefundBatchResult
+    from payflow.refunds.intake import RefundFile
 
 SHOWN_ROWS = 10
 
 
-def _rows_of(path: Path, sheet: str | None) -> int:
-    """The rows of the refund file; a file refused for its content ends the command here, before
-    Prefect or the sandbox start (the flow reads it again: it also runs without this command)."""
+def _read(path: Path, sheet: str | None) -> RefundFile:
+    """The refund file; a file refused for its content ends the command here, before Prefect or
+    the sandbox start (the flow reads it again: it also runs without this command)."""
     from payflow.refunds.intake import read_refund_file
 
     try:
-        return len(read_refund_file(path, sheet).frame)
+        return read_refund_file(path, sheet)
     except BatchFileError as exc:
         fail(str(exc))
 
@@ -72,9 +73,12 @@ def refund_command(
     settings = prepare()
     readable_file(file)
     writable_folder(out)
-    rows = _rows_of(file, sheet)
+    refund_file = _read(file, sheet)
     check_ledger(settings)
-    _confirm(yes, file, rows)
+    from payflow.cli.past_sandbox import refuse_refunds_left_behind  # reporting's imports
+
+    refuse_refunds_left_behind(settings, refund_file.batch_id)
+    _confirm(yes, file, len(refund_file.frame))
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
     from payflow.cli.run import stopped

@@ -99,8 +99,14 @@ def _refund_status(
     else:
         typer.echo(f"refund batch {batch_id}")
         _echo_states(counts)
+        heading = f"not final yet ({len(pending)}); `payflow refund FILE` again follows them:"
+        if pending and settings.uses_sandbox:
+            from payflow.cli.past_sandbox import refunds_gone_heading  # reporting's imports
+
+            gone = refunds_gone_heading(settings, batch_id)
+            heading = f"not final yet ({len(pending)}): {gone}" if gone else heading
         _echo_not_final(
-            f"not final yet ({len(pending)}); `payflow refund FILE` again follows them:",
+            heading,
             [f"  {ref['externalId']}  order {ref['orderId']}  {ref['state']}" for ref in pending],
         )
     raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)

@@ -183,3 +183,41 @@ def test_sigterm_stops_sending_refunds_says_how_to_resume_and_the_run_again_refu
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["statuses"] == {"COMPLETED": len(orders)}
     assert sandbox_stats(sandbox.url)["refundsByOrderId"] == dict.fromkeys(orders, 1)
+
+
+def test_a_refund_left_pending_on_a_past_embedded_sandbox_is_not_followed_on_a_new_one(
+    tmp_path, prefect_home
+):
+    # Run again, a refund file whose 5555 refund a past run left PENDING was followed to the
+    # deadline (15 minutes by default) on a new embedded sandbox that never heard of it, and
+    # ended "not final at the deadline"; a payout batch is refused in one line (past_sandbox).
+    refunds = tmp_path / "pending-refunds.csv"
+    refunds.write_text(
+        "orderId,externalId\n"
+        "0b8f3c2e-5a1d-4e6b-9f7a-100000000001,gone-rf-1\n"
+        "0b8f3c2e-5a1d-4e6b-9f7a-100000000002,gone-rf-5555\n",
+        encoding="utf-8",
+    )
+    env = payflow_env(tmp_path / "home", prefect_home, PAYFLOW_TRACK_DEADLINE="2")
+    first = run_payflow(["refund", str(refunds), "--yes", "--json"], env, tmp_path)
+    assert first.returncode == 1, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["statuses"] == {"COMPLETED": 1, "PENDING": 1}
+
+    again = run_payflow(["refund", str(refunds), "--yes", "--json"], env, tmp_path)
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert again.stdout == ""
+    assert again.stderr.strip().splitlines() == [
+        f"payflow: refund batch {summary['batch_id']}: 1 refund went to a past run's embedded "
+        "sandbox, which ended with that run, so nothing can follow it now; nothing was sent. "
+        "To try the file again on the sandbox, use a fresh ledger (another PAYFLOW_HOME)"
+    ]
+    # `payflow status` said `payflow refund FILE` again would follow it.
+    status = run_payflow(["status", summary["batch_id"]], env, tmp_path)
+    assert status.returncode == 1
+    assert "again follows them" not in status.stdout
+    assert status.stdout.splitlines()[-2] == (
+        "not final yet (1): 1 refund went to a past run's embedded sandbox, which ended with "
+        "that run, so nothing can follow it; to try the file again on the sandbox, use a fresh "
+        "ledger (another PAYFLOW_HOME)"
+    )
