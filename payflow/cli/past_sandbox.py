@@ -85,8 +85,8 @@ def resume_hint(settings: Settings, batch_id: str, resume: str) -> str:
     if gone := stranded(settings, batch_id):
         return (
             f"{counted(gone, 'row')} went to this run's embedded sandbox, which ends with it, "
-            "so no run can resume the batch; to pay the file on the sandbox, run it with a "
-            "fresh ledger (another PAYFLOW_HOME)"
+            "so no run can resume the batch; to run the file on the sandbox again, use a fresh "
+            "ledger (another PAYFLOW_HOME)"
         )
     return f"Resume with: {resume}"
 

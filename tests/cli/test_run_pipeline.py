@@ -471,7 +471,7 @@ def test_ctrl_c_on_the_embedded_sandbox_names_no_resume_that_would_be_refused(
     assert "Resume with" not in last
     assert last.endswith(
         "went to this run's embedded sandbox, which ends with it, so no run can resume the "
-        "batch; to pay the file on the sandbox, run it with a fresh ledger (another "
+        "batch; to run the file on the sandbox again, use a fresh ledger (another "
         "PAYFLOW_HOME)"
     )
     again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
