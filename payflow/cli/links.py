@@ -158,7 +158,9 @@ def issue_command(
         readable_file(file)
     writable_folder(out)
     check_ledger(settings)
-    if reissue is not None and settings.uses_sandbox:
+    if settings.uses_sandbox:
+        # Also for a new file: its claims lead to the sandbox's widget, and real recipients
+        # must not be sent them.
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(
         str(file) if file else str(reissue), "issue" if file else "reissue", out, sheet
