@@ -85,7 +85,8 @@ def rerun_failed(
         pay_ledger_url = ledger_url_parameter(target.ledger_url, settings)
         candidates = find_rerun_candidates(target.ledger_url, batch_id)
         chosen = choose(candidates, selection)
-        result = RerunResult(batch_id, reviewed, preview_lines(candidates, chosen, selection))
+        preview = preview_lines(candidates, chosen, selection, sending=reviewed)
+        result = RerunResult(batch_id, reviewed, preview)
         result.sandbox = target.sandbox
         result.chosen = len(chosen)
         result.maker_note = maker_note

@@ -99,10 +99,13 @@ def preview_lines(
     chosen: Sequence[Candidate],
     selection: Selection,
     words: ChoiceWords = CLI_WORDS,
+    *,
+    sending: bool = False,
 ) -> list[str]:
     """What a rerun of `chosen` would send, for the operator to review; sends nothing. With
     nothing chosen yet, `chosen` is every eligible row and the lines say how to choose, in the
-    reader's `words` (flags, or a deployment's parameters)."""
+    reader's `words` (flags, or a deployment's parameters). `sending`: the reviewed rerun's own
+    record of its choice, without the last line (that nothing was sent, and what to do next)."""
     rows = counted(len(chosen), "row")
     if selection.empty:
         heading = f"{rows} can be sent again; none is chosen yet"
@@ -119,6 +122,8 @@ def preview_lines(
     if states:
         by_state = ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
         lines.append(f"  not eligible: {by_state}")
+    if sending:
+        return lines
     if selection.empty:
         next_step = f"{words.choose} {words.confirm}"
     elif chosen:

@@ -4,15 +4,15 @@ sent, and every row still unpaid with its statusMessage, read from the ledger at
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 from cli_support import payflow_env, run_payflow
 
 
-def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
-    tmp_path: Path, make_sandbox
-) -> None:
-    sandbox = make_sandbox()
+def _failed_batch(tmp_path: Path, sandbox) -> tuple[dict[str, str], str, Path]:
+    """A run of two rows that both fail (blocked, not found): its env, batch id and a corrections
+    file for row 3."""
     batch = tmp_path / "june.csv"
     with batch.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -32,6 +32,13 @@ def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
     batch_id = first.stdout.split('"batch_id": "', 1)[1].split('"', 1)[0]
     fix = tmp_path / "fix.csv"
     fix.write_text("externalId,requisites\njun-2,2250700020042\n", encoding="utf-8")
+    return env, batch_id, fix
+
+
+def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
+    tmp_path: Path, make_sandbox
+) -> None:
+    env, batch_id, fix = _failed_batch(tmp_path, make_sandbox())
 
     rerun = ["rerun", batch_id, "--rows", "3", "--corrections", str(fix), "--reviewed"]
     done = run_payflow(rerun, env, tmp_path)
@@ -55,3 +62,22 @@ def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
         "  COMPLETED        1",
         "  FAILED           1",
     ]
+
+
+def test_a_reviewed_rerun_s_json_says_what_it_sent_and_nothing_else_on_stdout(
+    tmp_path: Path, make_sandbox
+) -> None:
+    env, batch_id, fix = _failed_batch(tmp_path, make_sandbox())
+    rerun = ["rerun", batch_id, "--rows", "3", "--corrections", str(fix), "--reviewed", "--json"]
+
+    done = run_payflow(rerun, env, tmp_path)
+
+    assert done.returncode == 1, done.stderr  # row 2 is still unpaid
+    summary = json.loads(done.stdout)
+    assert (summary["reviewed"], summary["created"]) == (True, ["jun-2-r1"])
+    assert summary["statuses"] == {"COMPLETED": 1, "FAILED": 1}
+    # Its preview ended "nothing was sent; add --reviewed to send them" beside the attempt it
+    # had just sent: the rows chosen, with no word about what to do next.
+    assert summary["preview"][0] == f"batch {batch_id}: 1 row would be sent again"
+    assert not any("nothing was sent" in line for line in summary["preview"]), summary
+    assert "  not paid: 1 row, by statusMessage:" in done.stderr.splitlines()
