@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import sys
 from contextlib import ExitStack
 from types import FrameType
@@ -14,7 +12,7 @@ import typer
 import uvicorn
 
 from payflow.cli.app import app, fail
-from payflow.cli.setup import prepare
+from payflow.cli.setup import listening_socket, prepare
 from payflow.console.operators import ROLES, OperatorError, add_operator, operator_count
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
@@ -38,16 +36,6 @@ def _stopped_while_starting(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """The console's listening socket, bound now; one line when the address is taken."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family, backlog=128)
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        fail(f"cannot listen on {host}:{port}: {reason.lower()}")
-
-
 @console_app.callback()
 def console_command(
     ctx: typer.Context,
@@ -64,7 +52,7 @@ def console_command(
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
-    listening = _listen(host, port)  # before anything starts: a busy port is the first answer
+    listening = listening_socket(host, port)  # before anything starts: a busy port is first
     # Without a Prefect server of the operator's, pay runs go to a temporary one started now,
     # the way `payflow run` starts it: it boots while the ledger and the sandbox open.
     # Until uvicorn serves, a stop must unwind, not kill: a killed process leaves its

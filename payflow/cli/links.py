@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
-from payflow.cli.setup import prepare, readable_file, writable_folder
+from payflow.cli.setup import listening_socket, prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.ledger.states import RowState
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token
@@ -206,7 +206,9 @@ def serve_command(
     check_ledger(settings)
     ledger_url = settings.ledger_url_or_default()
     token = api_token(settings, sandbox=settings.uses_sandbox)
+    listening = listening_socket(host, port)  # a busy port is said before the sandbox starts
     with ExitStack() as stack:
+        stack.callback(listening.close)
         if settings.uses_sandbox:
             from payflow.sandbox import SandboxConfig, SandboxServer
 
@@ -231,8 +233,5 @@ def serve_command(
         for stop_signal in (signal.SIGTERM, signal.SIGINT):
             signal.signal(stop_signal, _stopped)
         typer.echo(f"payflow links: answering claims on http://{host}:{port}/claim/...", err=True)
-        try:
-            server.run()
-        except (OSError, SystemExit):
-            fail(f"cannot listen on {host}:{port}")
+        server.run(sockets=[listening])
     typer.echo("payflow links: stopped", err=True)

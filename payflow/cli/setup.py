@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -78,3 +80,15 @@ def failure_classes(settings: Settings) -> FailureClasses:
         return FailureClasses.load(settings.failure_classes_path)
     except FailureTableError as exc:
         fail(f"failure classes: {exc}")
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A server's listening socket, bound before anything is said or started (uvicorn serves it:
+    `server.run(sockets=[...])`); one line when the address is taken. Left to uvicorn, a busy
+    port printed 'listening on', uvicorn's own ERROR line and then ours."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=128)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        fail(f"cannot listen on {host}:{port}: {reason.lower()}")

@@ -10,7 +10,7 @@ import typer
 import uvicorn
 
 from payflow.cli.app import app, fail
-from payflow.cli.setup import load_settings
+from payflow.cli.setup import listening_socket, load_settings
 from payflow.runtime import ConfigurationError, api_token, open_ledger
 from payflow.settings import Settings
 from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
@@ -37,6 +37,7 @@ def webhooks(
     """Receive signed payout webhooks and record their statuses in the ledger."""
     settings = load_settings()
     token = webhook_token(settings)
+    listening = listening_socket(host, port)
     ledger = open_ledger(settings)
     logging.getLogger("payflow").setLevel(logging.INFO)
     typer.echo(f"payflow webhooks: listening on http://{host}:{port}{WEBHOOK_PATH}", err=True)
@@ -53,10 +54,8 @@ def webhooks(
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, _stopped)
     try:
-        server.run()
-    except (OSError, SystemExit):
-        # uvicorn logs the bind error and exits; the operator gets our one line and exit 2.
-        fail(f"cannot listen on {host}:{port}")
+        server.run(sockets=[listening])
     finally:
+        listening.close()
         ledger.close()
     typer.echo("payflow webhooks: stopped", err=True)
