@@ -55,6 +55,17 @@ def test_a_mistyped_command_is_one_suggestion_not_a_traceback(tmp_path):
     assert "Traceback" not in shown.stderr
 
 
+def test_a_usage_error_is_one_line_naming_the_command_s_help(tmp_path):
+    # click printed four lines: the usage, a hint, a blank line and then the error.
+    for args, line in (
+        (["sandbox", "--json"], "No such option: --json (see `payflow sandbox --help`)"),
+        (["validate"], "Missing argument 'file'. (see `payflow validate --help`)"),
+    ):
+        shown = _payflow(args, tmp_path)
+        assert shown.returncode == 2, shown.stderr
+        assert shown.stderr.splitlines() == [f"payflow: {line}"]
+
+
 def test_a_named_command_runs_with_its_own_help(tmp_path):
     shown = _payflow(["validate", "--help"], tmp_path)
     assert shown.returncode == 0, shown.stderr

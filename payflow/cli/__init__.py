@@ -16,6 +16,9 @@ from pathlib import Path
 
 import typer
 
+# typer 0.29 carries its own click and exports none of its usage errors by a public name.
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
 from payflow.cli.app import CommandError, app
 
 # Each module registers its commands on `app` when imported; the key is the command's name.
@@ -134,6 +137,12 @@ def _home() -> Path:
         return Settings.model_fields["home"].default  # type: ignore[no-any-return]
 
 
+def _usage_line(exc: UsageError) -> str:
+    """A usage error in one line, with where the command's options are listed."""
+    where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+    return f"{exc.format_message()}{where}"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `payflow` console script."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -150,7 +159,22 @@ def main(argv: list[str] | None = None) -> None:
             quiet_prefect(_home())
             if _import_command(COMMAND_MODULES[wanted]):
                 loaded.add(wanted)
-        _command_group(loaded).main(args=args, prog_name="payflow", standalone_mode=True)
+        # Not standalone: click's own handling printed a usage error as four lines (usage, a
+        # hint, a blank line, the error); each is one line here, as every other refusal is.
+        code = _command_group(loaded).main(args=args, prog_name="payflow", standalone_mode=False)
+        raise SystemExit(code if isinstance(code, int) else 0)
+    except NoArgsIsHelpError as exc:  # `payflow` alone: the help, as before
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except UsageError as exc:
+        print(f"payflow: {_usage_line(exc)}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    except typer.TyperException as exc:  # the other errors of click's parsing
+        print(f"payflow: {exc.format_message()}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:  # end of input at a question (Ctrl-C there ends in exit 130)
+        print("payflow: no answer; nothing was done", file=sys.stderr)
+        raise SystemExit(1) from None
     except CommandError as exc:
         print(f"payflow: {exc}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
