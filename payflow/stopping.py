@@ -79,6 +79,26 @@ def stop_on_signals() -> Iterator[StopFlag]:
             signal.signal(sig, old or signal.SIG_DFL)
 
 
+@contextmanager
+def signals_end_the_question() -> Iterator[None]:
+    """Inside `stop_on_signals`, while the operator is asked a question: SIGTERM and SIGINT set
+    `STOP` and also end the wait (a KeyboardInterrupt in the read), so the caller can stop.
+    `STOP` alone left the question waiting: a Ctrl-C at "Pay 3 new rows?" did nothing."""
+    previous = {sig: signal.getsignal(sig) for sig in HANDLED}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        STOP.request(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    for sig in HANDLED:
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old or signal.SIG_DFL)
+
+
 def run_until_done(work: Callable[[], T]) -> T:
     """Run `work` in a thread and wait for it, leaving the main thread free for signals."""
     outcome: dict[str, object] = {}

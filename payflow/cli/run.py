@@ -45,7 +45,13 @@ from payflow.runtime import (
 )
 from payflow.schemas.iso4217 import amount_text
 from payflow.settings import Settings
-from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
+from payflow.stopping import (
+    STOP,
+    RunInterrupted,
+    run_until_done,
+    signals_end_the_question,
+    stop_on_signals,
+)
 from payflow.webhooks import WEBHOOK_PATH, WebhookReceiver
 from payflow.wording import counted, plural
 
@@ -82,12 +88,35 @@ def totals_lines(counts: BatchCounts) -> list[str]:
 
 
 def _confirm(yes: bool, counts: BatchCounts) -> None:
+    """The maker's question; a signal while it waits returns with `STOP` set (the caller stops
+    the run as before paying)."""
     if yes or not counts.to_send:
         return
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to pay without a prompt")
-    if not typer.confirm(f"Pay {counted(counts.to_send, 'new row')}?", default=False, err=True):
+    question = f"Pay {counted(counts.to_send, 'new row')}?"
+    try:
+        with signals_end_the_question():
+            confirmed = typer.confirm(question, default=False, err=True)
+    except typer.Abort:  # typer's word for a KeyboardInterrupt (or end of input) in the read
+        if STOP.requested():
+            print(file=sys.stderr)  # the stop line starts below the question, not after it
+            return
+        raise
+    if not confirmed:
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
+
+
+def _stop_before_paying(batch_id: str, resume: str) -> None:
+    """A signal came before the first payout (checking the file, or at the question): the
+    batch is registered, nothing was sent; the same exit and resume line as a stop while
+    paying (it was exit 2, the code of bad input)."""
+    if STOP.requested():
+        fail(
+            f"stopped on {STOP.signal_name} before paying; nothing was sent; batch "
+            f"{batch_id} is in the ledger. Resume with: {resume}",
+            EXIT_ON_SIGNAL.get(STOP.signal_name, 143),
+        )
 
 
 @contextmanager
@@ -290,17 +319,11 @@ def run_command(
                 say(line)
             if held is not None:
                 finish(settings, held, as_json=as_json)
-            if STOP.requested():
-                # The same exit and resume line as a stop while paying (it was exit 2, the
-                # code of bad input): the batch is registered, nothing was sent.
-                fail(
-                    f"stopped on {STOP.signal_name} before paying; nothing was sent; batch "
-                    f"{batch_id} is in the ledger. Resume with: {resume}",
-                    EXIT_ON_SIGNAL.get(STOP.signal_name, 143),
-                )
+            _stop_before_paying(batch_id, resume)
             # The maker's confirmation submits the batch; it is not an approval. pay_batch asks
             # the approval policy, from the ledger, before the first payout.
             _confirm(yes, counts)
+            _stop_before_paying(batch_id, resume)
             live = sys.stderr.isatty() and not as_json
             result = pay_in_process(
                 settings, batch_id, counts.rows, endpoint, callback_url, out_dir=out_dir, live=live

@@ -103,6 +103,24 @@ class _Collector:
         return self.text
 
 
+def _run_in_a_terminal(
+    batch: Path, env: dict[str, str], cwd: Path
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`payflow run BATCH` with a terminal on stdin, so it asks before paying; the process and
+    the terminal's end to answer through (the caller closes it)."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [*PAYFLOW, "run", str(batch)],
+        env=env,
+        cwd=cwd,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(slave)
+    return process, master
+
+
 def test_a_file_changed_after_confirmation_pays_the_confirmed_batch_only(
     tmp_path, prefect_home, make_sandbox
 ):
@@ -111,16 +129,7 @@ def test_a_file_changed_after_confirmation_pays_the_confirmed_batch_only(
     confirmed = [_sim(f"conf-{i}", f"22507000{i:05d}") for i in range(1, 4)]
     _write(batch, confirmed)
     env = _env(tmp_path, prefect_home, sandbox)
-    master, slave = pty.openpty()  # a terminal on stdin, so the run asks before paying
-    process = subprocess.Popen(
-        [*PAYFLOW, "run", str(batch)],
-        env=env,
-        cwd=tmp_path,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    os.close(slave)
+    process, master = _run_in_a_terminal(batch, env, tmp_path)
     try:
         err = _Collector(process.stderr)
         out = _Collector(process.stdout)
@@ -149,6 +158,31 @@ def test_a_file_changed_after_confirmation_pays_the_confirmed_batch_only(
     assert "3 submitted by this run" in stdout
     with _ledger(tmp_path / "home") as ledger:
         assert ledger.batch_summary(stdout.split()[1].rstrip(":")) == {"COMPLETED": 3}
+
+
+def test_ctrl_c_at_the_question_stops_the_run_in_one_line_and_sends_nothing(
+    tmp_path, prefect_home, make_sandbox
+):
+    # Ctrl-C at "Pay 3 new rows? [y/N]" did nothing: the run's signal handler only noted the
+    # stop, and the question went on waiting for an answer.
+    sandbox = make_sandbox()
+    batch = tmp_path / "asked.csv"
+    _write(batch, [_sim(f"ask-{i}", f"22507100{i:05d}") for i in range(1, 4)])
+    env = _env(tmp_path, prefect_home, sandbox)
+    process, master = _run_in_a_terminal(batch, env, tmp_path)
+    try:
+        err = _Collector(process.stderr)
+        err.wait_for("Pay 3 new rows?", process)
+        process.send_signal(signal.SIGINT)  # what the terminal's Ctrl-C sends
+        assert process.wait(timeout=60) == 130, err.join()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    last = err.join().strip().splitlines()[-1]
+    assert last.startswith("payflow: stopped on SIGINT before paying; nothing was sent; batch ")
+    assert last.endswith(f"Resume with: payflow run {batch} --yes")
+    assert sandbox_stats(sandbox.url)["createAttempts"] == {}
 
 
 def test_one_run_looks_each_sbp_phone_up_once(tmp_path, prefect_home, make_sandbox):
