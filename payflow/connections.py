@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
+from payflow.ledger.service_binding import SANDBOX, bind_service, service_kind
 from payflow.runtime import (
     ApiEndpoint,
     ConfigurationError,
@@ -52,6 +53,7 @@ def run_target(
     sandbox only when asked for (`sandbox=True`) in a run a Prefect worker started."""
     ledger_url = settings.ledger_url_or_default()
     if api_url is not None:
+        check_service_binding(settings, sandbox)
         yield RunTarget(api_url, ledger_url, sandbox, callback_url or settings.webhook_url)
         return
     if settings.api_url is None and not sandbox and os.environ.get(WORKER_RUN_VARIABLE):
@@ -61,8 +63,28 @@ def run_target(
             "PAYFLOW_API_URL is not set in this worker's environment: a deployed run never "
             "pays the embedded sandbox unless its parameter sandbox is true; nothing was sent"
         )
+    check_service_binding(settings, settings.uses_sandbox)
     with api_endpoint(settings) as endpoint:
         yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox, settings.webhook_url)
+
+
+def check_service_binding(settings: Settings, sandbox: bool) -> None:
+    """Bind the configured ledger to the kind of service this run sends to, or refuse the run
+    (ConfigurationError, nothing sent) when the ledger holds rows sent to the other kind."""
+    bound = bind_service(open_ledger(settings.ledger_url_or_default()), service_kind(sandbox))
+    if bound == service_kind(sandbox):
+        return
+    if bound == SANDBOX:
+        raise ConfigurationError(
+            f"the ledger {settings.ledger_place} holds rows paid on the embedded sandbox (no real "
+            "money), which the payments API would read as already paid: give the API a ledger of "
+            "its own (another PAYFLOW_HOME or PAYFLOW_LEDGER_URL); nothing was sent"
+        )
+    raise ConfigurationError(
+        f"the ledger {settings.ledger_place} holds rows sent to a payments API, and this run "
+        "would use the embedded sandbox (PAYFLOW_API_URL is not set): set PAYFLOW_API_URL, or "
+        "try the sandbox with another PAYFLOW_HOME; nothing was sent"
+    )
 
 
 def open_client(

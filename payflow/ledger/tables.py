@@ -445,3 +445,15 @@ class PayRunBeat(Base):
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     beat_at: Mapped[datetime] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # None: alive, or died
+
+
+class ServiceBinding(Base):
+    """The kind of payments service the ledger's rows were sent to (one row, id 1): the embedded
+    sandbox or a payments API. A row paid on the sandbox reads COMPLETED, so the same file run
+    against the API found it already paid and paid nobody; a ledger holds one kind only."""
+
+    __tablename__ = "service_binding"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(STATE_LENGTH))
+    bound_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,0 +1,78 @@
+"""One ledger, one kind of payments service: rows paid on the embedded sandbox are never taken
+for payouts of the API, nor the other way round."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import payflow_env, run_payflow, write_sim_batch
+from support.stats import sandbox_stats
+
+
+@pytest.fixture(scope="module")
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Prefect home for the module."""
+    return tmp_path_factory.mktemp("prefect-home")
+
+
+def test_a_file_paid_on_the_embedded_sandbox_is_not_read_as_paid_by_the_api(
+    tmp_path, prefect_home, make_sandbox
+):
+    # The operator tries the file on the sandbox, then sets the API: the ledger said "2 already
+    # paid", COMPLETED, exit 0, and the API (here a sandbox of its own) received no payout.
+    batch = tmp_path / "tried-first.csv"
+    write_sim_batch(batch, 2, "tried")
+    home = tmp_path / "home"
+    tried = run_payflow(["run", str(batch), "--yes"], payflow_env(home, prefect_home), tmp_path)
+    assert tried.returncode == 0, tried.stderr
+
+    api = make_sandbox()
+    env = payflow_env(home, prefect_home, PAYFLOW_API_URL=api.url, PAYFLOW_API_TOKEN=api.token)
+    for command in (
+        ["run", str(batch), "--yes", "--json"],
+        ["pay", _batch_id(home, prefect_home, tmp_path)],
+    ):
+        refused = run_payflow(command, env, tmp_path)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stdout == ""
+        # pay's progress line (the ledger's figures) may come first; the refusal ends it.
+        line = refused.stderr.strip().splitlines()[-1]
+        assert "holds rows paid on the embedded sandbox" in line
+        assert f"at {home}" in line and "nothing was sent" in line
+    assert sandbox_stats(api.url)["payouts"] == []
+
+    # A ledger of its own for the API pays the file.
+    fresh = payflow_env(
+        tmp_path / "api-home", prefect_home, PAYFLOW_API_URL=api.url, PAYFLOW_API_TOKEN=api.token
+    )
+    paid = run_payflow(["run", str(batch), "--yes", "--json"], fresh, tmp_path)
+    assert paid.returncode == 0, paid.stderr
+    assert json.loads(paid.stdout)["statuses"] == {"COMPLETED": 2}
+    assert len(sandbox_stats(api.url)["payouts"]) == 2
+
+
+def test_a_ledger_of_the_api_refuses_the_embedded_sandbox(tmp_path, prefect_home, make_sandbox):
+    api = make_sandbox()
+    batch = tmp_path / "real.csv"
+    write_sim_batch(batch, 1, "real")
+    home = tmp_path / "home"
+    env = payflow_env(home, prefect_home, PAYFLOW_API_URL=api.url, PAYFLOW_API_TOKEN=api.token)
+    assert run_payflow(["run", str(batch), "--yes"], env, tmp_path).returncode == 0
+
+    # PAYFLOW_API_URL forgotten: the embedded sandbox would write emulated outcomes beside the
+    # API's, and report them with "no real money moved".
+    forgot = run_payflow(["run", str(batch), "--yes"], payflow_env(home, prefect_home), tmp_path)
+    assert forgot.returncode == 2, forgot.stdout + forgot.stderr
+    (line,) = forgot.stderr.strip().splitlines()
+    assert "holds rows sent to a payments API" in line and "set PAYFLOW_API_URL" in line
+    status = run_payflow(["status", "--json"], payflow_env(home, prefect_home), tmp_path)
+    assert status.returncode == 0, status.stderr  # reading the ledger needs no service
+
+
+def _batch_id(home: Path, prefect_home: Path, cwd: Path) -> str:
+    listed = run_payflow(["status", "--json"], payflow_env(home, prefect_home), cwd)
+    assert listed.returncode == 0, listed.stderr
+    (batch,) = json.loads(listed.stdout)["batches"]
+    return str(batch["batch_id"])
