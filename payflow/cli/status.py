@@ -56,6 +56,10 @@ def _refresh(settings: Settings, poll: Poll) -> None:
         raise ConfigurationError(
             "--refresh needs PAYFLOW_API_URL: a past run's embedded sandbox is gone"
         )
+    from payflow.connections import check_service_binding  # the API client's imports: here
+
+    # Rows paid on the embedded sandbox, asked about at the API, would all read as missing.
+    check_service_binding(settings, sandbox=False)
     with api_endpoint(settings) as endpoint:  # the configured service: api_url is set
 
         async def asked() -> None:

@@ -41,6 +41,11 @@ def test_a_file_paid_on_the_embedded_sandbox_is_not_read_as_paid_by_the_api(
         line = refused.stderr.strip().splitlines()[-1]
         assert "holds rows paid on the embedded sandbox" in line
         assert f"at {home}" in line and "nothing was sent" in line
+    refresh = run_payflow(
+        ["status", _batch_id(home, prefect_home, tmp_path), "--refresh"], env, tmp_path
+    )
+    assert refresh.returncode == 2, refresh.stdout + refresh.stderr
+    assert "holds rows paid on the embedded sandbox" in refresh.stderr.strip().splitlines()[-1]
     assert sandbox_stats(api.url)["payouts"] == []
 
     # A ledger of its own for the API pays the file.
