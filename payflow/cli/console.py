@@ -46,13 +46,16 @@ def console_command(
     if ctx.invoked_subcommand is not None:
         return
     from payflow.approvals.decide import prefect_api_configured
-    from payflow.connections import RunTarget
+    from payflow.connections import RunTarget, check_service_binding
     from payflow.console.app import create_app
     from payflow.console.context import ConsoleContext
     from payflow.webhooks import WebhookReceiver
 
     settings = prepare()
     listening = listening_socket(host, port)  # before anything starts: a busy port is first
+    # A ledger of the other kind of service is refused before anything starts, as a run is:
+    # otherwise its pages showed the batches and only a pay run's failure said why.
+    check_service_binding(settings, settings.uses_sandbox)
     # Without a Prefect server of the operator's, pay runs go to a temporary one started now,
     # the way `payflow run` starts it: it boots while the ledger and the sandbox open.
     # Until uvicorn serves, a stop must unwind, not kill: a killed process leaves its

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow, write_sim_batch
+from support.servers import free_port
 from support.stats import sandbox_stats
 
 
@@ -74,6 +75,16 @@ def test_a_ledger_of_the_api_refuses_the_embedded_sandbox(tmp_path, prefect_home
     assert "holds rows sent to a payments API" in line and "set PAYFLOW_API_URL" in line
     status = run_payflow(["status", "--json"], payflow_env(home, prefect_home), tmp_path)
     assert status.returncode == 0, status.stderr  # reading the ledger needs no service
+
+    console = run_payflow(
+        ["console", "--port", str(free_port())],
+        payflow_env(home, prefect_home),
+        tmp_path,
+        timeout=60,
+    )
+    assert console.returncode == 2, console.stdout + console.stderr
+    (line,) = console.stderr.strip().splitlines()
+    assert "holds rows sent to a payments API" in line
 
 
 def _batch_id(home: Path, prefect_home: Path, cwd: Path) -> str:
