@@ -71,8 +71,9 @@ def run_target(
 def check_service_binding(settings: Settings, sandbox: bool) -> None:
     """Bind the configured ledger to the kind of service this run sends to, or refuse the run
     (ConfigurationError, nothing sent) when the ledger holds rows sent to the other kind."""
-    bound = bind_service(open_ledger(settings.ledger_url_or_default()), service_kind(sandbox))
-    if bound == service_kind(sandbox):
+    kind = service_kind(sandbox)
+    bound = bind_service(open_ledger(settings.ledger_url_or_default()), kind)
+    if bound == kind:
         return
     if bound == SANDBOX:
         raise ConfigurationError(
