@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from payflow.api import AsyncPayoutsClient
+from payflow.api import AsyncPayoutsClient, PayoutsClient
 from payflow.ledger import Ledger
-from payflow.ledger.service_binding import SANDBOX, bind_service, service_kind
+from payflow.ledger.service_binding import SANDBOX, bind_merchant, bind_service, service_kind
 from payflow.runtime import (
     ApiEndpoint,
     ConfigurationError,
@@ -53,7 +53,7 @@ def run_target(
     sandbox only when asked for (`sandbox=True`) in a run a Prefect worker started."""
     ledger_url = settings.ledger_url_or_default()
     if api_url is not None:
-        check_service_binding(settings, sandbox)
+        check_service_binding(settings, sandbox, api_url)
         yield RunTarget(api_url, ledger_url, sandbox, callback_url or settings.webhook_url)
         return
     if settings.api_url is None and not sandbox and os.environ.get(WORKER_RUN_VARIABLE):
@@ -68,24 +68,49 @@ def run_target(
         yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox, settings.webhook_url)
 
 
-def check_service_binding(settings: Settings, sandbox: bool) -> None:
-    """Bind the configured ledger to the kind of service this run sends to, or refuse the run
-    (ConfigurationError, nothing sent) when the ledger holds rows sent to the other kind."""
+def check_service_binding(settings: Settings, sandbox: bool, api_url: str | None = None) -> None:
+    """Bind the configured ledger to the service this run sends to (the embedded sandbox, or the
+    API's merchant its token answers to), or refuse the run (ConfigurationError, nothing sent)
+    when the ledger holds rows sent to another."""
     kind = service_kind(sandbox)
-    bound = bind_service(open_ledger(settings.ledger_url_or_default()), kind)
-    if bound == kind:
-        return
-    if bound == SANDBOX:
+    ledger = open_ledger(settings.ledger_url_or_default())
+    bound = bind_service(ledger, kind)
+    if bound == SANDBOX and kind != SANDBOX:
         raise ConfigurationError(
             f"the ledger {settings.ledger_place} holds rows paid on the embedded sandbox (no real "
             "money), which the payments API would read as already paid: give the API a ledger of "
             "its own (another PAYFLOW_HOME or PAYFLOW_LEDGER_URL); nothing was sent"
         )
-    raise ConfigurationError(
-        f"the ledger {settings.ledger_place} holds rows sent to a payments API, and this run "
-        "would use the embedded sandbox (PAYFLOW_API_URL is not set): set PAYFLOW_API_URL, or "
-        "try the sandbox with another PAYFLOW_HOME; nothing was sent"
-    )
+    if bound != kind:
+        raise ConfigurationError(
+            f"the ledger {settings.ledger_place} holds rows sent to a payments API, and this run "
+            "would use the embedded sandbox (PAYFLOW_API_URL is not set): set PAYFLOW_API_URL, or "
+            "try the sandbox with another PAYFLOW_HOME; nothing was sent"
+        )
+    if sandbox:
+        return
+    merchant = _token_merchant(settings, api_url or settings.api_url)
+    if not merchant:  # the API did not say whose token it is: the kind is all there is
+        return
+    if (recorded := bind_merchant(ledger, merchant)) != merchant:
+        # Each merchant account pays its own: one's COMPLETED rows are not the other's payouts.
+        raise ConfigurationError(
+            f"the ledger {settings.ledger_place} holds payouts of merchant {recorded}, and "
+            f"PAYFLOW_API_TOKEN is merchant {merchant}'s, which would read them as its own: give "
+            "each merchant a ledger of its own (another PAYFLOW_HOME or PAYFLOW_LEDGER_URL); "
+            "nothing was sent"
+        )
+
+
+def _token_merchant(settings: Settings, api_url: str | None) -> str | None:
+    """The merchantId of GET /v1/merchants/balance for the configured token, or None."""
+    if api_url is None:
+        raise ConfigurationError("PAYFLOW_API_URL is not set")
+    token = api_token(settings, sandbox=False)
+    with PayoutsClient(
+        token, base_url=api_url.rstrip("/"), timeout=settings.request_timeout
+    ) as client:
+        return client.get_balance().merchant_id
 
 
 def open_client(

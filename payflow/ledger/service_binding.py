@@ -1,14 +1,16 @@
-"""The kind of payments service a ledger's rows are sent to: the embedded sandbox or an API.
+"""The payments service a ledger's rows are sent to: the embedded sandbox, or one merchant's API.
 
-A row paid on the embedded sandbox reads COMPLETED in the ledger like any other, so the same
-file run against the payments API with that ledger found every row already paid and paid nobody
-(and a sandbox run on an API's ledger would write emulated outcomes beside real ones). The
-first run that sends binds the ledger to its kind; every later run must be of the same kind.
+A row paid on the embedded sandbox reads COMPLETED in the ledger like any other, so the same file
+run against the payments API with that ledger found every row already paid and paid nobody (and a
+sandbox run on an API's ledger would write emulated outcomes beside real ones). Likewise a row
+paid with one merchant's token reads paid to a run with another's, whose account never paid it.
+The first run that sends binds the ledger to its kind and, for an API, to the merchantId its token
+answers to; every later run must be of the same kind and merchant.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from payflow.ledger.ledger import Ledger
@@ -46,3 +48,21 @@ def bind_service(ledger: Ledger, kind: str) -> str:
             raise
         return raced
     return kind
+
+
+def bind_merchant(ledger: Ledger, merchant_id: str) -> str:
+    """The merchant an API-bound ledger is bound to: `merchant_id`, recorded now, when it had
+    none (bound before merchants were recorded, or by a run that could not learn its merchant)."""
+    with ledger.engine.begin() as conn:
+        # Conditional, so of two first runs at once the first merchant written stands.
+        conn.execute(
+            update(ServiceBinding)
+            .where(ServiceBinding.id == _ROW, ServiceBinding.merchant_id.is_(None))
+            .values(merchant_id=merchant_id)
+        )
+        bound: str | None = conn.execute(
+            select(ServiceBinding.merchant_id).where(ServiceBinding.id == _ROW)
+        ).scalar_one_or_none()
+    if bound is None:
+        raise LookupError("the ledger is not bound to a service yet: bind_service first")
+    return bound

@@ -450,10 +450,12 @@ class PayRunBeat(Base):
 class ServiceBinding(Base):
     """The kind of payments service the ledger's rows were sent to (one row, id 1): the embedded
     sandbox or a payments API. A row paid on the sandbox reads COMPLETED, so the same file run
-    against the API found it already paid and paid nobody; a ledger holds one kind only."""
+    against the API found it already paid and paid nobody; a ledger holds one kind only, and of
+    an API one merchant (the merchantId its token answers to, recorded by the first API run)."""
 
     __tablename__ = "service_binding"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     kind: Mapped[str] = mapped_column(String(STATE_LENGTH))
     bound_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    merchant_id: Mapped[str | None] = mapped_column(Text)

@@ -92,3 +92,59 @@ def _batch_id(home: Path, prefect_home: Path, cwd: Path) -> str:
     assert listed.returncode == 0, listed.stderr
     (batch,) = json.loads(listed.stdout)["batches"]
     return str(batch["batch_id"])
+
+
+MERCHANT_A = "6d1c3c0e-2f7a-4c55-9a51-0c8d7e3b1a01"
+MERCHANT_B = "9b4e2d71-5a3c-4e8f-b1d6-2c7a8e9f0b02"
+
+
+def test_a_ledger_of_one_merchant_refuses_another_merchants_token(
+    tmp_path, prefect_home, make_sandbox
+):
+    # Rows paid with merchant A's token read COMPLETED; run with merchant B's token (a test
+    # account, another company's), the same file said "already paid" and B paid nobody.
+    first = make_sandbox(merchant_id=MERCHANT_A)
+    batch = tmp_path / "merchants.csv"
+    write_sim_batch(batch, 2, "merchant")
+    home = tmp_path / "home"
+    env_a = payflow_env(
+        home, prefect_home, PAYFLOW_API_URL=first.url, PAYFLOW_API_TOKEN=first.token
+    )
+    assert run_payflow(["run", str(batch), "--yes"], env_a, tmp_path).returncode == 0
+
+    second = make_sandbox(merchant_id=MERCHANT_B)
+    env_b = payflow_env(
+        home, prefect_home, PAYFLOW_API_URL=second.url, PAYFLOW_API_TOKEN=second.token
+    )
+    batch_id = _batch_id(home, prefect_home, tmp_path)
+    for command in (
+        ["run", str(batch), "--yes", "--json"],
+        ["pay", batch_id],
+        ["status", batch_id, "--refresh"],
+    ):
+        refused = run_payflow(command, env_b, tmp_path)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        line = refused.stderr.strip().splitlines()[-1]
+        assert f"holds payouts of merchant {MERCHANT_A}" in line, refused.stderr
+        assert f"is merchant {MERCHANT_B}'s" in line and "nothing was sent" in line
+    console = run_payflow(["console", "--port", str(free_port())], env_b, tmp_path, timeout=60)
+    assert console.returncode == 2, console.stdout + console.stderr
+    (line,) = console.stderr.strip().splitlines()
+    assert f"holds payouts of merchant {MERCHANT_A}" in line
+    assert sandbox_stats(second.url)["payouts"] == []
+    assert len(sandbox_stats(first.url)["payouts"]) == 2
+
+    # The console asks the API whose token it holds before it starts: a refused token is one
+    # line, not "unexpected error (AuthError)".
+    wrong = payflow_env(
+        home, prefect_home, PAYFLOW_API_URL=first.url, PAYFLOW_API_TOKEN="not-the-token"
+    )
+    console = run_payflow(["console", "--port", str(free_port())], wrong, tmp_path, timeout=60)
+    assert console.returncode == 2, console.stdout + console.stderr
+    (line,) = console.stderr.strip().splitlines()
+    assert "refused the token" in line and "nothing started" in line
+
+    # Merchant A's own token still runs the ledger: the file pays nothing twice.
+    again = run_payflow(["run", str(batch), "--yes", "--json"], env_a, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len(sandbox_stats(first.url)["payouts"]) == 2
