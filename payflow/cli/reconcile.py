@@ -53,6 +53,11 @@ def reconcile_command(
                 "reconcile asks the payments service, and a past run's embedded sandbox is gone: "
                 "set PAYFLOW_API_URL (and PAYFLOW_API_TOKEN), or read the report of that run"
             )
+        from payflow.connections import check_service_binding  # the API client's imports: here
+
+        # The API knows none of the sandbox's payouts: each would be a false "missing" finding,
+        # in a report with no word of the sandbox.
+        check_service_binding(settings, sandbox=False)
         classes = failure_classes(settings)
         with api_endpoint(settings) as endpoint:
             if endpoint.is_sandbox:

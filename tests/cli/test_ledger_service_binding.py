@@ -47,6 +47,15 @@ def test_a_file_paid_on_the_embedded_sandbox_is_not_read_as_paid_by_the_api(
     )
     assert refresh.returncode == 2, refresh.stdout + refresh.stderr
     assert "holds rows paid on the embedded sandbox" in refresh.stderr.strip().splitlines()[-1]
+    # It asked the API about the sandbox's payouts: each a "missing at the service" finding, in
+    # a report with no word of the sandbox.
+    reconciled = run_payflow(
+        ["reconcile", _batch_id(home, prefect_home, tmp_path), "--json"], env, tmp_path
+    )
+    assert reconciled.returncode == 2, reconciled.stdout + reconciled.stderr
+    assert reconciled.stdout == ""
+    (line,) = reconciled.stderr.strip().splitlines()
+    assert "holds rows paid on the embedded sandbox" in line
     assert sandbox_stats(api.url)["payouts"] == []
 
     # A ledger of its own for the API pays the file.
