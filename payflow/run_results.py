@@ -60,6 +60,7 @@ class PayResult:
             "submitted": self.submitted,
             "statuses": self.counts.statuses,
             "report": self.report_xlsx,
+            "sandbox": self.sandbox,
         }
 
     def summary_markdown(self) -> str:

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 NO_REAL_MONEY = (
     "sandbox: no PAYFLOW_API_URL is set, so the embedded sandbox served; no real money moved"
 )
+# The last line of an output about money the embedded sandbox moved, with or without
+# PAYFLOW_API_URL now (a ledger bound to the sandbox keeps its rows' kind).
+NO_REAL_MONEY_MOVED = "sandbox: no real money moved"
 
 
 class ConfigurationError(ExpectedFailure):

@@ -25,7 +25,8 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
 from payflow.ledger import CurrencyTotal
 from payflow.ledger.counts import rows_by_currency, sums_by_currency
-from payflow.runtime import open_ledger
+from payflow.ledger.service_binding import bound_to_sandbox
+from payflow.runtime import NO_REAL_MONEY_MOVED, open_ledger
 from payflow.schemas.iso4217 import amount_text
 from payflow.wording import counted, plural
 
@@ -73,6 +74,7 @@ def approve_command(
         # Read after the decision: what the approver approved (or declined) is the batch as the
         # ledger holds it, the figures its approval record is bound to.
         totals = ledger.batch_totals(batch_id)
+        sandbox = bound_to_sandbox(ledger)
     status = type(outcome.status).__name__
     if as_json:
         summary = {
@@ -89,11 +91,14 @@ def approve_command(
                 {"stalled": r.stalled, "crashed": r.dead, "started": r.started}
                 for r in outcome.replaced
             ],
+            "sandbox": sandbox,
         }
         typer.echo(json.dumps(summary))
     else:
         for line in decision_lines(batch_id, outcome, decline, totals):
             typer.echo(line)
+        if sandbox:  # the totals read as money to be paid: the sandbox pays none
+            typer.echo(NO_REAL_MONEY_MOVED)
     raise typer.Exit(0)
 
 

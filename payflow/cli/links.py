@@ -75,7 +75,7 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
         fail(f"the payments API failed: {exc}; run again later")
 
 
-def _print(result: LinksResult, as_json: bool) -> None:
+def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
     summary: dict[str, Any] = {
         "batch_id": result.batch_id,
         "action": result.action,
@@ -90,6 +90,7 @@ def _print(result: LinksResult, as_json: bool) -> None:
         "statuses": result.figures.statuses,
         "not_paid": result.figures.unpaid,
         "report": result.report_xlsx,
+        "sandbox": sandbox,
     }
     if as_json:
         print(json.dumps(summary))
@@ -165,7 +166,7 @@ def issue_command(
     result = _run_flow(
         str(file) if file else str(reissue), "issue" if file else "reissue", out, sheet
     )
-    _print(result, as_json)
+    _print(result, as_json, sandbox=settings.uses_sandbox)
     raise typer.Exit(EXIT_SOME_REJECTED if result.rejected else EXIT_OK)
 
 
@@ -182,7 +183,7 @@ def report_command(
     if settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(batch_id, "report", out, None)
-    _print(result, as_json)
+    _print(result, as_json, sandbox=settings.uses_sandbox)
     # Done only when every recipient was paid: a used claim may still be a failed payout.
     raise typer.Exit(EXIT_OK if result.figures.all_paid else EXIT_NOT_ALL_PAID)
 

@@ -91,6 +91,7 @@ def reconcile_command(
                     "unanswered": unanswered,
                     "report": str(report.xlsx),
                     "csv": str(report.csv),
+                    "sandbox": endpoint.is_sandbox,
                 }
             )
         )

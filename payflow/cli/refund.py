@@ -21,7 +21,7 @@ from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.redact import printable
 from payflow.refunds.report import NO_REFUND_REASON
-from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
+from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
 from payflow.stopping import RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
@@ -156,6 +156,7 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
             "statuses": result.statuses,
             "notices": result.notices,
             "report": result.report_xlsx,
+            "sandbox": result.sandbox,
         }
         print(json.dumps(summary))
         return
@@ -179,4 +180,4 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
     print(f"report: {result.report_xlsx}")
     print(f"        {result.report_csv}")
     if result.sandbox:
-        print("sandbox: no real money moved")
+        print(NO_REAL_MONEY_MOVED)

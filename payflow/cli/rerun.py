@@ -20,6 +20,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import held_lines, not_paid_lines
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
+from payflow.ledger.service_binding import bound_to_sandbox
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.reconcile import FailureTableError
@@ -36,7 +37,7 @@ from payflow.rerun import (
     preview_lines,
     read_corrections,
 )
-from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
+from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
 
 
@@ -104,13 +105,17 @@ def rerun_command(
     settings = prepare()
     with open_ledger(settings) as ledger:
         require_payout_batch(settings, ledger, batch_id)
+        sandbox = bound_to_sandbox(ledger)
     try:
         selection = parse_selection(rows, message, failure_class, all_failed)
         if not reviewed:
             if corrections is not None:
                 readable_file(corrections)
             lines = _preview(settings, batch_id, selection, corrections)
-            typer.echo(json.dumps({"preview": lines}) if as_json else "\n".join(lines))
+            if as_json:
+                typer.echo(json.dumps({"preview": lines, "sandbox": sandbox}))
+            else:
+                typer.echo("\n".join([*lines, *([NO_REAL_MONEY_MOVED] if sandbox else [])]))
             raise typer.Exit(0)
         if selection.empty:
             fail(f"{CHOOSE_ROWS}; nothing was sent")
@@ -162,6 +167,7 @@ def rerun_command(
         for line in not_paid:
             typer.echo(line, err=True)
     else:
-        typer.echo("\n".join([*summary_lines(result), *not_paid]))
+        closing = [NO_REAL_MONEY_MOVED] if result.sandbox else []
+        typer.echo("\n".join([*summary_lines(result), *not_paid, *closing]))
     done = set(result.statuses) <= {"COMPLETED"} and not result.waiting
     raise typer.Exit(0 if done else 1)

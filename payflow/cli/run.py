@@ -38,6 +38,7 @@ from payflow.redact import printable
 from payflow.run_results import IntakeResult, PayResult
 from payflow.runtime import (
     NO_REAL_MONEY,
+    NO_REAL_MONEY_MOVED,
     ApiEndpoint,
     ConfigurationError,
     api_endpoint,
@@ -212,7 +213,8 @@ def waiting(settings: Settings, exc: ApprovalNeeded, *, as_json: bool) -> NoRetu
     """The batch is registered but needs approvals: say who must act and why (the rules and
     warnings an approver will see, read from the ledger), exit 1."""
     if as_json:
-        print(json.dumps({"batch_id": exc.batch_id, "waiting_for_approvals": exc.steps_left}))
+        waits = {"batch_id": exc.batch_id, "waiting_for_approvals": exc.steps_left}
+        print(json.dumps({**waits, "sandbox": settings.uses_sandbox}))
     print(f"payflow: {exc}", file=sys.stderr)
     with open_ledger(settings) as ledger:
         requirement = approval_requirement(
@@ -364,4 +366,4 @@ def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> N
     print(f"report: {result.report_xlsx}")
     print(f"        {result.report_csv}")
     if result.sandbox:
-        print("sandbox: no real money moved")
+        print(NO_REAL_MONEY_MOVED)

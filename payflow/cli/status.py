@@ -23,11 +23,18 @@ from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
+from payflow.ledger.service_binding import bound_to_sandbox
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
 from payflow.redact import printable
 from payflow.refunds.track import refresh_refunds
-from payflow.runtime import ConfigurationError, api_endpoint, client_for, open_ledger
+from payflow.runtime import (
+    NO_REAL_MONEY_MOVED,
+    ConfigurationError,
+    api_endpoint,
+    client_for,
+    open_ledger,
+)
 from payflow.settings import Settings
 from payflow.wording import counted
 
@@ -88,6 +95,7 @@ def _refund_status(
             _refresh(settings, lambda client: refresh_refunds(client, ledger, batch_id))
         counts = book.summary(batch_id)
         open_refunds = book.unfinished(batch_id)
+        sandbox = bound_to_sandbox(ledger)
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
@@ -99,7 +107,8 @@ def _refund_status(
         for ref in open_refunds
     ]
     if as_json:
-        typer.echo(json.dumps({"batch_id": batch_id, "refunds": counts, "pending": pending}))
+        summary = {"batch_id": batch_id, "refunds": counts, "pending": pending, "sandbox": sandbox}
+        typer.echo(json.dumps(summary))
     else:
         typer.echo(f"refund batch {batch_id}")
         _echo_states(counts)
@@ -113,12 +122,20 @@ def _refund_status(
             heading,
             [f"  {ref['externalId']}  order {ref['orderId']}  {ref['state']}" for ref in pending],
         )
+        _echo_sandbox(sandbox)
     raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)
 
 
 def _echo_states(counts: dict[str, int]) -> None:
     for state, count in sorted(counts.items()):
         typer.echo(f"  {state:<16} {count}")
+
+
+def _echo_sandbox(sandbox: bool) -> None:
+    """The run's closing line on a ledger bound to the embedded sandbox, whose figures read
+    like paid money (COMPLETED) and are not."""
+    if sandbox:
+        typer.echo(NO_REAL_MONEY_MOVED)
 
 
 def _echo_not_final(heading: str, lines: list[str]) -> None:
@@ -146,6 +163,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         refunds = {h.batch_id: ledger.refunds.summary(h.batch_id) for h, c in shown if not c}
         shown = [(h, c or refunds[h.batch_id]) for h, c in shown]
         links = 0 if shown else LinkStore(ledger.engine).batch_count()
+        sandbox = bound_to_sandbox(ledger)
     if as_json:
         batches = [
             {
@@ -159,7 +177,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
             }
             for header, counts in shown
         ]
-        typer.echo(json.dumps({"batches": batches, "total": total}))
+        typer.echo(json.dumps({"batches": batches, "total": total, "sandbox": sandbox}))
         return
     if not shown:
         where = settings.ledger_place
@@ -179,6 +197,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
     if total > len(shown):
         typer.echo(f"  ... and {total - len(shown)} older (`payflow console` lists them all)")
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
+    _echo_sandbox(sandbox)
 
 
 def _how_to_go_on(settings: Settings, batch_id: str) -> str:
@@ -241,6 +260,7 @@ def status(
             if str(ref.state) in unfinished
         ]
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
+        sandbox = bound_to_sandbox(ledger)
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
@@ -248,7 +268,7 @@ def status(
     finally:
         ledger.close()
     if as_json:
-        summary = {"batch_id": batch_id, "statuses": counts, "pending": pending}
+        summary = {"batch_id": batch_id, "statuses": counts, "pending": pending, "sandbox": sandbox}
         if decline is not None:
             summary["declined_by"] = decline.approver
         if reruns:
@@ -280,4 +300,5 @@ def status(
             }:
                 # A run stopped by a signal (or a crash) left them; nothing said how to go on.
                 typer.echo(_how_to_go_on(settings, batch_id))
+        _echo_sandbox(sandbox)
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

@@ -89,7 +89,7 @@ def validate_command(
     if sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     if as_json:
-        print(json.dumps(report.as_json(), ensure_ascii=False))
+        print(json.dumps({**report.as_json(), "sandbox": sandbox}, ensure_ascii=False))
     else:
         for line in summary_lines(report):
             print(line)

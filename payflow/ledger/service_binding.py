@@ -35,6 +35,12 @@ def bound_kind(ledger: Ledger) -> str | None:
     return found
 
 
+def bound_to_sandbox(ledger: Ledger) -> bool:
+    """True when the ledger's rows went to the embedded sandbox; False for an API's ledger and
+    for one no run has bound (nothing says where its rows went, so nothing says no money moved)."""
+    return bound_kind(ledger) == SANDBOX
+
+
 def bind_service(ledger: Ledger, kind: str) -> str:
     """The kind the ledger is bound to: `kind`, recorded now, when it had none."""
     if (bound := bound_kind(ledger)) is not None:

@@ -34,8 +34,16 @@ def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, pre
 
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert set(summary) == {"batch_id", "rows", "rejected", "submitted", "statuses", "report"}
-    assert summary["statuses"] == {"COMPLETED": summary["rows"]}
+    assert set(summary) == {
+        "batch_id",
+        "rows",
+        "rejected",
+        "submitted",
+        "statuses",
+        "report",
+        "sandbox",
+    }
+    assert summary["statuses"] == {"COMPLETED": summary["rows"]} and summary["sandbox"] is True
     assert Path(summary["report"]).is_file()
     for noise in NOISE:
         assert noise not in done.stderr, f"{noise!r} reached the operator:\n{done.stderr}"
@@ -82,6 +90,7 @@ def test_the_same_file_run_twice_creates_nothing_the_second_time(
         "batch_id": batch_id,
         "statuses": {"COMPLETED": 12},
         "pending": [],
+        "sandbox": False,
     }
     unknown = run_payflow(["status", "no-such-batch"], env, tmp_path)
     assert unknown.returncode == 2

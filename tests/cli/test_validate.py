@@ -32,8 +32,17 @@ def test_clean_batch_exits_0_with_the_json_shape(
     assert run(str(DATA / "batch_clean.csv"), "--json", "--out", str(tmp_path)) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
-    assert set(summary) == {"batch_id", "rows", "valid", "rejected", "problems", "warnings"}
+    assert set(summary) == {
+        "batch_id",
+        "rows",
+        "valid",
+        "rejected",
+        "problems",
+        "warnings",
+        "sandbox",
+    }
     assert (summary["rows"], summary["valid"], summary["rejected"]) == (5, 5, 0)
+    assert summary["sandbox"] is True
     assert summary["problems"] == []
     assert "no real money moved" in captured.err
 
