@@ -12,7 +12,7 @@ import typer
 import uvicorn
 
 from payflow.cli.app import app, fail
-from payflow.cli.setup import listening_socket, prepare
+from payflow.cli.setup import check_bound_service, listening_socket, prepare
 from payflow.console.operators import ROLES, OperatorError, add_operator, operator_count
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
@@ -45,9 +45,8 @@ def console_command(
     """Serve the console; without PAYFLOW_API_URL it pays the embedded sandbox."""
     if ctx.invoked_subcommand is not None:
         return
-    from payflow.api.errors import AuthError, PaymentsApiError
     from payflow.approvals.decide import prefect_api_configured
-    from payflow.connections import RunTarget, check_service_binding
+    from payflow.connections import RunTarget
     from payflow.console.app import create_app
     from payflow.console.context import ConsoleContext
     from payflow.webhooks import WebhookReceiver
@@ -56,12 +55,7 @@ def console_command(
     listening = listening_socket(host, port)  # before anything starts: a busy port is first
     # A ledger of the other kind of service is refused before anything starts, as a run is:
     # otherwise its pages showed the batches and only a pay run's failure said why.
-    try:
-        check_service_binding(settings, settings.uses_sandbox)
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing started")
-    except PaymentsApiError as exc:
-        fail(f"the API at PAYFLOW_API_URL could not be used: {exc}; nothing started")
+    check_bound_service(settings)
     # Without a Prefect server of the operator's, pay runs go to a temporary one started now,
     # the way `payflow run` starts it: it boots while the ledger and the sandbox open.
     # Until uvicorn serves, a stop must unwind, not kill: a killed process leaves its

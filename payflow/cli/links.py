@@ -19,7 +19,13 @@ from typer.core import TyperGroup
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
-from payflow.cli.setup import listening_socket, prepare, readable_file, writable_folder
+from payflow.cli.setup import (
+    check_bound_service,
+    listening_socket,
+    prepare,
+    readable_file,
+    writable_folder,
+)
 from payflow.intake import BatchFileError
 from payflow.ledger.states import RowState
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token
@@ -208,6 +214,8 @@ def serve_command(
     ledger_url = settings.ledger_url_or_default()
     token = api_token(settings, sandbox=settings.uses_sandbox)
     listening = listening_socket(host, port)  # a busy port is said before the sandbox starts
+    # Claims of a ledger of another service or merchant would be paid by the wrong account.
+    check_bound_service(settings)
     with ExitStack() as stack:
         stack.callback(listening.close)
         if settings.uses_sandbox:

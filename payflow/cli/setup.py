@@ -92,3 +92,17 @@ def listening_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         fail(f"cannot listen on {host}:{port}: {reason.lower()}")
+
+
+def check_bound_service(settings: Settings) -> None:
+    """Refuse in one line a ledger bound to another service or merchant than the settings name,
+    for a command that serves pages or claims before any run would check it."""
+    from payflow.api.errors import AuthError, PaymentsApiError
+    from payflow.connections import check_service_binding  # the API client's imports: here
+
+    try:
+        check_service_binding(settings, settings.uses_sandbox)
+    except AuthError:
+        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing started")
+    except PaymentsApiError as exc:
+        fail(f"the API at PAYFLOW_API_URL could not be used: {exc}; nothing started")

@@ -136,10 +136,12 @@ def test_a_ledger_of_one_merchant_refuses_another_merchants_token(
         line = refused.stderr.strip().splitlines()[-1]
         assert f"holds payouts of merchant {MERCHANT_A}" in line, refused.stderr
         assert f"is merchant {MERCHANT_B}'s" in line and "nothing was sent" in line
-    console = run_payflow(["console", "--port", str(free_port())], env_b, tmp_path, timeout=60)
-    assert console.returncode == 2, console.stdout + console.stderr
-    (line,) = console.stderr.strip().splitlines()
-    assert f"holds payouts of merchant {MERCHANT_A}" in line
+    for server in (["console"], ["links", "serve"]):
+        command = [*server, "--port", str(free_port())]
+        serving = run_payflow(command, env_b, tmp_path, timeout=60)
+        assert serving.returncode == 2, serving.stdout + serving.stderr
+        (line,) = serving.stderr.strip().splitlines()
+        assert f"holds payouts of merchant {MERCHANT_A}" in line
     assert sandbox_stats(second.url)["payouts"] == []
     assert len(sandbox_stats(first.url)["payouts"]) == 2
 
