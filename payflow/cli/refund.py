@@ -14,6 +14,7 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
+from payflow.cli.question import ask, signal_exit_code
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.ledger.states import NOT_PAID_STATES
@@ -23,7 +24,7 @@ from payflow.redact import printable
 from payflow.refunds.report import NO_REFUND_REASON
 from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
-from payflow.stopping import RunInterrupted, run_until_done, stop_on_signals
+from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
 from payflow.wording import counted
 
@@ -46,6 +47,7 @@ def _read(path: Path, sheet: str | None) -> RefundFile:
 
 
 def _confirm(yes: bool, path: Path, rows: int) -> None:
+    """The operator's question before the orders are checked; a signal at it ends the command."""
     if yes:
         return
     if not sys.stdin.isatty():
@@ -55,7 +57,16 @@ def _confirm(yes: bool, path: Path, rows: int) -> None:
         f"Refund every valid order of {path.name} ({counted(rows, 'row')}; each order is checked "
         "with the service first, and the balance must cover them)?"
     )
-    if not typer.confirm(question, default=False, err=True):
+    with stop_on_signals():
+        confirmed = ask(question)
+    if STOP.requested():
+        # Nothing is registered before the question: the flow reads the file once confirmed.
+        fail(
+            f"stopped on {STOP.signal_name} before refunding; nothing was sent. Resume with: "
+            f"payflow refund {path} --yes",
+            signal_exit_code(),
+        )
+    if not confirmed:
         fail("not confirmed; nothing was refunded", exit_code=1)
 
 

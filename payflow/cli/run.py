@@ -29,6 +29,7 @@ from payflow.cli.ledger_checks import (
 )
 from payflow.cli.past_sandbox import as_the_ledger_holds_it, resume_hint
 from payflow.cli.progress import LedgerProgress
+from payflow.cli.question import EXIT_ON_SIGNAL, ask, signal_exit_code
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts, RowState
@@ -50,7 +51,6 @@ from payflow.stopping import (
     STOP,
     RunInterrupted,
     run_until_done,
-    signals_end_the_question,
     stop_on_signals,
 )
 from payflow.webhooks import WEBHOOK_PATH, WebhookReceiver
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from payflow.flows.approval import ApprovalNeeded
 
 EXIT_ALL_COMPLETED, EXIT_NOT_ALL_COMPLETED = 0, 1
-EXIT_ON_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 SHOWN_ROWS = 10
 
 
@@ -95,16 +94,7 @@ def _confirm(yes: bool, counts: BatchCounts) -> None:
         return
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to pay without a prompt")
-    question = f"Pay {counted(counts.to_send, 'new row')}?"
-    try:
-        with signals_end_the_question():
-            confirmed = typer.confirm(question, default=False, err=True)
-    except typer.Abort:  # typer's word for a KeyboardInterrupt (or end of input) in the read
-        if STOP.requested():
-            print(file=sys.stderr)  # the stop line starts below the question, not after it
-            return
-        raise
-    if not confirmed:
+    if not ask(f"Pay {counted(counts.to_send, 'new row')}?") and not STOP.requested():
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
 
 
@@ -116,7 +106,7 @@ def _stop_before_paying(batch_id: str, resume: str) -> None:
         fail(
             f"stopped on {STOP.signal_name} before paying; nothing was sent; batch "
             f"{batch_id} is in the ledger. Resume with: {resume}",
-            EXIT_ON_SIGNAL.get(STOP.signal_name, 143),
+            signal_exit_code(),
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -61,6 +62,21 @@ def start_payflow(args: list[str], env: dict[str, str], cwd: Path) -> subprocess
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+
+
+def start_in_a_terminal(
+    args: list[str], env: dict[str, str], cwd: Path, *, output_too: bool = False
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`payflow ARGS` with a terminal on stdin (so it asks its question) and, with `output_too`,
+    on stdout and stderr (else pipes); the process and the terminal's end to answer and read
+    through (the caller closes it)."""
+    leader, follower = pty.openpty()
+    output = follower if output_too else subprocess.PIPE
+    process = subprocess.Popen(
+        [*PAYFLOW, *args], env=env, cwd=cwd, stdin=follower, stdout=output, stderr=output
+    )
+    os.close(follower)
+    return process, leader
 
 
 @contextmanager

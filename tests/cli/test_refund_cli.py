@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,10 +12,10 @@ import httpx
 import pytest
 from cli_support import (
     NOISE,
-    PAYFLOW,
     killed_at_the_end,
     payflow_env,
     run_payflow,
+    start_in_a_terminal,
     start_payflow,
 )
 from openpyxl import load_workbook
@@ -122,16 +120,7 @@ def test_without_yes_and_without_a_terminal_nothing_is_refunded(tmp_path, prefec
 def test_the_question_in_a_terminal_says_how_many_rows_and_what_is_checked(tmp_path, prefect_home):
     # It asked "Refund every valid order of i1.csv?" with no figure at all.
     env = payflow_env(tmp_path / "home", prefect_home)
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [*PAYFLOW, "refund", str(SAMPLE)],
-        env=env,
-        cwd=tmp_path,
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-    )
-    os.close(follower)
+    process, leader = start_in_a_terminal(["refund", str(SAMPLE)], env, tmp_path, output_too=True)
     seen = b""
     while b"[y/N]" not in seen:
         seen += os.read(leader, 4096)
@@ -139,6 +128,40 @@ def test_the_question_in_a_terminal_says_how_many_rows_and_what_is_checked(tmp_p
     assert process.wait(timeout=60) == 1
     os.close(leader)
     assert b"Refund every valid order of refunds_sample.csv (7 rows; each order is checked" in seen
+    assert not (tmp_path / "home" / "reports").exists()
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_at_the_question_stops_in_one_line_and_sends_nothing(
+    tmp_path, prefect_home, stop, code
+):
+    # Ctrl-C at the question read as "no answer; nothing was done", exit 1, and SIGTERM killed
+    # the command without a word; `payflow run`'s question stops with the resume line.
+    env = payflow_env(tmp_path / "home", prefect_home)
+    process, leader = start_in_a_terminal(["refund", str(SAMPLE)], env, tmp_path, output_too=True)
+    seen = b""
+    try:
+        while b"[y/N]" not in seen:
+            seen += os.read(leader, 4096)
+        # As late as a person's key: a signal between the prompt and the read that follows it
+        # is handled only once the read returns (CPython's race, not the command's).
+        time.sleep(0.5)
+        process.send_signal(stop)
+        assert process.wait(timeout=60) == code, seen.decode()
+        while True:  # the rest of the output, until the terminal closes
+            try:
+                seen += os.read(leader, 4096)
+            except OSError:
+                break
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    last = seen.decode().strip().splitlines()[-1]
+    assert last == (
+        f"payflow: stopped on {stop.name} before refunding; nothing was sent. "
+        f"Resume with: payflow refund {SAMPLE} --yes"
+    )
     assert not (tmp_path / "home" / "reports").exists()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import pty
 import signal
 import sqlite3
 import subprocess
@@ -18,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_support import (
-    PAYFLOW,
     killed_at_the_end,
     payflow_env,
     run_payflow,
+    start_in_a_terminal,
     start_payflow,
     write_sim_batch,
 )
@@ -103,24 +102,6 @@ class _Collector:
         return self.text
 
 
-def _run_in_a_terminal(
-    batch: Path, env: dict[str, str], cwd: Path
-) -> tuple[subprocess.Popen[bytes], int]:
-    """`payflow run BATCH` with a terminal on stdin, so it asks before paying; the process and
-    the terminal's end to answer through (the caller closes it)."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [*PAYFLOW, "run", str(batch)],
-        env=env,
-        cwd=cwd,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    os.close(slave)
-    return process, master
-
-
 def test_a_file_changed_after_confirmation_pays_the_confirmed_batch_only(
     tmp_path, prefect_home, make_sandbox
 ):
@@ -129,7 +110,7 @@ def test_a_file_changed_after_confirmation_pays_the_confirmed_batch_only(
     confirmed = [_sim(f"conf-{i}", f"22507000{i:05d}") for i in range(1, 4)]
     _write(batch, confirmed)
     env = _env(tmp_path, prefect_home, sandbox)
-    process, master = _run_in_a_terminal(batch, env, tmp_path)
+    process, master = start_in_a_terminal(["run", str(batch)], env, tmp_path)
     try:
         err = _Collector(process.stderr)
         out = _Collector(process.stdout)
@@ -169,7 +150,7 @@ def test_ctrl_c_at_the_question_stops_the_run_in_one_line_and_sends_nothing(
     batch = tmp_path / "asked.csv"
     _write(batch, [_sim(f"ask-{i}", f"22507100{i:05d}") for i in range(1, 4)])
     env = _env(tmp_path, prefect_home, sandbox)
-    process, master = _run_in_a_terminal(batch, env, tmp_path)
+    process, master = start_in_a_terminal(["run", str(batch)], env, tmp_path)
     try:
         err = _Collector(process.stderr)
         err.wait_for("Pay 3 new rows?", process)
