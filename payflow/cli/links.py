@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_batch
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import (
     check_bound_service,
@@ -28,7 +29,8 @@ from payflow.cli.setup import (
 )
 from payflow.intake import BatchFileError
 from payflow.ledger.states import RowState
-from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token
+from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token, open_ledger
+from payflow.settings import Settings
 from payflow.wording import counted
 
 if TYPE_CHECKING:
@@ -79,6 +81,13 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
         fail(f"the payments API failed: {exc}; run again later")
+
+
+def _require_links_batch(settings: Settings, batch_id: str) -> None:
+    """Open (and migrate) the ledger and stop in one line unless it holds the links batch: an
+    unknown id started the embedded sandbox and a flow before the flow said so."""
+    with open_ledger(settings) as ledger:
+        require_batch(settings, ledger, batch_id, "links")
 
 
 def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
@@ -164,7 +173,10 @@ def issue_command(
     if file is not None:
         readable_file(file)
     writable_folder(out)
-    check_ledger(settings)
+    if reissue is not None:
+        _require_links_batch(settings, reissue)
+    else:
+        check_ledger(settings)
     if settings.uses_sandbox:
         # Also for a new file: its claims lead to the sandbox's widget, and real recipients
         # must not be sent them.
@@ -185,7 +197,7 @@ def report_command(
     """Look the batch's payouts up by externalId, then report claims used and expired."""
     settings = prepare()
     writable_folder(out)
-    check_ledger(settings)
+    _require_links_batch(settings, batch_id)
     if settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     result = _run_flow(batch_id, "report", out, None)

@@ -12,7 +12,7 @@ import pytest
 from cli_support import payflow_env, run_payflow
 
 from payflow.cli.app import CommandError
-from payflow.cli.batch_kinds import require_payout_batch
+from payflow.cli.batch_kinds import require_batch, require_payout_batch
 from payflow.ledger import Ledger
 from payflow.links.records import LinkRow
 from payflow.links.store import LinkStore
@@ -59,6 +59,12 @@ def test_each_kind_of_batch_is_named_for_what_it_is(tmp_path, monkeypatch):
             "gifts is a links batch, not a payout batch: `payflow links report gifts` shows it"
         )
         assert _refusal(settings, ledger, "nope") == f"no batch 'nope' in the ledger at {home}"
+        require_batch(settings, ledger, "gifts", "links")
+        with pytest.raises(CommandError) as refused:
+            require_batch(settings, ledger, "pay", "links")
+        assert str(refused.value) == (
+            "pay is a payout batch, not a links batch: `payflow status pay` shows it"
+        )
 
 
 def test_reconcile_of_a_refund_batch_and_status_of_a_links_batch_say_so(tmp_path):

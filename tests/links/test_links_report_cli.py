@@ -68,16 +68,17 @@ def test_a_used_claim_whose_payout_failed_is_not_reported_as_done(
 def test_a_report_of_an_unknown_links_batch_is_one_line_not_an_empty_report(
     tmp_path: Path,
 ) -> None:
-    # It wrote an empty nosuchbatch-links.csv/xlsx and exited 1, as if nobody had been paid.
-    env = payflow_env(tmp_path / "home", tmp_path / "prefect")
-    done = run_payflow(
-        ["links", "report", "nosuchbatch", "--out", str(tmp_path / "out")], env, tmp_path
-    )
-    assert done.returncode == 2
-    assert (
-        done.stderr.strip().splitlines()[-1] == "payflow: no links batch nosuchbatch in the ledger"
-    )
+    # It wrote an empty nosuchbatch-links.csv/xlsx and exited 1, as if nobody had been paid;
+    # then it said so only after the embedded sandbox and a Prefect flow had started (the
+    # sandbox's line first). `--reissue` did the same.
+    home = tmp_path / "home"
+    env = payflow_env(home, tmp_path / "prefect")
+    for command in (["links", "report", "nosuchbatch"], ["links", "--reissue", "nosuchbatch"]):
+        done = run_payflow([*command, "--out", str(tmp_path / "out")], env, tmp_path)
+        assert (done.returncode, done.stdout) == (2, ""), command
+        assert done.stderr == f"payflow: no batch 'nosuchbatch' in the ledger at {home}\n"
     assert not list((tmp_path / "out").glob("*links*"))
+    assert "flow run" not in (home / "logs" / "payflow.log").read_text(encoding="utf-8")
 
 
 def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path) -> None:
