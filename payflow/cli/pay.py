@@ -44,11 +44,16 @@ def pay_command(
     settings = prepare()
     writable_folder(out)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
+    from payflow.connections import check_service_binding  # the API client's imports: here
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
 
     try:
         with open_ledger(settings) as ledger:  # opens (and migrates) it before anything else
             require_payout_batch(settings, ledger, batch_id)
+            # Before any figure of the ledger is shown (the progress line came first) and before
+            # a past sandbox's batch is finished from the ledger: a ledger of the other kind of
+            # service is refused alone, as `payflow run` refuses it.
+            check_service_binding(settings, settings.uses_sandbox)
             if allow_repeat:
                 ledger.acknowledge_repeats(batch_id)
             rows = ledger.batch_counts(batch_id).rows

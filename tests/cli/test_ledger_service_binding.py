@@ -38,8 +38,8 @@ def test_a_file_paid_on_the_embedded_sandbox_is_not_read_as_paid_by_the_api(
         refused = run_payflow(command, env, tmp_path)
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert refused.stdout == ""
-        # pay's progress line (the ledger's figures) may come first; the refusal ends it.
-        line = refused.stderr.strip().splitlines()[-1]
+        # Alone: pay printed the ledger's progress line ("2 rows sent, 2 final") before it.
+        (line,) = refused.stderr.strip().splitlines()
         assert "holds rows paid on the embedded sandbox" in line
         assert f"at {home}" in line and "nothing was sent" in line
     refresh = run_payflow(
@@ -82,6 +82,14 @@ def test_a_ledger_of_the_api_refuses_the_embedded_sandbox(tmp_path, prefect_home
     assert forgot.returncode == 2, forgot.stdout + forgot.stderr
     (line,) = forgot.stderr.strip().splitlines()
     assert "holds rows sent to a payments API" in line and "set PAYFLOW_API_URL" in line
+    # pay read the API's payout as the sandbox's: its result from the ledger, "sandbox: no real
+    # money moved", exit 0.
+    pay = run_payflow(
+        ["pay", _batch_id(home, prefect_home, tmp_path)], payflow_env(home, prefect_home), tmp_path
+    )
+    assert (pay.returncode, pay.stdout) == (2, ""), pay.stdout + pay.stderr
+    (line,) = pay.stderr.strip().splitlines()
+    assert "holds rows sent to a payments API" in line
     status = run_payflow(["status", "--json"], payflow_env(home, prefect_home), tmp_path)
     assert status.returncode == 0, status.stderr  # reading the ledger needs no service
 
