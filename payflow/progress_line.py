@@ -11,23 +11,35 @@ from payflow.wording import counted
 PROGRESS_EVERY_SECONDS = 10.0
 
 
+# "Final" counts rows the service answered for and that are done: a row refused in the file
+# (or as a conflict) was never sent, and counted as final it read "0 sent, 3 final".
+SENT_AND_FINAL = SENT_STATES & TERMINAL_STATES
+# Rows not sent, named while there are any, so a line shown before the first POST (or with
+# repeats held, or rows refused) accounts for every row instead of reading as "nothing was sent".
+UNSENT = (
+    (RowState.VALIDATED, "to send"),
+    (RowState.HELD, "held"),
+    (RowState.REJECTED, "rejected"),
+    (RowState.CONFLICT, "refused as conflicts"),
+)
+REFUSED = frozenset({RowState.REJECTED, RowState.CONFLICT})
+
+
+def rows_in(counts: Mapping[str, int], states: frozenset[RowState]) -> int:
+    """How many rows of `counts` (rows per state) stand in one of `states`."""
+    return sum(n for state, n in counts.items() if state in states)
+
+
 def progress_text(batch_id: str, counts: Mapping[str, int]) -> str:
-    """`batch B: N rows sent, M final, K pending[, J to send][, H held] (of T)` from rows per
-    state."""
-
-    def rows(states: frozenset[object]) -> int:
-        return sum(n for state, n in counts.items() if state in states)
-
-    # Rows not sent are named while there are any, so a line shown before the first POST (or
-    # with repeats held) accounts for every row instead of reading as "nothing was sent".
-    unsent = ((RowState.VALIDATED, "to send"), (RowState.HELD, "held"))
+    """`batch B: N rows sent, M final, K pending[, J to send][, H held][, R rejected]
+    [, C refused as conflicts] (of T)` from rows per state."""
     waiting = "".join(
-        f", {n} {label}" for state, label in unsent if (n := rows(frozenset({state})))
+        f", {n} {label}" for state, label in UNSENT if (n := rows_in(counts, frozenset({state})))
     )
     return (
-        f"batch {batch_id}: {counted(rows(SENT_STATES), 'row')} sent, "
-        f"{rows(TERMINAL_STATES)} final, "
-        f"{rows(PENDING_STATES)} pending{waiting} (of {sum(counts.values())})"
+        f"batch {batch_id}: {counted(rows_in(counts, SENT_STATES), 'row')} sent, "
+        f"{rows_in(counts, SENT_AND_FINAL)} final, "
+        f"{rows_in(counts, PENDING_STATES)} pending{waiting} (of {sum(counts.values())})"
     )
 
 

@@ -14,14 +14,17 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from payflow.ledger import SENT_STATES, TERMINAL_STATES, Ledger
-from payflow.progress_line import PROGRESS_EVERY_SECONDS, Throttled, progress_text
+from payflow.ledger import SENT_STATES, Ledger
+from payflow.progress_line import (
+    PROGRESS_EVERY_SECONDS,
+    REFUSED,
+    SENT_AND_FINAL,
+    Throttled,
+    progress_text,
+    rows_in,
+)
 
 REFRESH_SECONDS = 0.5
-
-
-def _rows(counts: Mapping[str, int], states: frozenset[object]) -> int:
-    return sum(n for state, n in counts.items() if state in states)
 
 
 class LedgerProgress:
@@ -93,7 +96,9 @@ class LedgerProgress:
             final = bar.add_task("final", total=self._rows)
 
             def show(counts: Mapping[str, int]) -> None:
-                bar.update(sent, completed=_rows(counts, SENT_STATES))
-                bar.update(final, completed=_rows(counts, TERMINAL_STATES))
+                # Of the rows a run may send: those refused in the file never fill a bar.
+                total = sum(counts.values()) - rows_in(counts, REFUSED)
+                bar.update(sent, completed=rows_in(counts, SENT_STATES), total=total)
+                bar.update(final, completed=rows_in(counts, SENT_AND_FINAL), total=total)
 
             self._watch(show, REFRESH_SECONDS)

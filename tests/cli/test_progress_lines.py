@@ -69,10 +69,21 @@ def test_progress_text_counts_groups_of_states():
         "VALIDATED": 4,
         "REJECTED": 1,
     }
-    assert (
-        progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending, 4 to send (of 12)"
+    assert progress_text("b", counts) == (
+        "batch b: 6 rows sent, 4 final, 3 pending, 4 to send, 1 rejected (of 12)"
     )
-    del counts["VALIDATED"]
-    assert progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending (of 8)"
+    del counts["VALIDATED"], counts["REJECTED"]
+    assert progress_text("b", counts) == "batch b: 6 rows sent, 4 final, 3 pending (of 7)"
     counts["HELD"] = 2
-    assert progress_text("b", counts) == "batch b: 6 rows sent, 5 final, 3 pending, 2 held (of 10)"
+    assert progress_text("b", counts) == "batch b: 6 rows sent, 4 final, 3 pending, 2 held (of 9)"
+
+
+def test_rows_refused_in_the_file_are_named_not_counted_final():
+    # A batch with 3 rejected rows read "0 rows sent, 3 final" before anything was sent.
+    assert progress_text("b", {"VALIDATED": 2, "REJECTED": 3}) == (
+        "batch b: 0 rows sent, 0 final, 0 pending, 2 to send, 3 rejected (of 5)"
+    )
+    counts = {"COMPLETED": 1, "SUBMIT_REJECTED": 1, "REJECTED": 3, "CONFLICT": 1}
+    assert progress_text("b", counts) == (
+        "batch b: 2 rows sent, 2 final, 0 pending, 3 rejected, 1 refused as conflicts (of 6)"
+    )
