@@ -252,8 +252,10 @@ def status(
             _refresh(settings, lambda client: refresh_batch(client, ledger, batch_id))
         counts = ledger.batch_summary(batch_id)
         reruns = ledger.rerun_batches(batch_id)
-        # A rerun row is done or not by its latest attempt, as the report counts it.
-        latest = ledger.latest_summary(batch_id) if reruns else counts
+        # A rerun row is done or not by its latest attempt, as the report counts it, also when
+        # the rerun was made from another batch (an edited file run again shares its rows):
+        # such a batch read FAILED for a row a rerun had paid.
+        latest = ledger.latest_summary(batch_id)
         pending = [
             {"row": ref.row_number, "externalId": ref.external_id, "state": str(ref.state)}
             for ref in ledger.batch_rows(batch_id)
@@ -271,7 +273,7 @@ def status(
         summary = {"batch_id": batch_id, "statuses": counts, "pending": pending, "sandbox": sandbox}
         if decline is not None:
             summary["declined_by"] = decline.approver
-        if reruns:
+        if reruns or latest != counts:
             summary.update(rerun_batches=reruns, latest_statuses=latest)
         typer.echo(json.dumps(summary))
     else:
@@ -279,6 +281,9 @@ def status(
         _echo_states(counts)
         if reruns:
             typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
+            _echo_states(latest)
+        elif latest != counts:
+            typer.echo("rows rerun from another batch; rows by latest attempt:")
             _echo_states(latest)
         if decline is not None:
             # Its rows stay VALIDATED for good: "not final yet" read as if they would still go.

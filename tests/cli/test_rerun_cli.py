@@ -81,3 +81,31 @@ def test_a_reviewed_rerun_s_json_says_what_it_sent_and_nothing_else_on_stdout(
     assert summary["preview"][0] == f"batch {batch_id}: 1 row would be sent again"
     assert not any("nothing was sent" in line for line in summary["preview"]), summary
     assert "  not paid: 1 row, by statusMessage:" in done.stderr.splitlines()
+
+
+def test_status_of_another_batch_sharing_a_rerun_row_counts_it_by_its_latest_attempt(
+    tmp_path: Path, make_sandbox
+) -> None:
+    env, batch_id, fix = _failed_batch(tmp_path, make_sandbox())
+    rerun = ["rerun", batch_id, "--rows", "3", "--corrections", str(fix), "--reviewed"]
+    assert run_payflow(rerun, env, tmp_path).returncode == 1  # jun-1 is still unpaid
+    # The file run again with a row added: a new batch holding jun-1 and jun-2 as they were.
+    edited = tmp_path / "june-2.csv"
+    lines = (tmp_path / "june.csv").read_text(encoding="utf-8").splitlines()
+    lines.append("jun-3,3000,XOF,SIM,2250700033003,Moussa Diallo,u-3")
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    second = run_payflow(["run", str(edited), "--yes", "--json"], env, tmp_path)
+    assert second.returncode == 1, second.stderr
+    second_id = json.loads(second.stdout)["batch_id"]
+
+    status = run_payflow(["status", second_id, "--no-refresh"], env, tmp_path)
+
+    # jun-2's rerun paid it; this batch read "FAILED 2" with nothing else.
+    assert status.returncode == 1, status.stderr
+    assert status.stdout.splitlines()[-3:] == [
+        "rows rerun from another batch; rows by latest attempt:",
+        "  COMPLETED        2",
+        "  FAILED           1",
+    ]
+    as_json = run_payflow(["status", second_id, "--no-refresh", "--json"], env, tmp_path)
+    assert json.loads(as_json.stdout)["latest_statuses"] == {"COMPLETED": 2, "FAILED": 1}
