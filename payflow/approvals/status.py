@@ -22,6 +22,10 @@ class ApprovalRefused(Exception):
     """The decision cannot be recorded (own batch, unacknowledged warnings, already settled)."""
 
 
+class WarningsUnacknowledged(ApprovalRefused):
+    """An approval given without saying the warnings (and rows above the maximum) were read."""
+
+
 @dataclass(frozen=True, slots=True)
 class Approved:
     """The batch may be paid; `by` is empty when it was under every limit."""
@@ -158,7 +162,7 @@ def record_decision(
         # The record keeps every key as acknowledged: given without the flag, a row above the
         # per-row maximum was "acknowledged" by an approver who never said so.
         listed = "; ".join(w.text for w in to_acknowledge)
-        raise ApprovalRefused(f"acknowledge these warnings to approve: {listed}")
+        raise WarningsUnacknowledged(f"acknowledge these warnings to approve: {listed}")
     facts = requirement.facts
     ledger.append_approval(
         ApprovalRecord(

@@ -18,6 +18,7 @@ from payflow.approvals import (
     PolicyError,
     UnknownBatch,
     Void,
+    WarningsUnacknowledged,
 )
 from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
@@ -69,6 +70,9 @@ def approve_command(
                 note=note,
                 acknowledge_warnings=acknowledge,
             )
+        except WarningsUnacknowledged as exc:
+            # The line named no way to acknowledge them: the flag is the command line's own.
+            fail(f"{exc}; nothing was recorded: once read, approve with --acknowledge-warnings")
         except (ApprovalRefused, PolicyError, UnknownBatch) as exc:
             fail(f"{exc}; nothing was recorded" if isinstance(exc, ApprovalRefused) else str(exc))
         # Read after the decision: what the approver approved (or declined) is the batch as the

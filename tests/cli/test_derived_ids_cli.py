@@ -104,6 +104,10 @@ def test_a_repeat_under_another_external_id_is_held_until_allowed(
     checker = {**env, "PAYFLOW_USER": "checker"}
     unacknowledged = run_payflow(["approve", batch_id], checker, tmp_path)
     assert unacknowledged.returncode == 2 and "acknowledge these warnings" in unacknowledged.stderr
+    # It named no way to acknowledge them.
+    assert unacknowledged.stderr.rstrip().endswith(
+        "nothing was recorded: once read, approve with --acknowledge-warnings"
+    ), unacknowledged.stderr
     approved = run_payflow(["approve", batch_id, "--acknowledge-warnings"], checker, tmp_path)
     assert approved.returncode == 0, approved.stderr
     assert f"nothing is paying it yet: pay it with `payflow pay {batch_id}`" in approved.stdout
