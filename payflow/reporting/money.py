@@ -29,3 +29,8 @@ def money_cell(sheet: Any, amount: Decimal | None, currency: str | None) -> Any:
     cell = WriteOnlyCell(sheet, value=value)
     cell.number_format = number_format(currency)
     return cell
+
+
+def shown_width(amount: Decimal, currency: str | None) -> int:
+    """Characters the amount takes as `number_format` shows it ("1,000,000,000.00": 16)."""
+    return len(f"{quantized(amount, currency):,}")

@@ -22,9 +22,9 @@ from openpyxl.utils import get_column_letter
 
 from payflow.inert import text_cell
 from payflow.ledger import UNSENT_WORDS, RowOutcome
-from payflow.reconcile import DRIFT_CAVEAT
+from payflow.reconcile import DRIFT_CAVEAT, RollForward
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
-from payflow.reporting.money import money_cell, number_format
+from payflow.reporting.money import money_cell, number_format, shown_width
 from payflow.reporting.printing import (
     TOP,
     WRAP,
@@ -352,6 +352,52 @@ SUMMARY_WIDTHS = (26.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
 third column and next steps in the seventh (wrapped)."""
 
 
+FIGURE_WIDTH = 16.0
+"""The least width of a currency column the summary's fixed widths do not reach."""
+
+
+def _summary_widths(summary: Summary) -> dict[int, float]:
+    """Each column's width: SUMMARY_WIDTHS, widened where a currency's amounts need more. A
+    seventh currency's column kept the spreadsheet's default width, and its balance of a
+    billion printed as ###."""
+    columns: dict[int, list[tuple[Decimal | None, str]]] = {}
+    charted = [c for c in summary.currencies if c.currency != NO_CURRENCY]
+    for blocks in (summary.currencies, charted):
+        for index, c in enumerate(blocks, start=2):
+            amounts = [c.amount(outcome) for outcome in CHART_OUTCOMES]
+            columns.setdefault(index, []).extend((a, c.currency) for a in amounts)
+    for index, r in enumerate(summary.balance, start=2):
+        columns.setdefault(index, []).extend((v, r.currency) for v in _balance_values(r))
+    widths = dict(enumerate(SUMMARY_WIDTHS, start=1))
+    for index, figures in columns.items():
+        widest = max(
+            (
+                shown_width(amount, None if currency == NO_CURRENCY else currency) + 2
+                for amount, currency in figures
+                if amount is not None
+            ),
+            default=0,
+        )
+        widths[index] = max(widths.get(index, FIGURE_WIDTH), widest)
+    return widths
+
+
+def _balance_values(r: RollForward) -> tuple[Decimal | None, ...]:
+    """A currency's roll-forward figures in BALANCE_HEADER's order (after its currency)."""
+    return (
+        r.start_available,
+        r.start_held,
+        r.moved_available,
+        r.moved_held,
+        r.expected_available,
+        r.expected_held,
+        r.end_available,
+        r.end_held,
+        r.drift_available,
+        r.drift_held,
+    )
+
+
 def _transposed(header: Sequence[str], columns: list[list[Any]]) -> list[list[Any]]:
     """One line per figure (`header[1:]`), one column per currency: 19 columns across printed
     too small to read; a dozen lines down one narrow page do not."""
@@ -365,7 +411,7 @@ class _SummarySheet:
         self.sheet = sheet
         self.summary = summary
         self.line = 0
-        for index, width in enumerate(SUMMARY_WIDTHS, start=1):
+        for index, width in _summary_widths(summary).items():
             sheet.column_dimensions[get_column_letter(index)].width = width
         sheet.freeze_panes = "A2"
         # Figures down, currencies across: one page wide is readable.
@@ -448,19 +494,7 @@ class _SummarySheet:
         )
         columns: list[list[Any]] = []
         for r in self.summary.balance:
-            values = (
-                r.start_available,
-                r.start_held,
-                r.moved_available,
-                r.moved_held,
-                r.expected_available,
-                r.expected_held,
-                r.end_available,
-                r.end_held,
-                r.drift_available,
-                r.drift_held,
-            )
-            columns.append([self.money(v, r.currency) for v in values])
+            columns.append([self.money(v, r.currency) for v in _balance_values(r)])
         for line in _transposed(BALANCE_HEADER, columns):
             self.append(line)
 

@@ -467,3 +467,40 @@ async def test_the_markdown_writes_amounts_with_their_currencys_decimals(
     roll = [line for line in markdown.splitlines() if line.startswith("| EUR |")][-1]
     figures = [cell.strip() for cell in roll.strip("|").split("|")[1:]]
     assert figures and all(re.fullmatch(r"-?\d+\.\d\d", figure) for figure in figures), roll
+
+
+async def test_every_currency_column_of_the_summary_is_wide_enough_for_its_amounts(
+    client, ledger: Ledger, tmp_path
+) -> None:
+    # Seven currencies: the seventh column kept the default width, and its balance of a
+    # billion printed as ### in the sheet and its PDF.
+    currencies = ("BDT", "CDF", "EUR", "GHS", "KES", "NGN", "XOF")
+    rows = [
+        instruction(
+            new_id("c"),
+            row,
+            "0001",
+            currency=currency,
+            payment_type="EMAIL",
+            requisites=f"payee.{row}@example.com",
+        )
+        for row, currency in enumerate(currencies, start=2)
+    ]
+    batch = register(ledger, rows)
+    await pay(client, ledger, batch)
+    await reconcile(client, ledger, batch)
+    report = write_batch_report(ledger, batch, tmp_path, sandbox=True)
+
+    summary = load_workbook(report.xlsx)["summary"]
+    assert summary.max_column == 1 + len(currencies)
+    for row in summary.iter_rows(min_col=2):
+        for cell in row:
+            if not isinstance(cell.value, int | float) or "#,##0" not in cell.number_format:
+                continue
+            places = len(cell.number_format.partition(".")[2])
+            shown = f"{Decimal(str(cell.value)):,.{places}f}"
+            # Unset, a column has the spreadsheet's default width (about 8 characters; openpyxl
+            # reads it as 13).
+            assert cell.column_letter in summary.column_dimensions, (cell.coordinate, shown)
+            width = summary.column_dimensions[cell.column_letter].width
+            assert width >= len(shown), (cell.coordinate, shown, width)
