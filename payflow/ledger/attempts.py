@@ -155,6 +155,20 @@ def latest_attempts(engine: Engine, batch_id: str) -> list[AttemptView]:
         return [_view(row) for row in connection.execute(query)]
 
 
+def latest_summary(engine: Engine, batch_id: str) -> dict[str, int]:
+    """Source rows per state of each row's latest attempt, counted in SQL (as `_view` reads a
+    row: REJECTED and CONFLICT as such, a row with no payout REJECTED)."""
+    state = case(
+        (BatchRow.disposition == Disposition.CONFLICT.value, RowState.CONFLICT.value),
+        (BatchRow.disposition == Disposition.REJECTED.value, RowState.REJECTED.value),
+        else_=func.coalesce(Latest.state, RowState.REJECTED.value),
+    )
+    query = join_latest_attempt(select(state, func.count()).select_from(BatchRow))
+    query = query.where(BatchRow.batch_id == batch_id).group_by(state)
+    with engine.connect() as connection:
+        return {str(name): int(count) for name, count in connection.execute(query)}
+
+
 def _view(row: Any) -> AttemptView:
     disposition = Disposition(row.disposition)
     if disposition in (Disposition.REJECTED, Disposition.CONFLICT) or row.state is None:

@@ -6,7 +6,6 @@ moves, reading) and passes the clock, so tests can set time without sleeping.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -461,7 +460,7 @@ class Ledger:
 
     def latest_summary(self, batch_id: str) -> dict[str, int]:
         """Rows per state of each row's latest attempt (the batch's own rows when never rerun)."""
-        return dict(Counter(view.state.value for view in self.latest_attempts(batch_id)))
+        return attempts.latest_summary(self._reader, batch_id)
 
     def rerun_parents(self, batch_id: str) -> list[ParentView]:
         """The batch's attempts that send a payout again, each with the failed parent."""
