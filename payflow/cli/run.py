@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -63,17 +63,22 @@ EXIT_ALL_COMPLETED, EXIT_NOT_ALL_COMPLETED = 0, 1
 SHOWN_ROWS = 10
 
 
-def totals_lines(counts: BatchCounts) -> list[str]:
-    """What the ledger says about the batch: already paid, pending, new, and the new totals."""
+def totals_lines(counts: BatchCounts, latest: Mapping[str, int] | None = None) -> list[str]:
+    """What the ledger says about the batch: already paid, pending, new, and the new totals;
+    paid, failed and pending by each row's `latest` attempt when given."""
     # Held and conflicting rows are named when there are any, so the figures add up to the
     # rows; a CONFLICT row passed validation, so "rejected" alone contradicted "0 rejected".
     conflicts = counts.count(frozenset({RowState.CONFLICT}))
     rejected = counts.rejected - conflicts
     held = f", {counts.held} held" if counts.held else ""
     conflicting = f", {conflicts} refused as conflicts" if conflicts else ""
+    # A file run again after a rerun paid its FAILED row read "1 failed, 0 already paid".
+    by_latest = BatchCounts(counts.batch_id, latest) if latest else counts
+    # A rerun's attempt not sent yet (waiting for approval) is pending for the row.
+    pending = by_latest.pending + by_latest.new + by_latest.held - counts.new - counts.held
     lines = [
-        f"in the ledger: {counted(counts.rows, 'row')}: {counts.completed} already paid, "
-        f"{counts.not_paid} failed, {rejected} rejected{conflicting}, {counts.pending} pending, "
+        f"in the ledger: {counted(counts.rows, 'row')}: {by_latest.completed} already paid, "
+        f"{by_latest.not_paid} failed, {rejected} rejected{conflicting}, {pending} pending, "
         f"{counts.new} new{held}"
     ]
     if counts.to_pay:
@@ -191,12 +196,18 @@ def finish(
     not_paid = [*not_sent, *not_paid]
     # Rows the service refused at every try were never sent: listed apart, not as pending.
     pending = [ext for ext in result.pending if ext not in unsent_ids]
-    _print_result(replace(result, pending=pending), not_paid, as_json=as_json)
+    # A row is paid or not by its latest attempt: a rerun (of this batch or of another holding
+    # the row) paid a FAILED row, and the run read "FAILED 1", exit 1, with nothing unpaid listed.
+    with open_ledger(settings) as ledger:
+        latest = ledger.latest_summary(result.batch_id)
+    rerun = latest if latest != result.counts.by_state else None
+    _print_result(replace(result, pending=pending), not_paid, rerun, as_json=as_json)
     for line in not_paid if as_json else []:
         say(line)
     for line in held_lines(settings, result.batch_id, again):
         say(line)
-    raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
+    all_paid = set(latest) == {RowState.COMPLETED.value}
+    raise typer.Exit(EXIT_ALL_COMPLETED if all_paid else EXIT_NOT_ALL_COMPLETED)
 
 
 def waiting(settings: Settings, exc: ApprovalNeeded, *, as_json: bool) -> NoReturn:
@@ -305,7 +316,9 @@ def run_command(
                 # Only now: a file refused, or with nothing to pay, moved no money of any kind,
                 # and a line about money above its error read as if a run had started.
                 say_sandbox(endpoint)
-            for line in [*intake.summary, *totals_lines(counts)]:
+            with open_ledger(settings) as ledger:
+                latest = ledger.latest_summary(batch_id)
+            for line in [*intake.summary, *totals_lines(counts, latest)]:
                 say(line)
             for line in held_lines(settings, batch_id):
                 say(line)
@@ -329,9 +342,15 @@ def run_command(
     finish(settings, result, as_json=as_json)
 
 
-def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> None:
+def _print_result(
+    result: PayResult, not_paid: list[str], rerun: dict[str, int] | None, *, as_json: bool
+) -> None:
+    """The run's figures; `rerun`: rows per state by latest attempt, when a rerun moved any."""
     if as_json:
-        print(json.dumps(result.as_json()))
+        summary = result.as_json()
+        if rerun is not None:
+            summary["latest_statuses"] = dict(sorted(rerun.items()))
+        print(json.dumps(summary))
         return
     counts = result.counts
     print(
@@ -340,6 +359,10 @@ def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> N
     )
     for state, count in counts.statuses.items():
         print(f"  {state:<16} {count}")
+    if rerun is not None:
+        print("  rows by latest attempt (a rerun sent some again):")
+        for state, count in sorted(rerun.items()):
+            print(f"    {state:<16} {count}")
     if counts.by_state.get("CONFLICT"):
         conflicts = counts.by_state["CONFLICT"]
         print(f"  {counted(conflicts, 'row')} with a known externalId and other content")

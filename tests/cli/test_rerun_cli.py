@@ -10,6 +10,16 @@ from pathlib import Path
 from cli_support import payflow_env, run_payflow
 
 
+def _api_env(tmp_path: Path, sandbox) -> dict[str, str]:
+    """A fresh PAYFLOW_HOME paying through the sandbox as the payments API."""
+    return payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+
+
 def _failed_batch(tmp_path: Path, sandbox) -> tuple[dict[str, str], str, Path]:
     """A run of two rows that both fail (blocked, not found): its env, batch id and a corrections
     file for row 3."""
@@ -21,12 +31,7 @@ def _failed_batch(tmp_path: Path, sandbox) -> tuple[dict[str, str], str, Path]:
         )
         writer.writerow(["jun-1", "1000", "XOF", "SIM", "2250700011111", "Kouadio Yao", "u-1"])
         writer.writerow(["jun-2", "2000", "XOF", "SIM", "2250700022222", "Awa Kone", "u-2"])
-    env = payflow_env(
-        tmp_path / "home",
-        tmp_path / "prefect",
-        PAYFLOW_API_URL=sandbox.url,
-        PAYFLOW_API_TOKEN=sandbox.token,
-    )
+    env = _api_env(tmp_path, sandbox)
     first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
     assert first.returncode == 1, first.stderr
     batch_id = first.stdout.split('"batch_id": "', 1)[1].split('"', 1)[0]
@@ -109,3 +114,34 @@ def test_status_of_another_batch_sharing_a_rerun_row_counts_it_by_its_latest_att
     ]
     as_json = run_payflow(["status", second_id, "--no-refresh", "--json"], env, tmp_path)
     assert json.loads(as_json.stdout)["latest_statuses"] == {"COMPLETED": 2, "FAILED": 1}
+
+
+def test_a_file_run_again_after_a_rerun_paid_its_failed_row_reads_paid(
+    tmp_path: Path, make_sandbox
+) -> None:
+    sandbox = make_sandbox()
+    batch = tmp_path / "july.csv"
+    batch.write_text(
+        "externalId,amount,currency,paymentType,requisites,name,userId\n"
+        "jul-1,2000,XOF,SIM,2250700022222,Awa Kone,u-2\n",
+        encoding="utf-8",
+    )
+    env = _api_env(tmp_path, sandbox)
+    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert json.loads(first.stdout)["statuses"] == {"FAILED": 1}, first.stderr
+    batch_id = json.loads(first.stdout)["batch_id"]
+    fix = tmp_path / "fix.csv"
+    fix.write_text("externalId,requisites\njul-1,2250700020042\n", encoding="utf-8")
+    rerun = ["rerun", batch_id, "--rows", "2", "--corrections", str(fix), "--reviewed"]
+    assert run_payflow(rerun, env, tmp_path).returncode == 0
+
+    again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
+
+    # It read "FAILED 1", exit 1, and listed nothing unpaid: the rerun had paid the row.
+    assert again.returncode == 0, again.stdout + again.stderr
+    lines = again.stdout.splitlines()
+    assert "in the ledger: 1 row: 1 already paid, 0 failed, 0 rejected, 0 pending, 0 new" in lines
+    at = lines.index("  rows by latest attempt (a rerun sent some again):")
+    assert lines[at + 1] == "    COMPLETED        1" and lines[at + 2].startswith("report: ")
+    as_json = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert json.loads(as_json.stdout)["latest_statuses"] == {"COMPLETED": 1}
