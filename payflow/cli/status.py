@@ -19,6 +19,7 @@ import typer
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.approvals import Pending, PolicyError, Void, approval_status, load_policy
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
@@ -200,12 +201,28 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
     _echo_sandbox(sandbox)
 
 
-def _how_to_go_on(settings: Settings, batch_id: str) -> str:
+def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:
+    """Approval steps the batch still waits for (0: none, or the policy cannot be read)."""
+    try:
+        found = approval_status(ledger, batch_id, load_policy(settings.approvals_file))
+    except PolicyError:
+        return 0  # the run that pays it says so in one line
+    return found.steps_left if isinstance(found, Pending | Void) else 0
+
+
+def _how_to_go_on(settings: Settings, batch_id: str, waiting: int = 0) -> str:
     """What sends a batch's rows left unsent by a stopped run: `payflow pay`, which refuses a
-    batch whose payouts went to a past run's embedded sandbox (it said to run it all the same)."""
+    batch whose payouts went to a past run's embedded sandbox (it said to run it all the same),
+    and a batch still waiting for approval (it said to pay it, and the pay refused)."""
     from payflow.cli.past_sandbox import stranded  # reporting's imports, for this line only
 
     lead = "rows not sent (VALIDATED) or left being sent (SUBMITTING): "
+    if waiting:
+        people = "1 person" if waiting == 1 else f"{waiting} people"
+        return (
+            f"{lead}the batch is waiting for approval by {people}, never its maker: `payflow "
+            f"approve {batch_id}`, then `payflow pay {batch_id}` sends each once"
+        )
     if gone := stranded(settings, batch_id):
         return (
             f"{lead}{counted(gone, 'row')} went to a past run's embedded sandbox, which ended "
@@ -263,6 +280,7 @@ def status(
         ]
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
         sandbox = bound_to_sandbox(ledger)
+        waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
     except AuthError:
         fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
@@ -304,6 +322,6 @@ def status(
                 str(r["state"]) for r in pending
             }:
                 # A run stopped by a signal (or a crash) left them; nothing said how to go on.
-                typer.echo(_how_to_go_on(settings, batch_id))
+                typer.echo(_how_to_go_on(settings, batch_id, waiting))
         _echo_sandbox(sandbox)
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

@@ -140,3 +140,11 @@ def test_an_amount_edited_after_its_row_was_paid_waits_for_a_second_person(
     assert "pays 1005 XOF to a recipient paid 1000 XOF by pf-" in second.stderr
     assert "if the amount was corrected, that payout already went" in second.stderr
     assert len(_posts(sandbox.url)) == 1, "the edited row was paid by the maker alone"
+    # Its status said `payflow pay` sends the row, and that pay refused: waiting for approval.
+    batch_id = second.stderr.split("payflow: batch ", 1)[1].split(" ", 1)[0]
+    status = run_payflow(["status", batch_id, "--no-refresh"], env, tmp_path)
+    assert status.stdout.splitlines()[-1] == (
+        "rows not sent (VALIDATED) or left being sent (SUBMITTING): the batch is waiting for "
+        f"approval by 1 person, never its maker: `payflow approve {batch_id}`, then `payflow pay "
+        f"{batch_id}` sends each once"
+    )
