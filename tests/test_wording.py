@@ -34,7 +34,7 @@ def test_the_links_summary_says_1_claim_url(capsys):
     figures = LinksFigures(claims={"OPEN": 1}, statuses={"VALIDATED": 1}, unpaid=[])
     result = LinksResult("b1", "issue", "r.csv", "r.xlsx", figures, rows=1)
     result.claims_issued, result.claims_file = 1, "/reports/b1-claims.csv"
-    _print(result, as_json=False)
+    _print(result, as_json=False, sandbox=False)
     assert "claims: 1 claim URL in /reports/b1-claims.csv (owner-only)" in capsys.readouterr().out
 
 

@@ -239,8 +239,10 @@ def test_a_refund_left_pending_on_a_past_embedded_sandbox_is_not_followed_on_a_n
     status = run_payflow(["status", summary["batch_id"]], env, tmp_path)
     assert status.returncode == 1
     assert "again follows them" not in status.stdout
-    assert status.stdout.splitlines()[-2] == (
+    *_, heading, _refund, closing = status.stdout.splitlines()
+    assert heading == (
         "not final yet (1): 1 refund went to a past run's embedded sandbox, which ended with "
         "that run, so nothing can follow it; to try the file again on the sandbox, use a fresh "
         "ledger (another PAYFLOW_HOME)"
     )
+    assert closing == "sandbox: no real money moved"

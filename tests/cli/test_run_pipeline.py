@@ -498,10 +498,11 @@ def test_ctrl_c_on_the_embedded_sandbox_names_no_resume_that_would_be_refused(
     # `payflow status` said `payflow pay BATCH` would send the rows left; it refuses them too.
     status = run_payflow(["status", batch_id], env, tmp_path)
     assert status.returncode == 1, status.stderr
-    last = status.stdout.strip().splitlines()[-1]
+    *_, advice, closing = status.stdout.strip().splitlines()
     assert f"payflow pay {batch_id}" not in status.stdout
-    assert last.startswith("rows not sent (VALIDATED) or left being sent (SUBMITTING): ")
-    assert last.endswith(
+    assert advice.startswith("rows not sent (VALIDATED) or left being sent (SUBMITTING): ")
+    assert closing == "sandbox: no real money moved"
+    assert advice.endswith(
         "went to a past run's embedded sandbox, which ended with that run, so no run can "
         "resume the batch; to pay the file on the sandbox, run it with a fresh ledger (another "
         "PAYFLOW_HOME)"

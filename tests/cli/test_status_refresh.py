@@ -102,7 +102,8 @@ async def test_payouts_completed_after_the_run_stopped_tracking_show_completed(
     assert (code, shown["statuses"]) == (1, {"CREATED": 3})
 
     code, shown = _status(env, tmp_path, "asked", "--refresh")
-    assert (code, shown) == (0, {"batch_id": "asked", "statuses": {"COMPLETED": 3}, "pending": []})
+    expected = {"batch_id": "asked", "statuses": {"COMPLETED": 3}, "pending": [], "sandbox": False}
+    assert (code, shown) == (0, expected)
 
     _age(ledger_url, "stale", timedelta(minutes=2))
     code, shown = _status(env, tmp_path, "stale")  # over a minute old: refreshed by default
@@ -305,7 +306,8 @@ async def test_refunds_completed_after_the_run_stopped_tracking_show_completed(
     code, shown = _status(env, tmp_path, batch, "--no-refresh")
     assert (code, shown["refunds"]) == (1, {"PENDING": 2})
     code, shown = _status(env, tmp_path, batch, "--refresh")
-    assert (code, shown) == (0, {"batch_id": batch, "refunds": {"COMPLETED": 2}, "pending": []})
+    expected = {"batch_id": batch, "refunds": {"COMPLETED": 2}, "pending": [], "sandbox": False}
+    assert (code, shown) == (0, expected)
     with Ledger.open(ledger_url) as ledger:
         assert {r.order_status for r in ledger.refunds.rows(batch)} == {"REFUND"}
         assert ("PENDING", "COMPLETED", "poll", None) in ledger.refunds.events("rf-0")
