@@ -173,17 +173,28 @@ class RefundBatch:
     state: str
     by_status: dict[str, int]
     final: int
-    totals: str  # the refunds this batch made (sent, or to send)
+    # What this batch refunded (COMPLETED) and what it still holds (not final): a FAILED or
+    # CANCELED refund was counted with them and read as money refunded.
+    totals: str
     not_final: list[RefundRowView]
     # Rows whose refund an earlier batch made (same externalId and content): never sent again
     # here, so not in `totals`; their amounts apart, each with the batch that made it.
     earlier: list[RefundRowView] = field(default_factory=list)
     earlier_totals: str = "-"
+    not_final_totals: str = "-"
 
     @property
     def rows(self) -> int:
         """Source rows of the batch, rejected ones included."""
         return sum(self.by_status.values())
+
+    @property
+    def figures(self) -> str:
+        """`1500.00 RUB refunded, 250.50 RUB not final yet`: this batch's own refunds."""
+        text = "nothing refunded" if self.totals == "-" else f"{self.totals} refunded"
+        if self.not_final_totals != "-":
+            text += f", {self.not_final_totals} not final yet"
+        return text
 
 
 def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
@@ -204,14 +215,16 @@ def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
         state = "finished with rows not refunded"
     # Counted as this batch's, an order refunded by an earlier batch read as refunded twice.
     earlier = [view for view in views if view.disposition is Disposition.ALREADY_KNOWN]
+    own = [view for view in views if view.disposition is not Disposition.ALREADY_KNOWN]
     return RefundBatch(
         state,
         by_status,
         len(views) - len(not_final),
-        _refund_sums(view for view in views if view.disposition is not Disposition.ALREADY_KNOWN),
+        _refund_sums(view for view in own if view.state is RowState.COMPLETED),
         not_final,
         earlier,
         _refund_sums(earlier),
+        _refund_sums(view for view in own if view.state in REFUND_OPEN_STATES),
     )
 
 
@@ -243,7 +256,7 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
         counts = ctx.ledger.batch_counts(row.batch_id)
         refunds = refund_batch(ctx, row.batch_id) if not counts.rows else None
         if refunds is not None:  # refunds are not approved
-            state, shown, totals, approved = refunds.state, refunds.rows, refunds.totals, "-"
+            state, shown, totals, approved = refunds.state, refunds.rows, refunds.figures, "-"
             if refunds.earlier:
                 totals += f" (and {refunds.earlier_totals} made by an earlier batch)"
         else:

@@ -599,11 +599,11 @@ def test_a_refund_batch_shows_its_refunds_never_an_empty_payout_batch(console: C
     listed = maker.get("/batches").text
     line = listed[listed.index("refunds-1") :].split("</tr>")[0]
     assert "refunds not final" in line and '<td class="num">3</td>' in line
-    assert "1750.50 RUB" in line
+    assert "1500.00 RUB refunded, 250.50 RUB not final yet" in line
 
     page = maker.get("/batches/refunds-1").text
     assert "Refund batch" in page and "nothing to pay" not in page
-    assert "2 of 3 final" in page and "refunded" not in page.split("Not final yet")[0]
+    assert "2 of 3 final" in page and re.search(r'id="state"[^>]*>refunds not final<', page)
     not_final = page.split("Not final yet")[1]
     assert "rf-7777" in not_final and "MANUAL" in not_final and "rf-done" not in not_final
     assert "/reconcile" not in page
@@ -640,14 +640,44 @@ def test_a_refund_batch_names_the_refunds_an_earlier_batch_made_apart_from_its_o
     maker = signed_in(console, "mia")
     page = maker.get("/batches/refunds-2").text
     head = page.split("Found made by an earlier batch")[0]
-    assert "refunds made by this batch 99.99 RUB" in head and "1599.99" not in page
+    assert 'id="refund-figures">99.99 RUB refunded</span>' in head and "1599.99" not in page
     assert 'id="earlier-totals">1500.00 RUB</span> (1 row, not refunded again)' in head
     earlier = page.split('id="made-earlier"')[1].split("</section>")[0]
     assert "rf-done" in earlier and 'href="/batches/refunds-1"' in earlier
     assert "rf-new" not in earlier
     listed = maker.get("/batches").text
     line = listed[listed.index("refunds-2") :].split("</tr>")[0]
-    assert "99.99 RUB (and 1500.00 RUB made by an earlier batch)" in line
+    assert "99.99 RUB refunded (and 1500.00 RUB made by an earlier batch)" in line
     # The first batch's own page and line are unchanged: the refund is its own there.
     first = maker.get("/batches/refunds-1").text
-    assert "refunds made by this batch 1750.50 RUB" in first and "made-earlier" not in first
+    assert 'id="refund-figures">1500.00 RUB refunded, 250.50 RUB not final yet<' in first
+    assert "made-earlier" not in first
+
+
+def test_a_failed_refund_is_never_counted_as_refunded(console: Console) -> None:
+    # Found by use: a batch whose 3200.00 RUB refund ended FAILED read "refunds made by this
+    # batch 4950.50 RUB" on its page and in the list, where 1750.50 RUB had been refunded.
+    book = console.ctx.ledger.refunds
+    orders = [f"0b8f3c2e-5a1d-4e6b-9f7a-1000000000c{n}" for n in range(1, 4)]
+    rows = [
+        RefundInstruction(2, "rf-c1", orders[0], Decimal("1500.00"), "RUB"),
+        RefundInstruction(3, "rf-c2", orders[1], Decimal("250.50"), "RUB"),
+        RefundInstruction(4, "rf-c1111", orders[2], Decimal("3200.00"), "RUB"),
+    ]
+    book.register_batch("refunds-f", "march-refunds.csv", rows, [])
+    assert len(book.claim("refunds-f", "w", 10)) == 3
+    for n, row in enumerate(rows):
+        book.mark_created(
+            row.external_id, CreatedRefund(f"r-f{n}", "PENDING"), source=EventSource.SUBMIT
+        )
+    for ext, status in (("rf-c1", "COMPLETED"), ("rf-c2", "COMPLETED"), ("rf-c1111", "FAILED")):
+        book.record_status(external_id=ext, status=status, source=EventSource.POLL)
+
+    maker = signed_in(console, "mia")
+    page = maker.get("/batches/refunds-f").text
+    assert 'id="refund-figures">1750.50 RUB refunded</span>' in page, page
+    assert "4950.50" not in page
+    listed = maker.get("/batches").text
+    line = listed[listed.index("refunds-f") :].split("</tr>")[0]
+    assert "finished with rows not refunded" in line
+    assert "1750.50 RUB refunded" in line and "4950.50" not in line
