@@ -97,7 +97,13 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     def render(
         request: Request, session: Session, name: str, status: int = 200, **values: Any
     ) -> Response:
-        context = {"me": session.operator, "csrf": session.csrf, "limit_text": limit_text, **values}
+        context = {
+            "me": session.operator,
+            "csrf": session.csrf,
+            "limit_text": limit_text,
+            "sandbox": ctx.target.sandbox,
+            **values,
+        }
         return templates.TemplateResponse(request, name, context, status_code=status)
 
     def message(request: Request, session: Session, status: int, text: str) -> Response:

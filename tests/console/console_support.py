@@ -84,6 +84,7 @@ def start_console(
     max_upload_bytes: int = 10 * 1024 * 1024,
     prefect_api_url: str | None = None,
     ledger_url: str | None = None,
+    sandbox: bool = True,
 ) -> Console:
     """Open the ledger (a new SQLite one unless given), add `mia` (maker) and `carl` (checker),
     serve the console."""
@@ -96,7 +97,7 @@ def start_console(
     ctx = ConsoleContext(
         settings,
         ledger,
-        RunTarget(sandbox_url, ledger_url, True, None),
+        RunTarget(sandbox_url, ledger_url, sandbox, None),
         max_upload_bytes=max_upload_bytes,
         pay_through_prefect=False,
         prefect_api_url=prefect_api_url,

@@ -9,6 +9,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
 import pytest
 from console_support import (
     CLEAN_ROWS,
@@ -681,3 +682,27 @@ def test_a_failed_refund_is_never_counted_as_refunded(console: Console) -> None:
     line = listed[listed.index("refunds-f") :].split("</tr>")[0]
     assert "finished with rows not refunded" in line
     assert "1750.50 RUB refunded" in line and "4950.50" not in line
+
+
+def test_every_page_says_no_real_money_moves_on_the_embedded_sandbox(
+    console: Console, tmp_path: Path
+) -> None:
+    # Found by use: the terminal said "no real money moved" once at start-up, and no page of
+    # the console did: an operator approving 600000.00 RUB could not tell a rehearsal from a
+    # payment.
+    note = 'id="sandbox-note"'
+    with httpx.Client(base_url=console.url) as anonymous:
+        assert note in anonymous.get("/login").text
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "sandbox.csv", "sb")
+    for path in ("/batches", "/upload", f"/upload/{batch_id}", f"/batches/{batch_id}"):
+        page = maker.get(path).text
+        assert "Embedded sandbox: no real money moves" in page, path
+    assert note in signed_in(console, "carl").get(f"/batches/{batch_id}/approve").text
+    # A console paying a real API says nothing of the kind.
+    real = start_console(tmp_path / "real", console.ctx.target.api_url, sandbox=False)
+    try:
+        assert note not in signed_in(real, "mia").get("/batches").text
+    finally:
+        real.server.stop()
+        real.ctx.ledger.close()
