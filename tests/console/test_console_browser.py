@@ -357,3 +357,56 @@ def test_a_long_rerun_is_grouped_on_the_approve_page_with_every_warning_in_full(
     not_found.locator("summary").click()
     expect(not_found.locator("li")).to_have_count(60)
     expect(not_found.locator("li").nth(59)).to_be_visible()
+
+
+# The widest figures of a day's batch: six-digit rubles to a bank account, XOF without cents.
+PHONE_ROWS = [
+    (f"ph-{n}", amount, currency, kind, requisites, "Awa Kone", f"u-{n}")
+    for n, (amount, currency, kind, requisites) in enumerate(
+        [
+            ("600000", "RUB", "BANK_ACCOUNT", "40817810000000000012"),
+            ("12000", "RUB", "BANK_ACCOUNT", "40817810099910001111"),
+            ("15000", "XOF", "SIM", "2250700001234"),
+            ("25000", "XOF", "SIM", "2250700003333"),
+            ("2500", "KES", "SIM", "254712345678"),
+        ],
+        start=1,
+    )
+]
+
+
+def _hidden_sideways(page: Page) -> list[str]:
+    """What a 390 px window shows only when scrolled sideways: a table wider than its box."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.scroll')]
+            .filter((box) => box.scrollWidth > box.clientWidth + 1)
+            .map((box) => box.querySelector('table').id || box.querySelector('table').className)"""
+    )
+
+
+def test_on_a_phone_no_amount_state_or_total_is_cut_off(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by use at 390 px: the totals' Amount column was cut mid-number (XOF 40000 read
+    # "4000", RUB 612000.00 "612000.0"), and the batches list showed neither a state nor a
+    # total, nor the history its details, unless each table was scrolled sideways.
+    maker = _sign_in(browser, console, "mia")
+    maker.set_viewport_size({"width": 390, "height": 844})
+    _upload(maker, console, "phone.csv", batch_csv(PHONE_ROWS), tmp_path)
+    assert _hidden_sideways(maker) == []
+    save_screenshot(maker, tmp_path, "console-phone-upload.png")
+    maker.click("text=Submit 5 rows for approval")
+    expect(maker.locator("#state")).to_have_text("awaiting approval")
+    batch_url = maker.url
+    assert _hidden_sideways(maker) == []
+
+    checker = _sign_in(browser, console, "carl")
+    checker.set_viewport_size({"width": 390, "height": 844})
+    for url in (console.url + "/batches", batch_url, batch_url + "/approve"):
+        checker.goto(url)
+        assert _hidden_sideways(checker) == [], url
+        save_screenshot(checker, tmp_path, f"console-phone-{url.rsplit('/', 1)[-1]}.png")
+    checker.goto(console.url + "/batches")
+    line = checker.locator("table.list tbody tr").first
+    expect(line.locator(".state")).to_be_in_viewport()
+    expect(line).to_contain_text("612000.00 RUB")
