@@ -706,3 +706,24 @@ def test_every_page_says_no_real_money_moves_on_the_embedded_sandbox(
     finally:
         real.server.stop()
         real.ctx.ledger.close()
+
+
+def test_the_approve_page_of_a_rerun_never_says_its_rows_were_sent_before_they_are(
+    console: Console,
+) -> None:
+    # Found by use: a rerun waiting for its checker said of each row "mar-004 ended FAILED;
+    # sent again as mar-004-r1": read as already sent, before anything was.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "resend.csv", "rs")
+    pay_with_the_engine(console, batch_id)
+    page = maker.get(f"/batches/{batch_id}").text
+    form = {"csrf": csrf_of(page), "row": ["4"], "reasons_read": "yes"}
+    started = maker.post(f"/batches/{batch_id}/rerun", data=form)
+    rerun_id = started.headers["location"].rsplit("/", 1)[-1]
+    assert console.ctx.ledger.batch_counts(rerun_id).to_send == 1
+
+    approve = signed_in(console, "carl").get(f"/batches/{rerun_id}/approve").text
+    earlier = approve.split('id="earlier"')[1].split("</div>")[0]
+    assert "sent again" not in approve.split('id="earlier"')[0].split("<h2>")[-1]
+    assert "sent again" not in earlier
+    assert "rs-c-bad-1</span> ended FAILED; this rerun's attempt is" in earlier
