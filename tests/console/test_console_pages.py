@@ -13,6 +13,7 @@ import httpx
 import pytest
 from console_support import (
     CLEAN_ROWS,
+    ERROR_ROWS,
     Console,
     approved_and_paid,
     batch_csv,
@@ -727,3 +728,24 @@ def test_the_approve_page_of_a_rerun_never_says_its_rows_were_sent_before_they_a
     assert "sent again" not in approve.split('id="earlier"')[0].split("<h2>")[-1]
     assert "sent again" not in earlier
     assert "rs-c-bad-1</span> ended FAILED; this rerun's attempt is" in earlier
+
+
+def test_the_upload_names_rows_already_final_only_when_there_are_some(console: Console) -> None:
+    # Found by use: a new file with one rejected row read "12 rows: 11 to pay, 1 rejected,
+    # 0 already final": rejected rows count as final in the ledger, so the clause showed.
+    maker = signed_in(console, "mia")
+    rows = [(f"af-{ext}", *rest) for ext, *rest in CLEAN_ROWS] + ERROR_ROWS[:1]
+    token = csrf_of(maker.get("/upload").text)
+    posted = maker.post(
+        "/upload", files={"file": ("af.csv", batch_csv(rows))}, data={"csrf": token}
+    )
+    page = maker.get(posted.headers["location"]).text
+    assert "<strong>1</strong> rejected." in page and "already final" not in page
+    batch_id = posted.headers["location"].rsplit("/", 1)[-1]
+    pay_with_the_engine(console, batch_id)
+    # The same file again: its 5 payouts are final, and the page says so.
+    posted = maker.post(
+        "/upload", files={"file": ("af.csv", batch_csv(rows))}, data={"csrf": token}
+    )
+    again = maker.get(posted.headers["location"]).text
+    assert "<strong>1</strong> rejected, 5 already final." in again
