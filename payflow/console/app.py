@@ -365,6 +365,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             session,
             "batch.html",
             batch_id=batch_id,
+            rerun_end=pages.rerun_end(batch_id),
             source=source_of(ctx, batch_id),
             facts=facts,
             counts=counts,

@@ -315,8 +315,13 @@ class RerunLine:
     @property
     def short_id(self) -> str:
         """`…-rerun-3fa9c1d20b4e`: the part of the id that differs from the batch's."""
-        _, marker, own = self.batch_id.rpartition("-rerun-")
-        return f"…{marker}{own}" if marker else self.batch_id
+        return rerun_end(self.batch_id)
+
+
+def rerun_end(batch_id: str) -> str:
+    """`…-rerun-3fa9c1d20b4e`: the end of a rerun's id, its own (the whole id of another)."""
+    _, marker, own = batch_id.rpartition("-rerun-")
+    return f"…{marker}{own}" if marker else batch_id
 
 
 def summary(ctx: ConsoleContext, batch_id: str) -> Summary:

@@ -749,3 +749,24 @@ def test_the_upload_names_rows_already_final_only_when_there_are_some(console: C
     )
     again = maker.get(posted.headers["location"]).text
     assert "<strong>1</strong> rejected, 5 already final." in again
+
+
+def test_a_rerun_page_is_named_apart_from_its_batch(console: Console) -> None:
+    # Found by use: the rerun's page was headed "Batch 3f2e69162806…", word for word its
+    # batch's heading (both ids start alike), so the two pages read as one batch.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "named.csv", "nm")
+    pay_with_the_engine(console, batch_id)
+    page = maker.get(f"/batches/{batch_id}").text
+    form = {"csrf": csrf_of(page), "row": ["4"], "reasons_read": "yes"}
+    rerun_id = maker.post(f"/batches/{batch_id}/rerun", data=form).headers["location"]
+    rerun_id = rerun_id.rsplit("/", 1)[-1]
+    own_end = rerun_id.rpartition("-rerun-")[2]
+
+    def heading(batch: str) -> str:
+        found = re.search(r"<h1[^>]*>([^<]*)</h1>", maker.get(f"/batches/{batch}").text)
+        assert found
+        return found.group(1)
+
+    assert heading(batch_id) == f"Batch {batch_id[:12]}…"
+    assert heading(rerun_id) == f"Rerun …-rerun-{own_end}"
