@@ -330,9 +330,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             # Another browser's upload, or a session since ended: the batch page has its state.
             return RedirectResponse(f"/batches/{batch_id}", status_code=303)
         # The figures as the ledger holds them now, not as they were at the upload.
-        result = replace(
-            result, counts=ctx.ledger.batch_counts(batch_id), source=source_of(ctx, batch_id)
-        )
+        counts = ctx.ledger.batch_counts(batch_id)
+        result = replace(result, counts=counts, source=source_of(ctx, batch_id))
         return render(
             request,
             session,
@@ -340,6 +339,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             result=result,
             error=None,
             submitted=is_submitted(ctx, batch_id),
+            state=pages.batch_state(ctx, batch_id, counts),
         )
 
     @page(refund_batches=True)

@@ -770,3 +770,32 @@ def test_a_rerun_page_is_named_apart_from_its_batch(console: Console) -> None:
 
     assert heading(batch_id) == f"Batch {batch_id[:12]}…"
     assert heading(rerun_id) == f"Rerun …-rerun-{own_end}"
+
+
+def test_a_file_uploaded_again_after_it_was_paid_is_not_said_to_await_approval(
+    console: Console,
+) -> None:
+    # Found by use: the March file uploaded again once paid read "Submitted for approval:
+    # follow it on its page", of a batch finished long before.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "again.csv", "ag")
+    page = maker.get(f"/upload/{batch_id}").text
+    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
+    note = re.compile(r'id="submitted-note">([^:]*):')
+    assert note.findall(maker.get(f"/upload/{batch_id}").text) == ["Submitted for approval"]
+    # What carl's "Approve and pay" leaves, the run paid by the engine itself.
+    record_decision(
+        console.ctx.ledger, batch_id, approver="carl", decision="approve", via="console"
+    )
+    record_action(console.ctx.ledger, "carl", "approved", batch_id)
+    record_action(console.ctx.ledger, "carl", "pay_started", batch_id, detail="in the console")
+    pay_with_the_engine(console, batch_id)
+    rows = [(f"ag-{ext}", *rest) for ext, *rest in CLEAN_ROWS]
+    token = csrf_of(page)
+    posted = maker.post(
+        "/upload", files={"file": ("again.csv", batch_csv(rows))}, data={"csrf": token}
+    )
+    again = maker.get(posted.headers["location"]).text
+    assert note.findall(again) == [
+        "Submitted before; the batch is now <strong>finished with failures</strong>"
+    ]
