@@ -799,3 +799,8 @@ def test_a_file_uploaded_again_after_it_was_paid_is_not_said_to_await_approval(
     assert note.findall(again) == [
         "Submitted before; the batch is now <strong>finished with failures</strong>"
     ]
+    # A one-row rerun's approve page read "1 payouts".
+    form = {"csrf": token, "row": ["4"], "reasons_read": "yes"}
+    rerun_id = maker.post(f"/batches/{batch_id}/rerun", data=form).headers["location"]
+    approve = signed_in(console, "carl").get(rerun_id + "/approve").text
+    assert "<p>1 payout, a rerun of batch" in approve
