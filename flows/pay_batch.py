@@ -35,7 +35,7 @@ from payflow.progress_line import Throttled, progress_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted
-from payflow.tasks.count_batch import count_batch
+from payflow.tasks.count_batch import count_batch, count_latest_attempts
 from payflow.tasks.reconcile_batch import reconcile_batch, snapshot_balance, write_batch_report_only
 from payflow.tasks.submit_payouts import (
     check_merchant_balance,
@@ -116,6 +116,7 @@ def pay_batch(
         reconciled = reconcile_batch(target, batch_id, reports)
         # Read after the last state change: every figure below and the exit code follow it.
         counts = count_batch(target.ledger_url, batch_id)
+        latest = count_latest_attempts(target.ledger_url, batch_id)
     result = PayResult(
         batch_id=batch_id,
         counts=counts,
@@ -125,13 +126,14 @@ def pay_batch(
         sandbox=target.sandbox,
         pending=tracked.pending_external_ids,
         corrections=reconciled.corrected,
+        latest=latest,
     )
     create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
     if result.all_completed:
         return result
     # A run whose payouts did not all complete ends red in Prefect (and in its automations), as
     # `payflow run` exits 1: it read Completed whatever became of the payouts.
-    unpaid = f"{counts.unpaid_line()}: payflow status {batch_id}"
+    unpaid = f"{result.by_latest.unpaid_line()}: payflow status {batch_id}"
     return Failed(name=NOT_ALL_PAID, message=unpaid, data=NotAllPaid(unpaid, result))
 
 

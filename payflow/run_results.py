@@ -40,6 +40,9 @@ class PayResult:
     sandbox: bool
     pending: list[str] = field(default_factory=list)
     corrections: int = 0
+    # Rows per state of each row's latest attempt, read with `counts`: a rerun (of this batch,
+    # or of another holding the same row) may have paid a row the batch's own attempt failed.
+    latest: dict[str, int] = field(default_factory=dict)
 
     @property
     def submitted(self) -> int:
@@ -47,9 +50,19 @@ class PayResult:
         return self.sent.submitted
 
     @property
+    def by_latest(self) -> BatchCounts:
+        """The batch's rows counted by each row's latest attempt (its own when never rerun)."""
+        return BatchCounts(self.batch_id, self.latest) if self.latest else self.counts
+
+    @property
+    def rerun_moved(self) -> bool:
+        """True when a rerun's attempt stands for some row: `by_latest` differs from `counts`."""
+        return self.by_latest.by_state != self.counts.by_state
+
+    @property
     def all_completed(self) -> bool:
-        """True only when every row of the batch is COMPLETED: exit code 0."""
-        return self.counts.all_completed
+        """True only when every row of the batch is paid by its latest attempt: exit code 0."""
+        return self.by_latest.all_completed
 
     def as_json(self) -> dict[str, object]:
         """The machine-readable summary (`--json`)."""
@@ -59,6 +72,7 @@ class PayResult:
             "rejected": self.counts.by_state.get("REJECTED", 0),
             "submitted": self.submitted,
             "statuses": self.counts.statuses,
+            **({"latest_statuses": self.by_latest.statuses} if self.rerun_moved else {}),
             "report": self.report_xlsx,
             "sandbox": self.sandbox,
         }
@@ -76,9 +90,21 @@ class PayResult:
             "|---|---|",
             *(f"| {state} | {count} |" for state, count in self.counts.statuses.items()),
             "",
+            *(self._latest_markdown() if self.rerun_moved else []),
             f"Report: `{Path(self.report_xlsx).name}`",
         ]
         return "\n".join(lines)
+
+    def _latest_markdown(self) -> list[str]:
+        rows = (f"| {state} | {n} |" for state, n in self.by_latest.statuses.items())
+        return [
+            "Rows by latest attempt (a rerun sent some again):",
+            "",
+            "| state | rows |",
+            "|---|---|",
+            *rows,
+            "",
+        ]
 
     def has_not_paid(self) -> bool:
         """True when some row ended FAILED, CANCELED, EXPIRED or SUBMIT_REJECTED."""

@@ -9,7 +9,7 @@ from payflow.approvals import UnknownBatch
 from payflow.connections import open_ledger
 from payflow.ledger import BatchCounts
 
-__all__ = ["UnknownBatch", "count_batch"]
+__all__ = ["UnknownBatch", "count_batch", "count_latest_attempts"]
 
 
 @task(name="count-batch", cache_policy=NO_CACHE)
@@ -19,3 +19,9 @@ def count_batch(ledger_url: str, batch_id: str) -> BatchCounts:
     if not ledger.batch_exists(batch_id):
         raise UnknownBatch(f"no batch {batch_id!r} in the ledger")
     return ledger.batch_counts(batch_id)
+
+
+@task(name="count-latest-attempts", cache_policy=NO_CACHE)
+def count_latest_attempts(ledger_url: str, batch_id: str) -> dict[str, int]:
+    """Rows per state of each row's latest attempt (a rerun's, where one was sent), read now."""
+    return open_ledger(ledger_url).latest_summary(batch_id)

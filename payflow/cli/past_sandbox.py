@@ -110,6 +110,13 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
         classes = failure_classes(settings)
         folder = out or settings.reports_dir()
         report = write_batch_report(ledger, batch_id, folder, sandbox=True, classes=classes)
+        latest = ledger.latest_summary(batch_id)
     return PayResult(
-        batch_id, counts, SubmitStats(), str(report.csv), str(report.xlsx), sandbox=True
+        batch_id,
+        counts,
+        SubmitStats(),
+        str(report.csv),
+        str(report.xlsx),
+        sandbox=True,
+        latest=latest,
     )

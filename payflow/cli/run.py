@@ -196,18 +196,14 @@ def finish(
     not_paid = [*not_sent, *not_paid]
     # Rows the service refused at every try were never sent: listed apart, not as pending.
     pending = [ext for ext in result.pending if ext not in unsent_ids]
-    # A row is paid or not by its latest attempt: a rerun (of this batch or of another holding
-    # the row) paid a FAILED row, and the run read "FAILED 1", exit 1, with nothing unpaid listed.
-    with open_ledger(settings) as ledger:
-        latest = ledger.latest_summary(result.batch_id)
-    rerun = latest if latest != result.counts.by_state else None
-    _print_result(replace(result, pending=pending), not_paid, rerun, as_json=as_json)
+    _print_result(replace(result, pending=pending), not_paid, as_json=as_json)
     for line in not_paid if as_json else []:
         say(line)
     for line in held_lines(settings, result.batch_id, again):
         say(line)
-    all_paid = set(latest) == {RowState.COMPLETED.value}
-    raise typer.Exit(EXIT_ALL_COMPLETED if all_paid else EXIT_NOT_ALL_COMPLETED)
+    # A row is paid or not by its latest attempt: a rerun (of this batch or of another holding
+    # the row) paid a FAILED row, and the run read "FAILED 1", exit 1, with nothing unpaid listed.
+    raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 
 
 def waiting(settings: Settings, exc: ApprovalNeeded, *, as_json: bool) -> NoReturn:
@@ -342,15 +338,10 @@ def run_command(
     finish(settings, result, as_json=as_json)
 
 
-def _print_result(
-    result: PayResult, not_paid: list[str], rerun: dict[str, int] | None, *, as_json: bool
-) -> None:
-    """The run's figures; `rerun`: rows per state by latest attempt, when a rerun moved any."""
+def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> None:
+    """The run's figures, and by latest attempt when a rerun moved any row."""
     if as_json:
-        summary = result.as_json()
-        if rerun is not None:
-            summary["latest_statuses"] = dict(sorted(rerun.items()))
-        print(json.dumps(summary))
+        print(json.dumps(result.as_json()))
         return
     counts = result.counts
     print(
@@ -359,9 +350,9 @@ def _print_result(
     )
     for state, count in counts.statuses.items():
         print(f"  {state:<16} {count}")
-    if rerun is not None:
+    if result.rerun_moved:
         print("  rows by latest attempt (a rerun sent some again):")
-        for state, count in sorted(rerun.items()):
+        for state, count in result.by_latest.statuses.items():
             print(f"    {state:<16} {count}")
     if counts.by_state.get("CONFLICT"):
         conflicts = counts.by_state["CONFLICT"]
