@@ -17,6 +17,10 @@ from typing import NamedTuple
 # which a command or pay run that reads no file should not load.
 DERIVED_PREFIX = "pf-"
 
+# Validation's warnings that the approval rules read back from the ledger (same reason).
+AMOUNT_OUTLIER = "amount_outlier"
+DOUBLE_PAYMENT = "possible_double_payment"
+
 
 class PaymentType(StrEnum):
     SBP = "SBP"

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pandas as pd
 
 from payflow.intake.problems import Problem, shown_value
+from payflow.model import AMOUNT_OUTLIER, DOUBLE_PAYMENT
 from payflow.schemas.column_rules import CENTS
 from payflow.schemas.iso4217 import amount_text
 
@@ -38,7 +39,7 @@ def _double_payments(frame: pd.DataFrame) -> list[Problem]:
                 Problem(
                     row,
                     "requisites",
-                    "possible_double_payment",
+                    DOUBLE_PAYMENT,
                     f"same recipient, amount and currency as row {others} with another "
                     "externalId: a likely double payment",
                     ids[position],
@@ -57,7 +58,7 @@ def _outliers(frame: pd.DataFrame) -> list[Problem]:
         Problem(
             row,
             "amount",
-            "amount_outlier",
+            AMOUNT_OUTLIER,
             f"amount is more than {OUTLIER_FACTOR} times the batch median for "
             f"{flagged.at[row, 'currency']!s} (median "
             f"{_median(int(str(twice_median.at[row])), str(flagged.at[row, 'currency']))})",

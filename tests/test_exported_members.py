@@ -48,6 +48,7 @@ EXPORTED = {
         "FindingsSync",
         "HeldRow",
         "IllegalTransition",
+        "IntakeWarning",
         "KnownRow",
         "LeaseLost",
         "Ledger",

@@ -40,6 +40,9 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
     if requirement.warnings:
         lines += ["", "**Warnings (approving acknowledges them):**"]
         lines += [f"- {w.text}" for w in requirement.warnings]
+    if requirement.notes:
+        lines += ["", "**Notes from intake (the maker saw these at upload):**"]
+        lines += [f"- {note}" for note in requirement.notes]
     if requirement.held:
         lines += ["", "**Held as repeats (not paid, not covered by this approval):**"]
         lines += [f"- {w.text}" for w in requirement.held]

@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from payflow.approvals.policy import ApprovalPolicy, load_policy
-from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, Ledger
+from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, IntakeWarning, Ledger
 from payflow.ledger.actions import last_action
 from payflow.ledger.counts import sums_by_currency
-from payflow.model import DERIVED_PREFIX
+from payflow.model import AMOUNT_OUTLIER, DERIVED_PREFIX, DOUBLE_PAYMENT
 from payflow.reconcile.classes import FailureClass
 from payflow.schemas.iso4217 import amount_text, money_words
 from payflow.settings import Settings
@@ -84,6 +84,9 @@ class Requirement:
     # What an approval now sends: the totals above also count rows held, or with a payout
     # already (through this batch, or another batch that paid the same externalId).
     to_send: tuple[CurrencyTotal, ...] = ()
+    # Validation's other warnings the maker saw at upload (how the file was read): shown to
+    # the checker, not acknowledged, since they are about the file rather than a payout.
+    notes: tuple[str, ...] = ()
 
     @property
     def acknowledgements(self) -> frozenset[str]:
@@ -166,6 +169,31 @@ def _twins(ledger: Ledger, batch_id: str) -> list[ApprovalWarning]:
         )
         for row in ledger.twin_rows(batch_id)
     ]
+
+
+def _from_intake(ledger: Ledger, batch_id: str) -> tuple[list[ApprovalWarning], list[str]]:
+    """(amounts far above the batch's median: warnings to acknowledge, like a double payment,
+    since an extra zero pays ten times over; every other intake warning: notes to read).
+
+    Validation's likely double payments are left out: `_twins` says them from the ledger."""
+    outliers: list[ApprovalWarning] = []
+    notes: list[str] = []
+    for warning in ledger.intake_warnings(batch_id):
+        if warning.rule == AMOUNT_OUTLIER:
+            outliers.append(
+                ApprovalWarning(f"outlier:{warning.external_id}", _intake_text(warning))
+            )
+        elif warning.rule != DOUBLE_PAYMENT:
+            notes.append(_intake_text(warning))
+    return outliers, notes
+
+
+def _intake_text(warning: IntakeWarning) -> str:
+    if warning.external_id:
+        where = f"{warning.external_id} (row {warning.row_number}): "
+    else:  # about the file as a whole (its header)
+        where = f"{warning.column}: " if warning.column else ""
+    return f"{where}{warning.message}"
 
 
 def _earlier_failures(ledger: Ledger, batch_id: str) -> list[EarlierFailure]:
@@ -262,10 +290,12 @@ def approval_requirement(
     )
     released, held = _repeats(ledger, batch_id)
     earlier = _earlier_failures(ledger, batch_id)
+    outliers, notes = _from_intake(ledger, batch_id)
     warnings = tuple(
         _do_not_retry(earlier)
         + released
         + _twins(ledger, batch_id)
+        + outliers
         + _amended(ledger, batch_id)
         + _similar(ledger, facts)
     )
@@ -294,4 +324,5 @@ def approval_requirement(
         tuple(held),
         tuple(earlier),
         ledger.to_pay(batch_id),
+        tuple(notes),
     )

@@ -16,9 +16,12 @@ from payflow.approvals import (
     Declined,
     Pending,
     PolicyError,
+    Requirement,
     UnknownBatch,
     Void,
     WarningsUnacknowledged,
+    approval_requirement,
+    load_policy,
 )
 from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
@@ -27,6 +30,7 @@ from payflow.cli.setup import prepare
 from payflow.ledger import CurrencyTotal
 from payflow.ledger.counts import rows_by_currency, sums_by_currency
 from payflow.ledger.service_binding import bound_to_sandbox
+from payflow.redact import printable
 from payflow.runtime import NO_REAL_MONEY_MOVED, open_ledger
 from payflow.schemas.iso4217 import amount_text
 from payflow.wording import counted, plural
@@ -78,6 +82,9 @@ def approve_command(
         # Read after the decision: what the approver approved (or declined) is the batch as the
         # ledger holds it, the figures its approval record is bound to.
         totals = ledger.batch_totals(batch_id)
+        # The checker approves in another process than the maker's upload: what the maker was
+        # warned of is said here again, from the ledger.
+        requirement = approval_requirement(ledger, batch_id, load_policy(settings.approvals_file))
         sandbox = bound_to_sandbox(ledger)
     status = type(outcome.status).__name__
     if as_json:
@@ -90,6 +97,8 @@ def approve_command(
                 currency: {"rows": rows, "amount": amount_text(amount, currency)}
                 for currency, rows, amount in _per_currency(totals)
             },
+            "warnings": [w.text for w in (*requirement.large_rows, *requirement.warnings)],
+            "notes": list(requirement.notes),
             "resumed": outcome.resumed,
             "replaced": [
                 {"stalled": r.stalled, "crashed": r.dead, "started": r.started}
@@ -99,7 +108,8 @@ def approve_command(
         }
         typer.echo(json.dumps(summary))
     else:
-        for line in decision_lines(batch_id, outcome, decline, totals):
+        seen = [printable(line) for line in warning_lines(requirement, decline)]
+        for line in decision_lines(batch_id, outcome, decline, totals, seen):
             typer.echo(line)
         if sandbox:  # the totals read as money to be paid: the sandbox pays none
             typer.echo(NO_REAL_MONEY_MOVED)
@@ -107,7 +117,11 @@ def approve_command(
 
 
 def decision_lines(
-    batch_id: str, outcome: DecisionOutcome, decline: bool, totals: Sequence[CurrencyTotal]
+    batch_id: str,
+    outcome: DecisionOutcome,
+    decline: bool,
+    totals: Sequence[CurrencyTotal],
+    seen: Sequence[str] = (),
 ) -> list[str]:
     """What `payflow approve` did, on what (`totals`: the batch's payouts as the ledger holds
     them), and what happens next, in payflow's words only: the pause form's text (answer with
@@ -123,6 +137,7 @@ def decision_lines(
         f"  {currency:<4} {rows:>7} {plural(rows, 'payout'):<7}  {amount_text(sum_, currency):>18}"
         for currency, rows, sum_ in _per_currency(totals)
     ]
+    lines += seen  # the warnings and intake notes, before what comes next
     lines += [f"resumed paused flow run {run_id}: {_goes_on(status)}" for run_id in outcome.resumed]
     lines += [replaced_line(replaced) for replaced in outcome.replaced]
     if outcome.resume_problem:
@@ -138,6 +153,14 @@ def decision_lines(
     if isinstance(status, Declined):
         lines.append(f"nothing of batch {batch_id} will be paid")
     return lines
+
+
+def warning_lines(requirement: Requirement, decline: bool) -> list[str]:
+    """The warnings (and rows above the per-row maximum) the decision saw, and the notes the
+    maker read at intake: a checker reads every one, whatever surface they approve on."""
+    said = "warning" if decline else "warning acknowledged"
+    lines = [f"  {said}: {w.text}" for w in (*requirement.large_rows, *requirement.warnings)]
+    return lines + [f"  note from intake: {note}" for note in requirement.notes]
 
 
 def _per_currency(totals: Sequence[CurrencyTotal]) -> list[tuple[str, int, Decimal]]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from payflow.intake.problems import ValidationReport
-from payflow.ledger import Ledger, RegisterOutcome, RejectedRow
+from payflow.ledger import IntakeWarning, Ledger, RegisterOutcome, RejectedRow
+from payflow.redact import printable
 
 
 def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
@@ -21,6 +22,15 @@ def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
     ]
 
 
+def intake_warnings(report: ValidationReport) -> list[IntakeWarning]:
+    """The report's warnings as the ledger keeps them for the checker, who approves later and
+    elsewhere (an amount 20 times the median was seen by the maker alone)."""
+    return [
+        IntakeWarning(p.row, p.external_id, printable(p.column), p.rule, printable(p.message))
+        for p in report.warnings
+    ]
+
+
 def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome:
     """Record the batch once, keyed by externalId; a re-upload registers nothing new."""
     return ledger.register_batch(
@@ -29,4 +39,5 @@ def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome
         report.instructions,
         rejected_rows(report),
         sheet=report.sheet,
+        warnings=intake_warnings(report),
     )

@@ -43,6 +43,7 @@ from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     BatchHeader,
     ClaimedPayout,
+    IntakeWarning,
     LedgerError,
     PayoutRef,
     RegisterOutcome,
@@ -127,12 +128,25 @@ class Ledger:
         rejected: Sequence[RejectedRow],
         *,
         sheet: str | None = None,
+        warnings: Sequence[IntakeWarning] = (),
     ) -> RegisterOutcome:
         """Record every row of a batch once: NEW payouts, ALREADY_KNOWN, CONFLICT or REJECTED;
-        `sheet`: the XLSX sheet the rows were read from."""
+        `sheet`: the XLSX sheet the rows were read from; `warnings`: validation's, kept for the
+        checker (the first registration's stay)."""
         return register.register_batch(
-            self._engine, batch_id, source_name, valid, rejected, self._clock(), sheet=sheet
+            self._engine,
+            batch_id,
+            source_name,
+            valid,
+            rejected,
+            self._clock(),
+            sheet=sheet,
+            warnings=warnings,
         )
+
+    def intake_warnings(self, batch_id: str) -> list[IntakeWarning]:
+        """The warnings validation gave the batch's maker at upload, by row."""
+        return reading.intake_warnings(self._reader, batch_id)
 
     def acknowledge_repeats(self, batch_id: str) -> int:
         """The operator allows the batch's repeats: they are not held, and HELD rows go on."""

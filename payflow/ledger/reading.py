@@ -10,9 +10,16 @@ from typing import Any, TypeVar
 from sqlalchemy import ColumnElement, Engine, Row, Select, case, func, select
 
 from payflow.ledger.claims import in_batch
-from payflow.ledger.records import BatchHeader, Disposition, PayoutRef, RowView, StatusEventView
+from payflow.ledger.records import (
+    BatchHeader,
+    Disposition,
+    IntakeWarning,
+    PayoutRef,
+    RowView,
+    StatusEventView,
+)
 from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, EventSource, RowState
-from payflow.ledger.tables import Batch, BatchRow, Payout, StatusEvent
+from payflow.ledger.tables import Batch, BatchRow, BatchWarning, Payout, StatusEvent
 
 PAGE_ROWS = 2_000
 T = TypeVar("T")
@@ -247,3 +254,20 @@ def last_change(engine: Engine, batch_id: str) -> datetime | None:
         created = connection.scalar(registered)
     moments = [moment for moment in (latest, created) if moment is not None]
     return max(moments) if moments else None
+
+
+def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
+    """The warnings validation gave the batch's maker, as they read then, by row."""
+    query = (
+        select(
+            BatchWarning.row_number,
+            BatchWarning.external_id,
+            BatchWarning.column,
+            BatchWarning.rule,
+            BatchWarning.message,
+        )
+        .where(BatchWarning.batch_id == batch_id)
+        .order_by(BatchWarning.row_number, BatchWarning.id)
+    )
+    with engine.connect() as connection:
+        return [IntakeWarning(*row) for row in connection.execute(query)]

@@ -48,6 +48,18 @@ class RejectedRow:
 
 
 @dataclass(frozen=True, slots=True)
+class IntakeWarning:
+    """A warning validation gave the maker at upload, kept so a checker later reads it too;
+    `row_number` 1 is the file as a whole (its header), `external_id` empty then."""
+
+    row_number: int
+    external_id: str
+    column: str
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class KnownRow:
     """A row whose externalId and content the ledger already had: it pays nothing again."""
 

@@ -21,6 +21,7 @@ from payflow.ledger.db import REGISTER_LOCK_KEY, take_lock
 from payflow.ledger.records import (
     ConflictRow,
     Disposition,
+    IntakeWarning,
     KnownRow,
     RegisterOutcome,
     RejectedRow,
@@ -31,6 +32,7 @@ from payflow.ledger.tables import (
     INSTRUCTION_FIELDS,
     Batch,
     BatchRow,
+    BatchWarning,
     LinkPayout,
     Payout,
     decimal_text,
@@ -95,6 +97,7 @@ PAYOUT_COLUMNS = (
     "created_at",
     "updated_at",
 )
+WARNING_COLUMNS = ("batch_id", "row_number", "external_id", "column", "rule", "message")
 BATCH_ROW_COLUMNS = ("batch_id", "row_number", "external_id", "disposition", "reasons", "currency")
 
 
@@ -273,6 +276,18 @@ def ensure_batch_row(
         )
 
 
+def _record_warnings(
+    connection: Connection, batch_id: str, warnings: Sequence[IntakeWarning]
+) -> None:
+    """Keep the maker's warnings once: the same file again validates to the same warnings."""
+    if not warnings or connection.scalar(
+        select(BatchWarning.id).where(BatchWarning.batch_id == batch_id).limit(1)
+    ):
+        return
+    rows = [(batch_id, w.row_number, w.external_id, w.column, w.rule, w.message) for w in warnings]
+    bulk_insert(connection, "batch_warnings", WARNING_COLUMNS, rows)
+
+
 def _rejected_values(batch_id: str, row: RejectedRow) -> tuple[Any, ...]:
     reasons = json.dumps(list(row.reasons), ensure_ascii=False)
     disposition = Disposition.REJECTED.value
@@ -288,14 +303,17 @@ def register_batch(
     now: datetime,
     *,
     sheet: str | None = None,
+    warnings: Sequence[IntakeWarning] = (),
 ) -> RegisterOutcome:
-    """Record every source row of a batch once; see the module docstring."""
+    """Record every source row of a batch once, and the warnings validation gave its maker;
+    see the module docstring."""
     numbers = [i.row_number for i in valid] + [r.row_number for r in rejected]
     if len(set(numbers)) != len(numbers):
         raise ValueError(f"batch {batch_id}: a row number appears more than once")
     with engine.begin() as connection:
         take_lock(connection, REGISTER_LOCK_KEY)
         ensure_batch_row(connection, batch_id, source_name, len(valid), len(rejected), now, sheet)
+        _record_warnings(connection, batch_id, warnings)
     outcome = RegisterOutcome(batch_id=batch_id)
     new = added_rejects = 0
     for chunk in _chunks(valid, CHUNK_ROWS):

@@ -174,6 +174,20 @@ class BatchRow(Base):
     currency: Mapped[str | None] = mapped_column(String(3))
 
 
+class BatchWarning(Base):
+    """A warning the maker saw when the batch was validated (`records.IntakeWarning`)."""
+
+    __tablename__ = "batch_warnings"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"), index=True)
+    row_number: Mapped[int] = mapped_column(Integer)
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_LENGTH))
+    column: Mapped[str] = mapped_column(Text)
+    rule: Mapped[str] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+
+
 class RepeatAcknowledgement(Base):
     """An operator's `--allow-repeat` for a batch: its repeats are paid, not held."""
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from paying_support import register, row
+from paying_support import register, row, unique
 
 from payflow.approvals import (
     ApprovalRefused,
@@ -26,7 +26,7 @@ from payflow.approvals import (
     load_policy,
     record_decision,
 )
-from payflow.ledger import Ledger, utc_now
+from payflow.ledger import IntakeWarning, Ledger, utc_now
 from payflow.rerun import classifier, find_candidates, plan_attempts, register_rerun
 
 POLICY = """
@@ -450,3 +450,31 @@ def test_payflow_approve_prints_the_rows_and_amount_per_currency_it_approved(tmp
         "  XOF        2 payouts             2000000",
         f"nothing is paying it yet: pay it with `payflow pay {batch_id}`",
     ]
+
+
+def test_the_makers_intake_warnings_are_in_the_form_and_an_outlier_waits_for_a_checker(
+    ledger, policy
+):
+    # Validation warned the maker at upload; the approval, later and in another process, read
+    # nothing of it: an amount 50 times the others went by itself under every limit.
+    rows = [row(f"odd-{n}", n, amount=Decimal(a)) for n, a in ((2, 10), (3, 10), (4, 500))]
+    outlier = "amount is more than 20 times the batch median for XOF (median 10)"
+    warnings = [
+        IntakeWarning(1, "", "comment", "unknown_column", "this column is not sent"),
+        IntakeWarning(4, "odd-4", "amount", "amount_outlier", outlier),
+    ]
+    batch_id = unique("batch-")
+    ledger.register_batch(batch_id, "odd.csv", rows, [], warnings=warnings)
+    ledger.register_batch(batch_id, "odd.csv", rows, [], warnings=warnings)  # kept once
+    ledger.set_maker(batch_id, "maker")
+
+    requirement = approval_requirement(ledger, batch_id, policy)
+    assert requirement.steps == 1
+    assert [w.key for w in requirement.warnings] == ["outlier:odd-4"]
+    assert requirement.notes == ("comment: this column is not sent",)
+    form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+    assert f"**Warnings (approving acknowledges them):**\n- odd-4 (row 4): {outlier}" in form
+    assert "**Notes from intake (the maker saw these at upload):**\n- comment: this" in form
+    with pytest.raises(ApprovalRefused, match="20 times the batch median"):
+        approve(ledger, batch_id, policy, "bob")
+    assert approve(ledger, batch_id, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))

@@ -259,6 +259,30 @@ def test_a_file_with_a_row_another_batch_paid_can_still_be_submitted(console: Co
     assert f'action="/batches/{again}/submit"' in page
 
 
+def test_the_approve_page_shows_the_warning_the_maker_saw_at_upload(console: Console) -> None:
+    # Found by an operator walk: the upload warned the maker that a row was more than 20 times
+    # the batch median, and the checker's approve page said "No warnings."
+    rows = [
+        (f"out-{n}", amount, "KES", "SIM", f"2547123{n:02d}001", "Wanjiru Kamau", f"u-{n}")
+        for n, amount in enumerate(["100", "100", "100", "5000"], start=1)
+    ]
+    maker = signed_in(console, "mia")
+    token = csrf_of(maker.get("/upload").text)
+    posted = maker.post(
+        "/upload", files={"file": ("odd.csv", batch_csv(rows))}, data={"csrf": token}
+    )
+    assert "20 times the batch median" in maker.get(posted.headers["location"]).text
+    [batch_id] = _listed(maker.get("/batches").text)
+    token = csrf_of(maker.get(f"/batches/{batch_id}").text)
+    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": token}).status_code == 303
+
+    page = signed_in(console, "carl").get(f"/batches/{batch_id}/approve").text
+    warnings = page.split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert "out-4 (row 5): amount is more than 20 times the batch median for KES" in warnings
+    assert "No warnings." not in page
+    assert "I read the warnings" in page
+
+
 def _table(html: str, table_id: str) -> str:
     return html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
 
