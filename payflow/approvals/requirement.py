@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from payflow.approvals.policy import ApprovalPolicy, load_policy
+from payflow.approvals.policy import ApprovalPolicy, CurrencyRule, load_policy
 from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, IntakeWarning, Ledger
 from payflow.ledger.actions import last_action
 from payflow.ledger.counts import sums_by_currency
@@ -272,11 +272,14 @@ def approval_requirement(
     rules: list[str] = []
     expiry = None
     row_limits: dict[str, Decimal] = {}
+    # Bands count what this batch may still send: a row another batch (or this one) already
+    # paid under the same externalId is not paid again, and asked 629,930 of 7,350 to send.
+    may_send = sums_by_currency(ledger.may_send(batch_id))
     for currency, total in sorted(facts.totals.items()):
         rule = policy.rule_for(currency)
-        band_steps, wording = rule.steps_for(total)
-        steps = max(steps, band_steps)
-        rules.append(f"{currency} total {amount_text(total, currency)}: {wording}")
+        rules.append(_band(rule, currency, total, may_send.get(currency, Decimal(0))))
+        if currency in may_send:
+            steps = max(steps, rule.steps_for(may_send[currency])[0])
         expiry = rule.expiry if expiry is None else min(expiry, rule.expiry)
         if rule.row_max is not None:
             row_limits[currency] = rule.row_max
@@ -325,4 +328,17 @@ def approval_requirement(
         tuple(earlier),
         ledger.to_pay(batch_id),
         tuple(notes),
+    )
+
+
+def _band(rule: CurrencyRule, currency: str, total: Decimal, sending: Decimal) -> str:
+    """The rule line of one currency: its band by what the batch may still send."""
+    text = amount_text(total, currency)
+    if sending == total:
+        return f"{currency} total {text}: {rule.steps_for(total)[1]}"
+    if sending == 0:
+        return f"{currency} total {text}: every row has a payout already, none is sent again"
+    return (
+        f"{currency} {amount_text(sending, currency)} still to send of {text} in the batch "
+        f"(rows with a payout already are not sent again): {rule.steps_for(sending)[1]}"
     )

@@ -16,6 +16,7 @@ from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.claims import in_batch
+from payflow.ledger.states import MAY_SEND_STATES
 from payflow.ledger.tables import Approval, Batch, Payout
 from payflow.model import canonical_amount
 
@@ -83,13 +84,18 @@ def batch_facts(engine: Engine, batch_id: str) -> BatchFacts | None:
 def rows_above(
     engine: Engine, batch_id: str, limits: dict[str, Decimal]
 ) -> list[tuple[str, str, Decimal]]:
-    """(externalId, currency, amount) of the batch's payouts above their currency's row limit."""
+    """(externalId, currency, amount) of the batch's payouts it may still send (a payout made
+    already, by this batch or another, is not approved again) above their currency's limit."""
     if not limits:
         return []
     with engine.connect() as connection:
         rows = connection.execute(
             select(Payout.external_id, Payout.currency, Payout.amount)
-            .where(in_batch(batch_id), Payout.currency.in_(list(limits)))
+            .where(
+                in_batch(batch_id),
+                Payout.currency.in_(list(limits)),
+                Payout.state.in_([s.value for s in MAY_SEND_STATES]),
+            )
             .order_by(Payout.external_id)
         ).all()
     return [(r.external_id, r.currency, r.amount) for r in rows if r.amount > limits[r.currency]]

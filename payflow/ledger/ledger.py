@@ -52,7 +52,13 @@ from payflow.ledger.records import (
     StatusEventView,
 )
 from payflow.ledger.refund_book import RefundBook
-from payflow.ledger.states import NOT_SENT_PREFIX, EventSource, IllegalTransition, RowState
+from payflow.ledger.states import (
+    MAY_SEND_STATES,
+    NOT_SENT_PREFIX,
+    EventSource,
+    IllegalTransition,
+    RowState,
+)
 from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
 from payflow.ledger.unsent import UnsentTotal
 from payflow.model import PayoutInstruction
@@ -369,6 +375,11 @@ class Ledger:
         """Rows and sums per currency and destination of the batch's payouts not sent yet."""
         return counts.to_pay(self._reader, batch_id)
 
+    def may_send(self, batch_id: str) -> tuple[counts.CurrencyTotal, ...]:
+        """Rows and sums per currency and destination of the batch's payouts it may still send
+        (not sent yet, or held until released): what its approval is about."""
+        return counts.currency_totals(self._reader, batch_id, MAY_SEND_STATES)
+
     def batch_rows(self, batch_id: str) -> Iterator[RowView]:
         """Every source row of the batch in order, requisites unmasked (the caller masks)."""
         return reading.batch_rows(self._reader, batch_id)
@@ -521,7 +532,8 @@ class Ledger:
     def rows_above(
         self, batch_id: str, limits: dict[str, Decimal]
     ) -> list[tuple[str, str, Decimal]]:
-        """(externalId, currency, amount) of rows above their currency's per-row limit."""
+        """(externalId, currency, amount) of rows it may still send above their currency's
+        per-row limit."""
         return approvals.rows_above(self._reader, batch_id, limits)
 
     def similar_batches(

@@ -77,6 +77,9 @@ POLLABLE_STATES = frozenset({S.CREATED, S.PROCESSING})
 TO_SEND_STATES = frozenset({S.VALIDATED, S.SUBMITTING})
 """Rows no payout is known for yet: what a batch still has to pay (SUBMITTING is resolved first)."""
 
+MAY_SEND_STATES = TO_SEND_STATES | {S.HELD}
+"""Rows a batch may still send: no payout known yet, or held as a repeat until released."""
+
 PENDING_STATES = frozenset({S.SUBMITTING}) | POLLABLE_STATES
 """Rows that may already have a payout which is not final yet."""
 

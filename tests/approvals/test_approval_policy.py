@@ -478,3 +478,38 @@ def test_the_makers_intake_warnings_are_in_the_form_and_an_outlier_waits_for_a_c
     with pytest.raises(ApprovalRefused, match="20 times the batch median"):
         approve(ledger, batch_id, policy, "bob")
     assert approve(ledger, batch_id, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
+
+
+def test_bands_and_the_row_maximum_count_only_rows_the_batch_may_still_send(ledger, policy):
+    # Found by an operator walk: a file run again after one amount was edited asked approval
+    # for its whole total (RUB 629,930 where 7,350 would go) and for a row paid long before.
+    big = row("sent-2", 2, amount=Decimal(60_000))
+    first = register(ledger, [big])
+    ledger.claim_for_submit(first, "w", 10)
+    ledger.mark_created("sent-2", "payout-sent-2", "COMPLETED")
+    again = register(ledger, [big, row("edited-3", 3, amount=Decimal(500))])
+    ledger.set_maker(again, "maker")
+
+    requirement = approval_requirement(ledger, again, policy)
+    assert requirement.facts.totals == {"XOF": Decimal(60_500)}
+    assert requirement.steps == 0 and requirement.large_rows == ()
+    assert requirement.rules == (
+        "XOF 500 still to send of 60500 in the batch (rows with a payout already are not sent "
+        "again): from 0 up to 1000: 0 approval steps",
+    )
+    assert approval_status(ledger, again, policy) == Approved(())
+
+
+def test_a_row_another_batch_has_not_sent_yet_still_counts_in_the_bands(ledger, policy):
+    # The other batch waits for approval (or was declined): this batch may send the row.
+    big = row("unsent-2", 2, amount=Decimal(60_000))
+    batch_of_one = register(ledger, [big])
+    ledger.set_maker(batch_of_one, "maker")
+    again = register(ledger, [big, row("unsent-3", 3, amount=Decimal(500))])
+    ledger.set_maker(again, "maker")
+
+    requirement = approval_requirement(ledger, again, policy)
+    assert requirement.steps == 1
+    assert [w.key for w in requirement.large_rows] == ["row:unsent-2"]
+    assert requirement.rules[0] == "XOF total 60500: above 1000 up to 100000: 1 approval step"
+    assert isinstance(approval_status(ledger, again, policy), Pending)
