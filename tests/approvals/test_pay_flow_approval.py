@@ -248,14 +248,21 @@ def test_payflow_approve_tells_the_operator_what_it_did_and_what_comes_next_not_
 
     assert bob.returncode == 0 and carol.returncode == 0, bob.stderr + carol.stderr
     totals = "  XOF        1 payout             60000000"  # what each approved
+    # What each said they read, as the ledger's approval record keeps it.
+    read = (
+        "  warning acknowledged: told-2: 60000000 XOF is above the per-row maximum 5000000: "
+        "it needs its own approval"
+    )
     assert bob.stdout.splitlines() == [
         f"approved by bob; batch {batch_id} is now Pending",
         totals,
+        read,
         f"waiting for 1 more approval step, each by another person: payflow approve {batch_id}",
     ]
     assert carol.stdout.splitlines() == [
         f"approved by carol; batch {batch_id} is now Approved",
         totals,
+        read,
         f"resumed paused flow run {paused}: it pays the batch now",
     ]
     assert outcome["result"].counts.statuses == {"COMPLETED": 1}
