@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import partial
 from itertools import repeat
 from typing import TypeVar
@@ -15,7 +15,7 @@ import pandas as pd
 from payflow.intake import Problem, RawBatch, ValidationReport
 from payflow.intake.identity import derived_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
-from payflow.intake.problems import FILE_ROW, not_read
+from payflow.intake.problems import FILE_ROW, RejectedCells, not_read
 from payflow.model import PayoutInstruction
 from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
@@ -75,7 +75,7 @@ def validate_rows(
         warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
         bank_resolutions=resolutions,
         not_checked=not_checked,
-        reject_currencies=_currencies_of(frame, rejects),
+        reject_cells=_rejected_cells(frame, rejects),
         valid=len(valid_rows),
         build_instructions=partial(_instructions, frame, valid_rows, bank_ids),
     )
@@ -86,13 +86,42 @@ def _rows(frame: pd.DataFrame, rows: pd.Index) -> pd.DataFrame:
     return frame if len(rows) == len(frame) else frame.loc[rows]
 
 
-def _currencies_of(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, str]:
-    """Each rejected row's currency cell, where it is an ISO 4217 code as written."""
-    if "currency" not in frame:
-        return {}
+def _rejected_cells(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, RejectedCells]:
+    """What each rejected row's currency, amount, paymentType and name cells said."""
     rows = sorted({p.row for p in rejects if p.row in frame.index})
-    codes = frame["currency"].loc[rows].tolist()
-    return {row: code for row, code in zip(rows, codes, strict=True) if code in ISO_4217_CODES}
+    if not rows:
+        return {}
+    bad_amounts = {p.row for p in rejects if p.column == "amount"}
+    picked = frame.loc[rows]
+
+    def column(name: str) -> list[str]:
+        return picked[name].tolist() if name in picked else [""] * len(rows)
+
+    return {
+        row: RejectedCells(
+            currency=currency if currency in ISO_4217_CODES else None,
+            amount=None if row in bad_amounts else _amount_or_none(amount),
+            payment_type=payment_type or None,
+            name=name or None,
+        )
+        for row, currency, amount, payment_type, name in zip(
+            rows,
+            column("currency"),
+            column("amount"),
+            column("paymentType"),
+            column("name"),
+            strict=True,
+        )
+    }
+
+
+def _amount_or_none(text: str) -> Decimal | None:
+    # A cell no rule refused parses; anything else is left for the reasons to describe.
+    try:
+        amount = Decimal(text)
+    except (InvalidOperation, TypeError, ValueError):
+        return None
+    return amount if amount.is_finite() else None
 
 
 def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:

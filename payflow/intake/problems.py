@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cached_property
 
 from payflow.expected import ExpectedFailure
@@ -47,6 +48,18 @@ class Problem:
         return {"row": self.row, "column": self.column, "rule": self.rule, "message": self.message}
 
 
+@dataclass(frozen=True, slots=True)
+class RejectedCells:
+    """What a rejected row's own cells said, kept so the report shows the operator the row to
+    fix: a currency only when it is an ISO 4217 code as written, an amount only when its cell
+    broke no rule."""
+
+    currency: str | None = None
+    amount: Decimal | None = None
+    payment_type: str | None = None
+    name: str | None = None
+
+
 def not_read(problems: Sequence[Problem], read_problems: Sequence[Problem]) -> list[Problem]:
     """Drop rules broken only because a cell could not be read: its read problem names the cause
     (an account stored as a number is not also "requisites are required")."""
@@ -82,9 +95,9 @@ class ValidationReport:
     not_checked: list[str] = field(default_factory=list)  # checks skipped for lack of a lookup
     # SBP phones are sent exactly as given, so this stays empty; kept for the report's shape.
     phone_reformattings: list[tuple[int, str, str]] = field(default_factory=list)
-    # Row number -> the ISO 4217 code a rejected row's currency cell holds (rows without one
-    # are absent): the reports count a rejected row under the currency it asked for.
-    reject_currencies: dict[int, str] = field(default_factory=dict)
+    # Row number -> what a rejected row's cells said: the reports count it under the currency
+    # it asked for and show its amount, paymentType and name.
+    reject_cells: dict[int, RejectedCells] = field(default_factory=dict)
     # Rows that may be paid, and how to build their instructions: `payflow validate` counts
     # them and never sends one, and a million instructions take about 0.8 s to build.
     valid: int = 0

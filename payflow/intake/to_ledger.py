@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from payflow.intake.problems import ValidationReport
+from payflow.intake.problems import RejectedCells, ValidationReport
 from payflow.ledger import IntakeWarning, Ledger, RegisterOutcome, RejectedRow
 from payflow.redact import printable
 
@@ -10,16 +10,23 @@ from payflow.redact import printable
 def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
     """The report's rejects as the ledger records them: one RejectedRow per source row."""
     ids = {p.row: p.external_id for p in report.rejects if p.external_id}
-    return [
-        RejectedRow(
-            row_number=row,
-            external_id=ids.get(row) or None,
-            reasons=reasons,
-            currency=report.reject_currencies.get(row),
+    rows: list[RejectedRow] = []
+    for row, reasons in sorted(report.rejected_rows().items()):
+        if row <= 1:  # row 1 is the header: file-level problems belong to no row
+            continue
+        cells = report.reject_cells.get(row, RejectedCells())
+        rows.append(
+            RejectedRow(
+                row_number=row,
+                external_id=ids.get(row) or None,
+                reasons=reasons,
+                currency=cells.currency,
+                amount=cells.amount,
+                payment_type=cells.payment_type,
+                name=cells.name,
+            )
         )
-        for row, reasons in sorted(report.rejected_rows().items())
-        if row > 1  # row 1 is the header: file-level problems belong to no row
-    ]
+    return rows
 
 
 def intake_warnings(report: ValidationReport) -> list[IntakeWarning]:

@@ -45,6 +45,9 @@ class RejectedRow:
     external_id: str | None
     reasons: list[str]
     currency: str | None = None  # the row's currency cell, when it is an ISO 4217 code
+    amount: Decimal | None = None  # the row's amount cell, when it broke no rule
+    payment_type: str | None = None  # the row's paymentType and name cells, as written
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,20 @@ PAYOUT_COLUMNS = (
     "updated_at",
 )
 WARNING_COLUMNS = ("batch_id", "row_number", "external_id", "column", "rule", "message")
-BATCH_ROW_COLUMNS = ("batch_id", "row_number", "external_id", "disposition", "reasons", "currency")
+# currency, amount, payment_type and name are the row's own only when its payout is not (a
+# rejected or conflicting row); a row with a payout of its own reads them from it.
+BATCH_ROW_COLUMNS = (
+    "batch_id",
+    "row_number",
+    "external_id",
+    "disposition",
+    "reasons",
+    "currency",
+    "amount",
+    "payment_type",
+    "name",
+)
+_NOT_OWN = (None, None, None, None)
 
 
 def _payout_values(
@@ -159,7 +172,8 @@ def _register_chunk(
         digest = instruction.content_hash()
         ext = instruction.external_id
         seen = known.get(ext)
-        reasons = currency = None
+        reasons = None
+        own_cells: tuple[Any, ...] = _NOT_OWN
         link = links.get(ext) if seen is None else None
         if link is not None:
             # The recipient of a payout link creates this payout through the widget: paid here
@@ -170,7 +184,7 @@ def _register_chunk(
             )
             disposition = Disposition.CONFLICT
             reasons = json.dumps([reason], ensure_ascii=False)
-            currency = instruction.currency
+            own_cells = _row_cells(instruction)
             outcome.conflicts.append(ConflictRow(instruction.row_number, ext, reason))
         elif seen is None:
             payouts.append(_payout_values(instruction, digest, tail))
@@ -187,10 +201,10 @@ def _register_chunk(
             reason = _conflict_reason(seen, instruction)
             disposition = Disposition.CONFLICT
             reasons = json.dumps([reason], ensure_ascii=False)
-            currency = instruction.currency  # the known payout's may differ: not this row's
+            own_cells = _row_cells(instruction)  # the known payout's may differ: not this row's
             outcome.conflicts.append(ConflictRow(instruction.row_number, ext, reason))
         batch_rows.append(
-            (batch_id, instruction.row_number, ext, disposition.value, reasons, currency)
+            (batch_id, instruction.row_number, ext, disposition.value, reasons, *own_cells)
         )
     bulk_insert(connection, "payouts", PAYOUT_COLUMNS, payouts)
     bulk_insert(connection, "batch_rows", BATCH_ROW_COLUMNS, batch_rows)
@@ -288,10 +302,18 @@ def _record_warnings(
     bulk_insert(connection, "batch_warnings", WARNING_COLUMNS, rows)
 
 
+def _row_cells(instruction: PayoutInstruction) -> tuple[Any, ...]:
+    """A conflicting row's own currency, amount, paymentType and name, in BATCH_ROW_COLUMNS."""
+    amount = decimal_text(instruction.amount)
+    return (instruction.currency, amount, instruction.payment_type, instruction.name)
+
+
 def _rejected_values(batch_id: str, row: RejectedRow) -> tuple[Any, ...]:
     reasons = json.dumps(list(row.reasons), ensure_ascii=False)
     disposition = Disposition.REJECTED.value
-    return (batch_id, row.row_number, row.external_id, disposition, reasons, row.currency)
+    amount = None if row.amount is None else decimal_text(row.amount)
+    cells = (row.currency, amount, row.payment_type, row.name)
+    return (batch_id, row.row_number, row.external_id, disposition, reasons, *cells)
 
 
 def register_batch(

@@ -172,6 +172,11 @@ class BatchRow(Base):
     # row's when its cell is an ISO 4217 code. Reports count the row under it; every other
     # row's currency is its payout's.
     currency: Mapped[str | None] = mapped_column(String(3))
+    # Such a row's amount (when its cell broke no rule), paymentType and name, as the file had
+    # them: the report shows the operator the row to fix.
+    amount: Mapped[Decimal | None] = mapped_column(DecimalText())
+    payment_type: Mapped[str | None] = mapped_column(Text)
+    name: Mapped[str | None] = mapped_column(Text)
 
 
 class BatchWarning(Base):

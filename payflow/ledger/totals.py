@@ -124,7 +124,8 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     """Rows and amounts per (currency, outcome), by one GROUP BY."""
     dialect = engine.dialect.name
     outcome = outcome_expr()
-    # The same amount as the row's report line (`_line`): none for a rejected or conflicting row.
+    # Only a row's own payout counts: a rejected or conflicting row's report line shows the
+    # file's amount, which was never to be paid.
     currency = line_currency()
     amount = case((BatchRow.disposition.in_(OWN_PAYOUT), Latest.amount), else_=None)
     query = (
@@ -316,6 +317,9 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         BatchRow.disposition,
         BatchRow.reasons,
         BatchRow.currency.label("row_currency"),
+        BatchRow.amount.label("row_amount"),
+        BatchRow.payment_type.label("row_payment_type"),
+        BatchRow.name.label("row_name"),
         Payout.batch_id.label("first_batch_id"),
         Latest.payout_id,
         Latest.payment_type,
@@ -364,12 +368,13 @@ def _line(row: Any) -> ReportLine:
         disposition=disposition,
         first_batch_id=row.first_batch_id,
         payout_id=row.payout_id if own else None,
-        payment_type=row.payment_type if own else None,
+        # A rejected or conflicting row shows its own cells: the operator fixes the row by them.
+        payment_type=row.payment_type if own else row.row_payment_type,
         currency=row.currency if own else row.row_currency,
-        amount=row.amount if own else None,
+        amount=row.amount if own else row.row_amount,
         service_amount=row.service_amount if own else None,
         requisites=row.requisites if own else None,
-        name=row.name if own else None,
+        name=row.name if own else row.row_name,
         bank_name=row.bank_name if own else None,
         state=state,
         service_status=service_status,

@@ -106,7 +106,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
     Column("payout_id", "The service's payout id.", Kind.TEXT, 38, lambda r, c: r.payout_id),
     Column(
         "payment_type",
-        "SBP, SIM, BANK_ACCOUNT or EMAIL.",
+        "SBP, SIM, BANK_ACCOUNT or EMAIL (a rejected row's: as the file had it).",
         Kind.TEXT,
         13,
         lambda r, c: r.payment_type,
@@ -114,7 +114,8 @@ ROW_COLUMNS: tuple[Column, ...] = (
     Column("currency", "ISO 4217 code of the payout.", Kind.TEXT, 9, lambda r, c: r.currency),
     Column(
         "amount_asked",
-        "Amount in the file, with the currency's decimals.",
+        "Amount in the file, with the currency's decimals (a rejected row's: when the amount "
+        "itself broke no rule).",
         Kind.AMOUNT,
         15,
         lambda r, c: _amount(r.amount, r.currency),

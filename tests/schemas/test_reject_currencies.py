@@ -18,6 +18,11 @@ def test_a_rejected_row_keeps_its_currency_only_when_the_cell_is_an_iso_code() -
     assert sorted({p.row for p in report.rejects}) == [2, 3, 4, 5]
     assert len(report.instructions) == 1
     given = row("SIM")["currency"]
-    assert report.reject_currencies == {2: given}
+    assert {n: cells.currency for n, cells in report.reject_cells.items()} == {
+        2: given,
+        3: None,
+        4: None,
+        5: None,
+    }
     ledger_rows = {r.row_number: r.currency for r in rejected_rows(report)}
     assert ledger_rows == {2: given, 3: None, 4: None, 5: None}
