@@ -244,7 +244,7 @@ class ReportLine:
     status_message: str | None
     reasons: str | None  # JSON list for rejected rows
     submitted_at: datetime | None
-    completed_at: datetime | None
+    final_status_at: datetime | None  # paid or not: COMPLETED, FAILED, CANCELED, EXPIRED
     checked_at: datetime | None
     earlier: str | None  # when rerun: the externalIds of the row's attempts before this one
     findings: str | None  # open or acknowledged finding kinds
@@ -271,7 +271,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         .correlate(Latest)
         .scalar_subquery()
     )
-    completed_at = (
+    final_status_at = (
         select(func.max(StatusEvent.at))
         .where(StatusEvent.external_id == Latest.external_id, StatusEvent.to_state.in_(finals))
         .correlate(Latest)
@@ -335,7 +335,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         ServiceCheck.found.label("service_found"),
         ServiceCheck.checked_at,
         submitted_at.label("submitted_at"),
-        completed_at.label("completed_at"),
+        final_status_at.label("final_status_at"),
         earlier.label("earlier"),
         open_findings.c.findings,
         outcome_expr().label("outcome"),
@@ -382,7 +382,7 @@ def _line(row: Any) -> ReportLine:
         status_message=row.status_message if own else None,
         reasons=row.reasons,
         submitted_at=row.submitted_at if own else None,
-        completed_at=row.completed_at if own else None,
+        final_status_at=row.final_status_at if own else None,
         checked_at=row.checked_at,
         earlier=row.earlier,
         findings=row.findings,

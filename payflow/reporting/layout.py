@@ -19,7 +19,8 @@ from payflow.reconcile import Classification, FailureClass, FailureClasses
 from payflow.redact import mask_requisites
 from payflow.schemas.iso4217 import quantized
 
-LAYOUT_VERSION = "1.0"
+# 2.0: completed_at_utc, filled for failed rows too (none ever completed), is final_status_at_utc.
+LAYOUT_VERSION = "2.0"
 NOT_FOUND = "NOT_FOUND"  # the service's 404, as `payflow.ledger.totals` names it
 
 
@@ -198,11 +199,12 @@ ROW_COLUMNS: tuple[Column, ...] = (
         lambda r, c: _time(r.submitted_at),
     ),
     Column(
-        "completed_at_utc",
-        "When the payout reached a final status (UTC).",
+        "final_status_at_utc",
+        "When the payout reached its final status, paid or not: COMPLETED, FAILED, CANCELED "
+        "or EXPIRED (UTC); for a corrected payout, when it was corrected.",
         Kind.TIME,
         20,
-        lambda r, c: _time(r.completed_at),
+        lambda r, c: _time(r.final_status_at),
     ),
     Column(
         "last_checked_at_utc",

@@ -506,3 +506,15 @@ async def test_every_currency_column_of_the_summary_is_wide_enough_for_its_amoun
             assert cell.column_letter in summary.column_dimensions, (cell.coordinate, shown)
             width = summary.column_dimensions[cell.column_letter].width
             assert width >= len(shown), (cell.coordinate, shown, width)
+
+
+async def test_a_failed_payout_is_never_said_to_have_completed(
+    client, ledger: Ledger, tmp_path
+) -> None:
+    # completed_at_utc was filled for FAILED rows too: a failed payout read as completed.
+    rows = _csv_rows((await _report(client, ledger, tmp_path)).csv)
+    assert not any("completed" in name for name in rows[0])
+    by_outcome = {row["outcome"]: row for row in rows}
+    for outcome in ("paid", "failed", "canceled", "expired"):
+        assert by_outcome[outcome]["final_status_at_utc"].endswith("Z")
+    assert by_outcome["rejected"]["final_status_at_utc"] == ""
