@@ -10,7 +10,7 @@ from typing import Literal
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from payflow.connections import run_target
+from payflow.connections import run_target, serves_sandbox
 from payflow.expected import quiet_expected_failures
 from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
@@ -63,6 +63,7 @@ def payout_links(
     settings = Settings()
     reports = out_dir or str(settings.reports_dir())
     ledger_url = settings.ledger_url_or_default()
+    on_sandbox = serves_sandbox(settings, api_url, sandbox)
     if action == "issue":
         checked = read_links(source, sheet)
         if any(row.service_id is not None for row in checked.valid):
@@ -80,7 +81,7 @@ def payout_links(
             settings.link_claim_days,
         )
         problems = [*checked.problems, *registered.conflicts]
-        paths, figures = write_links_report(ledger_url, checked.batch_id, reports)
+        paths, figures = write_links_report(ledger_url, checked.batch_id, reports, on_sandbox)
         result = LinksResult(
             checked.batch_id,
             action,
@@ -111,7 +112,7 @@ def payout_links(
                 settings.links_url,
                 settings.link_claim_days,
             )
-        paths, figures = write_links_report(ledger_url, source, reports)
+        paths, figures = write_links_report(ledger_url, source, reports, on_sandbox)
         result = LinksResult(
             source,
             action,

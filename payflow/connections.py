@@ -42,6 +42,12 @@ class RunTarget:
     callback_url: str | None = None
 
 
+def serves_sandbox(settings: Settings, api_url: str | None = None, sandbox: bool = False) -> bool:
+    """Whether the embedded sandbox serves a run given these arguments, as `run_target` chooses:
+    for a run that sends nothing (a links file's claims lead to its widget) and its reports."""
+    return sandbox if api_url is not None else settings.uses_sandbox
+
+
 @contextmanager
 def run_target(
     settings: Settings,

@@ -100,8 +100,8 @@ def track_link_payouts(target: RunTarget, batch_id: str) -> RefreshResult:
 
 @task(name="write-links-report", cache_policy=NO_CACHE)
 def write_links_report(
-    ledger_url: str, batch_id: str, out_dir: str
+    ledger_url: str, batch_id: str, out_dir: str, sandbox: bool
 ) -> tuple[LinksReportPaths, LinksFigures]:
     """The links report from the ledger: claims used, open, expired unused; payout statuses;
-    the rows the file had rejected."""
-    return report_links(open_link_store(ledger_url), batch_id, Path(out_dir))
+    the rows the file had rejected; the sandbox note when the embedded sandbox served."""
+    return report_links(open_link_store(ledger_url), batch_id, Path(out_dir), sandbox=sandbox)

@@ -110,13 +110,13 @@ def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
 
 
 def report_links(
-    store: LinkStore, batch_id: str, out_dir: Path
+    store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
 ) -> tuple[LinksReportPaths, LinksFigures]:
-    """Write the links report from the ledger, rejected rows included (whichever run writes it);
-    returns its paths and its figures."""
+    """Write the links report from the ledger, rejected rows included (whichever run writes it;
+    `sandbox`: the embedded sandbox served); returns its paths and its figures."""
     views = store.rows(batch_id)
     known = store.known(batch_id)
     rejects = store.rejects(batch_id)
     now = store.now()
-    paths = write_links_report(out_dir, batch_id, views, now, rejects, known)
+    paths = write_links_report(out_dir, batch_id, views, now, rejects, known, sandbox=sandbox)
     return paths, links_figures(views, rejects, now, known)

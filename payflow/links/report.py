@@ -21,7 +21,7 @@ from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import CURRENCY, ClaimState, LinkView
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.printing import lines_needed, print_one_page_wide
-from payflow.reporting.workbook import append_tall, column_widths, header_row
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, append_tall, column_widths, header_row
 
 HEADER = (
     "row",
@@ -180,9 +180,12 @@ def write_links_report(
     now: datetime,
     problems: Sequence[Problem] = (),
     known: Sequence[LinkView] = (),
+    *,
+    sandbox: bool,
 ) -> LinksReportPaths:
     """Write `<batch>-links.csv` and `.xlsx` (with a Rejected sheet when rows were rejected);
-    a row `known` from an earlier batch shows that batch's link and payout, named in linkBatch."""
+    a row `known` from an earlier batch shows that batch's link and payout, named in linkBatch.
+    `sandbox`: the embedded sandbox served, and the summary says no real money moved."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
     views = sorted([*views, *known], key=lambda view: view.row_number)
@@ -203,8 +206,12 @@ def write_links_report(
         lines = lines_needed(str(cells[MESSAGE_AT] or ""), LINK_WIDTHS[MESSAGE_AT])
         append_tall(sheet, number, line, lines)
     counts = workbook.create_sheet("Summary")
-    column_widths(counts, (28, 8))
+    # Column B is as wide as the sandbox note it may hold.
+    column_widths(counts, (28, len(NO_REAL_MONEY_NOTE) + 2))
     print_one_page_wide(counts, header_rows=0)
+    if sandbox:
+        counts.append(["note", NO_REAL_MONEY_NOTE])
+        counts.append([])
     counts.append(["claim", "rows"])
     for state, count in sorted(claim_counts(views, now).items()):
         counts.append([state, count])

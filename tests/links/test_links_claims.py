@@ -339,7 +339,7 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     result = asyncio.run(refresh())
     assert (result.looked_up, result.moved, result.not_found) == (len(used) + 1, len(used), 1)
     clock.advance(days=8)
-    paths, figures = report_links(store, batch_id, tmp_path / "out")
+    paths, figures = report_links(store, batch_id, tmp_path / "out", sandbox=True)
     assert figures.claims == {"USED": len(used), "EXPIRED_UNUSED": 10_000 - len(used)}
     failed = [e for e, last4 in used.items() if last4 == "1111"]
     # A used claim is not a paid recipient: the figures count payouts and name each failed one.
@@ -369,7 +369,7 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     fresh = read_claims(Path(again.path))
     assert set(fresh) == {v.external_id for v in expired}
     assert not set(fresh.values()) & set(urls.values())
-    _, figures = report_links(store, batch_id, tmp_path / "out")
+    _, figures = report_links(store, batch_id, tmp_path / "out", sandbox=True)
     assert figures.claims == {"USED": len(used), "OPEN": 10_000 - len(used)}
     clock.now = datetime.now(UTC)  # back to real time: the widget checks expiresAt against it
     link = httpx.get(fresh[opened_only]).headers["location"]
@@ -458,7 +458,7 @@ def test_a_paid_link_payout_corrected_to_failed_is_found_by_the_next_report(
     assert asyncio.run(refresh()).moved == 1
     [view] = store.rows(batch_id)
     assert (view.state, view.corrected) == ("FAILED", True)
-    paths, figures = report_links(store, batch_id, tmp_path / "out")
+    paths, figures = report_links(store, batch_id, tmp_path / "out", sandbox=True)
     assert figures.statuses == {"FAILED": 1} and not figures.all_paid
     # The amount with the currency's decimals, and a number in the workbook.
     assert ",77.00,RUB," in paths.csv.read_text(encoding="utf-8-sig")

@@ -73,7 +73,7 @@ def test_secrets_reach_no_log_artifact_or_report(
             local = urls[external_id].replace("https://pay.example.test", server.url)
             links.append(httpx.get(local).headers["location"])
         assert pay_through_widget(links[0])["created"] is True
-    report_links(store, next(iter(out.glob("*-links.csv"))).name.split("-")[0], out)
+    report_links(store, next(iter(out.glob("*-links.csv"))).name.split("-")[0], out, sandbox=True)
     store.close()
 
     secrets = [*tokens, sandbox.token]

@@ -15,6 +15,7 @@ from support.spreadsheet import computed_sheets, cut_short, print_setup
 from payflow.links.batch import register_links, report_links
 from payflow.links.rows import read_link_rows
 from payflow.links.store import LinkStore
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
 
 HYPERLINK = '=HYPERLINK("http://x","click")'
 
@@ -33,7 +34,7 @@ def test_formula_like_input_reads_as_written_in_the_workbook(
     report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
     assert [row.external_id for row in report.valid] == ["=1+1"]
     registered = register_links(store, report)
-    paths, _ = report_links(store, report.batch_id, tmp_path / "out")
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out", sandbox=True)
 
     with paths.csv.open(encoding="utf-8-sig", newline="") as handle:
         lines = list(csv.DictReader(handle))
@@ -66,7 +67,7 @@ def test_every_report_of_a_batch_lists_its_rejected_and_conflicting_rows_once(
     register_links(store, report)
     register_links(store, report)  # the same file again: its rejects are not doubled
 
-    paths, figures = report_links(store, report.batch_id, tmp_path / "out")
+    paths, figures = report_links(store, report.batch_id, tmp_path / "out", sandbox=True)
     rejected = list(load_workbook(paths.xlsx)["Rejected"].iter_rows(min_row=2, values_only=True))
     assert [(row, ext, rule) for row, ext, _, rule, _ in rejected] == [
         (2, "g-1", "external_id_conflict"),
@@ -85,7 +86,7 @@ def test_a_batch_whose_every_row_was_rejected_still_has_its_report(
     report = read_link_rows(write_links_file(tmp_path / "bad.csv", [("g-1", "anna", "x", "")]))
     register_links(store, report)
     assert store.batch_exists(report.batch_id)
-    paths, figures = report_links(store, report.batch_id, tmp_path / "out")
+    paths, figures = report_links(store, report.batch_id, tmp_path / "out", sandbox=True)
     assert figures.rejected == 1 and figures.claims == {}
     assert load_workbook(paths.xlsx)["Rejected"]["B2"].value == "g-1"
 
@@ -95,7 +96,7 @@ def test_no_column_of_the_workbook_cuts_its_values_short(store: LinkStore, tmp_p
     rows = [("gift-2026-11-27-000001", "client-00042", "1250000.50", ""), ("x", "y", "0", "")]
     report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
     register_links(store, report)
-    paths, _ = report_links(store, report.batch_id, tmp_path / "out")
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out", sandbox=True)
     assert cut_short(paths.xlsx) == []
 
 
@@ -111,7 +112,7 @@ def test_the_workbook_prints_readably_and_shows_every_long_message(
     register_links(store, report)
     message = "Recipient's bank declined the transfer: account closed or blocked by the bank " * 2
     assert store.record_status("g-2", "pay-2", "FAILED", message)
-    paths, _ = report_links(store, report.batch_id, tmp_path / "out")
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out", sandbox=True)
     book = load_workbook(paths.xlsx)
     assert print_setup(book["Links"]) == ("landscape", True, 1, 0, "$1:$1")
     assert print_setup(book["Rejected"]) == ("landscape", True, 1, 0, "$1:$1")
@@ -121,3 +122,16 @@ def test_the_workbook_prints_readably_and_shows_every_long_message(
         assert len(cell.value) > 100 and cell.alignment.wrap_text, (sheet.title, cell.value)
         assert sheet.row_dimensions[cell.row].height >= 2 * 15
         assert sheet[f"A{cell.row}"].alignment.vertical == "top"
+
+
+def test_the_summary_says_no_real_money_moved_only_when_the_sandbox_served(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    report = read_link_rows(write_links_file(tmp_path / "links.csv", [("g-1", "anna", "25", "")]))
+    register_links(store, report)
+    for sandbox, expected in ((True, [("note", NO_REAL_MONEY_NOTE)]), (False, [])):
+        paths, _ = report_links(
+            store, report.batch_id, tmp_path / f"out-{sandbox}", sandbox=sandbox
+        )
+        lines = list(load_workbook(paths.xlsx)["Summary"].iter_rows(values_only=True))
+        assert [line for line in lines if line[0] == "note"] == expected

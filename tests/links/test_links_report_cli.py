@@ -23,6 +23,7 @@ from payflow.links.batch import issue_claims_file, register_links
 from payflow.links.rows import read_link_rows
 from payflow.links.server import ClaimsServer
 from payflow.links.store import LinkStore
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE
 from payflow.runtime import NO_REAL_MONEY
 
 
@@ -104,6 +105,8 @@ def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path)
     first_rejected = _rejected_sheet(out / f"{batch_id}-links.xlsx")
     assert [line[0] for line in first_rejected] == [3, 4]
     assert "serviceId 101 is a SBP service" in str(first_rejected[1])
+    # The workbook said nothing of the sandbox, as the reconciliation and refunds ones do.
+    assert _summary_note(out / f"{batch_id}-links.xlsx") == NO_REAL_MONEY_NOTE
 
     done = run_payflow(["links", "report", batch_id, "--out", str(out)], env, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
@@ -112,6 +115,7 @@ def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path)
     assert "3,gift-2,,,,REJECTED," in again_csv.splitlines()[2]
     assert _rejected_sheet(out / f"{batch_id}-links.xlsx") == first_rejected
     assert "  rejected in the file: 2 rows (listed in the report)" in done.stdout.splitlines()
+    assert _summary_note(out / f"{batch_id}-links.xlsx") == NO_REAL_MONEY_NOTE
 
     # A reissue with no claim expired said nothing of claims: read as a file written elsewhere.
     claims_files = sorted(out.glob("*claims*"))
@@ -121,6 +125,11 @@ def test_a_rewritten_report_keeps_the_rows_the_file_had_rejected(tmp_path: Path)
     assert "claims: none reissued: no unused claim of this batch has expired" in lines
     assert sorted(out.glob("*claims*")) == claims_files
     assert _rejected_sheet(out / f"{batch_id}-links.xlsx") == first_rejected
+
+
+def _summary_note(path: Path) -> object:
+    notes = [line for line in load_workbook(path)["Summary"].iter_rows(values_only=True)]
+    return next((line[1] for line in notes if line[0] == "note"), None)
 
 
 def _rejected_sheet(path: Path) -> list[tuple[object, ...]]:
