@@ -21,7 +21,14 @@ VIA = {
 GO_AHEAD = "go_ahead"  # a checker started paying a batch approved outside the console
 # Approved, but no run started or resumed: the batch's run waits elsewhere (detail: why).
 PAY_WAITS = "pay_waits"
-WHAT = {GO_AHEAD: "started paying", PAY_WAITS: "payout run not started"}
+# A rerun batch made from its batch's failed rows: no file was uploaded.
+RERUN_CREATED = "rerun_created"
+WHAT = {
+    GO_AHEAD: "started paying",
+    PAY_WAITS: "payout run not started",
+    RERUN_CREATED: "created from failed rows",
+}
+RERUN_DETAIL = "rerun of "
 # Console actions that are also written as approval records: shown once, as the record.
 DECISION_ACTIONS = {"approval_step": "approve", "approved": "approve", "declined": "decline"}
 
@@ -56,6 +63,9 @@ def batch_history(ledger: Ledger, batch_id: str) -> list[HistoryLine]:
         decision = DECISION_ACTIONS.get(action.action)
         if decision is not None and (person_key(action.actor), decision) in in_console:
             continue
-        what = WHAT.get(action.action) or action.action.replace("_", " ")
+        name = action.action
+        if name == "uploaded" and (action.detail or "").startswith(RERUN_DETAIL):
+            name = RERUN_CREATED  # as a ledger from before RERUN_CREATED recorded a rerun
+        what = WHAT.get(name) or name.replace("_", " ")
         lines.append(HistoryLine(action.at, action.actor, what, action.detail or ""))
     return sorted(lines, key=lambda line: line.at)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from payflow.api import AsyncPayoutsClient
 from payflow.connections import with_client
 from payflow.console.context import ConsoleContext
+from payflow.console.history import RERUN_CREATED, RERUN_DETAIL
 from payflow.console.operators import Operator
 from payflow.ledger.actions import record_action
 from payflow.rerun import (
@@ -24,6 +25,7 @@ from payflow.rerun import (
     register_rerun,
     rerun_batch_id,
 )
+from payflow.wording import plural
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ def rerun_rows(
     record_action(
         ctx.ledger, maker.name, "rerun", batch_id, detail=f"rows {rows_text} as {rerun_id}"
     )
-    record_action(ctx.ledger, maker.name, "uploaded", rerun_id, detail=f"rerun of {batch_id}")
+    detail = f"{RERUN_DETAIL}{batch_id}: {plural(len(kept), 'row')} {rows_text}"
+    record_action(ctx.ledger, maker.name, RERUN_CREATED, rerun_id, detail=detail)
     record_action(ctx.ledger, maker.name, "submitted", rerun_id)
     return RerunStarted(rerun_id, list(outcome.created), dropped_lines)

@@ -828,3 +828,23 @@ def test_a_file_uploaded_again_after_it_was_paid_is_not_said_to_await_approval(
     rerun_id = maker.post(f"/batches/{batch_id}/rerun", data=form).headers["location"]
     approve = signed_in(console, "carl").get(rerun_id + "/approve").text
     assert "<p>1 payout, a rerun of batch" in approve
+
+
+def test_a_rerun_is_said_to_be_made_from_failed_rows_not_uploaded(console: Console) -> None:
+    # Found by use: a rerun's history read "mia uploaded", though no file was uploaded.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "rerun-history.csv", "rh")
+    pay_with_the_engine(console, batch_id)
+    page = maker.get(f"/batches/{batch_id}").text
+    form = {"csrf": csrf_of(page), "row": ["4"], "reasons_read": "yes"}
+    started = maker.post(f"/batches/{batch_id}/rerun", data=form)
+    assert started.status_code == 303, started.text
+    rerun = maker.get(started.headers["location"]).text
+    history = rerun.split('id="history"')[1].split("</table>")[0]
+    cells = [re.findall(r"<td>(.*?)</td>", line) for line in history.split("<tr>")[2:]]
+    assert cells[0][1:] == [
+        "mia",
+        "created from failed rows",
+        f"rerun of {batch_id}: row 4",
+    ]
+    assert "uploaded" not in history
