@@ -25,6 +25,8 @@ class Failure(Protocol):
     @property
     def row_number(self) -> int: ...
     @property
+    def external_id(self) -> str: ...
+    @property
     def state(self) -> str: ...
     @property
     def status_message(self) -> str | None: ...
@@ -47,10 +49,13 @@ class PreviewGroup:
     next_step: str
     rows: list[int] = field(default_factory=list)
     totals: dict[str, Decimal] = field(default_factory=dict)
+    # The rows themselves, in `rows` order: a page names each by externalId and amount too.
+    members: list[Failure] = field(default_factory=list)
 
     def add(self, candidate: Failure) -> None:
         """Count one more row of this group."""
         self.rows.append(candidate.row_number)
+        self.members.append(candidate)
         current = self.totals.get(candidate.currency, Decimal(0))
         self.totals[candidate.currency] = current + candidate.amount
 
