@@ -17,11 +17,10 @@ from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.question import ask, signal_exit_code
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
-from payflow.ledger.states import NOT_PAID_STATES
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.redact import printable
-from payflow.refunds.report import NO_REFUND_REASON
+from payflow.refunds.report import not_refunded, why_not_refunded
 from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
@@ -140,17 +139,12 @@ def _not_refunded_lines(settings: Settings, batch_id: str) -> list[str]:
     checks, or an externalId used for other content) with its reasons, refused by the service
     with its message, or failed (the service never says why a refund failed)."""
     with open_ledger(settings) as ledger:
-        views = [
-            view
-            for view in ledger.refunds.rows(batch_id)
-            if view.reasons or view.state in NOT_PAID_STATES
-        ]
+        views = not_refunded(ledger.refunds.rows(batch_id))
     lines = []
     for view in views[:SHOWN_ROWS]:
-        if view.reasons:
-            why = "; ".join(view.reasons)
-        else:
-            why = f"{view.external_id}: {view.status_message or NO_REFUND_REASON}"
+        why = why_not_refunded(view)
+        if not view.reasons:
+            why = f"{view.external_id}: {why}"
         lines.append(printable(f"  {view.state.value.lower()} row {view.row_number}: {why}"))
     if len(views) > SHOWN_ROWS:
         lines.append(f"  ... and {len(views) - SHOWN_ROWS} more in the report")

@@ -24,6 +24,7 @@ from payflow.ledger import BatchCounts, CurrencyTotal, Disposition, RefundRowVie
 from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
 from payflow.paying.run_end import FAILED, FINISHED
+from payflow.refunds.report import not_refunded, why_not_refunded
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
 from payflow.schemas.iso4217 import money_words
@@ -166,6 +167,9 @@ def _money_sums(amounts: Iterable[tuple[str, Decimal]]) -> str:
     return ", ".join(money_words(a, c) for c, a in sorted(sums.items())) or "-"
 
 
+NOT_REFUNDED_SHOWN = 200  # the rest are in the report
+
+
 @dataclass(frozen=True)
 class RefundBatch:
     """A refund batch as its page and the list show it, read from the ledger's refund book."""
@@ -182,6 +186,10 @@ class RefundBatch:
     earlier: list[RefundRowView] = field(default_factory=list)
     earlier_totals: str = "-"
     not_final_totals: str = "-"
+    # Rows not refunded with why (`refunds.report.why_not_refunded`, as `payflow refund` says),
+    # the first NOT_REFUNDED_SHOWN of them; counts alone did not say which rows to look at.
+    not_refunded: list[tuple[RefundRowView, str]] = field(default_factory=list)
+    not_refunded_more: int = 0
 
     @property
     def rows(self) -> int:
@@ -216,6 +224,7 @@ def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
     # Counted as this batch's, an order refunded by an earlier batch read as refunded twice.
     earlier = [view for view in views if view.disposition is Disposition.ALREADY_KNOWN]
     own = [view for view in views if view.disposition is not Disposition.ALREADY_KNOWN]
+    unrefunded = not_refunded(views)
     return RefundBatch(
         state,
         by_status,
@@ -225,6 +234,8 @@ def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
         earlier,
         _refund_sums(earlier),
         _refund_sums(view for view in own if view.state in REFUND_OPEN_STATES),
+        [(view, why_not_refunded(view)) for view in unrefunded[:NOT_REFUNDED_SHOWN]],
+        max(0, len(unrefunded) - NOT_REFUNDED_SHOWN),
     )
 
 

@@ -20,6 +20,7 @@ from openpyxl import Workbook
 from payflow.atomic import replaced
 from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
+from payflow.ledger.states import NOT_PAID_STATES
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.printing import lines_needed, print_one_page_wide
 from payflow.reporting.reconciliation import ReportPaths
@@ -55,6 +56,20 @@ WRAPPED = {at: ROW_WIDTHS[at] for at in (HEADER.index("statusMessage"), HEADER.i
 
 # The spec's refunds never carry a statusMessage: a failed one is said to have no reason.
 NO_REFUND_REASON = "the service gives no reason (statusMessage is always null)"
+
+
+def not_refunded(views: Iterable[RefundRowView]) -> list[RefundRowView]:
+    """The rows not refunded: refused before sending (the checks, or an externalId used for
+    other content), refused by the service, or failed."""
+    return [view for view in views if view.reasons or view.state in NOT_PAID_STATES]
+
+
+def why_not_refunded(view: RefundRowView) -> str:
+    """Why a row of `not_refunded` was not: its reasons, or the service's statusMessage (the
+    service never says why a refund failed)."""
+    if view.reasons:
+        return "; ".join(view.reasons)
+    return view.status_message or NO_REFUND_REASON
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from payflow.ledger import (
 from payflow.ledger.actions import actions_of, record_action
 from payflow.model import PayoutInstruction, RefundInstruction
 from payflow.paying.run_end import FAILED
+from payflow.refunds.report import NO_REFUND_REASON
 
 
 def _listed(html: str) -> list[str]:
@@ -879,3 +880,25 @@ def test_each_failed_row_is_named_by_its_external_id_and_amount(console: Console
         re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r'class="chip">(.*?)</label>', failed)
     ]
     assert chips == [f"row 3 · {ids[1]} · 1015 XOF", f"row 4 · {ids[2]} · 1020 XOF"]
+
+
+def test_the_refund_page_names_each_row_not_refunded_and_why(console: Console) -> None:
+    # Found by use: the page counted rows per status; which refund failed, and why a row was
+    # refused, only `payflow refund` said.
+    _refund_batch(console, "refunds-w")
+    book = console.ctx.ledger.refunds
+    order = "0b8f3c2e-5a1d-4e6b-9f7a-1000000000d1"
+    row = RefundInstruction(2, "rf-d1111", order, Decimal("320.00"), "RUB")
+    book.register_batch("refunds-why", "why.csv", [row], [])
+    assert len(book.claim("refunds-why", "w", 10)) == 1
+    book.mark_created("rf-d1111", CreatedRefund("r-d", "PENDING"), source=EventSource.SUBMIT)
+    book.record_status(external_id="rf-d1111", status="FAILED", source=EventSource.POLL)
+    maker = signed_in(console, "mia")
+    for batch_id, expected in (
+        ("refunds-w", [["4", "rf-bad", "REJECTED", "amount: differs (amount_differs)"]]),
+        ("refunds-why", [["2", "rf-d1111", "FAILED", NO_REFUND_REASON]]),
+    ):
+        page = maker.get(f"/batches/{batch_id}").text
+        listed = page.split('id="not-refunded"')[1].split("</section>")[0]
+        cells = [re.findall(r"<td[^>]*>(.*?)</td>", line) for line in listed.split("<tr>")[2:]]
+        assert [[c[0], c[1], c[3], c[4]] for c in cells] == expected
