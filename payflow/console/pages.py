@@ -25,6 +25,7 @@ from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.refunds.report import not_refunded, why_not_refunded
+from payflow.reporting.layout import UNPAID_OUTCOMES
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
 from payflow.schemas.iso4217 import money_words
@@ -382,7 +383,12 @@ def earlier_groups(earlier: Sequence[EarlierFailure]) -> list[EarlierGroup]:
     return sorted(groups, key=lambda g: g.group.failure_class != FailureClass.DO_NOT_RETRY)
 
 
-def chart_bars(outcomes: list[tuple[str, int]]) -> list[tuple[str, int, float, int]]:
-    """(label, rows, bar width in %, y) for the inline SVG chart."""
+def chart_bars(outcomes: list[tuple[str, int]]) -> list[tuple[str, int, float, int, bool]]:
+    """(label, rows, bar width in %, y, unpaid) for the inline SVG chart; `unpaid`: one of the
+    report's UNPAID_OUTCOMES, coloured alike (CANCELED read as neutral as pending)."""
     top = max((n for _, n in outcomes), default=0) or 1
-    return [(label, n, 100.0 * n / top, 28 * i) for i, (label, n) in enumerate(outcomes)]
+    unpaid = {outcome.value for outcome in UNPAID_OUTCOMES}
+    return [
+        (label, n, 100.0 * n / top, 28 * i, label in unpaid)
+        for i, (label, n) in enumerate(outcomes)
+    ]

@@ -902,3 +902,11 @@ def test_the_refund_page_names_each_row_not_refunded_and_why(console: Console) -
         listed = page.split('id="not-refunded"')[1].split("</section>")[0]
         cells = [re.findall(r"<td[^>]*>(.*?)</td>", line) for line in listed.split("<tr>")[2:]]
         assert [[c[0], c[1], c[3], c[4]] for c in cells] == expected
+
+
+def test_the_chart_colours_canceled_and_expired_as_unpaid(console: Console) -> None:
+    # Found by use: CANCELED was drawn blue, as neutral as a pending row, beside a red FAILED.
+    _pay_rows(console, "colours", ["0001", "2222", "3333", "4444"])
+    page = signed_in(console, "mia").get("/batches/colours").text
+    bars = dict(re.findall(r'class="bar o-([a-z_]+)( unpaid)?"', page))
+    assert bars == {"paid": "", "failed": " unpaid", "canceled": " unpaid", "expired": " unpaid"}
