@@ -23,6 +23,7 @@ from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
 from payflow.expected import ExpectedFailure
 from payflow.ledger.tables import USER_LENGTH
 from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
+from payflow.wording import counted
 
 APPROVAL_TIMEOUT_SECONDS = 24 * 3600
 
@@ -63,8 +64,8 @@ class ApprovalNeeded(BatchStopped):
 
     def __init__(self, batch_id: str, steps_left: int, status_name: str) -> None:
         super().__init__(
-            f"batch {batch_id} is waiting for approval by {steps_left} "
-            f"{'person' if steps_left == 1 else 'people'}: payflow approve {batch_id}"
+            f"batch {batch_id} is waiting for approval by {counted(steps_left, 'person')}: "
+            f"payflow approve {batch_id}"
         )
         self.batch_id = batch_id
         self.steps_left = steps_left

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 
 def plural(n: int, noun: str) -> str:
-    """`noun` as it goes with `n`: "row" for 1, "rows" otherwise ("batch", "batches")."""
+    """`noun` as it goes with `n`: "row" for 1, "rows" otherwise ("batch", "batches"; "people")."""
     if n == 1:
         return noun
+    if noun == "person":
+        return "people"
     return f"{noun}es" if noun.endswith(("s", "sh", "ch", "x")) else f"{noun}s"
 
 

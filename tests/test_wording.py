@@ -12,6 +12,7 @@ def test_one_is_singular_and_every_other_count_plural():
     assert [counted(n, "row") for n in (0, 1, 2, 11)] == ["0 rows", "1 row", "2 rows", "11 rows"]
     assert plural(1, "payout") == "payout" and plural(21, "payout") == "payouts"
     assert counted(2, "batch") == "2 batches" and counted(1, "batch") == "1 batch"
+    assert counted(2, "person") == "2 people" and counted(1, "person") == "1 person"
 
 
 def test_the_to_pay_table_says_1_row_and_keeps_its_columns():

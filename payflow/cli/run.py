@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +16,15 @@ from urllib.parse import urlsplit
 import typer
 
 from payflow.api.errors import AuthError, PaymentsApiError
-from payflow.approvals import PolicyError, UnknownBatch, approval_requirement, load_policy
+from payflow.approvals import (
+    Pending,
+    PolicyError,
+    UnknownBatch,
+    Void,
+    approval_requirement,
+    approval_status,
+    load_policy,
+)
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import (
@@ -92,15 +100,36 @@ def totals_lines(counts: BatchCounts, latest: Mapping[str, int] | None = None) -
     return lines
 
 
-def _confirm(yes: bool, counts: BatchCounts) -> None:
+def _confirm(
+    settings: Settings, yes: bool, counts: BatchCounts, say: Callable[[str], None]
+) -> bool:
     """The maker's question; a signal while it waits returns with `STOP` set (the caller stops
-    the run as before paying)."""
+    the run as before paying). True when it showed the approval the batch will wait for."""
     if yes or not counts.to_send:
-        return
+        return False
     if not sys.stdin.isatty():
         fail("confirmation needed: run again with --yes to pay without a prompt")
-    if not ask(f"Pay {counted(counts.to_send, 'new row')}?") and not STOP.requested():
+    # The maker confirmed "Pay 1 new row?" and only then read that the batch waits for a
+    # second person, and why (a row paying a recipient paid another amount an hour ago).
+    steps = _approval_steps_left(settings, counts.batch_id)
+    if steps:
+        say(
+            f"once submitted, batch {counts.batch_id} waits for approval by "
+            f"{counted(steps, 'person')} before anything is sent:"
+        )
+        for line in approval_lines(settings, counts.batch_id):
+            say(line)
+    question = "Submit {} for approval?" if steps else "Pay {}?"
+    if not ask(question.format(counted(counts.to_send, "new row"))) and not STOP.requested():
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
+    return bool(steps)
+
+
+def _approval_steps_left(settings: Settings, batch_id: str) -> int:
+    """Approvals the batch still needs before its first payout (0 when the policy lets it go)."""
+    with open_ledger(settings) as ledger:
+        status = approval_status(ledger, batch_id, load_policy(settings.approvals_file))
+    return status.steps_left if isinstance(status, Pending | Void) else 0
 
 
 def _stop_before_paying(batch_id: str, resume: str) -> None:
@@ -206,21 +235,30 @@ def finish(
     raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
 
 
-def waiting(settings: Settings, exc: ApprovalNeeded, *, as_json: bool) -> NoReturn:
+def approval_lines(settings: Settings, batch_id: str) -> list[str]:
+    """The rules and warnings an approver of the batch will see, read from the ledger."""
+    with open_ledger(settings) as ledger:
+        requirement = approval_requirement(ledger, batch_id, load_policy(settings.approvals_file))
+    return [
+        *(f"  rule: {rule}" for rule in requirement.rules),
+        *(
+            printable(f"  warning: {warning.text}")
+            for warning in (*requirement.large_rows, *requirement.warnings)
+        ),
+    ]
+
+
+def waiting(
+    settings: Settings, exc: ApprovalNeeded, *, as_json: bool, shown: bool = False
+) -> NoReturn:
     """The batch is registered but needs approvals: say who must act and why (the rules and
-    warnings an approver will see, read from the ledger), exit 1."""
+    warnings, unless the maker's question just `shown` them), exit 1."""
     if as_json:
         waits = {"batch_id": exc.batch_id, "waiting_for_approvals": exc.steps_left}
         print(json.dumps({**waits, "sandbox": settings.uses_sandbox}))
     print(f"payflow: {exc}", file=sys.stderr)
-    with open_ledger(settings) as ledger:
-        requirement = approval_requirement(
-            ledger, exc.batch_id, load_policy(settings.approvals_file)
-        )
-    for rule in requirement.rules:
-        print(f"  rule: {rule}", file=sys.stderr)
-    for warning in (*requirement.large_rows, *requirement.warnings):
-        print(printable(f"  warning: {warning.text}"), file=sys.stderr)
+    for line in [] if shown else approval_lines(settings, exc.batch_id):
+        print(line, file=sys.stderr)
     raise typer.Exit(EXIT_NOT_ALL_COMPLETED)
 
 
@@ -286,6 +324,7 @@ def run_command(
     say = (lambda line: print(line, file=sys.stderr)) if as_json else print
     out_dir = str(out) if out else None
     batch_id: str | None = None
+    approval_shown = False
     resume = f"payflow run {file} --yes"
     try:
         check_ledger(settings)
@@ -323,14 +362,14 @@ def run_command(
             _stop_before_paying(batch_id, resume)
             # The maker's confirmation submits the batch; it is not an approval. pay_batch asks
             # the approval policy, from the ledger, before the first payout.
-            _confirm(yes, counts)
+            approval_shown = _confirm(settings, yes, counts, say)
             _stop_before_paying(batch_id, resume)
             live = sys.stderr.isatty() and not as_json
             result = pay_in_process(
                 settings, batch_id, counts.rows, endpoint, callback_url, out_dir=out_dir, live=live
             )
     except ApprovalNeeded as exc:
-        waiting(settings, exc, as_json=as_json)
+        waiting(settings, exc, as_json=as_json, shown=approval_shown)
     except (BatchFileError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except (*PAY_STOPS, BatchStopped) as exc:

@@ -169,6 +169,33 @@ def test_ctrl_c_at_the_question_stops_the_run_in_one_line_and_sends_nothing(
     assert sandbox_stats(sandbox.url)["createAttempts"] == {}
 
 
+def test_the_question_says_the_batch_will_wait_for_approval_and_why(
+    tmp_path, prefect_home, make_sandbox
+):
+    # The maker answered "Pay 1 new row?" and only then read that the batch waits for a
+    # second person, and why: the question asked to pay what it was about to submit.
+    sandbox = make_sandbox()
+    batch = tmp_path / "large.csv"
+    _write(batch, [["large-1", "2500000", "XOF", "SIM", "2250710000001", "", "Kouadio Yao", "u-1"]])
+    env = _env(tmp_path, prefect_home, sandbox)
+    process, master = start_in_a_terminal(["run", str(batch)], env, tmp_path)
+    try:
+        out = _Collector(process.stdout)
+        err = _Collector(process.stderr)
+        err.wait_for("Submit 1 new row for approval?", process)
+        os.write(master, b"n\n")
+        assert process.wait(timeout=60) == 1, err.join()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    shown = out.join()
+    assert "waits for approval by 1 person before anything is sent:" in shown
+    assert "  rule: XOF total 2500000: " in shown
+    assert err.join().strip().endswith("payflow: not confirmed; nothing was paid")
+    assert sandbox_stats(sandbox.url)["createAttempts"] == {}
+
+
 def test_one_run_looks_each_sbp_phone_up_once(tmp_path, prefect_home, make_sandbox):
     sandbox = make_sandbox()
     batch = tmp_path / "sbp.csv"
