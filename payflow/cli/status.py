@@ -22,6 +22,7 @@ from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import Pending, PolicyError, Void, approval_status, load_policy
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
+from payflow.cli.ledger_checks import not_paid_lines
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.service_binding import bound_to_sandbox
@@ -323,5 +324,10 @@ def status(
             }:
                 # A run stopped by a signal (or a crash) left them; nothing said how to go on.
                 typer.echo(_how_to_go_on(settings, batch_id, waiting))
+            if set(latest) - unfinished - {RowState.COMPLETED.value}:
+                # The run listed its unpaid rows with their statusMessage; the operator back
+                # the next day read "FAILED 1", exit 1, with no why and no next step.
+                for line in not_paid_lines(settings, batch_id):
+                    typer.echo(printable(line))
         _echo_sandbox(sandbox)
     raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)

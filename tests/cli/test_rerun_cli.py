@@ -62,11 +62,16 @@ def test_a_reviewed_rerun_says_what_it_sent_and_lists_what_is_still_unpaid(
     # `payflow status` of the original batch: its own attempts, then the rows by latest attempt.
     status = run_payflow(["status", batch_id, "--no-refresh"], env, tmp_path)
     assert status.returncode == 1, status.stderr
-    assert status.stdout.splitlines()[-3:] == [
-        "rerun in 1 batch; rows by latest attempt:",
-        "  COMPLETED        1",
-        "  FAILED           1",
-    ]
+    shown = status.stdout.splitlines()
+    latest = shown.index("rerun in 1 batch; rows by latest attempt:")
+    assert shown[latest + 1 : latest + 3] == ["  COMPLETED        1", "  FAILED           1"]
+    # The row still unpaid with its statusMessage and the next step, as the run listed them:
+    # the operator back the next day read "FAILED 1" with no why. Row 3, paid by the rerun,
+    # is not among them.
+    unpaid = shown.index("  not paid: 1 row, by statusMessage:")
+    assert shown[unpaid + 1].startswith("    1 x 'Recipient account is blocked' [")
+    assert shown[unpaid + 2] == "        row 2"
+    assert f"  `payflow rerun {batch_id}` (it sends nothing) or in the report" in shown
 
 
 def test_a_reviewed_rerun_s_json_says_what_it_sent_and_nothing_else_on_stdout(
@@ -107,11 +112,10 @@ def test_status_of_another_batch_sharing_a_rerun_row_counts_it_by_its_latest_att
 
     # jun-2's rerun paid it; this batch read "FAILED 2" with nothing else.
     assert status.returncode == 1, status.stderr
-    assert status.stdout.splitlines()[-3:] == [
-        "rows rerun from another batch; rows by latest attempt:",
-        "  COMPLETED        2",
-        "  FAILED           1",
-    ]
+    shown = status.stdout.splitlines()
+    latest = shown.index("rows rerun from another batch; rows by latest attempt:")
+    assert shown[latest + 1 : latest + 3] == ["  COMPLETED        2", "  FAILED           1"]
+    assert "  not paid: 1 row, by statusMessage:" in shown  # jun-1, blocked
     as_json = run_payflow(["status", second_id, "--no-refresh", "--json"], env, tmp_path)
     assert json.loads(as_json.stdout)["latest_statuses"] == {"COMPLETED": 2, "FAILED": 1}
 
