@@ -58,7 +58,7 @@ def build_schema(table: RulesTable, columns: Collection[str]) -> BatchSchema:
 
 
 def find_problems(frame: pd.DataFrame, table: RulesTable) -> tuple[pd.DataFrame, list[Problem]]:
-    """The prepared frame (with `_cents`, `_dest`) and every rule it breaks, ordered by row."""
+    """The prepared frame (with `_cents`, `_dest`, `_kind`) and every rule it breaks, by row."""
     prepared = prepare(frame, table)
     batch_schema = build_schema(table, list(frame.columns))
     try:

@@ -1,8 +1,10 @@
 """Rules that need one column only (the general rules of a batch), and the helper columns.
 
-Cross-column rules (`payflow.schemas.destination_checks`) read two helper columns computed once per
-batch: `_cents` (exact integer cents of the amount, -1 when malformed) and `_dest` (index of the
-row's destination rule in the table, -1 when none applies).
+Cross-column rules (`payflow.schemas.destination_checks`) read three helper columns computed once
+per batch: `_cents` (exact integer cents of the amount, -1 when malformed), `_dest` (index of the
+row's destination rule in the table, -1 when none applies) and `_kind` (the destination whose
+requisites rule and bankName requirement apply: `_dest`, or for a known paymentType whose
+currency fits none of its destinations, one of them when they all agree on those two).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from payflow.schemas.text_checks import (
     unique,
 )
 
-CENTS, DEST = "_cents", "_dest"
+CENTS, DEST, KIND = "_cents", "_dest", "_kind"
 TEMPLATE_EXAMPLE_PREFIX = "example-"
 """The externalIds of `payflow template`'s example rows: such a row is never paid."""
 MAX_ID_LENGTH = 255
@@ -63,7 +65,7 @@ ColumnRule = tuple[str, str, SeriesCheck]  # rule name, message, check
 
 
 def prepare(frame: pd.DataFrame, table: RulesTable) -> pd.DataFrame:
-    """The batch with the helper columns `_cents` and `_dest` added."""
+    """The batch with the helper columns `_cents`, `_dest` and `_kind` added."""
     # Look up each distinct (paymentType, currency) pair once, not each row.
     pair_codes, pairs = distinct_keys(cells(frame["paymentType"]), cells(frame["currency"]))
     dest_of_pair = np.array(
@@ -73,7 +75,30 @@ def prepare(frame: pd.DataFrame, table: RulesTable) -> pd.DataFrame:
     prepared = frame.copy(deep=False)
     prepared[CENTS] = amount_cents(frame["amount"])
     prepared[DEST] = pd.Series(dest_of_pair[pair_codes], index=frame.index)
+    kind_of_pair = np.array(
+        [
+            dest if dest >= 0 else type_destination(table, payment_type)
+            for dest, (payment_type, _) in zip(dest_of_pair.tolist(), pairs, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    prepared[KIND] = pd.Series(kind_of_pair[pair_codes], index=frame.index)
     return prepared
+
+
+def type_destination(table: RulesTable, payment_type: str) -> int:
+    """Index of a destination of `payment_type` whose requisites rule and bankName requirement
+    every destination of that type shares, else -1.
+
+    A row whose currency is wrong for its paymentType (SBP in USD) is still checked for its
+    requisites and bankName: the SBP phone rule does not depend on the currency, and the
+    operator who fixes the currency should not only then learn that the phone is wrong too."""
+    found = [i for i, d in enumerate(table.destinations) if d.payment_type == payment_type]
+    shared = {
+        (table.destinations[i].requisites_rule, table.destinations[i].bank_id_required)
+        for i in found
+    }
+    return found[0] if len(shared) == 1 else -1
 
 
 def destination_index(table: RulesTable, payment_type: str, currency: str) -> int:

@@ -1,8 +1,10 @@
 """Rules that depend on the row's destination (paymentType and currency), read from the table.
 
-Each check sees the prepared frame (with `_cents` and `_dest`) and returns True where the row
-passes or the rule does not apply; a rule applies only where the cells it builds on are well
-formed, so one mistake is reported once, under its own rule.
+Each check sees the prepared frame (with `_cents`, `_dest` and `_kind`) and returns True where
+the row passes or the rule does not apply; a rule applies only where the cells it builds on are
+well formed, so one mistake is reported once, under its own rule. The requisites, bankName and
+account key rules read `_kind`, so a currency wrong for the row's paymentType does not hide
+them; the step, wallet country code and currency rules depend on the currency and read `_dest`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from itertools import repeat
 import numpy as np
 import pandas as pd
 
-from payflow.schemas.column_rules import CENTS, DEST
+from payflow.schemas.column_rules import CENTS, DEST, KIND
 from payflow.schemas.iso4217 import ISO_4217_CODES, currency_decimals
 from payflow.schemas.requisites import REQUISITES_RULES, account_key_matches
 from payflow.schemas.rules import ANY_CURRENCY, AmountLimit, RulesTable
@@ -136,7 +138,7 @@ def _currency_check(table: RulesTable) -> FrameCheck:
 def _pattern(rows: list[int], pattern: str) -> FrameCheck:
     def check(frame: pd.DataFrame) -> pd.Series:
         requisites = cells(frame["requisites"])
-        applies = np.isin(frame[DEST].to_numpy(), rows) & (requisites != "")
+        applies = np.isin(frame[KIND].to_numpy(), rows) & (requisites != "")
         return pd.Series(fullmatch_where(requisites, applies, pattern), index=frame.index)
 
     return check
@@ -213,7 +215,7 @@ def _bank_check(table: RulesTable) -> FrameCheck:
 
     def check(frame: pd.DataFrame) -> pd.Series:
         bank = frame.get("bankName", pd.Series("", index=frame.index))
-        return ~frame[DEST].isin(rows) | ~blank(bank)
+        return ~frame[KIND].isin(rows) | ~blank(bank)
 
     return check
 
@@ -227,7 +229,7 @@ def _account_key_check(table: RulesTable) -> FrameCheck:
         if "bik" not in frame:
             return pd.Series(ok, index=frame.index)
         accounts, biks = cells(frame["requisites"]), cells(frame["bik"])
-        candidates = np.flatnonzero(np.isin(frame[DEST].to_numpy(), rows) & (biks != ""))
+        candidates = np.flatnonzero(np.isin(frame[KIND].to_numpy(), rows) & (biks != ""))
         well_formed = fullmatch_flags(accounts[candidates].tolist(), pattern) & fullmatch_flags(
             biks[candidates].tolist(), "04[0-9]{7}"
         )

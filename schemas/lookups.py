@@ -1,7 +1,8 @@
 """Rules that need the service's lists: SBP bank names resolved by phone, serviceId membership.
 
 Validation takes the lists as inputs, so it runs without HTTP in tests; `payflow.intake.lookups`
-fetches them for real. Only rows that passed every other rule are looked up.
+fetches them for real. Each check is given the rows whose cells it reads broke no other rule
+(`payflow.schemas.validation`): a row rejected for its amount is still looked up.
 """
 
 from __future__ import annotations
@@ -100,9 +101,17 @@ def close_bank_names(given: str, names: Sequence[str]) -> list[str]:
 
 
 def check_services(
-    frame: pd.DataFrame, rows: pd.Index, services: Sequence[ServiceInfo] | None
+    frame: pd.DataFrame,
+    rows: pd.Index,
+    services: Sequence[ServiceInfo] | None,
+    *,
+    pair_rows: pd.Index | None = None,
 ) -> tuple[list[Problem], list[str]]:
-    """Rejects for a serviceId not in the list or not for the row's type and currency."""
+    """Rejects for a serviceId not in the list or not for the row's type and currency.
+
+    `rows` have a well-formed serviceId; of those, only `pair_rows` (None: all) have a
+    paymentType and currency fit to compare with the service's, and the others are checked
+    for the serviceId being listed at all."""
     if "serviceId" not in frame:
         return [], []
     at = frame.index.get_indexer(rows)
@@ -112,7 +121,13 @@ def check_services(
     if services is None:
         return [], [f"serviceId of {len(at)} row(s) not checked: the services list is unavailable"]
     by_id = {service.id: service for service in services}
-    codes, keys = distinct_keys(*(cells(frame[c])[at] for c in _SERVICE_KEY))
+    key_cells = [cells(frame[c])[at] for c in _SERVICE_KEY]
+    if pair_rows is not None:
+        # Blank type and currency: not compared (service_verdict), since the row's own are
+        # already rejected and a mismatch against them would only restate that.
+        unfit = ~np.isin(frame.index[at], pair_rows)
+        key_cells[1:] = [np.where(unfit, "", column) for column in key_cells[1:]]
+    codes, keys = distinct_keys(*key_cells)
     verdicts = [service_verdict(by_id, *key) for key in keys]
     broken = {code: verdict for code, verdict in enumerate(verdicts) if verdict is not None}
     problems: list[Problem] = []
@@ -136,6 +151,8 @@ def service_verdict(
             "service_unknown",
             "serviceId is not among the payout services enabled for this account",
         )
+    if not payment_type or not currency:
+        return None  # the row's own type or currency is rejected: nothing to compare with
     if service.payment_type not in (None, payment_type) or service.currency not in (
         None,
         currency,

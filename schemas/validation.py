@@ -50,15 +50,22 @@ def validate_rows(
     prepared, rejects = find_problems(frame, table)
     ids = frame["externalId"]
     rejects = not_read(rejects, raw.read_problems) + [_with_id(p, ids) for p in raw.read_problems]
-    passed = _without(frame.index, rejects)
-    service_rejects, not_checked = check_services(frame, passed, services)
-    pair_rejects, pairs_not_checked = check_enabled_pairs(frame, passed, services)
-    rejects += service_rejects + pair_rejects
+    # Each look-up judges every row whose cells it reads broke no rule, whatever else the row
+    # broke: a row rejected for its amount is still checked for its serviceId and bank, so the
+    # operator learns every problem at once. A look-up over a cell already rejected would only
+    # restate that problem (a malformed phone has no banks list), so such a row waits for it.
+    pair_rows = _clean(frame.index, rejects, ("paymentType", "currency"))
+    service_rejects, not_checked = check_services(
+        frame, _clean(frame.index, rejects, ("serviceId",)), services, pair_rows=pair_rows
+    )
+    pair_rejects, pairs_not_checked = check_enabled_pairs(frame, pair_rows, services)
+    bank_rows = _clean(frame.index, rejects, ("paymentType", "requisites", "bankName"))
+    bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, bank_rows, banks_for_phones)
+    rejects += service_rejects + pair_rejects + bank_rejects
     not_checked += pairs_not_checked
-    passed = _without(passed, service_rejects + pair_rejects)
-    bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, passed, banks_for_phones)
-    rejects += bank_rejects
-    valid_rows = _without(passed, bank_rejects)
+    valid_rows = _without(frame.index, rejects)
+    # A rejected row's bank was resolved too, but only the rows paid take their bank id.
+    bank_ids = {row: bank for row, bank in bank_ids.items() if row in valid_rows}
     warnings = find_warnings(_rows(prepared, valid_rows))
     del prepared  # its helper columns are not needed past here, and a million rows is a lot
     if strict and warnings:
@@ -126,6 +133,11 @@ def _amount_or_none(text: str) -> Decimal | None:
 
 def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:
     return rows[~rows.isin(list({p.row for p in problems}))]
+
+
+def _clean(rows: pd.Index, problems: list[Problem], columns: tuple[str, ...]) -> pd.Index:
+    """`rows` but those with a problem in one of `columns`."""
+    return _without(rows, [p for p in problems if p.column in columns])
 
 
 def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:

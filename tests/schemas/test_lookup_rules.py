@@ -38,7 +38,7 @@ def test_a_name_shared_by_two_banks_is_ambiguous() -> None:
     }
 
 
-def test_each_phone_is_looked_up_once_and_only_for_otherwise_valid_rows() -> None:
+def test_each_phone_is_looked_up_once_and_only_where_phone_and_bank_broke_no_rule() -> None:
     calls: list[list[str]] = []
 
     def recording(phones: Sequence[str]) -> Mapping[str, Sequence[BankInfo]]:
@@ -49,10 +49,11 @@ def test_each_phone_is_looked_up_once_and_only_for_otherwise_valid_rows() -> Non
         row("SBP"),
         row("SBP", userId="u2"),
         row("SBP", requisites="79031112233"),
-        row("SBP", requisites="79035556677", amount="-1"),
+        row("SBP", requisites="79035556677", amount="-1"),  # its amount stops no look-up
+        row("SBP", requisites="7903555667", bankName=""),  # no phone, no bank to look up
         banks_for_phones=recording,
     )
-    assert calls == [["79161234567", "79031112233"]]  # in file order
+    assert calls == [["79161234567", "79031112233", "79035556677"]]  # in file order
 
 
 def test_without_a_banks_list_sbp_rows_cannot_be_checked() -> None:
