@@ -17,6 +17,7 @@ from payflow.intake.identity import derived_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
 from payflow.intake.problems import FILE_ROW, RejectedCells, not_read
 from payflow.model import PayoutInstruction
+from payflow.redact import mask_requisites, printable
 from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
 from payflow.schemas.iso4217 import ISO_4217_CODES
@@ -94,7 +95,8 @@ def _rows(frame: pd.DataFrame, rows: pd.Index) -> pd.DataFrame:
 
 
 def _rejected_cells(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, RejectedCells]:
-    """What each rejected row's currency, amount, paymentType and name cells said."""
+    """What each rejected row's currency, amount, paymentType, name and requisites (masked)
+    cells said."""
     rows = sorted({p.row for p in rejects if p.row in frame.index})
     if not rows:
         return {}
@@ -110,13 +112,16 @@ def _rejected_cells(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, Re
             amount=None if row in bad_amounts else _amount_or_none(amount),
             payment_type=payment_type or None,
             name=name or None,
+            # printable: a tail may hold a control character, which the report shows escaped.
+            requisites_masked=printable(mask_requisites(requisites)) or None,
         )
-        for row, currency, amount, payment_type, name in zip(
+        for row, currency, amount, payment_type, name, requisites in zip(
             rows,
             column("currency"),
             column("amount"),
             column("paymentType"),
             column("name"),
+            column("requisites"),
             strict=True,
         )
     }

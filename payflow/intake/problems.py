@@ -52,12 +52,14 @@ class Problem:
 class RejectedCells:
     """What a rejected row's own cells said, kept so the report shows the operator the row to
     fix: a currency only when it is an ISO 4217 code as written, an amount only when its cell
-    broke no rule."""
+    broke no rule, the requisites masked to their last four characters (two rejected rows of
+    one recipient are told from another's, and the whole never leaves intake)."""
 
     currency: str | None = None
     amount: Decimal | None = None
     payment_type: str | None = None
     name: str | None = None
+    requisites_masked: str | None = None  # its last four characters only (design invariant 6)
 
 
 def not_read(problems: Sequence[Problem], read_problems: Sequence[Problem]) -> list[Problem]:

@@ -24,6 +24,7 @@ def rejected_rows(report: ValidationReport) -> list[RejectedRow]:
                 amount=cells.amount,
                 payment_type=cells.payment_type,
                 name=cells.name,
+                requisites_masked=cells.requisites_masked,
             )
         )
     return rows

@@ -48,6 +48,7 @@ class RejectedRow:
     amount: Decimal | None = None  # the row's amount cell, when it broke no rule
     payment_type: str | None = None  # the row's paymentType and name cells, as written
     name: str | None = None
+    requisites_masked: str | None = None  # all but the last four characters masked, never whole
 
 
 @dataclass(frozen=True, slots=True)

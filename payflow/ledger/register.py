@@ -38,6 +38,7 @@ from payflow.ledger.tables import (
     decimal_text,
 )
 from payflow.model import PayoutInstruction
+from payflow.redact import mask_requisites
 
 CHUNK_ROWS = 20_000
 T = TypeVar("T")
@@ -98,8 +99,8 @@ PAYOUT_COLUMNS = (
     "updated_at",
 )
 WARNING_COLUMNS = ("batch_id", "row_number", "external_id", "column", "rule", "message")
-# currency, amount, payment_type and name are the row's own only when its payout is not (a
-# rejected or conflicting row); a row with a payout of its own reads them from it.
+# currency, amount, payment_type, name and requisites_masked are the row's own only when its
+# payout is not (a rejected or conflicting row); a row with a payout of its own reads them from it.
 BATCH_ROW_COLUMNS = (
     "batch_id",
     "row_number",
@@ -110,8 +111,9 @@ BATCH_ROW_COLUMNS = (
     "amount",
     "payment_type",
     "name",
+    "requisites_masked",
 )
-_NOT_OWN = (None, None, None, None)
+_NOT_OWN = (None, None, None, None, None)
 
 
 def _payout_values(
@@ -303,16 +305,18 @@ def _record_warnings(
 
 
 def _row_cells(instruction: PayoutInstruction) -> tuple[Any, ...]:
-    """A conflicting row's own currency, amount, paymentType and name, in BATCH_ROW_COLUMNS."""
+    """A conflicting row's own currency, amount, paymentType, name and masked requisites, in
+    BATCH_ROW_COLUMNS."""
     amount = decimal_text(instruction.amount)
-    return (instruction.currency, amount, instruction.payment_type, instruction.name)
+    masked = mask_requisites(instruction.requisites) or None
+    return (instruction.currency, amount, instruction.payment_type, instruction.name, masked)
 
 
 def _rejected_values(batch_id: str, row: RejectedRow) -> tuple[Any, ...]:
     reasons = json.dumps(list(row.reasons), ensure_ascii=False)
     disposition = Disposition.REJECTED.value
     amount = None if row.amount is None else decimal_text(row.amount)
-    cells = (row.currency, amount, row.payment_type, row.name)
+    cells = (row.currency, amount, row.payment_type, row.name, row.requisites_masked)
     return (batch_id, row.row_number, row.external_id, disposition, reasons, *cells)
 
 

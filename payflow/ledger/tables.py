@@ -177,6 +177,9 @@ class BatchRow(Base):
     amount: Mapped[Decimal | None] = mapped_column(DecimalText())
     payment_type: Mapped[str | None] = mapped_column(Text)
     name: Mapped[str | None] = mapped_column(Text)
+    # Such a row's requisites masked to their last four characters (design.md, invariant 6:
+    # never the whole), so two rejected rows of one recipient are told from another's.
+    requisites_masked: Mapped[str | None] = mapped_column(Text)
 
 
 class BatchWarning(Base):

@@ -320,6 +320,7 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         BatchRow.amount.label("row_amount"),
         BatchRow.payment_type.label("row_payment_type"),
         BatchRow.name.label("row_name"),
+        BatchRow.requisites_masked.label("row_requisites_masked"),
         Payout.batch_id.label("first_batch_id"),
         Latest.payout_id,
         Latest.payment_type,
@@ -373,7 +374,8 @@ def _line(row: Any) -> ReportLine:
         currency=row.currency if own else row.row_currency,
         amount=row.amount if own else row.row_amount,
         service_amount=row.service_amount if own else None,
-        requisites=row.requisites if own else None,
+        # Never the whole: the ledger keeps only the masked form of a row not its payout's.
+        requisites=row.requisites if own else row.row_requisites_masked,
         name=row.name if own else row.row_name,
         bank_name=row.bank_name if own else None,
         state=state,

@@ -130,7 +130,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "requisites_masked",
-        "Recipient requisites, all but the last 4 characters masked.",
+        "Recipient requisites, all but the last 4 characters masked (a rejected row's too).",
         Kind.TEXT,
         18,
         lambda r, c: mask_requisites(r.requisites),

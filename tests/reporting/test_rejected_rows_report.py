@@ -40,3 +40,31 @@ def test_a_rejected_row_shows_its_amount_payment_type_and_name(tmp_path: Path) -
     }
     # Still never sent.
     assert lines["2"]["payout_id"] == lines["2"]["submitted_at_utc"] == ""
+
+
+def test_rejected_rows_show_their_requisites_masked_and_the_ledger_keeps_no_more(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        # Two rows rejected for their amount, to two recipients: told apart by the tail alone.
+        ["sim-2", "abc", "XOF", "SIM", "2250700002001", "Awa Kone", "u-2"],
+        ["sim-3", "abc", "XOF", "SIM", "2250700003001", "Awa Kone", "u-2"],
+        # Rejected for its requisites: still shown masked, never whole.
+        ["sbp-4", "100", "RUB", "SBP", "+7 916 123-45-67", "Ivan Petrov", "u-4"],
+    ]
+    report = validate_rows(batch_from_rows([HEADER, *rows]), services=None, banks_for_phones=None)
+    ledger_path = tmp_path / "ledger.sqlite3"
+    with Ledger.open(f"sqlite:///{ledger_path}") as ledger:
+        register_report(ledger, report)
+        written = write_batch_report(ledger, report.batch_id, tmp_path, sandbox=True)
+    with written.csv.open(newline="", encoding="utf-8-sig") as handle:
+        lines = {line["source_row"]: line for line in csv.DictReader(handle)}
+    assert {n: lines[n]["requisites_masked"] for n in ("2", "3", "4")} == {
+        "2": "*********2001",
+        "3": "*********3001",
+        "4": "************5-67",
+    }
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("ledger.sqlite3*"))
+    written_out = written.csv.read_bytes() + written.xlsx.read_bytes()
+    for whole in ("2250700002001", "2250700003001", "916 123-45"):
+        assert whole.encode() not in stored + written_out
