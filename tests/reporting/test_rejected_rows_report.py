@@ -68,3 +68,19 @@ def test_rejected_rows_show_their_requisites_masked_and_the_ledger_keeps_no_more
     written_out = written.csv.read_bytes() + written.xlsx.read_bytes()
     for whole in ("2250700002001", "2250700003001", "916 123-45"):
         assert whole.encode() not in stored + written_out
+
+
+def test_a_conflicting_row_shows_its_own_requisites_masked(tmp_path: Path) -> None:
+    first = [["sim-2", "1500", "XOF", "SIM", "2250700002001", "Awa Kone", "u-2"]]
+    # Same externalId, another recipient: a CONFLICT, whose line shows its own tail.
+    again = [["sim-2", "1500", "XOF", "SIM", "2250700009009", "Awa Kone", "u-2"]]
+    with Ledger.open(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as ledger:
+        for rows in (first, again):
+            report = validate_rows(
+                batch_from_rows([HEADER, *rows]), services=None, banks_for_phones=None
+            )
+            register_report(ledger, report)
+        written = write_batch_report(ledger, report.batch_id, tmp_path, sandbox=True)
+    with written.csv.open(newline="", encoding="utf-8-sig") as handle:
+        (line,) = list(csv.DictReader(handle))
+    assert (line["outcome"], line["requisites_masked"]) == ("refused", "*********9009")
