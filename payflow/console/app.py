@@ -380,6 +380,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             waiting=pages.waiting_note(ctx, batch_id, state),
             rows_left=rows_left(counts),
             not_reconciled=pages.why_not_reconcile(state, counts),
+            no_report=pages.why_no_report(state, counts),
             last_heard=last_heard(ctx, batch_id),
             notice=session.notice_for(batch_id),
         )

@@ -98,6 +98,23 @@ def why_not_reconcile(state: str, counts: BatchCounts) -> str | None:
     return None
 
 
+def why_no_report(state: str, counts: BatchCounts) -> str | None:
+    """Why the batch page offers no reconciliation report yet; None when it offers one.
+
+    Before a row was sent the report held only the file's rows, each "not sent yet" (or
+    rejected): offered beside "awaiting approval" it read as if something had been paid."""
+    if counts.at_service:
+        return None
+    if counts.rows and counts.rejected == counts.rows:
+        return "every row was rejected, so nothing is to be paid: the rejects report says why"
+    if state == "declined":
+        return "the batch was declined and nothing of it was sent"
+    return (
+        "it comes once a row of this batch is sent (none is yet): it then holds each row's "
+        "payout, status and statusMessage"
+    )
+
+
 def why_not_reconcile_batch(ctx: ConsoleContext, batch_id: str) -> str | None:
     """`why_not_reconcile` of the batch as the ledger holds it now."""
     counts = ctx.ledger.batch_counts(batch_id)

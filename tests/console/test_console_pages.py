@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 import time
@@ -910,3 +911,57 @@ def test_the_chart_colours_canceled_and_expired_as_unpaid(console: Console) -> N
     page = signed_in(console, "mia").get("/batches/colours").text
     bars = dict(re.findall(r'class="bar o-([a-z_]+)( unpaid)?"', page))
     assert bars == {"paid": "", "failed": " unpaid", "canceled": " unpaid", "expired": " unpaid"}
+
+
+def _downloads(page: str) -> str:
+    """The batch page's line of reports, its tags stripped."""
+    line = page.split('id="reports"')[1].split("</p>")[0]
+    text = html.unescape(re.sub(r"<[^>]+>", "", line.split(">", 1)[1]))
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def test_a_batch_offers_its_reconciliation_report_only_once_a_row_was_sent(
+    console: Console,
+) -> None:
+    # Found by use: "Reports: CSV · XLSX" stood on a batch awaiting approval and on one whose
+    # every row was rejected; the report listed the file's rows as "not sent yet".
+    maker = signed_in(console, "mia")
+    waiting = upload_clean(maker, "waiting.csv", "w")
+    page = maker.get(f"/batches/{waiting}").text
+    assert maker.post(f"/batches/{waiting}/submit", data={"csrf": csrf_of(page)}).is_redirect
+    page = maker.get(f"/batches/{waiting}").text
+    assert f"/batches/{waiting}/report." not in page
+    assert _downloads(page) == (
+        "No reconciliation report: it comes once a row of this batch is sent (none is yet): "
+        "it then holds each row's payout, status and statusMessage."
+    )
+
+    token = csrf_of(maker.get("/upload").text)
+    posted = maker.post(
+        "/upload",
+        files={"file": ("all-rejected.csv", batch_csv(ERROR_ROWS[:3]))},
+        data={"csrf": token},
+    )
+    rejected = posted.headers["location"].rsplit("/", 1)[-1]
+    page = maker.get(f"/batches/{rejected}").text
+    assert f"/batches/{rejected}/report." not in page
+    assert f'href="/batches/{rejected}/rejects.xlsx"' in page
+    assert _downloads(page) == (
+        "Rejects report: CSV · XLSX. No reconciliation report: every row was rejected, so "
+        "nothing is to be paid: the rejects report says why."
+    )
+    assert maker.get(f"/batches/{rejected}/rejects.csv").status_code == 200
+
+    ledger = console.ctx.ledger
+    declined = register_rows(ledger, "nodeclined", "no-declined-2")
+    record_decision(ledger, declined, approver="carl", decision="decline", note="wrong month")
+    page = maker.get(f"/batches/{declined}").text
+    assert _downloads(page) == (
+        "No reconciliation report: the batch was declined and nothing of it was sent."
+    )
+
+    paid = register_rows(ledger, "nopaid", "no-paid-2")
+    ledger.claim_for_submit(paid, "w", 10)
+    ledger.mark_created("no-paid-2", "p-2", "COMPLETED", None)
+    page = maker.get(f"/batches/{paid}").text
+    assert _downloads(page) == "Reports: CSV · XLSX"
