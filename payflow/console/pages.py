@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from payflow.approvals import Approved, approval_status, load_policy
 from payflow.approvals.requirement import EarlierFailure
+from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
 from payflow.console.history import PAY_WAITS
 from payflow.console.paying import (
@@ -323,9 +324,11 @@ def progress(ctx: ConsoleContext, batch_id: str) -> dict[str, object]:
 
 @dataclass
 class Summary:
-    """The reconciliation summary: outcomes for the chart, failure groups, findings."""
+    """The reconciliation summary: outcomes for the chart, failure groups, findings, and the
+    amounts per currency paid, failed and pending."""
 
     outcomes: list[tuple[str, int]] = field(default_factory=list)
+    amounts: list[AmountLine] = field(default_factory=list)
     groups: list[PreviewGroup] = field(default_factory=list)
     findings: list[tuple[int, str, str, str]] = field(default_factory=list)
     rerun_batches: list[RerunLine] = field(default_factory=list)
@@ -357,9 +360,11 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
     """Outcome counts, failed rows grouped by statusMessage (rerun candidates), findings."""
     out = Summary()
     by_outcome: dict[str, int] = {}
-    for total in ctx.ledger.outcome_totals(batch_id):
+    totals = ctx.ledger.outcome_totals(batch_id)
+    for total in totals:
         by_outcome[str(total.outcome)] = by_outcome.get(str(total.outcome), 0) + total.rows
     out.outcomes = sorted(by_outcome.items(), key=lambda kv: -kv[1])
+    out.amounts = amount_lines(totals)
     candidates = find_candidates(
         ctx.ledger, batch_id, classifier(ctx.settings.failure_classes_path)
     )

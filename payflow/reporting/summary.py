@@ -7,6 +7,7 @@ the rows. The same object feeds the XLSX summary sheet and the Prefect artifacts
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
@@ -15,6 +16,7 @@ from payflow.ledger import (
     FindingView,
     Ledger,
     MessageTotal,
+    OutcomeTotal,
     RowOutcome,
     UnsentTotal,
 )
@@ -96,16 +98,24 @@ class Summary:
         return [f for f in self.findings if f.state != "resolved"]
 
 
-def build_summary(
-    ledger: Ledger, batch_id: str, classes: FailureClasses, *, sandbox: bool
-) -> Summary:
-    """Read the batch's figures from the ledger."""
+def currency_summaries(totals: Iterable[OutcomeTotal]) -> dict[str, CurrencySummary]:
+    """Each currency's rows and amounts by outcome (each row by its latest attempt), from
+    `Ledger.outcome_totals`: the report's figures, and the console's amounts paid, failed and
+    pending."""
     by_currency: dict[str, CurrencySummary] = {}
-    for total in ledger.outcome_totals(batch_id):
+    for total in totals:
         name = total.currency or NO_CURRENCY
         summary = by_currency.setdefault(name, CurrencySummary(name))
         summary.rows[total.outcome] += total.rows
         summary.amounts[total.outcome] = summary.amount(total.outcome) + total.amount
+    return by_currency
+
+
+def build_summary(
+    ledger: Ledger, batch_id: str, classes: FailureClasses, *, sandbox: bool
+) -> Summary:
+    """Read the batch's figures from the ledger."""
+    by_currency = currency_summaries(ledger.outcome_totals(batch_id))
     findings = ledger.findings(batch_id)
     for (currency, kind), count in ledger.open_finding_counts(batch_id).items():
         if kind == FindingKind.STUCK:

@@ -965,3 +965,45 @@ def test_a_batch_offers_its_reconciliation_report_only_once_a_row_was_sent(
     ledger.mark_created("no-paid-2", "p-2", "COMPLETED", None)
     page = maker.get(f"/batches/{paid}").text
     assert _downloads(page) == "Reports: CSV · XLSX"
+
+
+def _amounts(page: str) -> dict[str, list[str]]:
+    """The batch page's amounts table: per currency, its paid, failed and pending cells."""
+    table = page.split('id="amounts-table"')[1].split("</table>")[0]
+    found = {}
+    for line in table.split("<tr data-currency=")[1:]:
+        cells = [
+            re.sub(r"\s+", " ", re.sub(r"<br>", " · ", re.sub(r"<(?!br)[^>]+>", "", cell)))
+            for cell in re.findall(r"<td[^>]*>(.*?)</td>", line)
+        ]
+        found[cells[0]] = cells[1:]
+    return found
+
+
+def test_the_batch_page_shows_the_amounts_paid_failed_and_pending_by_latest_attempt(
+    console: Console,
+) -> None:
+    # Found by use: the page counted rows per state and no money: what the batch paid, and what
+    # failed, was read from the report's summary sheet.
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "amounts.csv", "am")
+    page = maker.get(f"/batches/{batch_id}").text
+    assert 'id="amounts"' not in page  # nothing sent: nothing paid, failed or pending
+    pay_with_the_engine(console, batch_id)
+    page = maker.get(f"/batches/{batch_id}").text
+    assert _amounts(page) == {
+        "KES": ["4000.00 · 2 rows", "2700.00 · 3 rows", "0.00 · 0 rows"],
+    }
+
+    # Rows 4 (700 KES) and 5 (900 KES) sent again: one paid, one still at the service. The
+    # page counts them by their rerun's attempt, as the report does.
+    for row, status in (("4", "COMPLETED"), ("5", "PROCESSING")):
+        form = {"csrf": csrf_of(page), "row": [row], "reasons_read": "yes"}
+        started = maker.post(f"/batches/{batch_id}/rerun", data=form)
+        rerun_id = started.headers["location"].split("?")[0].rsplit("/", 1)[-1]
+        [claimed] = console.ctx.ledger.claim_for_submit(rerun_id, "w", 10)
+        console.ctx.ledger.mark_created(claimed.instruction.external_id, f"p-{row}", status)
+    page = maker.get(f"/batches/{batch_id}").text
+    assert _amounts(page) == {
+        "KES": ["4700.00 · 3 rows", "1100.00 · 1 row", "900.00 · 1 row"],
+    }
