@@ -38,6 +38,7 @@ from payflow.approvals import (
     load_policy,
 )
 from payflow.console import pages
+from payflow.console.breaks import at_separators
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.history import batch_history
@@ -91,6 +92,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["money"] = amount_text
     templates.env.filters["counted"] = counted
+    templates.env.filters["breakable"] = at_separators
     limit_mb = ctx.max_upload_bytes / (1024 * 1024)
     limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"
 

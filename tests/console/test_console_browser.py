@@ -28,7 +28,7 @@ from support.beats import at_past, dead_run_id
 from support.stats import sandbox_stats
 
 from payflow.approvals import Pending, approval_status, load_policy
-from payflow.ledger import RowState
+from payflow.ledger import RejectedRefund, RowState
 from payflow.ledger.actions import actions_of
 from payflow.ledger.run_beats import batch_beats, beat
 
@@ -410,3 +410,78 @@ def test_on_a_phone_no_amount_state_or_total_is_cut_off(
     line = checker.locator("table.list tbody tr").first
     expect(line.locator(".state")).to_be_in_viewport()
     expect(line).to_contain_text("612000.00 RUB")
+
+
+# Where a line may end inside an id or a rule name: after one of its own separators.
+SEPARATORS = "-_.:@/~"
+MID_WORD_BREAKS = """(selector) => {
+  const broken = [];
+  for (const cell of document.querySelectorAll(selector)) {
+    let top = null, previous = "";
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (let i = 0; i < node.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const box = range.getClientRects()[0];
+        if (!box) continue;
+        if (top !== null && box.top > top + 2 && !SEPARATORS.includes(previous)) {
+          broken.push(cell.textContent.trim());
+        }
+        top = box.top;
+        previous = node.data[i];
+      }
+    }
+  }
+  return broken;
+}""".replace("SEPARATORS", repr(SEPARATORS))
+
+
+def _broken_mid_word(page: Page, *selectors: str) -> list[str]:
+    """The cells of `selectors` whose text a line ends in other than after a separator."""
+    return [text for s in selectors for text in page.evaluate(MID_WORD_BREAKS, s)]
+
+
+def test_ids_and_rule_names_wrap_only_at_their_own_separators(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by use: at 390 px the rejects table broke rule names mid-word (`amount_posit` /
+    # `ive`), and at 1200 px the refund page's externalId column wrapped inside an id
+    # (`rf-sample-11` / `11`).
+    book = console.ctx.ledger.refunds
+    why = (
+        "amount: the order was paid 1500.00 RUB and the file asks another amount; only full "
+        "refunds are made, so leave the amount empty or write the order's (amount_differs)"
+    )
+    rejected = [
+        RejectedRefund(n, f"rf-sample-{n}111", f"0b8f3c2e-5a1d-4e6b-9f7a-10000000{n:04d}", [why])
+        for n in range(2, 8)
+    ]
+    book.register_batch("refunds-wrap", "refunds.csv", [], rejected)
+    console.ctx.ledger.set_maker("refunds-wrap", "mia")
+    paid = upload_clean(signed_in(console, "mia"), "paid.csv", "wrap-sample")
+    pay_with_the_engine(console, paid)
+    page = _sign_in(browser, console, "mia")
+    for width in (1200, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{console.url}/batches/{paid}")
+        expect(page.locator("#amounts-table")).to_contain_text("4000.00")
+        assert _broken_mid_word(page, "label.chip span") == [], width
+        assert _hidden_sideways(page) == [], width
+        save_screenshot(page, tmp_path, f"console-paid-batch-{width}.png")
+
+        page.goto(f"{console.url}/batches/refunds-wrap")
+        expect(page.locator("#not-refunded tbody tr")).to_have_count(6)
+        cells = ("#not-refunded td:nth-child(2)", "#not-refunded td:nth-child(3)")
+        assert _broken_mid_word(page, *cells) == [], width
+        assert _hidden_sideways(page) == [], width
+        save_screenshot(page, tmp_path, f"console-refund-ids-{width}.png")
+
+        _upload(page, console, "errors.csv", batch_csv(ERROR_ROWS), tmp_path)
+        expect(page.locator("#problems tbody tr")).to_have_count(3)
+        assert (
+            _broken_mid_word(page, "#problems td:nth-child(2)", "#problems td:nth-child(3)") == []
+        ), width
+        assert _hidden_sideways(page) == [], width
+        save_screenshot(page, tmp_path, f"console-rule-names-{width}.png")
