@@ -755,7 +755,7 @@ def test_the_approve_page_of_a_rerun_never_says_its_rows_were_sent_before_they_a
     assert console.ctx.ledger.batch_counts(rerun_id).to_send == 1
 
     approve = signed_in(console, "carl").get(f"/batches/{rerun_id}/approve").text
-    earlier = approve.split('id="earlier"')[1].split("</div>")[0]
+    earlier = _text(approve.split('id="earlier"')[1].split("</div>")[0])
     assert "sent again" not in approve.split('id="earlier"')[0].split("<h2>")[-1]
     assert "sent again" not in earlier
     assert "rs-c-bad-1</span> ended FAILED; this rerun's attempt is" in earlier
