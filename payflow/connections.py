@@ -43,8 +43,10 @@ class RunTarget:
 
 
 def serves_sandbox(settings: Settings, api_url: str | None = None, sandbox: bool = False) -> bool:
-    """Whether the embedded sandbox serves a run given these arguments, as `run_target` chooses:
-    for a run that sends nothing (a links file's claims lead to its widget) and its reports."""
+    """Whether the embedded sandbox serves a run given these arguments: the one home of that
+    choice, made by `run_target` and asked by a run that sends nothing (a links file's claims
+    lead to its widget) and by its reports. A given API URL is the sandbox's only when the
+    caller says so; without one, the settings decide (no PAYFLOW_API_URL: the sandbox)."""
     return sandbox if api_url is not None else settings.uses_sandbox
 
 
@@ -58,18 +60,19 @@ def run_target(
     """The given API, or (a deployment run) the configured one or an embedded sandbox: the
     sandbox only when asked for (`sandbox=True`) in a run a Prefect worker started."""
     ledger_url = settings.ledger_url_or_default()
+    serving_sandbox = serves_sandbox(settings, api_url, sandbox)
     if api_url is not None:
-        check_service_binding(settings, sandbox, api_url)
-        yield RunTarget(api_url, ledger_url, sandbox, callback_url or settings.webhook_url)
+        check_service_binding(settings, serving_sandbox, api_url)
+        yield RunTarget(api_url, ledger_url, serving_sandbox, callback_url or settings.webhook_url)
         return
-    if settings.api_url is None and not sandbox and os.environ.get(WORKER_RUN_VARIABLE):
+    if serving_sandbox and not sandbox and os.environ.get(WORKER_RUN_VARIABLE):
         # A worker started without PAYFLOW_API_URL paid an emulator and wrote COMPLETED into
         # the shared ledger: the real recipients were never paid, and a re-upload skipped them.
         raise ConfigurationError(
             "PAYFLOW_API_URL is not set in this worker's environment: a deployed run never "
             "pays the embedded sandbox unless its parameter sandbox is true; nothing was sent"
         )
-    check_service_binding(settings, settings.uses_sandbox)
+    check_service_binding(settings, serving_sandbox)
     with api_endpoint(settings) as endpoint:
         yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox, settings.webhook_url)
 
