@@ -10,7 +10,7 @@ from payflow.ledger import NOT_SENT_PREFIX, BatchCounts, RowState
 from payflow.redact import printable
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
-from payflow.wording import counted
+from payflow.wording import RUN_AGAIN_TO_RESUME, api_trouble, counted
 
 SHOWN_HELD = 20
 SHOWN_NOT_PAID_GROUPS = 5
@@ -97,10 +97,9 @@ def not_paid_lines(settings: Settings, batch_id: str) -> list[str]:
 
 
 def api_failure(settings: Settings, batch_id: str | None, exc: PaymentsApiError) -> str:
-    """One line for an API failure that stopped a run, saying truly what the ledger holds."""
+    """One line for an API failure (a refused token too) that stopped a run, saying truly what
+    the ledger holds."""
     with open_ledger(settings) as ledger:
         registered = batch_id is not None and ledger.batch_exists(batch_id)
-    if registered:
-        return f"the payments API failed: {exc}; every row is in the ledger, run again to resume"
-    where = "the embedded sandbox" if settings.uses_sandbox else "the API at PAYFLOW_API_URL"
-    return f"{where} could not be used: {exc}; nothing was registered or paid"
+    then = RUN_AGAIN_TO_RESUME if registered else "nothing was registered or paid"
+    return api_trouble(exc, then=then, sandbox=settings.uses_sandbox)

@@ -16,7 +16,7 @@ import typer
 import uvicorn
 from typer.core import TyperGroup
 
-from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_batch
 from payflow.cli.ledger_checks import check_ledger
@@ -31,7 +31,7 @@ from payflow.intake import BatchFileError
 from payflow.ledger.states import RowState
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token, open_ledger
 from payflow.settings import Settings
-from payflow.wording import counted
+from payflow.wording import api_trouble, counted
 
 if TYPE_CHECKING:
     from payflow.flows.links import Action, LinksResult
@@ -58,7 +58,9 @@ links_app = typer.Typer(
 app.add_typer(links_app, name="links")
 
 
-def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) -> LinksResult:
+def _run_flow(
+    settings: Settings, source: str, action: Action, out: Path | None, sheet: str | None
+) -> LinksResult:
     from payflow.flows.links import payout_links  # Prefect loads only for the commands that need it
 
     try:
@@ -67,7 +69,7 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
                 source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
             )
         # Chosen once, before the flow, as `payflow run` does: the flow only uses it.
-        with api_endpoint(prepare()) as endpoint:
+        with api_endpoint(settings) as endpoint:
             return payout_links(
                 source=source,
                 action=action,
@@ -77,10 +79,8 @@ def _run_flow(source: str, action: Action, out: Path | None, sheet: str | None) 
             )
     except BatchFileError as exc:
         fail(str(exc))
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
-        fail(f"the payments API failed: {exc}; run again later")
+        fail(api_trouble(exc, then="run again later", sandbox=settings.uses_sandbox))
 
 
 def _require_links_batch(settings: Settings, batch_id: str) -> None:
@@ -181,9 +181,8 @@ def issue_command(
         # Also for a new file: its claims lead to the sandbox's widget, and real recipients
         # must not be sent them.
         print(NO_REAL_MONEY, file=sys.stderr)
-    result = _run_flow(
-        str(file) if file else str(reissue), "issue" if file else "reissue", out, sheet
-    )
+    action: Action = "issue" if file else "reissue"
+    result = _run_flow(settings, str(file) if file else str(reissue), action, out, sheet)
     _print(result, as_json, sandbox=settings.uses_sandbox)
     raise typer.Exit(EXIT_SOME_REJECTED if result.rejected else EXIT_OK)
 
@@ -200,7 +199,7 @@ def report_command(
     _require_links_batch(settings, batch_id)
     if settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
-    result = _run_flow(batch_id, "report", out, None)
+    result = _run_flow(settings, batch_id, "report", out, None)
     _print(result, as_json, sandbox=settings.uses_sandbox)
     # Done only when every recipient was paid: a used claim may still be a failed payout.
     raise typer.Exit(EXIT_OK if result.figures.all_paid else EXIT_NOT_ALL_PAID)

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import failure_classes, prepare, writable_folder
@@ -22,7 +22,7 @@ from payflow.redact import printable
 from payflow.reporting import summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
-from payflow.wording import counted
+from payflow.wording import api_trouble, counted
 
 
 def _open(settings: Settings, batch_id: str) -> Ledger:
@@ -73,10 +73,8 @@ def reconcile_command(
         report = write_batch_report(
             ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
         )
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
-        fail(f"the payments API failed: {exc}; run again later")
+        fail(api_trouble(exc, then="run again later"))
     finally:
         ledger.close()
     summary = report.summary

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.api.errors import PaymentsApiError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger
@@ -25,7 +25,7 @@ from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, op
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
-from payflow.wording import counted
+from payflow.wording import RUN_AGAIN_TO_RESUME, api_trouble, counted
 
 if TYPE_CHECKING:
     from payflow.flows.refund_batch import RefundBatchResult
@@ -124,12 +124,10 @@ def refund_command(
         stopped(settings, exc.batch_id, exc, f"payflow refund {file} --yes")
     except (BatchFileError, OrderCheckError, PrefectServerNotStarted) as exc:
         fail(str(exc))
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
     except (BatchStopped, InsufficientBalanceError) as exc:
         fail(str(exc))
     except PaymentsApiError as exc:
-        fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+        fail(api_trouble(exc, then=RUN_AGAIN_TO_RESUME, sandbox=settings.uses_sandbox))
     _print(result, settings, as_json=as_json)
     raise typer.Exit(0 if result.all_completed else 1)
 

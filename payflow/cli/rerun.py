@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.api.errors import PaymentsApiError
 from payflow.approvals import PolicyError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
@@ -39,6 +39,7 @@ from payflow.rerun import (
 )
 from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
+from payflow.wording import RUN_AGAIN_TO_RESUME, api_trouble
 
 
 def _preview(
@@ -150,12 +151,10 @@ def rerun_command(
         FailureTableError,
     ) as exc:
         fail(str(exc))
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
     except InsufficientBalanceError as exc:
         fail(str(exc))
     except PaymentsApiError as exc:
-        fail(f"the payments API failed: {exc}; every row is in the ledger, run again to resume")
+        fail(api_trouble(exc, then=RUN_AGAIN_TO_RESUME, sandbox=settings.uses_sandbox))
     # Every row still unpaid by its latest attempt, this rerun's included, as a run lists them.
     not_paid = not_paid_lines(settings, batch_id)
     with open_ledger(settings) as ledger:

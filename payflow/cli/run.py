@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.api.errors import PaymentsApiError
 from payflow.approvals import (
     Pending,
     PolicyError,
@@ -273,8 +273,6 @@ def stopped(settings: Settings, batch_id: str | None, exc: Exception, resume: st
         raise typer.Exit(EXIT_ON_SIGNAL.get(exc.signal_name, 143))
     if isinstance(exc, ConfigurationError):
         fail(f"configuration: {exc}")
-    if isinstance(exc, AuthError):
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing more was sent")
     if isinstance(exc, PaymentsApiError):
         fail(api_failure(settings, batch_id, exc))
     fail(str(exc))

@@ -15,6 +15,7 @@ from payflow.opening import UnreadableFile, UnwritablePath, check_file, check_ou
 from payflow.quiet import log_to_file, quiet_prefect
 from payflow.reconcile import FailureClasses, FailureTableError
 from payflow.settings import Settings
+from payflow.wording import api_trouble
 
 
 def settings_error(exc: ValidationError) -> str:
@@ -97,12 +98,10 @@ def listening_socket(host: str, port: int) -> socket.socket:
 def check_bound_service(settings: Settings) -> None:
     """Refuse in one line a ledger bound to another service or merchant than the settings name,
     for a command that serves pages or claims before any run would check it."""
-    from payflow.api.errors import AuthError, PaymentsApiError
+    from payflow.api.errors import PaymentsApiError
     from payflow.connections import check_service_binding  # the API client's imports: here
 
     try:
         check_service_binding(settings, settings.uses_sandbox)
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN); nothing started")
     except PaymentsApiError as exc:
-        fail(f"the API at PAYFLOW_API_URL could not be used: {exc}; nothing started")
+        fail(api_trouble(exc, then="nothing started"))

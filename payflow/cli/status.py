@@ -18,7 +18,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from payflow.api import AsyncPayoutsClient
-from payflow.api.errors import AuthError, PaymentsApiError
+from payflow.api.errors import PaymentsApiError
 from payflow.approvals import Pending, PolicyError, Void, approval_status, load_policy
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
@@ -38,7 +38,7 @@ from payflow.runtime import (
     open_ledger,
 )
 from payflow.settings import Settings
-from payflow.wording import counted
+from payflow.wording import api_trouble, counted
 
 STALE_AFTER = timedelta(minutes=1)
 SHOWN_PENDING = 50
@@ -98,10 +98,8 @@ def _refund_status(
         counts = book.summary(batch_id)
         open_refunds = book.unfinished(batch_id)
         sandbox = bound_to_sandbox(ledger)
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
-        fail(f"the payments API could not be asked (PAYFLOW_API_URL): {exc}")
+        fail(api_trouble(exc))
     finally:
         ledger.close()
     pending = [
@@ -282,10 +280,8 @@ def status(
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
         sandbox = bound_to_sandbox(ledger)
         waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
-    except AuthError:
-        fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
     except PaymentsApiError as exc:
-        fail(f"the payments API could not be asked (PAYFLOW_API_URL): {exc}")
+        fail(api_trouble(exc))
     finally:
         ledger.close()
     if as_json:

@@ -26,6 +26,7 @@ from payflow.runtime import (
 from payflow.schemas.rules import RulesTableError
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
+from payflow.wording import api_trouble
 
 EXIT_VALID, EXIT_REJECTS = 0, 1
 
@@ -80,7 +81,8 @@ def validate_command(
     except (ConfigurationError, RulesTableError) as exc:
         fail(f"configuration: {exc}")
     except PaymentsApiError as exc:
-        fail(f"the payments API could not give the banks or services list: {exc}")
+        then = "the file is checked against its banks and services lists; nothing was checked"
+        fail(api_trouble(exc, then=then, sandbox=settings.uses_sandbox))
     out_dir = out if out is not None else settings.reports_dir()
     try:
         csv_path, xlsx_path = write_rejects_report(report, out_dir)
