@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated
@@ -76,7 +77,17 @@ def approve_command(
             )
         except WarningsUnacknowledged as exc:
             # The line named no way to acknowledge them: the flag is the command line's own.
-            fail(f"{exc}; nothing was recorded: once read, approve with --acknowledge-warnings")
+            print(
+                f"payflow: {exc}; nothing was recorded: once read, approve with "
+                "--acknowledge-warnings",
+                file=sys.stderr,
+            )
+            # With the notes of how the file was read, as the console's approve page and the
+            # pause form show them: a checker reads them before acknowledging the warnings.
+            policy = load_policy(settings.approvals_file)
+            for line in note_lines(approval_requirement(ledger, batch_id, policy)):
+                print(printable(line), file=sys.stderr)
+            raise typer.Exit(2) from None
         except (ApprovalRefused, PolicyError, UnknownBatch) as exc:
             fail(f"{exc}; nothing was recorded" if isinstance(exc, ApprovalRefused) else str(exc))
         # Read after the decision: what the approver approved (or declined) is the batch as the
@@ -160,7 +171,12 @@ def warning_lines(requirement: Requirement, decline: bool) -> list[str]:
     maker read at intake: a checker reads every one, whatever surface they approve on."""
     said = "warning" if decline else "warning acknowledged"
     lines = [f"  {said}: {w.text}" for w in (*requirement.large_rows, *requirement.warnings)]
-    return lines + [f"  note from intake: {note}" for note in requirement.notes]
+    return lines + note_lines(requirement)
+
+
+def note_lines(requirement: Requirement) -> list[str]:
+    """The notes of how the batch's file was read, as the maker read them at intake."""
+    return [f"  note from intake: {note}" for note in requirement.notes]
 
 
 def _per_currency(totals: Sequence[CurrencyTotal]) -> list[tuple[str, int, Decimal]]:

@@ -49,6 +49,11 @@ def test_a_checker_reads_the_makers_outlier_warning_and_acknowledges_it(
     refused = run_payflow(["approve", batch_id], checker, tmp_path)
     assert refused.returncode == 2, refused.stderr
     assert OUTLIER in refused.stderr and "Traceback" not in refused.stderr
+    # The refusal lists how the file was read too, as the console's page and the pause form do:
+    # the checker read the warnings and not the notes, then acknowledged them unread.
+    said = refused.stderr.splitlines()
+    assert said[0].startswith("payflow: acknowledge these warnings to approve: "), said
+    assert said[1:] == [f"  note from intake: {NOTE}"], refused.stderr
 
     approved = run_payflow(["approve", batch_id, "--acknowledge-warnings"], checker, tmp_path)
     assert approved.returncode == 0, approved.stderr
