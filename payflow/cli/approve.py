@@ -30,7 +30,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
 from payflow.ledger import CurrencyTotal
 from payflow.ledger.counts import rows_by_currency, sums_by_currency
-from payflow.ledger.service_binding import bound_to_sandbox
+from payflow.ledger.service_binding import sandbox_served
 from payflow.redact import printable
 from payflow.runtime import NO_REAL_MONEY_MOVED, open_ledger
 from payflow.schemas.iso4217 import amount_text
@@ -96,7 +96,7 @@ def approve_command(
         # The checker approves in another process than the maker's upload: what the maker was
         # warned of is said here again, from the ledger.
         requirement = approval_requirement(ledger, batch_id, load_policy(settings.approvals_file))
-        sandbox = bound_to_sandbox(ledger)
+        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
     status = type(outcome.status).__name__
     if as_json:
         summary = {

@@ -20,7 +20,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import held_lines, not_paid_lines
 from payflow.cli.setup import prepare, readable_file
 from payflow.intake import BatchFileError
-from payflow.ledger.service_binding import bound_to_sandbox
+from payflow.ledger.service_binding import sandbox_served
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.reconcile import FailureTableError
@@ -106,7 +106,7 @@ def rerun_command(
     settings = prepare()
     with open_ledger(settings) as ledger:
         require_payout_batch(settings, ledger, batch_id)
-        sandbox = bound_to_sandbox(ledger)
+        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
     try:
         selection = parse_selection(rows, message, failure_class, all_failed)
         if not reviewed:

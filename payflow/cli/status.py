@@ -25,7 +25,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
-from payflow.ledger.service_binding import bound_to_sandbox
+from payflow.ledger.service_binding import sandbox_served
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.paying import refresh_batch
 from payflow.redact import printable
@@ -97,7 +97,7 @@ def _refund_status(
             _refresh(settings, lambda client: refresh_refunds(client, ledger, batch_id))
         counts = book.summary(batch_id)
         open_refunds = book.unfinished(batch_id)
-        sandbox = bound_to_sandbox(ledger)
+        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -131,9 +131,9 @@ def _echo_states(counts: dict[str, int]) -> None:
         typer.echo(f"  {state:<16} {count}")
 
 
-def _echo_sandbox(sandbox: bool) -> None:
+def _echo_sandbox(sandbox: bool | None) -> None:
     """The run's closing line on a ledger bound to the embedded sandbox, whose figures read
-    like paid money (COMPLETED) and are not."""
+    like paid money (COMPLETED) and are not (None, unknown: no line)."""
     if sandbox:
         typer.echo(NO_REAL_MONEY_MOVED)
 
@@ -163,7 +163,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         refunds = {h.batch_id: ledger.refunds.summary(h.batch_id) for h, c in shown if not c}
         shown = [(h, c or refunds[h.batch_id]) for h, c in shown]
         links = 0 if shown else LinkStore(ledger.engine).batch_count()
-        sandbox = bound_to_sandbox(ledger)
+        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
     if as_json:
         batches = [
             {
@@ -278,14 +278,19 @@ def status(
             if str(ref.state) in unfinished
         ]
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
-        sandbox = bound_to_sandbox(ledger)
+        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
         waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
         ledger.close()
     if as_json:
-        summary = {"batch_id": batch_id, "statuses": counts, "pending": pending, "sandbox": sandbox}
+        summary: dict[str, object] = {
+            "batch_id": batch_id,
+            "statuses": counts,
+            "pending": pending,
+            "sandbox": sandbox,
+        }
         if decline is not None:
             summary["declined_by"] = decline.approver
         if reruns or latest != counts:

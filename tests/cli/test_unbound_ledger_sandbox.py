@@ -1,0 +1,65 @@
+"""`"sandbox"` in `--json` for a ledger no run has bound: what the command's settings would use
+while nothing was sent, unknown (null) for a ledger older than bindings that holds sent rows.
+
+It read `false` for a new ledger with no PAYFLOW_API_URL, where the next run pays the sandbox."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+from cli_support import payflow_env, run_payflow
+
+from payflow.ledger import Ledger
+from payflow.model import PayoutInstruction
+
+
+def _instruction(n: int) -> PayoutInstruction:
+    return PayoutInstruction(
+        row_number=n + 1,
+        external_id=f"b-{n}",
+        amount=Decimal(100 * n),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"22507000{n:02d}01",
+        name="Awa Kone",
+        user_id=f"u-{n}",
+    )
+
+
+def _sandbox(args: list[str], env: dict[str, str], cwd: Path) -> object:
+    done = run_payflow([*args, "--json"], env, cwd)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)["sandbox"]
+
+
+def test_an_unbound_ledger_reports_what_the_settings_would_use(tmp_path: Path):
+    home = tmp_path / "home"
+    sandbox_env = payflow_env(home, tmp_path / "prefect")
+    api_env = {
+        **sandbox_env,
+        "PAYFLOW_API_URL": "http://127.0.0.1:9",
+        "PAYFLOW_API_TOKEN": "t",
+    }
+    assert _sandbox(["status"], sandbox_env, tmp_path) is True
+    assert _sandbox(["status"], api_env, tmp_path) is False
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("b", "b.csv", [_instruction(1), _instruction(2)], [])
+    # Registered, nothing sent: the next run pays where the settings say.
+    assert _sandbox(["status", "b", "--no-refresh"], sandbox_env, tmp_path) is True
+    assert _sandbox(["status", "b", "--no-refresh"], api_env, tmp_path) is False
+
+
+def test_a_ledger_older_than_bindings_with_sent_rows_says_unknown(tmp_path: Path):
+    home = tmp_path / "home"
+    env = payflow_env(home, tmp_path / "prefect")
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch("b", "b.csv", [_instruction(1)], [])
+        ledger.claim_for_submit("b", "w", 10)
+        ledger.mark_created("b-1", "p-1", "CREATED", None)
+    # Its payout went somewhere nothing records: "no real money moved" may be false.
+    for args in (["status"], ["status", "b", "--no-refresh"], ["rerun", "b"]):
+        assert _sandbox(args, env, tmp_path) is None, args
+    done = run_payflow(["status", "b", "--no-refresh"], env, tmp_path)
+    assert "no real money" not in done.stdout + done.stderr
