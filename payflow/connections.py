@@ -7,8 +7,10 @@ token is read from Settings where a client is built.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -62,7 +64,8 @@ def run_target(
     ledger_url = settings.ledger_url_or_default()
     serving_sandbox = serves_sandbox(settings, api_url, sandbox)
     if api_url is not None:
-        check_service_binding(settings, serving_sandbox, api_url)
+        if not _checked_here(settings, serving_sandbox, api_url):
+            check_service_binding(settings, serving_sandbox, api_url)
         yield RunTarget(api_url, ledger_url, serving_sandbox, callback_url or settings.webhook_url)
         return
     if serving_sandbox and not sandbox and os.environ.get(WORKER_RUN_VARIABLE):
@@ -72,7 +75,8 @@ def run_target(
             "PAYFLOW_API_URL is not set in this worker's environment: a deployed run never "
             "pays the embedded sandbox unless its parameter sandbox is true; nothing was sent"
         )
-    check_service_binding(settings, serving_sandbox)
+    if not _checked_here(settings, serving_sandbox, settings.api_url):
+        check_service_binding(settings, serving_sandbox)
     with api_endpoint(settings) as endpoint:
         yield RunTarget(endpoint.base_url, ledger_url, endpoint.is_sandbox, settings.webhook_url)
 
@@ -109,6 +113,55 @@ def check_service_binding(settings: Settings, sandbox: bool, api_url: str | None
             "each merchant a ledger of its own (another PAYFLOW_HOME or PAYFLOW_LEDGER_URL); "
             "nothing was sent"
         )
+
+
+# The bindings a command line checked in this process, for the flows it runs inside the block
+# (`binding_checked_here`); counted, as two blocks of one key may overlap.
+_checked: Counter[tuple[str, bool, str | None, str | None]] = Counter()
+_checked_lock = threading.Lock()
+
+
+def _binding_key(
+    settings: Settings, sandbox: bool, api_url: str | None
+) -> tuple[str, bool, str | None, str | None]:
+    """What a binding check's outcome depends on: the ledger, the kind and, for an API, its URL
+    and (as a digest, never the secret itself) the token whose merchant it asked for."""
+    ledger_url = settings.ledger_url_or_default()
+    if sandbox:
+        return (ledger_url, True, None, None)
+    token = settings.api_token.get_secret_value() if settings.api_token else ""
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    return (ledger_url, False, (api_url or "").rstrip("/"), digest)
+
+
+def _checked_here(settings: Settings, sandbox: bool, api_url: str | None) -> bool:
+    with _checked_lock:
+        return _checked[_binding_key(settings, sandbox, api_url)] > 0
+
+
+@contextmanager
+def binding_checked_here(settings: Settings, sandbox: bool) -> Iterator[None]:
+    """Check the ledger's binding now (`check_service_binding`, so a refusal comes before the
+    command shows anything), and let the flows this process runs inside the block with the
+    same ledger, service, URL and token take it as checked: `payflow pay` asked
+    GET /v1/merchants/balance twice, `payflow run` once per flow.
+
+    Only a command line enters it. A flow started by a deployment, a worker or the console runs
+    outside any such block (another process, or a key nobody marked) and checks for itself; a
+    flow parameter could be set by whoever starts a run, so none says "checked". It is as safe
+    as checking again: a binding, once written, is never changed (`bind_service` and
+    `bind_merchant` fill only what is empty), and a token's merchant is the service's fact."""
+    check_service_binding(settings, sandbox)
+    key = _binding_key(settings, sandbox, settings.api_url)
+    with _checked_lock:
+        _checked[key] += 1
+    try:
+        yield
+    finally:
+        with _checked_lock:
+            _checked[key] -= 1
+            if not _checked[key]:
+                del _checked[key]
 
 
 def _token_merchant(settings: Settings, api_url: str | None) -> str | None:

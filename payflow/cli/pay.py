@@ -4,6 +4,7 @@ rerun or a deployment) once its approvals are given; the paying half of `payflow
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -44,34 +45,36 @@ def pay_command(
     settings = prepare()
     writable_folder(out)
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
-    from payflow.connections import check_service_binding  # the API client's imports: here
+    from payflow.connections import binding_checked_here  # the API client's imports: here
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
 
     try:
-        with open_ledger(settings) as ledger:  # opens (and migrates) it before anything else
-            require_payout_batch(settings, ledger, batch_id)
-            # Before any figure of the ledger is shown (the progress line came first) and before
-            # a past sandbox's batch is finished from the ledger: a ledger of the other kind of
-            # service is refused alone, as `payflow run` refuses it.
-            check_service_binding(settings, settings.uses_sandbox)
-            if allow_repeat:
-                ledger.acknowledge_repeats(batch_id)
-            rows = ledger.batch_counts(batch_id).rows
-        if settings.uses_sandbox and (held := as_the_ledger_holds_it(settings, batch_id, out)):
-            finish(settings, held, as_json=as_json)
-        with paying_endpoint(settings) as (endpoint, callback_url):
-            say_sandbox(endpoint)
-            prefect.ready()
-            live = sys.stderr.isatty() and not as_json
-            result = pay_in_process(
-                settings,
-                batch_id,
-                rows,
-                endpoint,
-                callback_url,
-                out_dir=str(out) if out else None,
-                live=live,
-            )
+        with ExitStack() as checked:
+            with open_ledger(settings) as ledger:  # opens (and migrates) it first
+                require_payout_batch(settings, ledger, batch_id)
+                # Before any figure of the ledger is shown (the progress line came first) and
+                # before a past sandbox's batch is finished from the ledger: a ledger of the other
+                # kind of service is refused alone, as `payflow run` refuses it. The pay flow
+                # below, run here inside the block, takes it as checked.
+                checked.enter_context(binding_checked_here(settings, settings.uses_sandbox))
+                if allow_repeat:
+                    ledger.acknowledge_repeats(batch_id)
+                rows = ledger.batch_counts(batch_id).rows
+            if settings.uses_sandbox and (held := as_the_ledger_holds_it(settings, batch_id, out)):
+                finish(settings, held, as_json=as_json)
+            with paying_endpoint(settings) as (endpoint, callback_url):
+                say_sandbox(endpoint)
+                prefect.ready()
+                live = sys.stderr.isatty() and not as_json
+                result = pay_in_process(
+                    settings,
+                    batch_id,
+                    rows,
+                    endpoint,
+                    callback_url,
+                    out_dir=str(out) if out else None,
+                    live=live,
+                )
     except ApprovalNeeded as exc:
         waiting(settings, exc, as_json=as_json)
     except PrefectServerNotStarted as exc:

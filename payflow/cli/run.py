@@ -316,6 +316,7 @@ def run_command(
     writable_folder(out)
     prefect = TemporaryPrefect(settings.home)  # boots while the lines below import and open
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
+    from payflow.connections import binding_checked_here
     from payflow.flows.approval import ApprovalNeeded, BatchStopped
     from payflow.flows.intake_batch import intake_batch
 
@@ -326,7 +327,12 @@ def run_command(
     resume = f"payflow run {file} --yes"
     try:
         check_ledger(settings)
-        with paying_endpoint(settings) as (endpoint, callback_url):
+        # Checked once here, before Prefect is waited for: the intake and pay flows run below
+        # in this process take it as checked (each asked GET /v1/merchants/balance again).
+        with (
+            binding_checked_here(settings, settings.uses_sandbox),
+            paying_endpoint(settings) as (endpoint, callback_url),
+        ):
             prefect.ready()
             intake: IntakeResult = run_until_done(
                 lambda: intake_batch(

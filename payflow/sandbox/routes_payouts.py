@@ -63,6 +63,7 @@ async def list_services(request: Request) -> Response:
 async def get_balance(request: Request) -> Response:
     """`{"merchantId", "balances": [{"currency", "available", "held"}]}`."""
     state = state_of(request)
+    state.balance_reads += 1
     return JSONResponse(
         {"merchantId": state.config.merchant_id, "balances": state.balances.as_json()}
     )

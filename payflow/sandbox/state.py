@@ -68,6 +68,7 @@ class SandboxState:
         self.create_attempts: Counter[str] = Counter()
         self.bank_lookups: Counter[str] = Counter()  # phone -> GET /v1/payouts/banks
         self.payout_reads: Counter[str] = Counter()  # payout id -> GET /v1/payouts/{id}
+        self.balance_reads = 0  # GET /v1/merchants/balance
         self.orders: dict[str, dict[str, Any]] = {}
         self.order_ids_by_external: dict[str, str] = {}
         self.h2h: dict[str, dict[str, Any]] = {}
@@ -108,6 +109,7 @@ class SandboxState:
             "payoutsByExternalId": dict(by_external),
             "payoutReads": sum(self.payout_reads.values()),
             "payoutReadsById": dict(self.payout_reads),
+            "balanceReads": self.balance_reads,
             "balances": self.balances.as_json(),
             "orders": list(self.orders.values()),
             "refunds": list(self.refunds.values()),
