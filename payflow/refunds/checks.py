@@ -1,8 +1,10 @@
 """Checking a refund file before anything is sent: its own rules, then one GET per order.
 
-Every problem is reported at once with row, column and rule. A row whose externalId the ledger
-already holds for the same order is not checked against the service again: a second run of a
-file is then ALREADY_KNOWN, not "already refunded".
+Every problem is reported at once with row, column and rule: a row rejected for its reason or
+amount is still looked up, and learns in the same run that its order is not COMPLETED; only a
+row whose orderId names no order (blank, no UUID, unreadable) is not. A row whose externalId the
+ledger already holds for the same order is not checked against the service again: a second run
+of a file is then ALREADY_KNOWN, not "already refunded".
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from payflow.schemas.iso4217 import money_words
 from payflow.schemas.refund_schema import refund_problems
 
 DEFAULT_CONCURRENCY = 8
+# orderId rules that leave the cell a well-formed order id, so its order is still looked up.
+ORDER_READABLE = frozenset({"order_id_unique"})
 
 
 class OrderCheckError(Exception):
@@ -179,24 +183,36 @@ async def check_refund_file(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> RefundValidation:
-    """The file's rules, then the order checks for the rows that passed them. A row with a
-    derived externalId whose order's refund failed before is refused: a failed refund is sent
-    again only on purpose, under an externalId the operator writes (as a payout is)."""
+    """The file's rules, then the order checks for every row whose orderId names an order,
+    whatever else the row broke: every problem of a row at once. A row with a derived
+    externalId whose order's refund failed before is refused: a failed refund is sent again
+    only on purpose, under an externalId the operator writes (as a payout is)."""
     frame = file.frame
     result = RefundValidation(file.batch_id, file.source_name, len(frame))
     result.rejects.extend(file.read_problems)
     result.rejects.extend(not_read(refund_problems(frame), file.read_problems))
     bad_rows = {p.row for p in result.rejects}
-    rows = [row for row in frame.index.tolist() if row not in bad_rows]
+    # An orderId that is blank, no UUID, padded or unreadable names no order: looking it up
+    # would only restate its own problem. One shared with another row is still an order.
+    no_order = {
+        p.row for p in result.rejects if p.column == "orderId" and p.rule not in ORDER_READABLE
+    }
+    # A rejected amount is no figure to compare with the order's.
+    bad_amount = {p.row for p in result.rejects if p.column == "amount"}
+    rows = [row for row in frame.index.tolist() if row not in no_order]
     known = book.known(str(frame.at[row, "externalId"]) for row in rows)
     to_check: list[int] = []
     for row in rows:
         ext = str(frame.at[row, "externalId"])
         seen = known.get(ext)
-        amount_text = str(frame.at[row, "amount"])
+        amount_text = "" if row in bad_amount else str(frame.at[row, "amount"])
         same_order = (
             seen is not None and seen.order_id.lower() == str(frame.at[row, "orderId"]).lower()
         )
+        if same_order and row in bad_rows:
+            # The ledger holds this row's own refund: the order's REFUND status is that refund,
+            # not a problem of the row.
+            continue
         if (
             seen is not None
             and same_order
@@ -224,14 +240,14 @@ async def check_refund_file(
         found = order_problems(
             row,
             ext,
-            str(frame.at[row, "amount"]),
+            "" if row in bad_amount else str(frame.at[row, "amount"]),
             order,
             other if other != ext else None,
             earlier if earlier is not None and earlier[0] != ext else None,
         )
         if found:
             result.rejects.extend(found)
-        else:
+        elif row not in bad_rows:
             assert order is not None and order.amount is not None and order.currency
             result.instructions.append(_instruction(file, row, order.amount, order.currency))
     result.rejects.sort(key=lambda p: (p.row, p.column))

@@ -215,3 +215,47 @@ def test_a_windows_1251_file_says_how_it_was_read_as_a_payout_file_does(tmp_path
     assert (
         read_refund_file(write_refunds(tmp_path / "r.csv", [[ORDER, "", "", "", ""]])).notices == []
     )
+
+
+async def test_a_row_rejected_for_its_cells_still_learns_what_its_order_says(
+    sandbox, ledger, tmp_path
+):
+    # A reason too long hid that the order was not COMPLETED: the operator shortened the reason,
+    # ran the file again, and only then learned the row could not be refunded at all.
+    good, fine, mine = paid_orders(sandbox, 3, amount="100.00")
+    created = "0b8f3c2e-5a1d-4e6b-9f7a-100000000006"  # a demo order still CREATED
+    unknown = "0b8f3c2e-5a1d-4e6b-9f7a-0000000000ff"
+    twice = "0b8f3c2e-5a1d-4e6b-9f7a-0000000000fe"
+    first = write_refunds(tmp_path / "first.csv", [[mine, "mine-0001", "", "", ""]])
+    await run_refunds(first, sandbox, ledger)
+    rows = [
+        [created, "m-0001", "", "r" * 1001, ""],
+        [unknown, "m-0002", "12.345", "", ""],
+        [good, "m-0003", "abc", "", "ftp://x"],
+        [twice, "m-0004", "", "", ""],
+        [twice, "m-0005", "", "", ""],
+        ["not-a-uuid", "m-0006", "", "r" * 1001, ""],
+        [mine, "mine-0001", "", "r" * 1001, ""],
+        [fine, "m-0008", "100", "", ""],
+    ]
+    file = read_refund_file(write_refunds(tmp_path / "second.csv", rows))
+    async with make_client(sandbox) as client:
+        checked = await check_refund_file(file, client, ledger.refunds)
+    found: dict[int, set[tuple[str, str]]] = {}
+    for p in checked.rejects:
+        found.setdefault(p.row, set()).add((p.column, p.rule))
+    assert found == {
+        2: {("reason", "reason_length"), ("orderId", "order_not_completed")},
+        3: {("amount", "amount_format"), ("orderId", "order_unknown")},
+        # A rejected amount is not compared with the order's, nor its row refunded.
+        4: {("amount", "amount_format"), ("callbackUrl", "callback_url_format")},
+        # Shared by two rows, the id still names an order.
+        5: {("orderId", "order_id_unique"), ("orderId", "order_unknown")},
+        6: {("orderId", "order_id_unique"), ("orderId", "order_unknown")},
+        # No UUID names no order to look up: its own rule says it all.
+        7: {("orderId", "order_id_uuid"), ("reason", "reason_length")},
+        # The ledger's refund of this order is this row's own: not "already refunded".
+        8: {("reason", "reason_length")},
+    }
+    assert [i.external_id for i in checked.instructions] == ["m-0008"]
+    assert checked.known == 0
