@@ -66,7 +66,7 @@ def payout_links(
     on_sandbox = serves_sandbox(settings, api_url, sandbox)
     if action == "issue":
         checked = read_links(source, sheet)
-        if any(row.service_id is not None for row in checked.valid):
+        if checked.service_ids:
             # The widget refuses a serviceId that is not a bank-account RUB service: the claim
             # of such a row opened on an error page, and nothing told the operator.
             with run_target(settings, api_url, sandbox) as target:

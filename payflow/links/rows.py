@@ -57,6 +57,9 @@ class LinkRowsReport:
     valid: list[LinkRow] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notices: list[Problem] = field(default_factory=list)  # how cells were read (told)
+    # Row -> (externalId, serviceId) of every row whose serviceId cell is a whole number, its
+    # other cells' problems notwithstanding: the services list judges each of them.
+    service_ids: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def rejected(self) -> int:
@@ -124,10 +127,12 @@ def check_link_rows(
                     external_id,
                 )
             )
+        service = cells.get("serviceId", "")
+        if service and not any(p.column == "serviceId" for p in problems):
+            report.service_ids[row_number] = (external_id, int(service))
         if problems:
             found.extend(problems)
             continue
-        service = cells.get("serviceId", "")
         report.valid.append(
             LinkRow(
                 row_number,
@@ -141,6 +146,9 @@ def check_link_rows(
     report.problems.extend(not_read(found, read_problems))
     bad_rows = {p.row for p in report.problems}
     report.valid = [row for row in report.valid if row.row_number not in bad_rows]
+    # A serviceId read as nothing has no service to look up.
+    unread = {p.row for p in read_problems if p.column == "serviceId"}
+    report.service_ids = {r: s for r, s in report.service_ids.items() if r not in unread}
     return report
 
 
@@ -199,26 +207,27 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
 
 
 def check_link_services(report: LinkRowsReport, services: Sequence[ServiceInfo]) -> None:
-    """Reject (in place) each valid row whose serviceId is not a BANK_ACCOUNT RUB service of the
-    services list: the widget refuses such a link, so its claim could never be used."""
+    """Reject (in place) each row whose serviceId is not a BANK_ACCOUNT RUB service of the
+    services list: the widget refuses such a link, so its claim could never be used. Every row
+    with a whole-number serviceId is judged, a row rejected for its other cells too, so its
+    operator learns every problem of the row in one run."""
     by_id = {service.id: service for service in services}
-    kept: list[LinkRow] = []
-    for row in report.valid:
-        verdict = None
-        if row.service_id is not None:
-            verdict = service_verdict(by_id, str(row.service_id), WIDGET_PAYMENT_TYPE, CURRENCY)
+    refused: set[int] = set()
+    for row_number, (external_id, service_id) in report.service_ids.items():
+        verdict = service_verdict(by_id, str(service_id), WIDGET_PAYMENT_TYPE, CURRENCY)
         if verdict is None:
-            kept.append(row)
             continue
         rule, message = verdict
+        refused.add(row_number)
         report.problems.append(
             Problem(
-                row.row_number,
+                row_number,
                 "serviceId",
                 rule,
                 f"{message}: the widget would refuse the link",
-                row.external_id,
-                str(row.service_id),
+                external_id,
+                str(service_id),
             )
         )
-    report.valid = kept
+    report.problems.sort(key=lambda p: p.row)  # stable: each row's problems keep their order
+    report.valid = [row for row in report.valid if row.row_number not in refused]

@@ -25,7 +25,7 @@ from support.stats import sandbox_stats
 from widget_support import hmac_hex, payload_dict, signed_query, widget_url
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
-from payflow.intake.lookups import fetch_services
+from payflow.intake.lookups import ServiceInfo, fetch_services
 from payflow.ledger import Ledger
 from payflow.links.batch import expired_unused, issue_claims_file, register_links, report_links
 from payflow.links.rows import check_link_services, read_link_rows
@@ -129,6 +129,12 @@ def test_a_windows_1251_file_says_how_it_was_read_as_a_payout_file_does(tmp_path
     assert [n.rule for n in report.notices] == ["read_as_windows_1251", "amount_decimal_comma"]
 
 
+async def sandbox_services(server: Any) -> list[ServiceInfo]:
+    """The sandbox's payout services list, as the links flow reads it."""
+    async with AsyncPayoutsClient(server.token, base_url=server.url) as client:
+        return await fetch_services(client)
+
+
 async def test_a_service_id_the_widget_refuses_is_rejected_before_any_claim(
     tmp_path: Path, sandbox_server
 ) -> None:
@@ -145,9 +151,7 @@ async def test_a_service_id_the_widget_refuses_is_rejected_before_any_claim(
     )
     report = read_link_rows(path)
     assert len(report.valid) == 4  # the file's own rules cannot know the services
-    async with AsyncPayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as client:
-        services = await fetch_services(client)
-    check_link_services(report, services)
+    check_link_services(report, await sandbox_services(sandbox_server))
     assert [row.external_id for row in report.valid] == ["s-102", "s-none"]
     assert [(p.row, p.column, p.rule, p.value) for p in report.problems] == [
         (3, "serviceId", "service_mismatch", "101"),
@@ -162,6 +166,34 @@ async def test_a_service_id_the_widget_refuses_is_rejected_before_any_claim(
     payload = payload_dict(sandbox_server.merchant_id, serviceId=101)
     page = httpx.get(widget_url(sandbox_server.url, signed_query(payload, sandbox_server.token)))
     assert page.status_code == 400 and "serviceId" in page.text
+
+
+async def test_a_row_rejected_for_its_cells_still_learns_its_service_is_refused(
+    tmp_path: Path, sandbox_server
+) -> None:
+    # Only rows that broke no rule were looked up: a row rejected for its amount learned that
+    # its serviceId was refused only once the amount was fixed, in a second run.
+    path = write_links_file(
+        tmp_path / "services.csv",
+        [
+            ("s-amount", "u1", "-5", "999"),
+            ("s-user", " u2", "10", "101"),
+            ("s-letters", "u3", "abc", "x1"),  # no whole number: nothing to look up
+            ("s-ok", "u4", "10", "102"),
+        ],
+    )
+    report = read_link_rows(path)
+    check_link_services(report, await sandbox_services(sandbox_server))
+    assert [(p.row, p.column, p.rule) for p in report.problems] == [
+        (2, "amount", "amount_positive"),
+        (2, "serviceId", "service_unknown"),
+        (3, "userId", "user_id_spaces"),
+        (3, "serviceId", "service_mismatch"),
+        (4, "amount", "amount_plain_decimal"),
+        (4, "serviceId", "service_id_integer"),
+    ]
+    assert [row.external_id for row in report.valid] == ["s-ok"]
+    assert report.rejected == 3
 
 
 def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
