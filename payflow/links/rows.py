@@ -36,6 +36,8 @@ OPTIONAL = ("serviceId",)
 LINK_COLUMNS = ReadColumns(REQUIRED + OPTIONAL, frozenset(), "gets no payout link", "issue it one")
 PLAIN_AMOUNT = re.compile(r"[0-9]{1,13}(?:\.[0-9]{1,2})?|[0-9]{1,13}\.[0-9]{3,}")
 _PLACEHOLDER_MERCHANT = "00000000-0000-4000-8000-000000000000"
+# Rules after which the cell is still text the widget can judge (an id padded with a space).
+_READABLE_RULES = frozenset({"external_id_spaces", "user_id_spaces"})
 _PAYLOAD_FIELDS = {
     "user_id": "userId",
     "userId": "userId",
@@ -183,18 +185,20 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
             add("amount", "amount_plain_decimal", "amount must be written like 1500 or 1500.50")
     if service and not service.isdigit():
         add("serviceId", "service_id_integer", "serviceId must be a whole number")
-    reported = {p.column for p in problems}
-    # Columns already found wrong get a harmless stand-in, so the widget's rules still check
-    # every other column of the row: all problems at once.
+    # A cell the widget cannot read at all (blank, no number) gets a harmless stand-in, so the
+    # widget's rules still check every other cell of the row; a cell that is only padded with a
+    # space is still its text, so its length and control characters are judged too: all
+    # problems at once.
+    unreadable = {p.column for p in problems if p.rule not in _READABLE_RULES}
     payload: dict[str, Any] = {
         "merchantId": _PLACEHOLDER_MERCHANT,
-        "userId": cells["userId"] if "userId" not in reported else "-",
-        "amount": amount if "amount" not in reported else "1",
+        "userId": cells["userId"] if "userId" not in unreadable else "-",
+        "amount": amount if "amount" not in unreadable else "1",
         "currency": CURRENCY,
-        "externalId": external_id if "externalId" not in reported else "-",
+        "externalId": external_id if "externalId" not in unreadable else "-",
         "expiresAt": expires_at,
     }
-    if service and "serviceId" not in reported:
+    if service and "serviceId" not in unreadable:
         payload["serviceId"] = int(service)
     try:
         WidgetPayload.model_validate(payload)

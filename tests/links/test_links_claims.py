@@ -196,6 +196,22 @@ async def test_a_row_rejected_for_its_cells_still_learns_its_service_is_refused(
     assert report.rejected == 3
 
 
+def test_a_padded_id_is_still_judged_by_the_widget_rules(tmp_path: Path) -> None:
+    # A space at either end replaced the whole cell by a stand-in: its length and control
+    # characters were told only after the space was removed.
+    path = write_links_file(
+        tmp_path / "padded.csv",
+        [(" " + "x" * 256, "u1", "10", ""), ("pad-user", " a\tb", "10", "")],
+    )
+    report = read_link_rows(path)
+    assert [(p.row, p.column, p.rule) for p in report.problems] == [
+        (2, "externalId", "external_id_spaces"),
+        (2, "externalId", "widget_externalId"),
+        (3, "userId", "user_id_spaces"),
+        (3, "userId", "widget_userId"),
+    ]
+
+
 def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
     store: LinkStore, tmp_path: Path
 ) -> None:
