@@ -38,6 +38,8 @@ CENTS, DEST, KIND = "_cents", "_dest", "_kind"
 TEMPLATE_EXAMPLE_PREFIX = "example-"
 """The externalIds of `payflow template`'s example rows: such a row is never paid."""
 MAX_ID_LENGTH = 255
+SERVICE_ID_PATTERN = "[0-9]{1,18}"
+"""A serviceId cell: ASCII digits only (`str.isdigit` takes '²', which is no number to send)."""
 # Longest cell the API takes per column; the spec pins 255 for externalId and userId, and the
 # others follow what their values can be (an e-mail address, an IPv6, a URL, a note).
 MAX_LENGTHS = {
@@ -185,7 +187,7 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
             (
                 "service_id_integer",
                 "serviceId must be a whole number",
-                lambda s: matches(s, "[0-9]{1,18}"),
+                lambda s: matches(s, SERVICE_ID_PATTERN),
             )
         ],
         "userEmail": [

@@ -27,6 +27,7 @@ from payflow.intake.problems import not_read
 from payflow.intake.reading import FIRST_DATA_ROW, read_table, without_blank_rows
 from payflow.links.records import CURRENCY, LinkRow
 from payflow.links.report import rejected_rows
+from payflow.schemas.column_rules import SERVICE_ID_PATTERN
 from payflow.schemas.lookups import service_verdict
 
 REQUIRED = ("externalId", "userId", "amount")
@@ -34,6 +35,7 @@ WIDGET_PAYMENT_TYPE = "BANK_ACCOUNT"  # the widget pays a ruble bank account, no
 OPTIONAL = ("serviceId",)
 # No free text: a date in any column is a mistake.
 LINK_COLUMNS = ReadColumns(REQUIRED + OPTIONAL, frozenset(), "gets no payout link", "issue it one")
+SERVICE_ID = re.compile(SERVICE_ID_PATTERN)  # as a payout file's serviceId
 PLAIN_AMOUNT = re.compile(r"[0-9]{1,13}(?:\.[0-9]{1,2})?|[0-9]{1,13}\.[0-9]{3,}")
 _PLACEHOLDER_MERCHANT = "00000000-0000-4000-8000-000000000000"
 # Rules after which the cell is still text the widget can judge (an id padded with a space).
@@ -183,7 +185,7 @@ def _row_problems(row: int, cells: dict[str, str], expires_at: int) -> list[Prob
             add("amount", "amount_positive", "amount must be positive (a link pays the recipient)")
         else:
             add("amount", "amount_plain_decimal", "amount must be written like 1500 or 1500.50")
-    if service and not service.isdigit():
+    if service and not SERVICE_ID.fullmatch(service):
         add("serviceId", "service_id_integer", "serviceId must be a whole number")
     # A cell the widget cannot read at all (blank, no number) gets a harmless stand-in, so the
     # widget's rules still check every other cell of the row; a cell that is only padded with a

@@ -212,6 +212,20 @@ def test_a_padded_id_is_still_judged_by_the_widget_rules(tmp_path: Path) -> None
     ]
 
 
+def test_a_service_id_of_other_digits_is_no_whole_number(tmp_path: Path) -> None:
+    # str.isdigit took '²' and '٣': the first ended `payflow links` in "unexpected error
+    # (ValueError)", the second was sent as serviceId 3. A payout file rejects both.
+    path = write_links_file(
+        tmp_path / "digits.csv",
+        [("sup", "u1", "10", "²"), ("arabic", "u2", "10", "٣"), ("long", "u3", "10", "9" * 19)],
+    )
+    report = read_link_rows(path)
+    assert [(p.row, p.column, p.rule) for p in report.problems] == [
+        (row, "serviceId", "service_id_integer") for row in (2, 3, 4)
+    ]
+    assert report.valid == [] and report.service_ids == {}
+
+
 def test_claims_file_is_owner_only_and_the_ledger_keeps_only_hashes(
     store: LinkStore, tmp_path: Path
 ) -> None:
