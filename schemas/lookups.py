@@ -16,7 +16,11 @@ import pandas as pd
 
 from payflow.intake.lookups import SBP, BankInfo, BanksForPhones, ServiceInfo
 from payflow.intake.problems import BankResolution, Problem, shown_value
-from payflow.schemas.text_checks import cells, distinct_keys
+from payflow.intake.reading import RawBatch
+from payflow.schemas.column_rules import type_destination
+from payflow.schemas.requisites import REQUISITES_RULES
+from payflow.schemas.rules import RulesTable, load_rules
+from payflow.schemas.text_checks import cells, distinct_keys, fullmatch_flags
 
 
 def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:
@@ -24,6 +28,31 @@ def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str
     return Problem(
         row, column, rule, message, str(frame.at[row, "externalId"]), shown_value(column, value)
     )
+
+
+def sbp_phones(raw: RawBatch, table: RulesTable | None = None) -> list[str]:
+    """The distinct phones of the batch's SBP rows that can be looked up, in file order.
+
+    A phone the SBP requisites rule rejects is never looked up by `resolve_sbp_banks` (its row
+    is told the phone is malformed, and has no banks list to check bankName in), so its banks
+    list would be a request whose answer nobody reads. Where the SBP destinations of `table`
+    disagree on the rule, the currency decides it, so every phone is kept: validation must
+    never ask for a phone not fetched (`payflow.intake.lookups.prefetched`)."""
+    frame = raw.frame
+    if "paymentType" not in frame or "requisites" not in frame:
+        return []
+    phones = cells(frame["requisites"])[cells(frame["paymentType"]) == SBP]
+    phones = phones[phones != ""]
+    pattern = _sbp_phone_pattern(table or load_rules())
+    if pattern is not None:
+        phones = phones[fullmatch_flags(phones.tolist(), pattern)]
+    return list(dict.fromkeys(str(phone) for phone in phones.tolist()))
+
+
+def _sbp_phone_pattern(table: RulesTable) -> str | None:
+    kind = type_destination(table, SBP)
+    rule = table.destinations[kind].requisites_rule if kind >= 0 else ""
+    return REQUISITES_RULES[rule].pattern if rule else None
 
 
 def resolve_sbp_banks(

@@ -19,8 +19,8 @@ from payflow.intake.lookups import (
     fetch_banks,
     fetch_services,
     prefetched,
-    sbp_phones,
 )
+from payflow.schemas.lookups import sbp_phones
 from payflow.tasks.connections import RunTarget, open_client
 from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
 

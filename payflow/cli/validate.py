@@ -23,6 +23,7 @@ from payflow.runtime import (
     api_endpoint,
     client_for,
 )
+from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.rules import RulesTableError
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
@@ -46,7 +47,8 @@ def validate_with(
 
 async def _fetch_lookups(endpoint: ApiEndpoint, raw: RawBatch, settings: Settings) -> Lookups:
     async with client_for(endpoint, settings) as client:
-        return await fetch_lookups(client, raw, concurrency=min(settings.max_in_flight, 16))
+        phones = sbp_phones(raw)
+        return await fetch_lookups(client, phones, concurrency=min(settings.max_in_flight, 16))
 
 
 def validate_file(

@@ -17,6 +17,7 @@ from payflow.intake.report_files import write_rejects_report
 from payflow.intake.to_ledger import register_report
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import record_action
+from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.validation import validate_rows
 from payflow.wording import counted
 
@@ -80,7 +81,7 @@ def take_upload(
             raise UploadRefused(f"{exc}; nothing was stored") from None
 
     async def lookups(client: object) -> Lookups:
-        return await fetch_lookups(client, raw)  # type: ignore[arg-type]
+        return await fetch_lookups(client, sbp_phones(raw))  # type: ignore[arg-type]
 
     found = with_client(ctx.target, lookups)
     report = validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))

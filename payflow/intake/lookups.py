@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from payflow.intake.reading import RawBatch
-
 if TYPE_CHECKING:  # validation takes these lists as plain inputs and never loads the client
     from payflow.api.models import Bank, PayoutService
 
@@ -91,22 +89,14 @@ async def fetch_services(client: ListsClient) -> list[ServiceInfo]:
 
 
 async def fetch_lookups(
-    client: ListsClient, raw: RawBatch, *, concurrency: int = DEFAULT_CONCURRENCY
+    client: ListsClient, phones: Sequence[str], *, concurrency: int = DEFAULT_CONCURRENCY
 ) -> Lookups:
-    """The services list and the banks of every SBP phone of `raw`, fetched together."""
+    """The services list and the banks of each phone (`payflow.schemas.lookups.sbp_phones` of
+    the batch), fetched together."""
     services, banks = await asyncio.gather(
-        fetch_services(client), fetch_banks(client, sbp_phones(raw), concurrency=concurrency)
+        fetch_services(client), fetch_banks(client, phones, concurrency=concurrency)
     )
     return Lookups(services, banks)
-
-
-def sbp_phones(raw: RawBatch) -> list[str]:
-    """The distinct recipient phones of the batch's SBP rows, in file order."""
-    frame = raw.frame
-    if "paymentType" not in frame or "requisites" not in frame:
-        return []
-    phones = frame.loc[frame["paymentType"] == SBP, "requisites"]
-    return list(dict.fromkeys(str(phone) for phone in phones.tolist() if phone))
 
 
 def prefetched(banks: Mapping[str, Sequence[BankInfo]]) -> BanksForPhones:

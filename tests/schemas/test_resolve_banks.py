@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from pydantic import SecretStr
+from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import AuthError, RejectedError
@@ -17,10 +18,11 @@ from payflow.intake.lookups import (
     fetch_lookups,
     fetch_services,
     prefetched,
-    sbp_phones,
 )
 from payflow.intake.reading import batch_from_rows
 from payflow.sandbox import SandboxServer
+from payflow.schemas.lookups import sbp_phones
+from payflow.schemas.validation import validate_rows
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +56,35 @@ async def test_one_fetch_gives_services_and_the_banks_of_each_sbp_phone(
         ]
     )
     async with AsyncPayoutsClient(SecretStr(sandbox.token), base_url=sandbox.url) as client:
-        lookups = await fetch_lookups(client, raw, concurrency=2)
+        lookups = await fetch_lookups(client, sbp_phones(raw), concurrency=2)
     assert any(s.payment_type == "SBP" for s in lookups.services)
     assert set(lookups.banks) == {"79161234567"} and lookups.banks["79161234567"]
+
+
+async def test_only_phones_that_can_be_looked_up_are_asked_for_their_banks(
+    sandbox: SandboxServer,
+) -> None:
+    # A malformed phone's banks list was fetched, then never read: validation rejects the phone
+    # and looks none of its banks up. The sandbox counts every GET /v1/payouts/banks.
+    header = ["externalId", "amount", "currency", "paymentType", "requisites", "bankName"]
+    malformed = ["+7 916 555-01-02", "7916555", "79165550103 ", "89165550104x"]
+    rows = [
+        ["ok-1", "10", "RUB", "SBP", "79165550101", "Сбербанк"],
+        ["ok-2", "10", "USD", "SBP", "89165550105", "Сбербанк"],  # its currency is the problem
+        *([f"bad-{n}", "10", "RUB", "SBP", phone, "Сбербанк"] for n, phone in enumerate(malformed)),
+        ["sim", "10", "XOF", "SIM", "2250700001234", ""],
+    ]
+    raw = batch_from_rows([[*header, "name", "userId"], *([*r, "A", r[0]] for r in rows)])
+    before = sandbox_stats(sandbox)["bankLookupsByPhone"]
+    async with AsyncPayoutsClient(SecretStr(sandbox.token), base_url=sandbox.url) as client:
+        lookups = await fetch_lookups(client, sbp_phones(raw), concurrency=2)
+    after = sandbox_stats(sandbox)["bankLookupsByPhone"]
+    asked = {phone: n - before.get(phone, 0) for phone, n in after.items()}
+    assert {phone: n for phone, n in asked.items() if n} == {"79165550101": 1, "89165550105": 1}
+    # Validation asks for no phone that was not fetched, and still names every malformed one.
+    report = validate_rows(raw, services=None, banks_for_phones=prefetched(lookups.banks))
+    phone_rejects = {p.row for p in report.rejects if p.rule == "requisites_ru_mobile_phone"}
+    assert phone_rejects == {4, 5, 6, 7}
 
 
 class CountingClient:
