@@ -216,7 +216,7 @@ def serve_command(
 ) -> None:
     """Answer claim URLs: mint a signed widget link and redirect the recipient to it."""
     from payflow.api import PayoutsClient
-    from payflow.links.server import claims_uvicorn_config, create_claims_app
+    from payflow.links.server import MerchantId, claims_uvicorn_config, create_claims_app
     from payflow.links.store import LinkStore
     from payflow.webhooks import WebhookReceiver
 
@@ -248,7 +248,16 @@ def serve_command(
         store = LinkStore.open(ledger_url)
         stack.callback(store.close)
         client = stack.enter_context(PayoutsClient(token, base_url=api_url))
-        app_ = create_claims_app(store, client, token, widget_url)
+        merchant = MerchantId(client)
+        try:
+            # Asked now, so a token or merchant the widget refuses is said here in one line,
+            # not shown as an error page to the first recipient who opens a claim.
+            merchant.get()
+        except AuthError:
+            fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
+        except PaymentsApiError as exc:
+            fail(f"cannot answer claims: {exc}")
+        app_ = create_claims_app(store, client, token, widget_url, merchant)
         server = uvicorn.Server(claims_uvicorn_config(app_, host, port))
         for stop_signal in (signal.SIGTERM, signal.SIGINT):
             signal.signal(stop_signal, _stopped)

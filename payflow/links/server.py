@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import logging
 import threading
+import uuid
 
 import uvicorn
 from pydantic import SecretStr
@@ -65,21 +66,35 @@ class MerchantId:
         self._lock = threading.Lock()
 
     def get(self) -> str:
-        """The merchantId; PaymentsApiError when the service cannot say."""
+        """The merchantId; PaymentsApiError when the service cannot say or says no UUID."""
         with self._lock:
             if self._value is None:
                 merchant_id = self._client.get_balance().merchant_id
                 if not merchant_id:
                     raise PaymentsApiError("the balance response has no merchantId")
+                try:
+                    uuid.UUID(merchant_id)
+                except ValueError:
+                    # The widget refuses a payload whose merchantId is no UUID (spec), so every
+                    # link minted with it would open on an error page: refuse here, once.
+                    raise PaymentsApiError(
+                        f"the balance response gives merchantId {merchant_id!r}, not a UUID:"
+                        " the widget refuses links signed for it"
+                    ) from None
                 self._value = merchant_id
             return self._value
 
 
 def create_claims_app(
-    store: LinkStore, client: PayoutsClient, token: SecretStr, widget_url: str
+    store: LinkStore,
+    client: PayoutsClient,
+    token: SecretStr,
+    widget_url: str,
+    merchant: MerchantId | None = None,
 ) -> Starlette:
-    """The ASGI app behind claim URLs: `GET /claim/{token}` and `GET /health`."""
-    merchant = MerchantId(client)
+    """The ASGI app behind claim URLs: `GET /claim/{token}` and `GET /health`; `merchant` is
+    the merchantId already asked (by `payflow links serve` at start), else asked at first use."""
+    merchant = merchant or MerchantId(client)
 
     def claim(request: Request) -> Response:
         found = store.find_claim(request.path_params["token"])

@@ -527,3 +527,19 @@ def test_a_paid_link_payout_corrected_to_failed_is_found_by_the_next_report(
     links = load_workbook(paths.xlsx, read_only=True)["Links"]
     [amount] = next(links.iter_rows(min_row=2, max_row=2))[3:4]
     assert (amount.value, amount.number_format) == (77, "#,##0.00")
+
+
+def test_a_merchant_id_that_is_no_uuid_gets_the_service_page_not_a_server_error(
+    store: LinkStore, make_sandbox, tmp_path: Path
+) -> None:
+    # A service answering merchantId "m-1" made every claim a 500 and a traceback: the widget
+    # refuses such a payload, so no link is minted and the recipient reads "try later".
+    sandbox = make_sandbox(merchant_id="m-1")
+    with (
+        PayoutsClient(sandbox.token, base_url=sandbox.url) as client,
+        ClaimsServer(store, client, SecretStr(sandbox.token), sandbox.url) as server,
+    ):
+        _, path = issue(store, tmp_path, [("m-1-row", "u1", "10", "")], server.url)
+        answer = httpx.get(read_claims(path)["m-1-row"])
+    assert answer.status_code == 503, answer.text
+    assert "Сервис временно недоступен" in answer.text
