@@ -28,7 +28,7 @@ from payflow.cli.setup import (
     writable_folder,
 )
 from payflow.intake import BatchFileError
-from payflow.ledger.states import RowState
+from payflow.links.records import status_label
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token, open_ledger
 from payflow.settings import Settings
 from payflow.wording import api_trouble, counted
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from payflow.flows.links import Action, LinksResult
 
 EXIT_OK, EXIT_SOME_REJECTED, EXIT_NOT_ALL_PAID = 0, 1, 1
-NO_PAYOUT_YET = "no payout yet"
 SHOWN_PROBLEMS = 10
 
 
@@ -135,8 +134,7 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
     if result.action != "issue":  # a new batch has no payouts yet: its claims say it all
         print("  payouts:")
         for state, count in sorted(result.figures.statuses.items()):
-            label = NO_PAYOUT_YET if state == RowState.VALIDATED else state
-            print(f"    {label:<14} {count}")
+            print(f"    {status_label(state):<14} {count}")
         for line in result.figures.unpaid[:SHOWN_PROBLEMS]:
             print(f"  not paid: {line}")
         if len(result.figures.unpaid) > SHOWN_PROBLEMS:

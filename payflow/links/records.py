@@ -12,6 +12,13 @@ from payflow.ledger.states import RowState
 from payflow.model import canonical_amount
 
 CURRENCY = "RUB"  # the widget pays rubles only
+NO_PAYOUT_YET = "no payout yet"
+
+
+def status_label(state: str) -> str:
+    """A link row's ledger state as the operator reads it: VALIDATED means the recipient made
+    no payout yet (the ledger's "checked, nothing sent" says nothing about a link)."""
+    return NO_PAYOUT_YET if state == RowState.VALIDATED else state
 
 
 @dataclass(frozen=True, slots=True)

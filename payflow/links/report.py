@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 from openpyxl import Workbook
@@ -18,7 +19,7 @@ from payflow.inert import inert_row, text_cells
 from payflow.intake import Problem
 from payflow.intake.reading import FIRST_DATA_ROW
 from payflow.ledger.states import NOT_PAID_STATES, RowState
-from payflow.links.records import CURRENCY, ClaimState, LinkView
+from payflow.links.records import CURRENCY, ClaimState, LinkView, status_label
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.printing import lines_needed, print_one_page_wide
 from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, append_tall, column_widths, header_row
@@ -117,6 +118,14 @@ def status_counts(views: Sequence[LinkView]) -> dict[str, int]:
     return dict(Counter(view.state.value for view in views))
 
 
+def status_amounts(views: Sequence[LinkView]) -> dict[str, Decimal]:
+    """The amounts of the rows in each ledger state, from the ledger."""
+    totals: dict[str, Decimal] = {}
+    for view in views:
+        totals[view.state.value] = totals.get(view.state.value, Decimal(0)) + view.amount
+    return totals
+
+
 def _cells(view: LinkView, now: datetime, batch_id: str) -> list[object]:
     state = view.claim_state(now)
     return [
@@ -207,7 +216,7 @@ def write_links_report(
         append_tall(sheet, number, line, lines)
     counts = workbook.create_sheet("Summary")
     # Column B is as wide as the sandbox note it may hold.
-    column_widths(counts, (28, len(NO_REAL_MONEY_NOTE) + 2))
+    column_widths(counts, (28, len(NO_REAL_MONEY_NOTE) + 2, 18))
     print_one_page_wide(counts, header_rows=0)
     if sandbox:
         counts.append(["note", NO_REAL_MONEY_NOTE])
@@ -216,9 +225,12 @@ def write_links_report(
     for state, count in sorted(claim_counts(views, now).items()):
         counts.append([state, count])
     counts.append([])
-    counts.append(["status", "rows"])
+    # The amounts too, in the currency of every link: a finance reader's first question is how
+    # much was paid and how much was not.
+    counts.append(["status", "rows", f"amount {CURRENCY}"])
+    amounts = status_amounts(views)
     for state, count in sorted(status_counts(views).items()):
-        counts.append([state, count])
+        counts.append([status_label(state), count, money_cell(counts, amounts[state], CURRENCY)])
     counts.append([])
     counts.append(["rejected in the file", rejected_rows(problems)])
     counts.append(["known from an earlier batch", len(known)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -134,4 +135,19 @@ def test_the_summary_says_no_real_money_moved_only_when_the_sandbox_served(
             store, report.batch_id, tmp_path / f"out-{sandbox}", sandbox=sandbox
         )
         lines = list(load_workbook(paths.xlsx)["Summary"].iter_rows(values_only=True))
-        assert [line for line in lines if line[0] == "note"] == expected
+        assert [line[:2] for line in lines if line[0] == "note"] == expected
+
+
+def test_the_summary_names_rows_without_a_payout_as_such_with_their_amounts(
+    store: LinkStore, tmp_path: Path
+) -> None:
+    # The Summary sheet said "VALIDATED 2", the ledger's word, where the screen says "no payout
+    # yet", and gave no amount: how much is still to be paid was nowhere in the workbook.
+    rows = [("s-1", "anna", "1500.50", ""), ("s-2", "boris", "99.49", "")]
+    report = read_link_rows(write_links_file(tmp_path / "links.csv", rows))
+    register_links(store, report)
+    paths, _ = report_links(store, report.batch_id, tmp_path / "out", sandbox=False)
+    lines = list(load_workbook(paths.xlsx)["Summary"].iter_rows(values_only=True))
+    at = lines.index(("status", "rows", "amount RUB"))
+    assert lines[at + 1] == ("no payout yet", 2, float(Decimal("1599.99")))
+    assert not [line for line in lines if "VALIDATED" in line]
