@@ -16,7 +16,7 @@ import typer
 import uvicorn
 from typer.core import TyperGroup
 
-from payflow.api.errors import PaymentsApiError
+from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_batch
 from payflow.cli.ledger_checks import check_ledger
@@ -251,8 +251,8 @@ def serve_command(
             # Asked now, so a token or merchant the widget refuses is said here in one line,
             # not shown as an error page to the first recipient who opens a claim.
             merchant.get()
-        except AuthError:
-            fail("the payments API refused the token (check PAYFLOW_API_TOKEN)")
+        except AuthError as exc:
+            fail(api_trouble(exc, then="no claim was answered"))
         except PaymentsApiError as exc:
             fail(f"cannot answer claims: {exc}")
         app_ = create_claims_app(store, client, token, widget_url, merchant)
