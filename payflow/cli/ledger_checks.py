@@ -14,6 +14,9 @@ from payflow.wording import RUN_AGAIN_TO_RESUME, api_trouble, counted
 
 SHOWN_HELD = 20
 SHOWN_NOT_PAID_GROUPS = 5
+SHOWN_REFUND_ROWS = 10
+# A refund that ended so is refunded again only under an externalId the operator writes.
+RETRIED_ON_PURPOSE = frozenset({RowState.FAILED, RowState.CANCELED})
 
 
 def check_ledger(settings: Settings) -> None:
@@ -93,6 +96,32 @@ def not_paid_lines(settings: Settings, batch_id: str) -> list[str]:
         "  failed rows are never sent again automatically: review them with",
         f"  `payflow rerun {batch_id}` (it sends nothing) or in the report",
     ]
+    return lines
+
+
+def not_refunded_lines(settings: Settings, batch_id: str) -> list[str]:
+    """A line per row of a refund batch that was not refunded, read from the ledger: refused
+    before sending (the checks, or an externalId used for other content) with its reasons,
+    refused by the service with its message, or failed (the service never says why); then how
+    to refund a failed one again, when there is one."""
+    from payflow.refunds.report import not_refunded, why_not_refunded  # openpyxl's imports
+
+    with open_ledger(settings) as ledger:
+        views = not_refunded(ledger.refunds.rows(batch_id))
+    lines = []
+    for view in views[:SHOWN_REFUND_ROWS]:
+        why = why_not_refunded(view)
+        if not view.reasons:
+            why = f"{view.external_id}: {why}"
+        lines.append(printable(f"  {view.state.value.lower()} row {view.row_number}: {why}"))
+    if len(views) > SHOWN_REFUND_ROWS:
+        lines.append(f"  ... and {len(views) - SHOWN_REFUND_ROWS} more in the report")
+    if any(view.state in RETRIED_ON_PURPOSE for view in views):
+        # Nothing said how: the same file run again refunds nothing, by design.
+        lines.append(
+            "  a failed or canceled refund is never sent again by itself: to refund its order "
+            "again, give the row a new externalId in the file and run `payflow refund FILE`"
+        )
     return lines
 
 

@@ -13,15 +13,13 @@ import typer
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
-from payflow.cli.ledger_checks import check_ledger
+from payflow.cli.ledger_checks import check_ledger, not_refunded_lines
 from payflow.cli.question import ask, signal_exit_code
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
-from payflow.redact import printable
-from payflow.refunds.report import not_refunded, why_not_refunded
-from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
+from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
@@ -132,23 +130,6 @@ def refund_command(
     raise typer.Exit(0 if result.all_completed else 1)
 
 
-def _not_refunded_lines(settings: Settings, batch_id: str) -> list[str]:
-    """A line per row that was not refunded, read from the ledger: refused before sending (the
-    checks, or an externalId used for other content) with its reasons, refused by the service
-    with its message, or failed (the service never says why a refund failed)."""
-    with open_ledger(settings) as ledger:
-        views = not_refunded(ledger.refunds.rows(batch_id))
-    lines = []
-    for view in views[:SHOWN_ROWS]:
-        why = why_not_refunded(view)
-        if not view.reasons:
-            why = f"{view.external_id}: {why}"
-        lines.append(printable(f"  {view.state.value.lower()} row {view.row_number}: {why}"))
-    if len(views) > SHOWN_ROWS:
-        lines.append(f"  ... and {len(views) - SHOWN_ROWS} more in the report")
-    return lines
-
-
 def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> None:
     if as_json:
         summary = {
@@ -169,7 +150,7 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
         print(f"  warning: {notice}")
     for state, count in sorted(result.statuses.items()):
         print(f"  {state:<16} {count}")
-    for line in _not_refunded_lines(settings, result.batch_id):
+    for line in not_refunded_lines(settings, result.batch_id):
         print(line)
     if result.already_known:
         # Known rows may still have been sent by this run (one stopped for the balance): true

@@ -22,7 +22,7 @@ from payflow.api.errors import PaymentsApiError
 from payflow.approvals import Pending, PolicyError, Void, approval_status, load_policy
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
-from payflow.cli.ledger_checks import not_paid_lines
+from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.service_binding import sandbox_served
@@ -122,6 +122,13 @@ def _refund_status(
             heading,
             [f"  {ref['externalId']}  order {ref['orderId']}  {ref['state']}" for ref in pending],
         )
+        # Only the open refunds were listed: a failed one read "FAILED 1", exit 1, with no row,
+        # no why and no next step; `payflow refund` had listed them.
+        not_refunded = not_refunded_lines(settings, batch_id)
+        if not_refunded:
+            typer.echo("not refunded:")
+        for line in not_refunded:
+            typer.echo(line)
         _echo_sandbox(sandbox)
     raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)
 

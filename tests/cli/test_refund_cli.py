@@ -82,6 +82,17 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     assert status.returncode == 1
     assert status.stdout.splitlines()[0] == f"refund batch {summary['batch_id']}"
     assert "  COMPLETED        3" in status.stdout.splitlines()
+    # It listed only refunds not final: the failed one read "FAILED 1" with no row, no why and
+    # no way to refund its order again, which the run had said.
+    shown = status.stdout.splitlines()
+    told = [x for x in lines if x.startswith(("  rejected row ", "  failed row ", "  submit_"))]
+    assert len(told) == 4, again.stdout
+    assert shown[shown.index("not refunded:") + 1 :][: len(told)] == told
+    retry = (
+        "  a failed or canceled refund is never sent again by itself: to refund its order "
+        "again, give the row a new externalId in the file and run `payflow refund FILE`"
+    )
+    assert retry in shown and retry in lines
     listing = run_payflow(["status"], env, tmp_path)
     # Its maker, as a payout batch's: the listing named nobody, since no refund run recorded one.
     assert (
