@@ -27,6 +27,7 @@ from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.service_binding import sandbox_served
 from payflow.ledger.states import UNFINISHED_STATES
+from payflow.links.records import LinksBatchLine, status_label
 from payflow.paying import refresh_batch
 from payflow.redact import printable
 from payflow.refunds.track import refresh_refunds
@@ -158,7 +159,7 @@ def _echo_not_final(heading: str, lines: list[str]) -> None:
 
 def _list_batches(settings: Settings, *, as_json: bool) -> None:
     """The newest batches with their rows per state, for an operator who needs a batch id."""
-    from payflow.links.store import LinkStore
+    from payflow.links.store import LinkStore  # the API client's imports, for this list only
 
     with open_ledger(settings) as ledger:
         total = ledger.batch_count()
@@ -169,7 +170,9 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         # A refund batch's rows are refunds: counted from the refund book, and named so.
         refunds = {h.batch_id: ledger.refunds.summary(h.batch_id) for h, c in shown if not c}
         shown = [(h, c or refunds[h.batch_id]) for h, c in shown]
-        links = 0 if shown else LinkStore(ledger.engine).batch_count()
+        # Kept apart (a links batch's rows are claims and the payouts recipients made): the
+        # list never named one, and with none of the other kinds it gave no id to look at.
+        link_batches = LinkStore(ledger.engine).newest_batches(SHOWN_BATCHES)
         sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
     if as_json:
         batches = [
@@ -184,14 +187,22 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
             }
             for header, counts in shown
         ]
-        typer.echo(json.dumps({"batches": batches, "total": total, "sandbox": sandbox}))
+        links = [
+            {
+                "batch_id": line.batch_id,
+                "source_name": line.source_name,
+                "created_at": line.created_at.isoformat(),
+                "statuses": line.counts,
+            }
+            for line in link_batches
+        ]
+        summary = {"batches": batches, "total": total, "links_batches": links}
+        typer.echo(json.dumps({**summary, "sandbox": sandbox}))
         return
     if not shown:
         where = settings.ledger_place
         typer.echo(f"no payout batch in the ledger {where} yet: `payflow run FILE` adds one")
-        if links:
-            held = counted(links, "links batch")
-            typer.echo(f"it holds {held}: `payflow links report BATCH_ID` shows one")
+        _echo_links_batches(link_batches)
         return
     typer.echo(f"batches in the ledger {settings.ledger_place}, newest first:")
     for header, counts in shown:
@@ -204,7 +215,21 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
     if total > len(shown):
         typer.echo(f"  ... and {total - len(shown)} older (`payflow console` lists them all)")
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
+    _echo_links_batches(link_batches)
     _echo_sandbox(sandbox)
+
+
+def _echo_links_batches(lines: list[LinksBatchLine]) -> None:
+    """The newest links batches, each with its file and rows per state (none: nothing)."""
+    if not lines:
+        return
+    typer.echo("links batches, newest first:")
+    for line in lines:
+        states = ", ".join(f"{n} {status_label(state)}" for state, n in sorted(line.counts.items()))
+        when = f"{line.created_at:%Y-%m-%d %H:%M} UTC"
+        rows = counted(sum(line.counts.values()), "row")
+        typer.echo(printable(f"  {line.batch_id}  {when}  {line.source_name}  {rows}: {states}"))
+    typer.echo("`payflow links report BATCH_ID` shows one links batch, its claims and payouts")
 
 
 def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:

@@ -22,6 +22,16 @@ def status_label(state: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class LinksBatchLine:
+    """A links batch as a list of batches shows it: its file, when, and rows per state."""
+
+    batch_id: str
+    source_name: str
+    created_at: datetime
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class LinkRow:
     """One valid row of a links file: a payout the recipient will create through the widget."""
 

@@ -33,7 +33,14 @@ from payflow.ledger.states import (
     parse_api_status,
 )
 from payflow.ledger.tables import LinkClaim, LinkPayout, LinkReject, Payout
-from payflow.links.records import CURRENCY, ClaimLookup, IssuedClaim, LinkRow, LinkView
+from payflow.links.records import (
+    CURRENCY,
+    ClaimLookup,
+    IssuedClaim,
+    LinkRow,
+    LinksBatchLine,
+    LinkView,
+)
 from payflow.schemas.iso4217 import money_words
 
 if TYPE_CHECKING:
@@ -343,6 +350,35 @@ class LinkStore:
         query = select(func.count(func.distinct(LinkPayout.batch_id)))
         with self._reader.connect() as connection:
             return int(connection.execute(query).scalar_one())
+
+    def newest_batches(self, limit: int) -> list[LinksBatchLine]:
+        """The `limit` newest links batches with a row registered, each with rows per state."""
+        newest = (
+            select(LinkPayout.batch_id, func.min(LinkPayout.created_at).label("created_at"))
+            .group_by(LinkPayout.batch_id)
+            .order_by(func.min(LinkPayout.created_at).desc(), LinkPayout.batch_id)
+            .limit(limit)
+            .subquery()
+        )
+        query = (
+            select(
+                LinkPayout.batch_id,
+                func.min(LinkPayout.source_name),
+                newest.c.created_at,
+                LinkPayout.state,
+                func.count(),
+            )
+            .join(newest, newest.c.batch_id == LinkPayout.batch_id)
+            .group_by(LinkPayout.batch_id, newest.c.created_at, LinkPayout.state)
+            .order_by(newest.c.created_at.desc(), LinkPayout.batch_id)
+        )
+        with self._reader.connect() as connection:
+            found = connection.execute(query).all()
+        lines: dict[str, LinksBatchLine] = {}
+        for batch_id, source_name, created_at, state, count in found:
+            line = lines.setdefault(batch_id, LinksBatchLine(batch_id, source_name, created_at, {}))
+            line.counts[state] = int(count)
+        return list(lines.values())
 
     def rows(self, batch_id: str) -> list[LinkView]:
         """Every registered row of the batch, in file order, with its claims summed up."""

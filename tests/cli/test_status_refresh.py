@@ -167,9 +167,14 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
     store.register("gifts", "gifts.csv", [LinkRow(2, "gift-1", "anna", Decimal("10"))])
     store.close()
     with_links = run_payflow(["status"], env, tmp_path)
-    assert with_links.stdout.splitlines()[1:] == [
-        "it holds 1 links batch: `payflow links report BATCH_ID` shows one"
-    ]
+    # It said "it holds 1 links batch" and gave no id to look at; beside payout batches it
+    # named none.
+    shown = with_links.stdout.splitlines()
+    assert shown[1] == "links batches, newest first:"
+    assert shown[2].startswith("  gifts  ") and shown[2].endswith(
+        "gifts.csv  1 row: 1 no payout yet"
+    )
+    assert shown[3].startswith("`payflow links report BATCH_ID` shows one links batch")
     # A ledger elsewhere is named by its setting, not by a home it is not in (nor by its URL).
     other = {**env, "PAYFLOW_LEDGER_URL": f"sqlite:///{tmp_path / 'other.sqlite3'}"}
     elsewhere = run_payflow(["status", "nope"], other, tmp_path)
@@ -196,6 +201,10 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
 
     as_json = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)
     assert as_json["total"] == 4
+    assert [(b["batch_id"], b["statuses"]) for b in as_json["links_batches"]] == [
+        ("gifts", {"VALIDATED": 1})
+    ]
+    assert "links batches, newest first:" in lines and "  gifts  " in listed.stdout
     assert [(b["batch_id"], b["sheet"], b["statuses"]) for b in as_json["batches"]] == [
         ("mar", None, {"VALIDATED": 2}),
         ("feb", None, {"VALIDATED": 2}),
