@@ -214,7 +214,12 @@ def serve_command(
 ) -> None:
     """Answer claim URLs: mint a signed widget link and redirect the recipient to it."""
     from payflow.api import PayoutsClient
-    from payflow.links.server import MerchantId, claims_uvicorn_config, create_claims_app
+    from payflow.links.server import (
+        MerchantId,
+        claims_lead_elsewhere,
+        claims_uvicorn_config,
+        create_claims_app,
+    )
     from payflow.links.store import LinkStore
     from payflow.webhooks import WebhookReceiver
 
@@ -259,6 +264,16 @@ def serve_command(
         server = uvicorn.Server(claims_uvicorn_config(app_, host, port))
         for stop_signal in (signal.SIGTERM, signal.SIGINT):
             signal.signal(stop_signal, _stopped)
+        if claims_lead_elsewhere(settings.links_url, port):
+            # Claims issued with the default address led to port 8090 while this served another:
+            # every recipient's link opened on nothing.
+            typer.echo(
+                f"payflow links: warning: claim URLs start with PAYFLOW_LINKS_URL "
+                f"{settings.links_url}, which is not this server (port {port}): claims issued with "
+                "it reach no server; serve on its port, or set PAYFLOW_LINKS_URL to this server's "
+                "address before issuing claims",
+                err=True,
+            )
         typer.echo(f"payflow links: answering claims on http://{host}:{port}/claim/...", err=True)
         server.run(sockets=[listening])
     typer.echo("payflow links: stopped", err=True)

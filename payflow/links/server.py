@@ -12,6 +12,7 @@ import html
 import logging
 import threading
 import uuid
+from urllib.parse import urlsplit
 
 import uvicorn
 from pydantic import SecretStr
@@ -55,6 +56,23 @@ def page(title: str, text: str, status_code: int) -> HTMLResponse:
     """A one-message page in Russian for the recipient."""
     body = PAGE.format(title=html.escape(title), text=html.escape(text))
     return HTMLResponse(body, status_code=status_code, headers=NO_LEAK_HEADERS)
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def claims_lead_elsewhere(links_url: str, port: int) -> bool:
+    """True when claim URLs (`PAYFLOW_LINKS_URL`) name this machine on another port than the
+    one served: a recipient's claim would then reach no server. A public address (a proxy in
+    front) may use any port, so only a loopback one is judged."""
+    parts = urlsplit(links_url)
+    if parts.hostname not in LOOPBACK_HOSTS:
+        return False
+    try:
+        named = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False  # settings validation names a malformed URL
+    return named != port
 
 
 class MerchantId:
