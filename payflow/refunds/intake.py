@@ -22,6 +22,7 @@ from payflow.intake.reading import (
     read_table,
     without_blank_rows,
 )
+from payflow.schemas.refund_schema import UUID_PATTERN
 
 REQUIRED_COLUMNS = ("orderId",)
 OPTIONAL_COLUMNS = ("externalId", "amount", "reason", "callbackUrl")
@@ -93,8 +94,10 @@ def _refund_file(table: RawTable) -> RefundFile:
             frame[column] = ""
     frame = frame[list(ALL_COLUMNS)].copy()
     # A UUID is one id whatever its letters' case; the service names its orders in lower case,
-    # and an order id typed in capitals read as "no such order".
-    frame["orderId"] = frame["orderId"].str.lower()
+    # and an order id typed in capitals read as "no such order". Only a UUID: a cell rejected
+    # as no UUID is shown in the report as the operator wrote it.
+    uuid = frame["orderId"].str.fullmatch(UUID_PATTERN)
+    frame.loc[uuid, "orderId"] = frame.loc[uuid, "orderId"].str.lower()
     had_column = "externalId" in renames.values()
     # Derived from the row's own order and amount, never from the file (design.md, invariant 2).
     blank = frame["externalId"] == ""

@@ -68,6 +68,15 @@ def test_a_clean_file_has_no_problems_and_gets_derived_ids_without_the_column():
     assert other.frame.at[3, "externalId"] == derived
 
 
+def test_an_order_id_is_lower_cased_only_when_it_is_a_uuid():
+    # The service names its orders in lower case, so a UUID in capitals is read so; a cell
+    # rejected as no UUID was lower-cased too, and the report showed what nobody wrote.
+    file = refund_file_from_rows([["orderId"], [ORDER.upper()], ["ORDER-0001X"]])
+    assert file.frame.at[2, "orderId"] == ORDER.lower()
+    assert file.frame.at[3, "orderId"] == "ORDER-0001X"
+    assert [p.rule for p in refund_problems(file.frame)] == ["order_id_uuid"]
+
+
 def test_a_semicolon_file_from_russian_excel_reads_its_amounts_as_a_payout_file_does(tmp_path):
     # `1 250,50` was rejected as amount_format, though a payout file of the same Excel is read.
     russian = tmp_path / "russian.csv"
