@@ -55,6 +55,14 @@ class Settings(BaseSettings):
     track_deadline: float = Field(
         default=900.0, gt=0, description="Seconds to wait for final statuses before giving up."
     )
+    # A payout's own news (its creation, a webhook) makes the next webhook likely soon: polling it
+    # sooner only loads the service. Without a webhook receiver nothing else comes, so a run
+    # waits this long after its last POST before it learns any final status.
+    track_quiet_period: float = Field(
+        default=5.0,
+        ge=0,
+        description="Seconds after a payout's last news before tracking polls it.",
+    )
     max_rows: int = Field(
         default=1_000_000, ge=1, description="Data rows a batch file may hold (checked on read)."
     )

@@ -37,6 +37,7 @@ def track_payouts(
             deadline=knobs.track_deadline,
             poll_interval=knobs.poll_interval,
             poll_max_interval=knobs.poll_max_interval,
+            quiet_period=knobs.quiet_period,
             on_progress=on_progress,
         ),
     )

@@ -18,6 +18,7 @@ class PayKnobs:
     track_deadline: float
     poll_interval: float
     poll_max_interval: float
+    quiet_period: float
     lanes: int = DEFAULT_LANES
 
     @classmethod
@@ -39,4 +40,5 @@ class PayKnobs:
             else settings.track_deadline,
             poll_interval=poll_interval or settings.poll_interval,
             poll_max_interval=settings.poll_max_interval,
+            quiet_period=settings.track_quiet_period,
         )

@@ -9,8 +9,12 @@ import pytest
 from paying_support import make_client, register, rows, unique
 from support.stats import sandbox_stats
 
+from payflow.connections import RunTarget
 from payflow.ledger import EventSource, RowState
 from payflow.paying import check_balance, submit_batch, track_batch
+from payflow.paying.knobs import PayKnobs
+from payflow.settings import Settings
+from payflow.tasks.track_payouts import track_payouts
 
 FAST_TRACK = {"poll_interval": 0.05, "poll_max_interval": 0.2, "quiet_period": 0.05}
 
@@ -110,3 +114,20 @@ async def test_a_payout_not_heard_from_waits_while_webhooks_for_the_batch_keep_c
     if busy_quiet_period:
         # Nothing a webhook finished was read: the silent payouts were the only polls.
         assert stats["payoutReadsById"].keys() == silent_ids
+
+
+def test_the_track_task_polls_after_the_quiet_period_its_settings_give(ledger, sandbox, tmp_path):
+    # No callbackUrl, so no webhook comes: the payouts' only news is their creation, and the task
+    # polls them once PAYFLOW_TRACK_QUIET_PERIOD has passed. Before the setting reached it, the
+    # task waited track_batch's own 5 s, longer than this deadline, and reported them pending.
+    batch_id = register(ledger, rows(unique("quiet"), 2))
+
+    async def send() -> None:
+        async with make_client(sandbox) as client:
+            await _submit(client, ledger, batch_id)
+
+    asyncio.run(send())
+    settings = Settings(home=tmp_path, track_quiet_period=0, track_deadline=4, poll_interval=0.05)
+    target = RunTarget(sandbox.url, ledger.url, sandbox=True)
+    result = track_payouts.fn(target, batch_id, PayKnobs.from_settings(settings))
+    assert (result.timed_out, result.counts) == (False, {RowState.COMPLETED.value: 2})
