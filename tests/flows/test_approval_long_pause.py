@@ -37,6 +37,12 @@ from payflow.intake import batch_id_of
 
 REPO = Path(__file__).resolve().parents[2]
 PAUSED_LONGER_THAN = 330.0  # seconds: past the ~4 minutes after which the old layout crashed
+# No setting shortens this wait without changing what it proves. The slot is a lease, and the
+# server's PREFECT_SERVER_CONCURRENCY_INITIAL_DEPLOYMENT_LEASE_DURATION only covers the time until
+# the run's engine starts: the engine renews the lease at once, then every 225 s, each time for a
+# fixed 300 s (prefect 3.8.8, flow_engine: maintain_concurrency_lease(lease_id, 300)). A layout
+# that stops renewing during the pause loses the slot about 300 s after its last renewal,
+# whatever the server's setting, so the pause has to last longer than that.
 POOL = "long-pause"
 # Above the shipped approval rules' limits (XOF 1,000,000, KES 130,000): one approval step.
 BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
