@@ -96,7 +96,7 @@ def approve_command(
         # The checker approves in another process than the maker's upload: what the maker was
         # warned of is said here again, from the ledger.
         requirement = approval_requirement(ledger, batch_id, load_policy(settings.approvals_file))
-        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
+        sandbox = sandbox_served(ledger)
     status = type(outcome.status).__name__
     if as_json:
         summary = {

@@ -106,7 +106,7 @@ def rerun_command(
     settings = prepare()
     with open_ledger(settings) as ledger:
         require_payout_batch(settings, ledger, batch_id)
-        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
+        sandbox = sandbox_served(ledger)
     try:
         selection = parse_selection(rows, message, failure_class, all_failed)
         if not reviewed:

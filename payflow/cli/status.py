@@ -98,7 +98,7 @@ def _refund_status(
             _refresh(settings, lambda client: refresh_refunds(client, ledger, batch_id))
         counts = book.summary(batch_id)
         open_refunds = book.unfinished(batch_id)
-        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
+        sandbox = sandbox_served(ledger)
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -173,7 +173,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         # Kept apart (a links batch's rows are claims and the payouts recipients made): the
         # list never named one, and with none of the other kinds it gave no id to look at.
         link_batches = LinkStore(ledger.engine).newest_batches(SHOWN_BATCHES)
-        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
+        sandbox = sandbox_served(ledger)
     if as_json:
         batches = [
             {
@@ -310,7 +310,7 @@ def status(
             if str(ref.state) in unfinished
         ]
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
-        sandbox = sandbox_served(ledger, settings_sandbox=settings.uses_sandbox)
+        sandbox = sandbox_served(ledger)
         waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
     except PaymentsApiError as exc:
         fail(api_trouble(exc))

@@ -10,12 +10,11 @@ answers to; every later run must be of the same kind and merchant.
 
 from __future__ import annotations
 
-from sqlalchemy import exists, insert, or_, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from payflow.ledger.ledger import Ledger
-from payflow.ledger.states import PENDING_STATES, REFUND_FINAL, REFUND_OPEN, SENT_STATES
-from payflow.ledger.tables import LinkPayout, Payout, Refund, ServiceBinding
+from payflow.ledger.tables import ServiceBinding
 
 SANDBOX = "embedded sandbox"
 API = "payments API"
@@ -36,31 +35,15 @@ def bound_kind(ledger: Ledger) -> str | None:
     return found
 
 
-def sandbox_served(ledger: Ledger, *, settings_sandbox: bool) -> bool | None:
+def sandbox_served(ledger: Ledger) -> bool | None:
     """The `"sandbox"` of a command that reads the ledger: True when its rows went to the
-    embedded sandbox, False when to a payments API, by its binding.
-
-    A ledger no run has bound sent nothing since bindings were recorded. With nothing sent at
-    all, no money moved and the next run goes where the command's settings say:
-    `settings_sandbox` (no PAYFLOW_API_URL: the embedded sandbox). A ledger older than bindings
-    that holds sent rows gives None: nothing says where they went, and "no real money moved"
-    may be false."""
+    embedded sandbox, False when to a payments API, by its binding; None for a ledger no run
+    has bound. The reading command's own settings do not say where a batch is paid: a checker
+    approving on a laptop without PAYFLOW_API_URL read "no real money moved" of a batch a
+    deployment's worker would pay through the API."""
     if (kind := bound_kind(ledger)) is not None:
         return kind == SANDBOX
-    return None if _sent_any(ledger) else settings_sandbox
-
-
-def _sent_any(ledger: Ledger) -> bool:
-    """Whether any payout, refund or payout link of the ledger was sent (or is being sent)."""
-    payout_states = [str(s) for s in PENDING_STATES | SENT_STATES]
-    refund_states = [str(s) for s in PENDING_STATES | REFUND_OPEN | REFUND_FINAL]
-    sent = or_(
-        exists().where(or_(Payout.payout_id.is_not(None), Payout.state.in_(payout_states))),
-        exists().where(Refund.state.in_(refund_states)),
-        exists().where(LinkPayout.payout_id.is_not(None)),
-    )
-    with ledger.engine.connect() as conn:
-        return bool(conn.execute(select(sent)).scalar())
+    return None
 
 
 def bind_service(ledger: Ledger, kind: str) -> str:

@@ -1,7 +1,9 @@
-"""`"sandbox"` in `--json` for a ledger no run has bound: what the command's settings would use
-while nothing was sent, unknown (null) for a ledger older than bindings that holds sent rows.
+"""`"sandbox"` in `--json` for a ledger no run has bound: unknown (null), whatever the reading
+command's own settings, and no "no real money moved" line.
 
-It read `false` for a new ledger with no PAYFLOW_API_URL, where the next run pays the sandbox."""
+It read `false`, as if the ledger's rows had gone to a payments API; and reading the command's
+settings instead told a checker approving without PAYFLOW_API_URL "no real money moved" of a
+batch a deployment's worker pays through the API."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def _sandbox(args: list[str], env: dict[str, str], cwd: Path) -> object:
     return json.loads(done.stdout)["sandbox"]
 
 
-def test_an_unbound_ledger_reports_what_the_settings_would_use(tmp_path: Path):
+def test_an_unbound_ledger_says_unknown_whatever_the_reading_commands_settings(tmp_path: Path):
     home = tmp_path / "home"
     sandbox_env = payflow_env(home, tmp_path / "prefect")
     api_env = {
@@ -42,13 +44,15 @@ def test_an_unbound_ledger_reports_what_the_settings_would_use(tmp_path: Path):
         "PAYFLOW_API_URL": "http://127.0.0.1:9",
         "PAYFLOW_API_TOKEN": "t",
     }
-    assert _sandbox(["status"], sandbox_env, tmp_path) is True
-    assert _sandbox(["status"], api_env, tmp_path) is False
+    assert _sandbox(["status"], sandbox_env, tmp_path) is None
+    assert _sandbox(["status"], api_env, tmp_path) is None
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
         ledger.register_batch("b", "b.csv", [_instruction(1), _instruction(2)], [])
-    # Registered, nothing sent: the next run pays where the settings say.
-    assert _sandbox(["status", "b", "--no-refresh"], sandbox_env, tmp_path) is True
-    assert _sandbox(["status", "b", "--no-refresh"], api_env, tmp_path) is False
+    # Registered, nothing sent: where it is paid is the paying run's settings, not these.
+    for env in (sandbox_env, api_env):
+        assert _sandbox(["status", "b", "--no-refresh"], env, tmp_path) is None
+        done = run_payflow(["status", "b", "--no-refresh"], env, tmp_path)
+        assert "no real money" not in done.stdout + done.stderr
 
 
 def test_a_ledger_older_than_bindings_with_sent_rows_says_unknown(tmp_path: Path):
