@@ -2,22 +2,66 @@
 
 `reconcile_pending` re-fetches batches with payouts not final and refreshes their reports;
 `reconcile_recent` re-fetches batches with COMPLETED payouts of the last days, so a manual
-correction (which sends no webhook) becomes a finding.
+correction (which sends no webhook) becomes a finding. A run that leaves a batch with open
+findings or unanswered payouts ends Failed (`NEEDS_ATTENTION`), as `payflow reconcile` exits 1,
+so Prefect's view and its automations show it; `reconcile_outcomes(state)` reads either end.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+from prefect.client.schemas.objects import State
+from prefect.states import Failed
 
 from payflow.connections import run_target
+from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.ledger import RowState, utc_now
+from payflow.reconcile.attention import NEEDS_ATTENTION, attention_line, needing_attention
 from payflow.settings import Settings
 from payflow.tasks.connections import open_ledger
 from payflow.tasks.reconcile_batch import ReconcileOutcome, reconcile_batch
+from payflow.wording import counted
 
 PENDING_STATES = [RowState.CREATED.value, RowState.PROCESSING.value, RowState.SUBMITTING.value]
+Ended = list[ReconcileOutcome] | State[list[ReconcileOutcome]]
+
+
+class FindingsOpen(ExpectedFailure):
+    """A reconcile run went to its end and left batches to look at; `outcomes` is every batch's.
+
+    The Failed state's data: Prefect raises it when a deployed run ends, so it is an exception
+    (logged in one line by `quiet_expected_failures`)."""
+
+    def __init__(self, message: str, outcomes: list[ReconcileOutcome]) -> None:
+        super().__init__(message)
+        self.outcomes = outcomes
+
+
+def reconcile_outcomes(state: State[Any]) -> list[ReconcileOutcome]:
+    """Every batch's outcome of a reconcile run called with `return_state=True`, red or not;
+    re-raises what stopped it before its end."""
+    done = state.result(raise_on_failure=False)
+    if isinstance(done, FindingsOpen):
+        return done.outcomes
+    if isinstance(done, BaseException):
+        raise done
+    return list(done)
+
+
+def _ended(outcomes: list[ReconcileOutcome]) -> Ended:
+    """Completed when nothing is left to look at; else Failed with one line naming the batches,
+    also the run's summary artifact (the batches' own artifacts hold the findings)."""
+    batches = needing_attention(outcomes)
+    line = attention_line(batches) if batches else "nothing to look at"
+    checked = f"{counted(len(outcomes), 'batch')} reconciled: {line}"
+    create_markdown_artifact(key="reconcile-summary", markdown=checked)
+    if not batches:
+        return outcomes
+    return Failed(name=NEEDS_ATTENTION, message=line, data=FindingsOpen(line, outcomes))
 
 
 def _reconcile_all(
@@ -32,10 +76,11 @@ def _reconcile_all(
 @flow(name="reconcile-pending", persist_result=False)
 def reconcile_pending(
     out_dir: str | None = None, api_url: str | None = None, sandbox: bool = False
-) -> list[ReconcileOutcome]:
+) -> Ended:
     """Reconcile every batch that still has payouts not final, and refresh its report."""
+    quiet_expected_failures()
     ledger = open_ledger(Settings().ledger_url_or_default())
-    return _reconcile_all(ledger.batches_with(PENDING_STATES), out_dir, api_url, sandbox)
+    return _ended(_reconcile_all(ledger.batches_with(PENDING_STATES), out_dir, api_url, sandbox))
 
 
 @flow(name="reconcile-recent", persist_result=False)
@@ -44,10 +89,11 @@ def reconcile_recent(
     out_dir: str | None = None,
     api_url: str | None = None,
     sandbox: bool = False,
-) -> list[ReconcileOutcome]:
+) -> Ended:
     """Re-fetch batches with COMPLETED payouts of the last `days`; corrections become findings."""
+    quiet_expected_failures()
     settings = Settings()
     since = utc_now() - timedelta(days=days or settings.reconcile_recent_days)
     ledger = open_ledger(settings.ledger_url_or_default())
     batch_ids = ledger.batches_with([RowState.COMPLETED.value], since)
-    return _reconcile_all(batch_ids, out_dir, api_url, sandbox)
+    return _ended(_reconcile_all(batch_ids, out_dir, api_url, sandbox))

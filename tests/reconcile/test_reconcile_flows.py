@@ -1,5 +1,6 @@
-"""The keep-checking flows: reconcile-recent finds a correction made after the run ended, and
-reconcile-pending follows a payout that was still open and refreshes its report."""
+"""The keep-checking flows: reconcile-recent finds a correction made after the run ended (and
+ends red in Prefect), and reconcile-pending follows a payout that was still open and refreshes
+its report."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from reconcile_support import instruction, new_id, pay, payout_id, register
 
 from payflow.api import AsyncPayoutsClient
-from payflow.flows.reconcile import reconcile_pending, reconcile_recent
+from payflow.flows.reconcile import reconcile_outcomes, reconcile_pending, reconcile_recent
 from payflow.ledger import Ledger
 
 
@@ -49,14 +50,23 @@ def test_reconcile_recent_finds_a_correction_after_the_run(prefect_api, home) ->
         json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
     ).raise_for_status()
 
-    outcomes = reconcile_recent(out_dir=str(reports))
+    state = reconcile_recent(out_dir=str(reports), return_state=True)
 
+    outcomes = reconcile_outcomes(state)
     assert [o.batch_id for o in outcomes] == [batch_id]
     with Ledger.open(ledger_url) as ledger:
         kinds = {f.kind for f in ledger.findings(batch_id) if f.state == "open"}
         assert kinds == {"corrected_after_completion"}
         assert next(ledger.batch_rows(batch_id)).corrected
     assert Path(outcomes[0].report_xlsx).is_file()
+    # A payout reported paid that was not: the scheduled run is red, as `payflow reconcile`
+    # exits 1, and says which batch to look at (it read Completed).
+    assert state.is_failed()
+    assert state.name == "Open findings"
+    assert state.message == (
+        f"1 batch to look at: {batch_id} 1 open finding, 1 payout corrected after completion"
+        " (payflow findings BATCH_ID lists them)"
+    )
 
 
 def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
@@ -66,8 +76,10 @@ def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
         f"{sandbox.url}/_sandbox/payouts/{payout_id}/status", json={"status": "COMPLETED"}
     ).raise_for_status()
 
-    outcomes = reconcile_pending(out_dir=str(reports))
+    state = reconcile_pending(out_dir=str(reports), return_state=True)
 
+    assert state.is_completed()  # nothing left open: the run stays green
+    outcomes = reconcile_outcomes(state)
     assert [o.batch_id for o in outcomes] == [batch_id]
     with Ledger.open(ledger_url) as ledger:
         assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
