@@ -5,15 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
+from prefect.client.schemas.objects import State
+from prefect.states import Failed
 
 from payflow.approvals.identity import deployment_maker, names_nobody, worker_account_note
 from payflow.connections import ledger_url_parameter, run_target
-from payflow.expected import quiet_expected_failures
+from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, ApprovalNeeded, NotApproved
 from payflow.flows.pay_batch import pay_batch, pay_result
+from payflow.ledger import BatchCounts
+from payflow.paying.run_end import NOT_ALL_PAID
 from payflow.rerun import DEPLOYMENT_WORDS, RerunRefused, choose, parse_selection, preview_lines
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_ledger
@@ -48,6 +53,42 @@ class RerunResult:
     # Set when no `maker` named a person: says the recorded maker is the worker's account.
     maker_note: str | None = None
 
+    @property
+    def all_paid(self) -> bool:
+        """Every row of the batch COMPLETED by its latest attempt and no rerun batch waiting:
+        `payflow rerun` exits 0 and the deployed run ends Completed only then."""
+        return set(self.statuses) <= {"COMPLETED"} and not self.waiting
+
+    def unpaid_line(self) -> str:
+        """`1 of 6 rows not paid by latest attempt (FAILED 1): payflow status BATCH`, and each
+        rerun batch still waiting (declined or expired)."""
+        counts = BatchCounts(self.batch_id, self.statuses)
+        parts = [f"{counts.unpaid_line()} by latest attempt: payflow status {self.batch_id}"]
+        parts += [f"rerun batch {rerun} is {why}" for rerun, why in sorted(self.waiting.items())]
+        return "; ".join(parts)
+
+
+class RerunNotAllPaid(ExpectedFailure):
+    """A reviewed rerun went to its end and some row of the batch is still not paid; `result`
+    says what it did. The Failed state's data, as `pay_batch`'s `NotAllPaid`."""
+
+    def __init__(self, message: str, result: RerunResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def rerun_result(state: State[Any]) -> RerunResult:
+    """What a rerun run called with `return_state=True` did, red or green; re-raises what
+    stopped it before its end."""
+    done = state.result(raise_on_failure=False)
+    if isinstance(done, RerunNotAllPaid):
+        return done.result
+    if isinstance(done, BaseException):
+        raise done
+    if not isinstance(done, RerunResult):
+        raise RuntimeError(f"rerun run ended {state.name} without a result: {state.message}")
+    return done
+
 
 @flow(name="rerun-failed", persist_result=False, log_prints=False)
 def rerun_failed(
@@ -65,13 +106,15 @@ def rerun_failed(
     ledger_url: str | None = None,
     wait_for_approval: bool = True,
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
-) -> RerunResult:
+) -> RerunResult | State[RerunResult]:
     """Preview (unreviewed) or rerun the chosen failed rows of a batch, then pay each rerun
     batch through `pay_batch`: the same approval (pausing unless `wait_for_approval` is
     False), balance check, submit, track, reconcile and report as any batch. The rerun batch's
     maker (who may not approve it) is `maker`, the person who asked for the rerun (the
     command line passes its operator); without one, this worker's account (`deployment_maker`),
-    which the summary and the log say is not a person."""
+    which the summary and the log say is not a person. A reviewed rerun after which some row is
+    still not paid ends Failed (`NOT_ALL_PAID`, as `payflow rerun` exits 1): it read Completed
+    whatever became of the rows it sent; read either end with `rerun_result`."""
     quiet_expected_failures()
     settings = Settings()
     made_by = deployment_maker(settings, maker)
@@ -128,7 +171,10 @@ def rerun_failed(
                 result.paid_batches.append(rerun_id)
         result.statuses = open_ledger(target.ledger_url).latest_summary(batch_id)
     create_markdown_artifact(key="rerun-summary", markdown=_markdown(summary_lines(result)))
-    return result
+    if result.all_paid:
+        return result
+    unpaid = result.unpaid_line()
+    return Failed(name=NOT_ALL_PAID, message=unpaid, data=RerunNotAllPaid(unpaid, result))
 
 
 @contextmanager

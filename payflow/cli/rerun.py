@@ -123,13 +123,13 @@ def rerun_command(
         prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
         # Imported here: loading Prefect costs seconds a preview need not pay.
         from payflow.flows.approval import BatchStopped
-        from payflow.flows.rerun import rerun_failed, summary_lines
+        from payflow.flows.rerun import rerun_failed, rerun_result, summary_lines
 
         with api_endpoint(settings) as endpoint, _stopped_is_one_line(BatchStopped):
             prefect.ready()
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
-            result = rerun_failed(
+            state = rerun_failed(
                 batch_id=batch_id,
                 rows=rows,
                 message=message,
@@ -142,7 +142,9 @@ def rerun_command(
                 api_url=endpoint.base_url,
                 sandbox=endpoint.is_sandbox,
                 callback_url=settings.webhook_url,
+                return_state=True,
             )
+            result = rerun_result(state)
     except (
         RerunRefused,
         BatchFileError,
@@ -168,5 +170,4 @@ def rerun_command(
     else:
         closing = [NO_REAL_MONEY_MOVED] if result.sandbox else []
         typer.echo("\n".join([*summary_lines(result), *not_paid, *closing]))
-    done = set(result.statuses) <= {"COMPLETED"} and not result.waiting
-    raise typer.Exit(0 if done else 1)
+    raise typer.Exit(0 if result.all_paid else 1)

@@ -17,7 +17,7 @@ from support.postgres import fresh_postgres_database
 
 from payflow.approvals import ApprovalRefused, record_decision
 from payflow.approvals.identity import current_user
-from payflow.flows.rerun import RerunResult, rerun_failed, summary_lines
+from payflow.flows.rerun import RerunResult, rerun_failed, rerun_result, summary_lines
 from payflow.ledger import Ledger, RowState, utc_now
 from payflow.ledger.tables import Batch
 from payflow.rerun import RerunRefused, attempt_external_id
@@ -29,9 +29,15 @@ from payflow.settings import Settings
 def rerun(sandbox: SandboxServer, ledger: Ledger, batch_id: str, **options) -> RerunResult:
     # As `payflow rerun` runs it: a rerun batch that needs approval waits, it does not pause.
     options.setdefault("wait_for_approval", False)
-    return rerun_failed(
-        batch_id=batch_id, api_url=sandbox.url, sandbox=True, ledger_url=ledger.url, **options
+    state = rerun_failed(
+        batch_id=batch_id,
+        api_url=sandbox.url,
+        sandbox=True,
+        ledger_url=ledger.url,
+        return_state=True,
+        **options,
     )
+    return rerun_result(state)
 
 
 def latest(ledger: Ledger, batch_id: str) -> dict[int, tuple[str, RowState, int]]:
@@ -109,6 +115,41 @@ def test_only_the_chosen_rows_are_rerun_and_linked_to_their_root(
     stored = ledger.payout_instruction(new_id)
     assert stored is not None and stored.requisites == "2250700030009"
     assert stored.amount == ledger.payout_instruction("only-3").amount
+
+
+def test_a_rerun_whose_rows_are_not_all_paid_ends_failed_as_the_command_exits_1(
+    prefect_api, sandbox, ledger
+):
+    # The deployed rerun-failed run read Completed while the row it sent was CANCELED again
+    # (and the batch's other failed rows stayed failed): nobody watching Prefect saw it.
+    batch_id = paid_batch(sandbox, ledger, "red", outcomes=("0001", "3333"))
+    preview = rerun_failed(
+        batch_id=batch_id,
+        api_url=sandbox.url,
+        sandbox=True,
+        ledger_url=ledger.url,
+        wait_for_approval=False,
+        return_state=True,
+    )
+    assert preview.is_completed()  # a preview sends nothing and asks nothing of anyone
+
+    state = rerun_failed(
+        batch_id=batch_id,
+        rows="3",
+        reviewed=True,
+        api_url=sandbox.url,
+        sandbox=True,
+        ledger_url=ledger.url,
+        wait_for_approval=False,
+        return_state=True,
+    )
+
+    assert state.is_failed() and state.name == "Not all paid"
+    assert state.message == (
+        f"1 of 2 rows not paid (CANCELED 1) by latest attempt: payflow status {batch_id}"
+    )
+    result = rerun_result(state)
+    assert result.created == [attempt_external_id("red-3", 1)] and not result.all_paid
 
 
 def test_the_same_rerun_twice_pays_nothing_more(prefect_api, sandbox, ledger, tmp_path):
@@ -252,13 +293,16 @@ def test_a_ledger_password_never_becomes_a_prefect_parameter(
     mine = f"test-{secrets.token_hex(4)}"
     with Ledger.open(with_password) as ledger, tags(mine):
         batch_id = paid_batch(sandbox, ledger, f"pw{secrets.token_hex(3)}")
-        result = rerun_failed(
-            batch_id=batch_id,
-            rows="3",
-            reviewed=True,
-            api_url=sandbox.url,
-            sandbox=True,
-            wait_for_approval=False,
+        result = rerun_result(
+            rerun_failed(
+                batch_id=batch_id,
+                rows="3",
+                reviewed=True,
+                api_url=sandbox.url,
+                sandbox=True,
+                wait_for_approval=False,
+                return_state=True,
+            )
         )
         [rerun_id] = ledger.rerun_batches(batch_id)
         assert result.created
