@@ -19,6 +19,7 @@ from prefect.input import RunInput
 from pydantic import Field
 
 from payflow.approvals import Approved, Declined, Expired
+from payflow.approvals.form import with_refused_answer
 from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
 from payflow.expected import ExpectedFailure
 from payflow.ledger.tables import USER_LENGTH
@@ -130,22 +131,24 @@ def ensure_approved(
     `ApprovalNeeded`."""
     logger = get_run_logger()
     step = 0
+    refused: str | None = None  # why the last answer typed in the form was not recorded
     while True:
         view = read_approval(ledger_url, batch_id, approvals_file)
         approved = _settled(view, batch_id, wait)
         if approved is not None:
             return approved
         step += 1
+        form = with_refused_answer(view.form, refused)
         create_markdown_artifact(
             key="batch-approval",
-            markdown=view.form,
+            markdown=form,
             description="The batch waits for approval: payflow approve BATCH_ID, or resume "
             "the paused await-approval run.",
         )
         timeout = max(1, min(timeout_seconds, view.seconds_left))
         try:
             with tags(batch_tag(batch_id)):
-                answer = await_approval(batch_id, view.form, timeout, view.has_warnings, step)
+                answer = await_approval(batch_id, form, timeout, view.has_warnings, step)
         except FlowPauseTimeout:
             if isinstance(read_approval(ledger_url, batch_id, approvals_file).status, Expired):
                 raise NotApproved(

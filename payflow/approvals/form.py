@@ -65,3 +65,14 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
         "approve, and each step needs another person.",
     ]
     return "\n".join(lines)
+
+
+def with_refused_answer(form: str, refused: str | None) -> str:
+    """The form asked again after an answer that was not recorded, saying why under its title.
+
+    Prefect's form came back unchanged after the maker (or a name that already approved)
+    answered, and the person at the form could not tell their answer from no answer."""
+    if not refused:
+        return form
+    title, _, rest = form.partition("\n")
+    return f"{title}\n\n**The last answer was not recorded:** {refused}. Answer again.\n{rest}"

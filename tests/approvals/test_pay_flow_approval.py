@@ -6,6 +6,7 @@ not the input."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from paying_support import pay_state, register, row
+from prefect import get_client
 from prefect.flow_runs import resume_flow_run
 from sqlalchemy import create_engine, update
 from support.stats import sandbox_stats
@@ -73,6 +75,18 @@ def wait_for_pause(batch_id: str, thread: threading.Thread, not_in: set[str] = f
     raise AssertionError("the pay flow never paused for approval")
 
 
+def form_text(flow_run_id) -> str:
+    """The description Prefect's resume form shows for a paused run."""
+
+    async def read() -> str:
+        async with get_client() as client:
+            run = await client.read_flow_run(flow_run_id)
+            keys = run.state.state_details.run_input_keyset
+            return json.loads(await client.read_flow_run_input(flow_run_id, keys["description"]))
+
+    return asyncio.run(read())
+
+
 def posted(sandbox) -> dict[str, int]:
     return sandbox_stats(sandbox.url)["createAttempts"]
 
@@ -95,10 +109,18 @@ def test_above_a_limit_the_flow_pauses_and_a_ui_answer_is_recorded(
     first = wait_for_pause(batch_id, thread)
     assert posted(sandbox) == {}, "something was sent before approval"
 
+    first_form = form_text(first)
     # The maker types their own name into the resume form: refused, the flow asks again.
     resume_flow_run(first, run_input={"approve": True, "approver": "alice"})
     second = wait_for_pause(batch_id, thread, not_in={first})
     assert posted(sandbox) == {} and ledger.approvals_of(batch_id) == []
+    # The form comes back saying why: it came back unchanged, and whoever answered could not
+    # tell a refused answer from none.
+    assert "not recorded" not in first_form
+    assert (
+        f"**The last answer was not recorded:** alice made batch {batch_id} and cannot approve "
+        "it. Answer again." in form_text(second)
+    )
 
     resume_flow_run(second, run_input={"approve": True, "approver": "bob"})
     thread.join(timeout=180)
