@@ -83,8 +83,8 @@ def _take_file(
     try:
         intake = intake_batch(str(path), made_by=file_maker(path, settings, maker))
     except BatchFileError as exc:
-        settle_inbox_file(str(path), Settled.FAILED, str(exc))
-        return InboxOutcome(path.name, Settled.FAILED, reason=str(exc))
+        moved = settle_inbox_file(str(path), Settled.FAILED, str(exc))
+        return InboxOutcome(path.name, Settled.FAILED, reason=str(exc), moved_to=Path(moved).name)
     except ConfigurationError as exc:  # the worker's settings: its message names the one to fix
         logger.warning("%s stays in the inbox: %s", path.name, exc)
         return InboxOutcome(path.name, Settled.LEFT, reason=f"intake stopped: {exc}")
@@ -94,8 +94,10 @@ def _take_file(
     counts = intake.counts
     if counts.rows and counts.rejected == counts.rows:
         why = f"every one of its {counts.rows} rows was rejected; see {intake.rejects_csv}"
-        settle_inbox_file(str(path), Settled.FAILED, why)
-        return InboxOutcome(path.name, Settled.FAILED, intake.batch_id, reason=why)
+        moved = settle_inbox_file(str(path), Settled.FAILED, why)
+        return InboxOutcome(
+            path.name, Settled.FAILED, intake.batch_id, reason=why, moved_to=Path(moved).name
+        )
     if maker_note:
         logger.warning("%s (batch %s): %s", path.name, intake.batch_id, maker_note)
     try:
@@ -106,7 +108,12 @@ def _take_file(
         return InboxOutcome(
             path.name, Settled.LEFT, intake.batch_id, reason=reason, maker_note=maker_note
         )
-    settle_inbox_file(str(path), Settled.PROCESSED)
+    moved = settle_inbox_file(str(path), Settled.PROCESSED)
     return InboxOutcome(
-        path.name, Settled.PROCESSED, intake.batch_id, run_id, maker_note=maker_note
+        path.name,
+        Settled.PROCESSED,
+        intake.batch_id,
+        run_id,
+        maker_note=maker_note,
+        moved_to=Path(moved).name,
     )

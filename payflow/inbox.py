@@ -42,6 +42,16 @@ class InboxOutcome:
     reason: str | None = None
     # Set when its batch's maker is this worker's account, not a person (`file_maker_note`).
     maker_note: str | None = None
+    # Its name in processed/ or failed/ when one of its name was there already (`stem-2.ext`).
+    moved_to: str | None = None
+
+    @property
+    def went_to(self) -> str:
+        """Where an operator finds the file: `processed`, or `processed/pay-2.csv` when it was
+        renamed beside an older file of its name (which `processed/pay.csv` still is)."""
+        if self.moved_to and self.moved_to != self.file:
+            return f"{self.settled.value}/{self.moved_to}"
+        return self.settled.value
 
 
 def inbox_files(inbox: Path) -> list[Path]:
@@ -118,7 +128,7 @@ def inbox_markdown(inbox: Path, outcomes: list[InboxOutcome]) -> str:
         "|---|---|---|---|---|",
     ]
     for o in outcomes:
-        cells = (o.file, o.settled.value, o.batch_id or "", o.pay_run_id or "", o.reason or "")
+        cells = (o.file, o.went_to, o.batch_id or "", o.pay_run_id or "", o.reason or "")
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     noted = [o for o in outcomes if o.maker_note and o.batch_id]
     if noted:

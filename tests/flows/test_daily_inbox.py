@@ -125,6 +125,25 @@ def test_a_file_whose_pay_run_cannot_start_stays_in_the_inbox_and_a_broken_one_f
     assert not (inbox / "processed").exists()
 
 
+def test_a_file_renamed_beside_an_older_one_of_its_name_is_named_where_it_went(
+    prefect_api, make_sandbox, tmp_path, monkeypatch
+):
+    # The summary said "failed" (or "processed"), and failed/broken.csv was yesterday's file:
+    # today's was failed/broken-2.csv, which nothing named.
+    _settings_for_a_sandbox(make_sandbox(), tmp_path, monkeypatch)
+    inbox = tmp_path / "inbox"
+    (inbox / "failed").mkdir(parents=True)
+    (inbox / "failed" / "broken.csv").write_text("yesterday's\n", encoding="utf-8")
+    (inbox / "broken.csv").write_text("who,what\nx,y\n", encoding="utf-8")
+
+    with pytest.raises(InboxFilesFailed, match=r"1 of 1 inbox files not paid: broken\.csv"):
+        daily_payouts(str(inbox), pay_deployment="no-such-flow/no-such-deployment", quiet_seconds=0)
+
+    assert (inbox / "failed" / "broken-2.csv").read_text(encoding="utf-8") == "who,what\nx,y\n"
+    summary = asyncio.run(_latest_markdown("daily-payouts"))
+    assert "| broken.csv | failed/broken-2.csv |  |  | broken.csv: " in summary
+
+
 async def _latest_markdown(key: str) -> str:
     """The newest version of the artifact `key` on the test's Prefect server."""
     async with get_client() as client:
