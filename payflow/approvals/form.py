@@ -75,4 +75,6 @@ def with_refused_answer(form: str, refused: str | None) -> str:
     if not refused:
         return form
     title, _, rest = form.partition("\n")
-    return f"{title}\n\n**The last answer was not recorded:** {refused}. Answer again.\n{rest}"
+    # A refusal may end with a sentence's period of its own (a warning's text does).
+    why = refused.rstrip().rstrip(".")
+    return f"{title}\n\n**The last answer was not recorded:** {why}. Answer again.\n{rest}"

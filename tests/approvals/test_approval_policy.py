@@ -513,3 +513,21 @@ def test_a_row_another_batch_has_not_sent_yet_still_counts_in_the_bands(ledger, 
     assert [w.key for w in requirement.large_rows] == ["row:unsent-2"]
     assert requirement.rules[0] == "XOF total 60500: above 1000 up to 100000: 1 approval step"
     assert isinstance(approval_status(ledger, again, policy), Pending)
+
+
+def test_a_form_asked_again_opens_with_why_the_last_answer_was_not_recorded() -> None:
+    from payflow.approvals.form import with_refused_answer
+
+    form = "## Batch b1 waits for approval\n\n1 payout"
+
+    assert with_refused_answer(form, None) == form
+    # A warning's text ends its own sentence: the line read "... same requisites.. Answer again."
+    asked_again = with_refused_answer(form, "acknowledge these warnings to approve: w1 is odd.")
+    assert asked_again.splitlines() == [
+        "## Batch b1 waits for approval",
+        "",
+        "**The last answer was not recorded:** acknowledge these warnings to approve: w1 is odd. "
+        "Answer again.",
+        "",
+        "1 payout",
+    ]
