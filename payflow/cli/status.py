@@ -25,6 +25,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
+from payflow.ledger.run_beats import batch_beats
 from payflow.ledger.service_binding import sandbox_served
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.links.records import LinksBatchLine, status_label
@@ -241,13 +242,31 @@ def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:
     return found.steps_left if isinstance(found, Pending | Void) else 0
 
 
-def _how_to_go_on(settings: Settings, batch_id: str, waiting: int = 0) -> str:
+def _run_alive(ledger: Ledger, batch_id: str) -> str | None:
+    """The label of a pay run of the batch alive now (its heartbeat in the ledger): a deployed
+    run paused for the batch's approval beats while it waits."""
+    now = ledger.now()
+    return next((b.label for b in batch_beats(ledger, batch_id) if b.alive(now)), None)
+
+
+def _how_to_go_on(
+    settings: Settings, batch_id: str, waiting: int = 0, waiting_run: str | None = None
+) -> str:
     """What sends a batch's rows left unsent by a stopped run: `payflow pay`, which refuses a
     batch whose payouts went to a past run's embedded sandbox (it said to run it all the same),
-    and a batch still waiting for approval (it said to pay it, and the pay refused)."""
+    and a batch still waiting for approval (it said to pay it, and the pay refused). A batch
+    whose pay run waits for the approval (`waiting_run`) is paid by that run once approved."""
     from payflow.cli.past_sandbox import stranded  # reporting's imports, for this line only
 
     lead = "rows not sent (VALIDATED) or left being sent (SUBMITTING): "
+    if waiting and waiting_run:
+        # It said "then `payflow pay`" while `payflow approve` resumes this run, which pays.
+        people = "1 person" if waiting == 1 else f"{waiting} people"
+        return printable(
+            f"{lead}the batch is waiting for approval by {people}, never its maker: `payflow "
+            f"approve {batch_id}` resumes the pay run waiting for it ({waiting_run}), which then "
+            "sends each once"
+        )
     if waiting:
         people = "1 person" if waiting == 1 else f"{waiting} people"
         return (
@@ -312,6 +331,7 @@ def status(
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
         sandbox = sandbox_served(ledger)
         waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
+        waiting_run = _run_alive(ledger, batch_id) if waiting else None
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -356,7 +376,7 @@ def status(
                 str(r["state"]) for r in pending
             }:
                 # A run stopped by a signal (or a crash) left them; nothing said how to go on.
-                typer.echo(_how_to_go_on(settings, batch_id, waiting))
+                typer.echo(_how_to_go_on(settings, batch_id, waiting, waiting_run))
             if set(latest) - unfinished - {RowState.COMPLETED.value}:
                 # The run listed its unpaid rows with their statusMessage; the operator back
                 # the next day read "FAILED 1", exit 1, with no why and no next step.

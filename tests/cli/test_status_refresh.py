@@ -18,6 +18,7 @@ from support.stats import sandbox_stats
 from payflow.api import AsyncPayoutsClient
 from payflow.approvals import load_policy, record_decision
 from payflow.ledger import Ledger
+from payflow.ledger.run_beats import beat
 from payflow.links.records import LinkRow
 from payflow.links.store import LinkStore
 from payflow.model import PayoutInstruction
@@ -246,6 +247,37 @@ def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == (
         "held rows repeat a recent payout: `payflow pay h --allow-repeat` pays them once another "
         "person approves"
+    )
+
+
+def test_a_batch_whose_pay_run_waits_for_its_approval_says_approving_resumes_it(tmp_path):
+    # A daily batch's deployed pay run paused for approval; status said "`payflow approve`,
+    # then `payflow pay`", while approving resumes that run, which pays the batch itself.
+    home = tmp_path / "home"
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        big = _instruction("w", 1)._replace(amount=Decimal(2_000_000))  # XOF: 1 step
+        ledger.register_batch("w", "w.csv", [big], [])
+        ledger.set_maker("w", "mia")
+    # Against an API (never asked with --no-refresh), as a deployment's worker pays.
+    env = payflow_env(
+        home, tmp_path / "p", PAYFLOW_API_URL="http://127.0.0.1:9", PAYFLOW_API_TOKEN="t"
+    )
+    before = run_payflow(["status", "w", "--no-refresh"], env, tmp_path)
+    assert (
+        before.stdout.strip()
+        .splitlines()[-1]
+        .endswith("`payflow approve w`, then `payflow pay w` sends each once")
+    )
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        beat(ledger, "host:1:n", "w", "flow run tireless-tiger")
+
+    waiting = run_payflow(["status", "w", "--no-refresh"], env, tmp_path)
+
+    assert waiting.returncode == 1
+    assert waiting.stdout.strip().splitlines()[-1] == (
+        "rows not sent (VALIDATED) or left being sent (SUBMITTING): the batch is waiting for "
+        "approval by 1 person, never its maker: `payflow approve w` resumes the pay run waiting "
+        "for it (flow run tireless-tiger), which then sends each once"
     )
 
 
