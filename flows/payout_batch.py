@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from prefect import flow
 from prefect.client.schemas.objects import State
+from prefect.states import Failed
 
 from payflow.approvals.identity import file_maker
 from payflow.connections import run_target
@@ -14,6 +15,7 @@ from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
 from payflow.flows.intake_batch import intake_batch
 from payflow.flows.pay_batch import pay_batch
+from payflow.run_results import PayResult
 from payflow.settings import Settings
 
 
@@ -28,7 +30,7 @@ def payout_batch(
     track_deadline: float | None = None,
     approval_timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
     maker: str | None = None,
-) -> State[Any]:
+) -> PayResult | State[Any]:
     """Register the file as a batch, then pay that batch id (pausing for approval when the
     approval policy asks for it). The maker is the file's owner, or for a file the worker's
     own user owns `maker` (as daily-payouts and rerun-failed name it), else the worker's user
@@ -46,7 +48,7 @@ def payout_batch(
             sandbox=target.sandbox,
             made_by=file_maker(Path(path), settings, maker),
         )
-        return pay_batch(
+        paid = pay_batch(
             intake.batch_id,
             out_dir=out_dir,
             api_url=target.api_url,
@@ -56,6 +58,17 @@ def payout_batch(
             max_in_flight=max_in_flight,
             track_deadline=track_deadline,
             approval_timeout_seconds=approval_timeout_seconds,
-            # Its state is this run's: a batch not all paid ends it `NOT_ALL_PAID` too.
             return_state=True,
         )
+    return _as_this_runs(paid)
+
+
+def _as_this_runs(paid: State[Any]) -> PayResult | State[Any]:
+    """The pay run's end as this run's own: its result, or a Failed state of the same name and
+    message (a batch not all paid ends this run `NOT_ALL_PAID`, naming its rows and command).
+
+    Returned as it is, the subflow's state was an "upstream" state to Prefect, which ended this
+    run Failed with "1/1 states failed." and nothing of the batch."""
+    if paid.is_completed():
+        return cast(PayResult, paid.result())
+    return Failed(name=paid.name, message=paid.message, data=paid.result(raise_on_failure=False))
