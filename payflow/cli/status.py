@@ -25,6 +25,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
 from payflow.ledger import Ledger, RowState, utc_now
+from payflow.ledger.rejected import RejectedLine
 from payflow.ledger.run_beats import batch_beats
 from payflow.ledger.service_binding import sandbox_served
 from payflow.ledger.states import UNFINISHED_STATES
@@ -242,6 +243,30 @@ def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:
     return found.steps_left if isinstance(found, Pending | Void) else 0
 
 
+SHOWN_REJECTS = 10
+
+
+def _echo_rejected(
+    settings: Settings, batch_id: str, total: int, shown: list[RejectedLine]
+) -> None:
+    """The rows rejected in the file, each with its problems, and the rejects report: a
+    deployed run's batch read "REJECTED 1" and nothing said which row or why."""
+    if not total:
+        return
+    typer.echo(
+        f"rejected in the file, never sent ({counted(total, 'row')}): fix them in the file and "
+        "run it again (rows already sent are not paid twice)"
+    )
+    for line in shown:
+        why = "; ".join(line.reasons) or "no reason recorded"
+        typer.echo(printable(f"  row {line.row_number:>6}  {line.external_id or '-'}  {why}"))
+    if total > len(shown):
+        typer.echo(f"  ... and {total - len(shown)} more")
+    report = settings.reports_dir() / f"{batch_id}-rejects.csv"
+    if report.is_file():
+        typer.echo(printable(f"  every rejected row: {report}"))
+
+
 def _run_alive(ledger: Ledger, batch_id: str) -> str | None:
     """The label of a pay run of the batch alive now (its heartbeat in the ledger): a deployed
     run paused for the batch's approval beats while it waits."""
@@ -332,6 +357,11 @@ def status(
         sandbox = sandbox_served(ledger)
         waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
         waiting_run = _run_alive(ledger, batch_id) if waiting else None
+        rejected = (
+            ledger.rejected_rows(batch_id, SHOWN_REJECTS)
+            if counts.get(RowState.REJECTED.value)
+            else (0, [])
+        )
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -351,6 +381,7 @@ def status(
     else:
         typer.echo(f"batch {batch_id}")
         _echo_states(counts)
+        _echo_rejected(settings, batch_id, *rejected)
         if reruns:
             typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
             _echo_states(latest)

@@ -23,6 +23,7 @@ from payflow.ledger import (
     moves,
     reading,
     register,
+    rejected,
     repeats,
     totals,
     unsent,
@@ -52,6 +53,7 @@ from payflow.ledger.records import (
     StatusEventView,
 )
 from payflow.ledger.refund_book import RefundBook
+from payflow.ledger.rejected import RejectedLine
 from payflow.ledger.states import (
     MAY_SEND_STATES,
     NOT_SENT_PREFIX,
@@ -424,6 +426,11 @@ class Ledger:
     def open_finding_counts(self, batch_id: str) -> dict[tuple[str, str], int]:
         """Open or acknowledged findings per (currency, kind)."""
         return totals.open_finding_counts(self._reader, batch_id)
+
+    def rejected_rows(self, batch_id: str, limit: int = 10) -> tuple[int, list[RejectedLine]]:
+        """How many rows of the batch were rejected in its file, and the first `limit` of them
+        with their reasons."""
+        return rejected.rejected_rows(self._reader, batch_id, limit)
 
     def report_lines(self, batch_id: str) -> Iterator[ReportLine]:
         """Every source row with ledger and service views, streamed in row order."""

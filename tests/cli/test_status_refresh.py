@@ -18,6 +18,7 @@ from support.stats import sandbox_stats
 from payflow.api import AsyncPayoutsClient
 from payflow.approvals import load_policy, record_decision
 from payflow.ledger import Ledger
+from payflow.ledger.records import RejectedRow
 from payflow.ledger.run_beats import beat
 from payflow.links.records import LinkRow
 from payflow.links.store import LinkStore
@@ -248,6 +249,28 @@ def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):
         "held rows repeat a recent payout: `payflow pay h --allow-repeat` pays them once another "
         "person approves"
     )
+
+
+def test_rejected_rows_are_listed_with_their_reasons(tmp_path):
+    # A one-batch run ended "2 of 3 rows not paid (PROCESSING 1, REJECTED 1): payflow status
+    # B", and status read "REJECTED 1" with no row, no reason and no rejects report.
+    home = tmp_path / "home"
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        bad = RejectedRow(3, "r-2", ["amount: amount has more than two decimals"])
+        ledger.register_batch("r", "r.csv", [_instruction("r", 1)], [bad])
+    env = payflow_env(
+        home, tmp_path / "p", PAYFLOW_API_URL="http://127.0.0.1:9", PAYFLOW_API_TOKEN="t"
+    )
+
+    done = run_payflow(["status", "r", "--no-refresh"], env, tmp_path)
+
+    assert done.returncode == 1
+    lines = done.stdout.strip().splitlines()
+    assert lines[3:5] == [
+        "rejected in the file, never sent (1 row): fix them in the file and run it again (rows "
+        "already sent are not paid twice)",
+        "  row      3  r-2  amount: amount has more than two decimals",
+    ]
 
 
 def test_a_batch_whose_pay_run_waits_for_its_approval_says_approving_resumes_it(tmp_path):
