@@ -27,6 +27,7 @@ from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answ
 from payflow.wording import counted
 
 APPROVAL_TIMEOUT_SECONDS = 24 * 3600
+DECLINE_REASON_LENGTH = 1000
 
 __all__ = [
     "APPROVAL_TIMEOUT_SECONDS",
@@ -47,6 +48,10 @@ class BatchApproval(RunInput):
 
     approve: bool
     approver: str = Field(min_length=1, max_length=USER_LENGTH)
+    # Prefect's form shows `approve` as a switch that is off and sends false untouched: a
+    # checker who typed a name and pressed Submit declined the batch for good. A decline from
+    # the form therefore needs its reason here; without one it is refused and asked again.
+    decline_reason: str = Field(default="", max_length=DECLINE_REASON_LENGTH)
 
 
 class BatchApprovalWithWarnings(BatchApproval):
@@ -164,6 +169,7 @@ def ensure_approved(
             approve=answer.approve,
             approver=answer.approver,
             acknowledge_warnings=bool(getattr(answer, "acknowledge_warnings", False)),
+            decline_reason=answer.decline_reason,
         )
         if refused:
             logger.warning("approval answer not recorded: %s", refused)

@@ -34,6 +34,7 @@ def record_answer(
     approve: bool,
     approver: str,
     acknowledge_warnings: bool,
+    decline_reason: str = "",
 ) -> str | None:
     """Record a resume-form answer; why it was refused, or None."""
     return record_prefect_answer(
@@ -43,4 +44,5 @@ def record_answer(
         approve=approve,
         approver=approver,
         acknowledge_warnings=acknowledge_warnings,
+        decline_reason=decline_reason,
     )

@@ -59,8 +59,9 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
     lines += [
         "",
         f"Content hash `{facts.content_hash[:16]}`: any change to the batch voids an approval.",
-        "Answer with `approve` (true to pay, false to decline), your name as `approver`"
-        + (" and `acknowledge_warnings`;" if requirement.warnings else ";"),
+        "Answer with `approve` switched on to pay, your name as `approver`"
+        + (" and `acknowledge_warnings`;" if requirement.warnings else ";")
+        + " to decline, leave `approve` off and write why in `decline_reason`;",
         f"or run `payflow approve {facts.batch_id}` (records your OS user). The maker cannot "
         "approve, and each step needs another person.",
     ]

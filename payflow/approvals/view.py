@@ -43,6 +43,12 @@ def approval_view(ledger: Ledger, batch_id: str, policy: ApprovalPolicy) -> Appr
     )
 
 
+DECLINE_NEEDS_REASON = (
+    "approve was off and decline_reason was empty: switch approve on to pay the batch, or write "
+    "why in decline_reason to decline it"
+)
+
+
 def record_prefect_answer(
     ledger: Ledger,
     batch_id: str,
@@ -51,17 +57,24 @@ def record_prefect_answer(
     approve: bool,
     approver: str,
     acknowledge_warnings: bool,
+    decline_reason: str = "",
 ) -> str | None:
     """Record an answer from the resume form (`via="prefect"`); None when recorded or already
-    settled (`payflow approve` records before it resumes), else why it was refused."""
+    settled (`payflow approve` records before it resumes), else why it was refused. A decline
+    needs its `decline_reason` (the note kept with it): the form's `approve` switch is off until
+    moved, so a name and Submit alone would decline the batch for good."""
     if isinstance(approval_status(ledger, batch_id, policy), Approved | Declined | Expired):
         return None
+    reason = decline_reason.strip()
+    if not approve and not reason:
+        return DECLINE_NEEDS_REASON
     try:
         record_decision(
             ledger,
             batch_id,
             approver=approver,
             decision="approve" if approve else "decline",
+            note=None if approve else reason,
             acknowledge_warnings=acknowledge_warnings,
             via="prefect",
             policy=policy,

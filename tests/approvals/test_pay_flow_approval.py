@@ -144,10 +144,24 @@ def test_a_bare_resume_is_refused_and_a_decline_pays_nothing(
         resume_flow_run(paused, run_input={"approve": True, "approver": ""})
     assert asyncio.run(paused_runs(batch_id)) == [paused]
 
+    # Prefect's form shows `approve` as a switch, off until moved: a name and Submit sent
+    # approve=false and declined the batch for good. Without a reason it is asked again.
     resume_flow_run(paused, run_input={"approve": False, "approver": "bob"})
+    again = wait_for_pause(batch_id, thread, not_in={paused})
+    assert ledger.approvals_of(batch_id) == []
+    assert (
+        "**The last answer was not recorded:** approve was off and decline_reason was empty: "
+        "switch approve on to pay the batch, or write why in decline_reason to decline it. "
+        "Answer again." in form_text(again)
+    )
+
+    resume_flow_run(
+        again, run_input={"approve": False, "approver": "bob", "decline_reason": "wrong month"}
+    )
     thread.join(timeout=120)
 
     assert isinstance(outcome.get("error"), NotApproved)
+    assert "declined by bob (wrong month)" in str(outcome["error"])
     assert posted(sandbox) == {}
 
 
