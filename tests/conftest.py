@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from support.sandbox import MakeSandbox, SandboxFactory
+from support.tracking import TRACK_QUIET_PERIOD
 
 from payflow.sandbox import SandboxServer
 
@@ -33,6 +34,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow tests first: with `--dist loadfile --no-loadscope-reorder` (scripts/test.sh) their
     files start at once on their own workers instead of ending the run alone."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _short_track_quiet_period() -> Iterator[None]:
+    """In-process pay runs (approvals, rerun, daily inbox, console) read `Settings()` from the
+    environment: they poll after the tests' short quiet period, not 5 s (support.tracking)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PAYFLOW_TRACK_QUIET_PERIOD", TRACK_QUIET_PERIOD)
+        yield
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from support.shared_prefect import SHARED_PREFECT_VARIABLE
+from support.tracking import TRACK_QUIET_PERIOD
 
 PAYFLOW = [sys.executable, "-m", "payflow"]
 NOISE = (
@@ -45,10 +46,7 @@ def payflow_env(
         PREFECT_HOME=str(prefect_home),
         PAYFLOW_TRACK_DEADLINE="120",
         PAYFLOW_POLL_INTERVAL="0.5",
-        # A test sandbox finishes a payout well within a second; the default 5 s made every run
-        # against one (no webhooks) wait 5 s for its first poll. The embedded sandbox's webhooks
-        # still come first: they arrive within its 0.7 s of delays.
-        PAYFLOW_TRACK_QUIET_PERIOD="1",
+        PAYFLOW_TRACK_QUIET_PERIOD=TRACK_QUIET_PERIOD,  # why: support.tracking
     )
     env.update(extra)
     return env

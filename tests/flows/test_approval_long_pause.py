@@ -30,6 +30,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from support.prefect import prefect_server_on_postgres
 from support.servers import start_group, stop_group
 from support.stats import sandbox_stats
+from support.tracking import TRACK_QUIET_PERIOD
 
 from payflow.flows.approval import batch_tag
 from payflow.flows.payout_batch import payout_batch
@@ -146,6 +147,7 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
         PAYFLOW_API_TOKEN=sandbox.token,
         PAYFLOW_HOME=str(tmp_path / "home"),
         PAYFLOW_POLL_INTERVAL="0.3",
+        PAYFLOW_TRACK_QUIET_PERIOD=TRACK_QUIET_PERIOD,  # why: support.tracking
     )
     worker_log = tmp_path / "worker.log"
     worker = start_group(

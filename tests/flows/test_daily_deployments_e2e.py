@@ -29,6 +29,7 @@ import pytest
 from support.postgres import fresh_postgres_database
 from support.prefect import prefect_server_on_postgres
 from support.servers import answers, free_port, start_group, stop_group
+from support.tracking import TRACK_QUIET_PERIOD
 from support.waiting import wait_until
 
 from payflow.inbox import SCHEDULE_ACTOR
@@ -153,6 +154,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "PAYFLOW_MAX_IN_FLIGHT": "4",
             "PAYFLOW_POLL_INTERVAL": "0.5",
             "PAYFLOW_POLL_MAX_INTERVAL": "2",
+            "PAYFLOW_TRACK_QUIET_PERIOD": TRACK_QUIET_PERIOD,  # why: support.tracking
         }
         reports = root / "home" / "reports"
         stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env)

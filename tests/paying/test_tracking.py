@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from paying_support import make_client, register, rows, unique
 from support.stats import sandbox_stats
+from support.tracking import TRACK_QUIET_PERIOD
 
 from payflow.connections import RunTarget
 from payflow.ledger import EventSource, RowState
@@ -131,3 +132,11 @@ def test_the_track_task_polls_after_the_quiet_period_its_settings_give(ledger, s
     target = RunTarget(sandbox.url, ledger.url, sandbox=True)
     result = track_payouts.fn(target, batch_id, PayKnobs.from_settings(settings))
     assert (result.timed_out, result.counts) == (False, {RowState.COMPLETED.value: 2})
+
+
+def test_pay_runs_in_the_test_process_poll_after_the_tests_short_quiet_period():
+    # pay_batch builds its knobs from Settings() read from the environment: tests/conftest.py
+    # sets it for every in-process pay run, which otherwise waited 5 s for its first poll.
+    assert Settings.model_fields["track_quiet_period"].default == 5.0
+    knobs = PayKnobs.from_settings(Settings())
+    assert knobs.quiet_period == float(TRACK_QUIET_PERIOD)
