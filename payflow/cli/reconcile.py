@@ -16,7 +16,7 @@ from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import failure_classes, prepare, writable_folder
-from payflow.ledger import FindingView, Ledger, UnknownFinding
+from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
 from payflow.reconcile import options_from, reconcile_batch
 from payflow.redact import printable
 from payflow.reporting import summary_markdown, write_batch_report
@@ -86,6 +86,8 @@ def reconcile_command(
                     "batch_id": batch_id,
                     "open_findings": len(open_findings),
                     "findings_by_kind": _by_kind(open_findings),
+                    "acknowledged_findings": len(summary.unresolved_findings())
+                    - len(open_findings),
                     "unanswered": unanswered,
                     "report": str(report.xlsx),
                     "csv": str(report.csv),
@@ -150,4 +152,4 @@ def findings_command(
         for f in findings:
             line = f"  #{f.id:<5} row {f.row_number:>6}  {f.kind:<28} {f.state:<13} {f.detail}"
             print(printable(line))  # a detail may quote the service's text, which a terminal obeys
-    raise typer.Exit(1 if any(f.state == "open" for f in findings) else 0)
+    raise typer.Exit(1 if any(f.state == FindingState.OPEN for f in findings) else 0)

@@ -7,6 +7,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.connections import with_client
 from payflow.console.context import ConsoleContext
 from payflow.console.operators import Operator
+from payflow.ledger import FindingState
 from payflow.ledger.actions import record_action
 from payflow.reconcile import ReconcileResult, options_from, reconcile_batch
 from payflow.reporting.reconciliation import write_batch_report
@@ -22,7 +23,7 @@ def reconcile_now(ctx: ConsoleContext, batch_id: str, operator: Operator) -> str
 
     result = with_client(ctx.target, run, max_in_flight=options.concurrency)
     write_batch_report(ctx.ledger, batch_id, ctx.batch_dir(batch_id), sandbox=ctx.target.sandbox)
-    open_findings = [f for f in ctx.ledger.findings(batch_id) if f.state != "resolved"]
+    open_findings = [f for f in ctx.ledger.findings(batch_id) if f.state == FindingState.OPEN]
     detail = f"{result.fetched} fetched, {result.moved} moved, {len(open_findings)} findings open"
     record_action(ctx.ledger, operator.name, "reconciled", batch_id, detail=detail)
     notice = (

@@ -71,7 +71,10 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             shown = " | ".join(money_text(figure, r.currency) for figure in figures)
             lines.append(f"| {r.currency} | {shown} |")
         lines += ["", DRIFT_CAVEAT]
-    lines += ["", f"Open findings: {len(summary.open_findings())}"]
+    acknowledged = len(summary.unresolved_findings()) - len(summary.open_findings())
+    # An acknowledged finding was read by a person and kept (with their note): not open.
+    also = f" ({acknowledged} acknowledged)" if acknowledged else ""
+    lines += ["", f"Open findings: {len(summary.open_findings())}{also}"]
     if report_name:
         lines += ["", f"Full report: `{report_name}`"]
     return "\n".join(lines)
@@ -87,7 +90,7 @@ def findings_table(summary: Summary) -> list[dict[str, str | int]]:
             "state": f.state,
             "detail": f.detail,
         }
-        for f in summary.open_findings()
+        for f in summary.unresolved_findings()
     ]
 
 

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from payflow.ledger import (
     FindingKind,
+    FindingState,
     FindingView,
     Ledger,
     MessageTotal,
@@ -94,8 +95,13 @@ class Summary:
     unsent: list[UnsentTotal] = field(default_factory=list)  # rows never sent, by reason
 
     def open_findings(self) -> list[FindingView]:
-        """Findings not resolved yet."""
-        return [f for f in self.findings if f.state != "resolved"]
+        """Findings nobody has acknowledged and a later reconcile has not resolved: what a
+        person still has to look at (`payflow reconcile` exits 1 for them, as `findings` does)."""
+        return [f for f in self.findings if f.state == FindingState.OPEN]
+
+    def unresolved_findings(self) -> list[FindingView]:
+        """Open and acknowledged findings: what the report and its artifacts list."""
+        return [f for f in self.findings if f.state != FindingState.RESOLVED]
 
 
 def currency_summaries(totals: Iterable[OutcomeTotal]) -> dict[str, CurrencySummary]:

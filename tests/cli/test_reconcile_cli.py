@@ -6,6 +6,7 @@ import asyncio
 import json
 import secrets
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 from cli_support import payflow_env, run_payflow
@@ -74,6 +75,15 @@ def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
         tmp_path,
     )
     assert acked.returncode == 0 and "acknowledged" in acked.stdout
+    # Read and noted by a person, the finding no longer keeps the batch open: `findings` said
+    # exit 0 while `payflow reconcile` (and the daily reconcile runs) stayed at "Open findings:
+    # 1", exit 1, for good. The report still lists it.
+    again = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+    assert again.returncode == 0, again.stderr
+    counted = json.loads(again.stdout)
+    assert (counted["open_findings"], counted["acknowledged_findings"]) == (0, 1)
+    report = Path(counted["csv"]).read_text(encoding="utf-8-sig")
+    assert "corrected_after_completion" in report
 
     unknown = run_payflow(["reconcile", "no-such-batch"], env, tmp_path)
     assert unknown.returncode == 2 and "no batch" in unknown.stderr
