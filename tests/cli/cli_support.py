@@ -10,10 +10,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 
 from support.shared_prefect import SHARED_PREFECT_VARIABLE
 from support.tracking import TRACK_QUIET_PERIOD
+
+from payflow.model import PayoutInstruction
 
 PAYFLOW = [sys.executable, "-m", "payflow"]
 NOISE = (
@@ -122,3 +125,18 @@ def write_sim_batch(path: Path, rows: int, prefix: str) -> list[str]:
                 [external_id, "1000", "XOF", "SIM", f"22507{i:08d}", "Kouadio Yao", f"u-{i}"]
             )
     return ids
+
+
+def sim_instruction(batch: str, n: int) -> PayoutInstruction:
+    """Row `n + 1` of a batch registered straight into a ledger: an XOF wallet payout whose
+    externalId and requisites name the batch and the row."""
+    return PayoutInstruction(
+        row_number=n + 1,
+        external_id=f"{batch}-{n}",
+        amount=Decimal(100 * n),
+        currency="XOF",
+        payment_type="SIM",
+        requisites=f"2250700{n:02d}{ord(batch[0]) % 100:02d}01",
+        name="Awa Kone",
+        user_id=f"u-{n}",
+    )

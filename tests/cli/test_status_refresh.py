@@ -10,7 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
-from cli_support import payflow_env, run_payflow
+from cli_support import payflow_env, run_payflow, sim_instruction
 from sqlalchemy import create_engine, text
 from support.servers import free_port
 from support.stats import sandbox_stats
@@ -22,28 +22,14 @@ from payflow.ledger.records import RejectedRow
 from payflow.ledger.run_beats import beat
 from payflow.links.records import LinkRow
 from payflow.links.store import LinkStore
-from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch
 from payflow.refunds.steps import prepare_refunds
 from payflow.refunds.submit import submit_refunds
 
 
-def _instruction(batch: str, n: int) -> PayoutInstruction:
-    return PayoutInstruction(
-        row_number=n + 1,
-        external_id=f"{batch}-{n}",
-        amount=Decimal(100 * n),
-        currency="XOF",
-        payment_type="SIM",
-        requisites=f"2250700{n:02d}{ord(batch[0]) % 100:02d}01",
-        name="Awa Kone",
-        user_id=f"u-{n}",
-    )
-
-
 async def _submitted(ledger: Ledger, sandbox, batch: str, rows: int) -> None:
     ledger.register_batch(
-        batch, f"{batch}.csv", [_instruction(batch, n) for n in range(1, rows + 1)], []
+        batch, f"{batch}.csv", [sim_instruction(batch, n) for n in range(1, rows + 1)], []
     )
     async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url, timeout=5) as client:
         await submit_batch(client, ledger, batch, worker_id="w1", chunk_size=50, callback_url=None)
@@ -118,7 +104,7 @@ async def test_payouts_completed_after_the_run_stopped_tracking_show_completed(
 def test_refresh_without_an_api_url_says_why(tmp_path):
     home = tmp_path / "home"
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("b", "b.csv", [_instruction("b", 1)], [])
+        ledger.register_batch("b", "b.csv", [sim_instruction("b", 1)], [])
     env = payflow_env(home, tmp_path / "prefect")
     done = run_payflow(["status", "b", "--refresh"], env, tmp_path)
     assert done.returncode == 2
@@ -135,7 +121,7 @@ def test_refresh_with_a_refused_token_or_no_api_says_so_instead_of_stale_counts(
     sandbox = make_sandbox()
     home = tmp_path / "home"
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("b", "b.csv", [_instruction("b", 1)], [])
+        ledger.register_batch("b", "b.csv", [sim_instruction("b", 1)], [])
         ledger.claim_for_submit("b", "w", 10)
         ledger.mark_created("b-1", "p-1", "CREATED", None)
     wrong = payflow_env(
@@ -184,10 +170,10 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
 
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
         for n, name in enumerate(("jan", "feb", "mar")):
-            rows = [_instruction(name, 1), _instruction(name, 2)][: n + 1]
+            rows = [sim_instruction(name, 1), sim_instruction(name, 2)][: n + 1]
             ledger.register_batch(name, f"{name}.csv", rows, [])
         # Two sheets of one workbook are two batches: the file name alone read the same for both.
-        ledger.register_batch("q1", "year.xlsx", [_instruction("q1", 1)], [], sheet="Q1")
+        ledger.register_batch("q1", "year.xlsx", [sim_instruction("q1", 1)], [], sheet="Q1")
     _age(f"sqlite:///{home / 'ledger.sqlite3'}", "q1", timedelta(days=3))
     _age(f"sqlite:///{home / 'ledger.sqlite3'}", "jan", timedelta(days=2))
     _age(f"sqlite:///{home / 'ledger.sqlite3'}", "feb", timedelta(days=1))
@@ -221,7 +207,7 @@ def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
     rules = tmp_path / "approvals.yaml"
     rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("d", "d.csv", [_instruction("d", 1)], [])
+        ledger.register_batch("d", "d.csv", [sim_instruction("d", 1)], [])
         ledger.set_maker("d", "mia")
         record_decision(
             ledger, "d", approver="bob", decision="decline", note="wrong month",
@@ -237,10 +223,10 @@ def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
 def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):
     home = tmp_path / "home"
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("a", "a.csv", [_instruction("a", 1)], [])
+        ledger.register_batch("a", "a.csv", [sim_instruction("a", 1)], [])
         ledger.claim_for_submit("a", "w", 10)
         ledger.mark_created("a-1", "p-1", "COMPLETED", None)
-        repeat = _instruction("a", 1)._replace(external_id="h-1")
+        repeat = sim_instruction("a", 1)._replace(external_id="h-1")
         ledger.register_batch("h", "h.csv", [repeat], [])
         assert ledger.batch_summary("h") == {"HELD": 1}
     done = run_payflow(["status", "h", "--no-refresh"], payflow_env(home, tmp_path / "p"), tmp_path)
@@ -257,7 +243,7 @@ def test_rejected_rows_are_listed_with_their_reasons(tmp_path):
     home = tmp_path / "home"
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
         bad = RejectedRow(3, "r-2", ["amount: amount has more than two decimals"])
-        ledger.register_batch("r", "r.csv", [_instruction("r", 1)], [bad])
+        ledger.register_batch("r", "r.csv", [sim_instruction("r", 1)], [bad])
     env = payflow_env(
         home, tmp_path / "p", PAYFLOW_API_URL="http://127.0.0.1:9", PAYFLOW_API_TOKEN="t"
     )
@@ -278,7 +264,7 @@ def test_a_batch_whose_pay_run_waits_for_its_approval_says_approving_resumes_it(
     # then `payflow pay`", while approving resumes that run, which pays the batch itself.
     home = tmp_path / "home"
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        big = _instruction("w", 1)._replace(amount=Decimal(2_000_000))  # XOF: 1 step
+        big = sim_instruction("w", 1)._replace(amount=Decimal(2_000_000))  # XOF: 1 step
         ledger.register_batch("w", "w.csv", [big], [])
         ledger.set_maker("w", "mia")
     # Against an API (never asked with --no-refresh), as a deployment's worker pays.
@@ -308,7 +294,7 @@ def test_rows_a_stopped_run_left_unsent_or_being_sent_say_how_to_go_on(tmp_path)
     # After Ctrl-C a batch read "SUBMITTING 51" and nothing said how to send them.
     home = tmp_path / "home"
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("s", "s.csv", [_instruction("s", 1), _instruction("s", 2)], [])
+        ledger.register_batch("s", "s.csv", [sim_instruction("s", 1), sim_instruction("s", 2)], [])
         ledger.claim_for_submit("s", "w", 1)
         assert ledger.batch_summary("s") == {"SUBMITTING": 1, "VALIDATED": 1}
     # Against an API (never asked with --no-refresh), which keeps its payouts between runs.
@@ -331,7 +317,7 @@ def test_rows_a_stopped_run_left_unsent_or_being_sent_say_how_to_go_on(tmp_path)
         "the file on the sandbox, run it with a fresh ledger (another PAYFLOW_HOME)"
     )
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("a", "a.csv", [_instruction("a", 1)], [])
+        ledger.register_batch("a", "a.csv", [sim_instruction("a", 1)], [])
         ledger.claim_for_submit("a", "w", 1)
         ledger.mark_created("a-1", "p-1", "PROCESSING", None)
     sent = run_payflow(["status", "a", "--no-refresh"], env, tmp_path)

@@ -8,26 +8,11 @@ batch a deployment's worker pays through the API."""
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from pathlib import Path
 
-from cli_support import payflow_env, run_payflow
+from cli_support import payflow_env, run_payflow, sim_instruction
 
 from payflow.ledger import Ledger
-from payflow.model import PayoutInstruction
-
-
-def _instruction(n: int) -> PayoutInstruction:
-    return PayoutInstruction(
-        row_number=n + 1,
-        external_id=f"b-{n}",
-        amount=Decimal(100 * n),
-        currency="XOF",
-        payment_type="SIM",
-        requisites=f"22507000{n:02d}01",
-        name="Awa Kone",
-        user_id=f"u-{n}",
-    )
 
 
 def _sandbox(args: list[str], env: dict[str, str], cwd: Path) -> object:
@@ -47,7 +32,7 @@ def test_an_unbound_ledger_says_unknown_whatever_the_reading_commands_settings(t
     assert _sandbox(["status"], sandbox_env, tmp_path) is None
     assert _sandbox(["status"], api_env, tmp_path) is None
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("b", "b.csv", [_instruction(1), _instruction(2)], [])
+        ledger.register_batch("b", "b.csv", [sim_instruction("b", 1), sim_instruction("b", 2)], [])
     # Registered, nothing sent: where it is paid is the paying run's settings, not these.
     for env in (sandbox_env, api_env):
         assert _sandbox(["status", "b", "--no-refresh"], env, tmp_path) is None
@@ -59,7 +44,7 @@ def test_a_ledger_older_than_bindings_with_sent_rows_says_unknown(tmp_path: Path
     home = tmp_path / "home"
     env = payflow_env(home, tmp_path / "prefect")
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch("b", "b.csv", [_instruction(1)], [])
+        ledger.register_batch("b", "b.csv", [sim_instruction("b", 1)], [])
         ledger.claim_for_submit("b", "w", 10)
         ledger.mark_created("b-1", "p-1", "CREATED", None)
     # Its payout went somewhere nothing records: "no real money moved" may be false.
