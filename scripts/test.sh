@@ -19,14 +19,18 @@ export PATH="$root/.venv/bin:$PATH"
 ruff check .
 ruff format --check .
 
-# The type check and the installed-package check (a plain `pip install .` in a fresh venv must
-# validate and pay the samples from anywhere) need no test and no test needs them: they run
-# beside the suite and their output follows the suite's. The suite keeps both cores busy, so
-# this saves their waits (pip's disk, a server's start), not their CPU time.
+# The type check, the installed-package check (a plain `pip install .` in a fresh venv must
+# validate and pay the samples from anywhere) and the docs build need no test and no test needs
+# them: they run beside the suite and their output follows the suite's. The suite keeps both
+# cores busy, so this saves their waits (pip's disk, a server's start), not their CPU time.
 mypy payflow flows tasks schemas >"$logs/mypy.log" 2>&1 &
 types=$!
 bash scripts/check-install.sh >"$logs/check-install.log" 2>&1 &
 installed=$!
+# The docs site: a broken link, a missing page or a page left out of the nav fails the build.
+(mkdocs build --strict --site-dir "$logs/site" && echo "docs: mkdocs build --strict passed") \
+  >"$logs/mkdocs.log" 2>&1 &
+docs=$!
 
 # Four workers on two cores: a test's own process often waits on the servers and subprocesses
 # it started, and one worker spends 7.5 minutes on the long approval pause; with four, both
@@ -48,6 +52,7 @@ finish() {  # NAME PID LOG: the check's last line, or all its output when it fai
 failed=0
 finish "mypy" "$types" "$logs/mypy.log" || failed=1
 finish "check-install" "$installed" "$logs/check-install.log" || failed=1
+finish "mkdocs" "$docs" "$logs/mkdocs.log" || failed=1
 if [ "$suite" -ne 0 ]; then
   exit "$suite"
 fi

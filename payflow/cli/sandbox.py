@@ -15,6 +15,7 @@ import uvicorn
 from payflow.cli.app import app, fail
 from payflow.sandbox.config import SandboxConfig
 from payflow.sandbox.gate import quiet_lost_response_log
+from payflow.sandbox.payouts import CORRECTED, OUTCOMES, STUCK
 from payflow.sandbox.server import uvicorn_config
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -38,11 +39,28 @@ class _SignalStoppedServer(uvicorn.Server):
         self.should_exit = True
 
 
+def _outcome(status: str | None, message: str | None) -> str:
+    if status is STUCK:
+        return "stays PROCESSING"
+    if status == CORRECTED:
+        return "COMPLETED, then corrected to FAILED without a webhook"
+    return f"{status} ({message})" if message else f"{status}"
+
+
+# Read from the sandbox's own table, so the help cannot drift from what the sandbox does.
+OUTCOMES_HELP = (
+    "Make payouts fail: the last four characters of a payout's requisites choose its outcome: "
+    + "; ".join(f"{end} {_outcome(*outcome)}" for end, outcome in OUTCOMES.items())
+    + "; anything else COMPLETED. The rates above inject faults. More: docs/sandbox.md "
+    "(refunds' outcomes, state moves, the widget)."
+)
+
+
 def _rate(help_text: str) -> Any:
     return typer.Option(None, min=0.0, max=1.0, help=help_text)
 
 
-@app.command("sandbox")
+@app.command("sandbox", epilog=OUTCOMES_HELP)
 def sandbox(
     port: int = typer.Option(8080, "--port", min=0, max=65535, help="Port (0: any free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
