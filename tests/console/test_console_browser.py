@@ -25,6 +25,7 @@ from console_support import (
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from support.beats import at_past, dead_run_id
+from support.docs_images import keep_for_docs
 from support.stats import sandbox_stats
 
 from payflow.approvals import Pending, approval_status, load_policy
@@ -65,10 +66,13 @@ def _sign_in(browser: Browser, console: Console, name: str) -> Page:
     return page
 
 
-def _shots(page: Page, tmp_path: Path, name: str) -> None:
+def _shots(page: Page, tmp_path: Path, name: str, *, for_docs: bool = False) -> None:
+    """The page at each width; with `for_docs`, the wide one pictures it in the operator guide."""
     for label, width in WIDTHS.items():
         page.set_viewport_size({"width": width, "height": 900})
-        save_screenshot(page, tmp_path, f"console-{name}-{label}.png")
+        picture = save_screenshot(page, tmp_path, f"console-{name}-{label}.png")
+        if for_docs and label == "wide":
+            keep_for_docs(picture, f"console-{name}.png")
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
@@ -102,12 +106,12 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     rejects = _download(maker, "rejects.xlsx", tmp_path)
     sheet = openpyxl.load_workbook(rejects).active
     assert sheet is not None and sheet.max_row >= 4
-    _shots(maker, tmp_path, "upload-errors")
+    _shots(maker, tmp_path, "upload-errors", for_docs=True)
 
     _upload(maker, console, "clean.csv", batch_csv(CLEAN_ROWS), tmp_path)
     expect(maker.locator("#problems")).to_have_count(0)
     expect(maker.locator("#totals")).to_contain_text("KES")
-    _shots(maker, tmp_path, "upload")
+    _shots(maker, tmp_path, "upload", for_docs=True)
     maker.click("text=Submit 5 rows for approval")
     expect(maker.locator("#state")).to_have_text("awaiting approval")
     batch_url = maker.url
@@ -123,7 +127,7 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     checker = _sign_in(browser, console, "carl")
     checker.goto(batch_url + "/approve")
     expect(checker.locator("#rules")).to_contain_text("KES total")
-    _shots(checker, tmp_path, "approve")
+    _shots(checker, tmp_path, "approve", for_docs=True)
     checker.fill("textarea[name=note]", "checked against the invoice list")
     checker.click("button[value=approve]")
     expect(checker.locator(".notice")).to_contain_text("payout run started")
@@ -138,7 +142,7 @@ def test_console_day(console: Console, browser: Browser, tmp_path: Path) -> None
     expect(checker.locator("#summary")).to_be_visible(timeout=60_000)
     expect(checker.locator("#state")).to_have_text("finished with failures")
     expect(checker.locator("#failed")).to_contain_text("Recipient not found")
-    _shots(checker, tmp_path, "batch")
+    _shots(checker, tmp_path, "batch", for_docs=True)
 
     csv_report = _download(checker, "report.csv", tmp_path)
     assert "c-bad-1" in csv_report.read_text(encoding="utf-8")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 from reconcile_support import instruction, move, new_id, pay, payout_id, reconcile, register
+from support.docs_images import keep_for_docs
 from support.spreadsheet import computed_sheets
 
 from payflow.ledger import Ledger, RejectedRow, RowOutcome
@@ -352,6 +353,7 @@ async def test_a_picture_of_the_summary_sheet(client, ledger: Ledger, tmp_path) 
     )
     pictures = sorted(tmp_path.glob("summary*.png"))
     assert pictures and pictures[0].stat().st_size > 1000
+    keep_for_docs(pictures[0], "report-summary.png")
     print(f"summary sheet image: {pictures[0]}")
 
 
