@@ -16,7 +16,8 @@ SANDBOX_TOKEN_DEFAULT = "sandbox-secret-token"
 
 
 class Settings(BaseSettings):
-    """Everything payflow can be configured with; see README "Settings"."""
+    """Everything payflow can be configured with; docs/reference/settings.md lists each field
+    with its description (generated: give a new field a `Field(description=...)`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="PAYFLOW_", env_file=".env", extra="ignore", frozen=True

@@ -1,7 +1,9 @@
-"""The batch columns as an operator reads them: the README's table and the template's example
-rows, both built from the rules table so neither can drift from what validation checks.
+"""The batch columns as an operator reads them: the docs' table (docs/columns.md) and the
+template's example rows, both built from the rules table so neither can drift from what
+validation checks.
 
-`python -m payflow.schemas.columns_doc` prints the README table.
+`python -m payflow.schemas.columns_doc` prints the table; `python -m payflow.docs_pages` writes
+it into docs/columns.md.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def _step(cents: int) -> str:
 
 
 def columns_markdown(table: RulesTable) -> str:
-    """The README's columns table."""
+    """The columns table of docs/columns.md."""
     lines = ["| column | required | accepted headers | rules |", "|---|---|---|---|"]
     for doc in column_docs(table):
         required = "yes" if doc.required else "no"

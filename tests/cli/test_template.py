@@ -1,5 +1,5 @@
-"""`payflow template` writes batches whose example rows validate, and the README's columns
-table is the one the rules table gives (issue 7, item 9)."""
+"""`payflow template` writes batches whose example rows validate, and the docs' columns table
+(docs/columns.md) is the one the rules table gives (issue 7, item 9)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from payflow.cli import main
 from payflow.schemas.columns_doc import EXAMPLES, columns_markdown
 from payflow.schemas.rules import load_rules
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+COLUMNS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "columns.md"
 
 
 @pytest.fixture(autouse=True)
@@ -91,9 +91,9 @@ def test_an_unknown_type_is_refused_in_one_line(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().err.strip().count("\n") == 0
 
 
-def test_the_readme_columns_table_is_the_generated_one() -> None:
-    text = README.read_text("utf-8")
+def test_the_docs_columns_table_is_the_generated_one() -> None:
+    text = COLUMNS_PAGE.read_text("utf-8")
     inside = text.split("<!-- columns:start -->\n", 1)[1].split("<!-- columns:end -->", 1)[0]
     assert inside == columns_markdown(load_rules()), (
-        "README columns table is stale: paste `.venv/bin/python -m payflow.schemas.columns_doc`"
+        "docs/columns.md is stale: run `.venv/bin/python -m payflow.docs_pages`"
     )
