@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-HELP_WIDTH = 100
+HELP_WIDTH = 80  # a terminal's width, and what fits the page without scrolling
 
 
 @dataclass(frozen=True)

@@ -153,8 +153,9 @@ def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
             "externalId",
             "external_id_derived",
             "no externalId column: each row's id is derived from its own recipient, amount, "
-            "currency, paymentType, userId and bank (see README), so a row already paid is not "
-            "paid again; add an externalId column to pay the same payout again on purpose",
+            "currency, paymentType, userId and bank (docs/operator/rejected-rows.md), so a row "
+            "already paid is not paid again; add an externalId column to pay the same payout "
+            "again on purpose",
         )
         return frame.assign(externalId=derived_external_ids(frame)), [notice]
     blank = cells(frame["externalId"]) == ""

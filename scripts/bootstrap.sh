@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv and install exactly what requirements.lock pins; re-runs only when the lock or
-# pyproject changes, so the README commands are cheap after the first time.
+# pyproject changes, so the two commands of the README are cheap after the first time.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"

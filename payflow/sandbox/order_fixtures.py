@@ -28,7 +28,7 @@ DEMO_BASE_URL = "http://sandbox.invalid/"
 
 
 def seed_demo_orders(state: SandboxState) -> None:
-    """Add the fixed demo orders (ids listed in the README's sandbox section)."""
+    """Add the fixed demo orders (ids listed in docs/sandbox.md)."""
     text = resources.files("payflow.sandbox").joinpath("data/demo_orders.json").read_text("utf-8")
     demo: list[dict[str, Any]] = json.loads(text)
     for item in demo:

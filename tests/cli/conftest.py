@@ -2,7 +2,7 @@
 
 A `payflow run` with no PREFECT_API_URL starts Prefect's temporary server, about 12 s of CPU
 each time; the CLI tests run dozens of them. Most now share one server, as an operator with a
-warm server would (README "Speed"); the tests about the temporary server itself (the quiet
+warm server would (docs/performance.md); the tests about the temporary server itself (the quiet
 sample run, signals) ask for it with `temporary_prefect=True`.
 """
 

@@ -28,7 +28,7 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, prefect_home):
-    # The README's main job as a fresh machine runs it: Prefect's temporary server included.
+    # The README's sample run as a fresh machine runs it: Prefect's temporary server included.
     env = payflow_env(tmp_path / "home", prefect_home, temporary_prefect=True)
     done = run_payflow(["run", str(SAMPLE), "--yes", "--json"], env, tmp_path)
 

@@ -2,7 +2,7 @@
 
 A `payflow run` with no PREFECT_API_URL starts Prefect's temporary server, about 12 s of CPU
 each time; the CLI tests run dozens of them. Most share one server, as an operator with a warm
-server would (README "Speed"); `cli_support.payflow_env` points the runs at it, and the tests
+server would (docs/performance.md); `cli_support.payflow_env` points the runs at it, and the tests
 about the temporary server itself (the quiet sample run, signals) ask for one with
 `temporary_prefect=True`. A test module outside tests/cli imports `shared_prefect_server`.
 """
