@@ -9,6 +9,7 @@ tests/test_docs_pages.py fails while one is stale.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+# A shell block the tests run (tests/cli/test_docs_runnable.py): the marker on the line before
+# its fence, with the exit status the block ends with when it is not 0.
+RUNNABLE = re.compile(r"^<!-- runnable(?:: exit (\d+))? -->\n```bash\n(.*?)^```", re.M | re.S)
+RUNNABLE_MARKER = re.compile(r"^<!-- runnable\b", re.M)
 HELP_WIDTH = 80  # a terminal's width, and what fits the page without scrolling
 
 
@@ -107,6 +112,11 @@ BLOCKS = (
     Block("settings", "reference/settings.md", settings_markdown),
     Block("columns", "columns.md", columns_markdown),
 )
+
+
+def runnable_blocks(page_text: str) -> list[tuple[str, int]]:
+    """Each runnable block of a page, in order, with the exit status it ends with."""
+    return [(body, int(code or 0)) for code, body in RUNNABLE.findall(page_text)]
 
 
 def with_block(page_text: str, block: Block) -> str:

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from payflow.cli import main
-from payflow.docs_pages import BLOCKS, DOCS, stale_pages, with_block, write_pages
+from payflow.docs_pages import (
+    BLOCKS,
+    DOCS,
+    RUNNABLE_MARKER,
+    runnable_blocks,
+    stale_pages,
+    with_block,
+    write_pages,
+)
 from payflow.sandbox.payouts import OUTCOMES
 
 ROOT = DOCS.parent
@@ -38,6 +46,21 @@ def test_writing_the_pages_rewrites_a_stale_block_only(tmp_path: Path) -> None:
 def test_a_page_without_its_markers_is_named() -> None:
     with pytest.raises(ValueError, match=r"docs/columns\.md has no <!-- columns:start -->"):
         with_block("# Columns\n", BLOCKS[2])
+
+
+def test_every_runnable_marker_starts_a_block_the_tests_run() -> None:
+    # A marker whose block the pattern missed (another fence, a blank line between) runs nothing.
+    for page in DOCS.rglob("*.md"):
+        text = page.read_text("utf-8")
+        assert len(RUNNABLE_MARKER.findall(text)) == len(runnable_blocks(text)), page
+    started = (DOCS / "getting-started.md").read_text("utf-8")
+    assert len(runnable_blocks(started)) >= 6
+
+
+def test_a_marker_before_another_fence_is_not_a_runnable_block() -> None:
+    text = "<!-- runnable -->\n```text\nls\n```\n<!-- runnable: exit 1 -->\n```bash\nfalse\n```\n"
+    assert len(RUNNABLE_MARKER.findall(text)) == 2
+    assert runnable_blocks(text) == [("false\n", 1)]
 
 
 def _tests_source() -> str:

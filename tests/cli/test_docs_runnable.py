@@ -18,14 +18,9 @@ import pytest
 from cli_support import payflow_env
 from support.servers import free_port
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-RUNNABLE = re.compile(r"<!-- runnable(?:: exit (\d+))? -->\n```bash\n(.*?)```", re.DOTALL)
+from payflow.docs_pages import DOCS, runnable_blocks
+
 DOCS_PORT = "8080"  # the port the docs name; the test serves on a free one instead
-
-
-def runnable_blocks(page: Path) -> list[tuple[str, int]]:
-    """Each runnable block of the page with the exit status it ends with."""
-    return [(body, int(code or 0)) for code, body in RUNNABLE.findall(page.read_text("utf-8"))]
 
 
 def _script(blocks: list[tuple[str, int]], port: int) -> str:
@@ -45,16 +40,9 @@ def _script(blocks: list[tuple[str, int]], port: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_every_page_s_runnable_blocks_are_bash_blocks_the_pattern_finds() -> None:
-    # A marker whose block the pattern missed (another fence, a blank line) would run nothing.
-    for page in DOCS.rglob("*.md"):
-        text = page.read_text("utf-8")
-        assert text.count("<!-- runnable") == len(runnable_blocks(page)), page
-
-
 @pytest.mark.slow  # four pay runs and two sandboxes: about 80 s
 def test_the_getting_started_blocks_run_as_written(tmp_path: Path) -> None:
-    blocks = runnable_blocks(DOCS / "getting-started.md")
+    blocks = runnable_blocks((DOCS / "getting-started.md").read_text("utf-8"))
     assert len(blocks) >= 6
     env = payflow_env(tmp_path / "unused", tmp_path / "prefect")
     del env["PAYFLOW_HOME"]  # the page's own default: .payflow in the folder it runs in
