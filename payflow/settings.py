@@ -26,17 +26,24 @@ class Settings(BaseSettings):
     api_url: str | None = Field(
         default=None, description="Base URL of the payments API; unset: the embedded sandbox."
     )
-    api_token: SecretStr | None = Field(default=None, description="Merchant API token.")
+    api_token: SecretStr | None = Field(
+        default=None, description="Merchant API token (X-Api-Token); never logged or shown."
+    )
     ledger_url: str | None = Field(
         default=None, description="SQLAlchemy URL of the ledger; unset: SQLite under home."
     )
-    home: Path = Field(default=Path(".payflow"), description="Ledger file, reports, Prefect home.")
+    home: Path = Field(
+        default=Path(".payflow"),
+        description="Folder of the SQLite ledger, reports, logs and Prefect's home (relative to "
+        "the working directory).",
+    )
     webhook_url: str | None = Field(
         default=None, description="Public URL of `payflow webhooks`, sent as callbackUrl."
     )
     widget_url: str | None = Field(
         default=None,
-        description="Widget host ({widget_url}); unset: the embedded sandbox's own address.",
+        description="Widget host (claims redirect to {widget_url}/payout-widget); unset: the "
+        "embedded sandbox's own address.",
     )
     links_url: str = Field(
         default="http://127.0.0.1:8090",
@@ -45,7 +52,9 @@ class Settings(BaseSettings):
     link_claim_days: float = Field(
         default=7.0, gt=0, le=366, description="Days a claim URL stays valid."
     )
-    max_in_flight: int = Field(default=16, ge=1, le=512, description="Requests in flight.")
+    max_in_flight: int = Field(
+        default=16, ge=1, le=512, description="Requests in flight to the payments API at once."
+    )
     max_requests_per_second: float | None = Field(
         default=None, gt=0, description="Ceiling on requests per second to the API."
     )
