@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,15 +41,15 @@ def _script(blocks: list[tuple[str, int]], port: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.slow  # four pay runs and two sandboxes: about 80 s
-def test_the_getting_started_blocks_run_as_written(tmp_path: Path) -> None:
-    blocks = runnable_blocks((DOCS / "getting-started.md").read_text("utf-8"))
-    assert len(blocks) >= 6
+def _run_page(page: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path, str]:
+    """Run the page's runnable blocks in a folder holding a copy of the checkout's `data/` (the
+    pages' samples), with the test process's Prefect server; check each block's exit status."""
+    blocks = runnable_blocks((DOCS / page).read_text("utf-8"))
     env = payflow_env(tmp_path / "unused", tmp_path / "prefect")
     del env["PAYFLOW_HOME"]  # the page's own default: .payflow in the folder it runs in
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     work = tmp_path / "work"
-    work.mkdir()
+    shutil.copytree(DOCS.parent / "data", work / "data")
     done = subprocess.run(
         ["bash", "-c", _script(blocks, free_port())],
         cwd=work,
@@ -62,7 +63,26 @@ def test_the_getting_started_blocks_run_as_written(tmp_path: Path) -> None:
     statuses = [int(n) for n in re.findall(r"^::block \d+ exit (\d+)$", done.stdout, re.M)]
     assert statuses == [code for _, code in blocks], shown
     assert "Traceback" not in done.stderr, shown
+    return done, work, shown
+
+
+@pytest.mark.slow  # four pay runs and two sandboxes: about 80 s
+def test_the_getting_started_blocks_run_as_written(tmp_path: Path) -> None:
+    assert len(runnable_blocks((DOCS / "getting-started.md").read_text("utf-8"))) >= 6
+    done, work, shown = _run_page("getting-started.md", tmp_path)
     assert "COMPLETED        2" in done.stdout, shown  # payflow status of the first batch
     assert "Recipient not found" in done.stdout + done.stderr, shown
     assert list((work / ".payflow" / "reports").glob("*-reconciliation.xlsx")), shown
     assert list((work / ".payflow-sandbox" / "reports").glob("*-reconciliation.xlsx")), shown
+
+
+OTHER_PAGES = sorted(
+    page.relative_to(DOCS).as_posix()
+    for page in DOCS.rglob("*.md")
+    if page.name != "getting-started.md" and runnable_blocks(page.read_text("utf-8"))
+)
+
+
+@pytest.mark.parametrize("page", OTHER_PAGES)
+def test_every_other_page_s_runnable_blocks_run_as_written(page: str, tmp_path: Path) -> None:
+    _run_page(page, tmp_path)
