@@ -346,7 +346,7 @@ async def test_a_picture_of_the_summary_sheet(client, ledger: Ledger, tmp_path) 
     )
     pdf = tmp_path / "summary.pdf"
     subprocess.run(
-        [pdftoppm, "-png", "-r", "80", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "summary")],
+        [pdftoppm, "-png", "-r", "110", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "summary")],
         check=True,
         capture_output=True,
         timeout=60,
