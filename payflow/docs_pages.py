@@ -44,10 +44,10 @@ def commands_markdown() -> str:
     _register_commands()
     root = typer.main.get_command(app)
     assert isinstance(root, typer.core.TyperGroup)
-    parts: list[str] = []
     top = typer.core.TyperGroup.context_class(
         root, info_name="payflow", max_content_width=HELP_WIDTH, terminal_width=HELP_WIDTH
     )
+    parts = ["### `payflow`", "", "```text", root.get_help(top).rstrip(), "```", ""]
     for name in dict.fromkeys(COMMAND_MODULES):
         parts += _command_help(root.commands[name], name, top)
     return "\n".join(parts)
