@@ -63,7 +63,7 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
         + (" and `acknowledge_warnings`;" if requirement.warnings else ";")
         + " to decline, leave `approve` off and write why in `decline_reason`.",
         f"Get the code with `payflow approve {facts.batch_id} --code` (signed in as a checker) "
-        "or in the console; an answer without one is not recorded. Or approve there, or with "
+        "or in the console; an answer without one counts for nothing. Or approve there, or with "
         f"`payflow approve {facts.batch_id}`. The maker cannot approve, and each step needs "
         "another person.",
         f"Held to approval policy version {requirement.policy_version}.",
