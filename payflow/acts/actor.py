@@ -34,6 +34,5 @@ class Actor:
     def require(self, role: str, doing: str) -> None:
         """NotAllowed unless the actor holds `role` (`doing` says the act, for the line)."""
         if not self.operator.has(role):
-            raise NotAllowed(
-                f"{self.name} is not a {role} ({self.operator.role}): only a {role} {doing}"
-            )
+            one = f"{'an' if role[0] in 'aeiou' else 'a'} {role}"
+            raise NotAllowed(f"{self.name} is not {one} ({self.operator.role}): only {one} {doing}")
