@@ -14,6 +14,7 @@ from payflow.approvals import (
     approval_status,
     person_key,
 )
+from payflow.approvals.store import terms_of
 from payflow.console.context import ConsoleContext
 from payflow.console.history import GO_AHEAD
 from payflow.console.operators import Operator
@@ -28,14 +29,16 @@ def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> 
     facts = ctx.ledger.batch_facts(batch_id)
     if facts is None:
         raise ApprovalRefused(f"no batch {batch_id} in the ledger")
-    if facts.made_by not in (None, maker.name):
-        raise ApprovalRefused(f"batch {batch_id} was made by {facts.made_by}")
+    # Another maker's batch is refused by the act (`acts.submit`); a deployed run's claim of a
+    # maker (an OS name, a parameter) names nobody signed in, and any maker may submit it.
     status = approval_status(ctx.ledger, batch_id)
     if isinstance(status, Declined | Expired):
         # Submitted again, a declined batch read "awaiting approval" while no checker could
         # decide it.
         raise ApprovalRefused(f"batch {batch_id} is {type(status).__name__.lower()}")
-    if is_submitted(ctx, batch_id):
+    terms = terms_of(ctx.ledger, batch_id)
+    if is_submitted(ctx, batch_id) and (terms is None or terms.maker is not None):
+        # A deployed run's batch waiting with no signed-in maker is submitted here, once.
         raise ApprovalRefused(f"batch {batch_id} was already submitted for approval")
     if not ctx.ledger.batch_counts(batch_id).to_send:
         raise ApprovalRefused("this batch has no rows to pay; nothing to approve")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -90,10 +91,9 @@ def take_upload(
     report = validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))
     outcome = register_report(ctx.ledger, report)
     maker = operator.name
-    try:
+    # The same file uploaded again by another maker stays the first maker's batch, as before.
+    with suppress(NotAllowed):
         submit(ctx.ledger, report.batch_id, Actor(operator, CONSOLE))
-    except NotAllowed as exc:  # the same file uploaded again by another maker: theirs
-        raise UploadRefused(f"{exc}; nothing more was stored") from None
     if report.rejects:
         write_rejects_report(report, ctx.batch_dir(report.batch_id))
     source = source_of(ctx, report.batch_id)
