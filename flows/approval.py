@@ -4,7 +4,8 @@
 only waits. A batch the policy lets through goes on by itself. Otherwise the run pauses in a
 subflow (`await-approval`, tagged `batch:<batch_id>`, so the parent keeps its concurrency slot:
 Prefect 3.8.8 releases it when a *top-level* run pauses, and both runs then crashed). An answer
-typed in the Prefect UI is recorded with `record_decision(..., via="prefect")`; an answer sent by
+typed in the Prefect UI is recorded (through `payflow.acts.decide`, via="prefect") only with a
+one-time approval code that names its checker; an answer sent by
 `payflow approve` was recorded before the resume. Either way the flow then trusts
 `approval_status` from the ledger, never the input itself.
 """
@@ -22,12 +23,12 @@ from payflow.approvals import Approved, Declined, Expired
 from payflow.approvals.form import with_refused_answer
 from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
 from payflow.expected import ExpectedFailure
-from payflow.ledger.tables import USER_LENGTH
 from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
 from payflow.wording import counted
 
 APPROVAL_TIMEOUT_SECONDS = 24 * 3600
 DECLINE_REASON_LENGTH = 1000
+APPROVAL_CODE_LENGTH = 64
 
 __all__ = [
     "APPROVAL_TIMEOUT_SECONDS",
@@ -44,10 +45,12 @@ __all__ = [
 
 class BatchApproval(RunInput):
     """An approver's answer. `approve` has no default, so a bare "Resume" is refused by the
-    server; `approver` names the person (open-source Prefect records no identity)."""
+    server. Open-source Prefect records no identity, so no name typed here counts: an answer is
+    recorded only with a one-time `approval_code` (`payflow approve BATCH --code`, or the
+    console), which names the checker it was issued to."""
 
     approve: bool
-    approver: str = Field(min_length=1, max_length=USER_LENGTH)
+    approval_code: str = Field(default="", max_length=APPROVAL_CODE_LENGTH)
     # Prefect's form shows `approve` as a switch that is off and sends false untouched: a
     # checker who typed a name and pressed Submit declined the batch for good. A decline from
     # the form therefore needs its reason here; without one it is refused and asked again.
@@ -125,7 +128,6 @@ def _settled(view: ApprovalView, batch_id: str, wait: bool) -> Approved | None:
 def ensure_approved(
     ledger_url: str,
     batch_id: str,
-    approvals_file: str | None,
     *,
     wait: bool,
     timeout_seconds: int = APPROVAL_TIMEOUT_SECONDS,
@@ -138,7 +140,7 @@ def ensure_approved(
     step = 0
     refused: str | None = None  # why the last answer typed in the form was not recorded
     while True:
-        view = read_approval(ledger_url, batch_id, approvals_file)
+        view = read_approval(ledger_url, batch_id)
         approved = _settled(view, batch_id, wait)
         if approved is not None:
             return approved
@@ -155,7 +157,7 @@ def ensure_approved(
             with tags(batch_tag(batch_id)):
                 answer = await_approval(batch_id, form, timeout, view.has_warnings, step)
         except FlowPauseTimeout:
-            if isinstance(read_approval(ledger_url, batch_id, approvals_file).status, Expired):
+            if isinstance(read_approval(ledger_url, batch_id).status, Expired):
                 raise NotApproved(
                     f"batch {batch_id}: nobody approved it in time; nothing was paid", "Expired"
                 ) from None
@@ -165,9 +167,8 @@ def ensure_approved(
         refused = record_answer(
             ledger_url,
             batch_id,
-            approvals_file,
             approve=answer.approve,
-            approver=answer.approver,
+            approval_code=answer.approval_code,
             acknowledge_warnings=bool(getattr(answer, "acknowledge_warnings", False)),
             decline_reason=answer.decline_reason,
         )

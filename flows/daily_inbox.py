@@ -12,7 +12,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from payflow.approvals.identity import file_maker, file_maker_note
+from payflow.approvals.identity import dropped_by, file_maker, file_maker_note
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.intake_batch import intake_batch
 from payflow.inbox import (
@@ -27,6 +27,7 @@ from payflow.inbox import (
 from payflow.intake.problems import BatchFileError
 from payflow.runtime import ConfigurationError
 from payflow.settings import Settings
+from payflow.tasks.approve_batch import submit_in_flow
 from payflow.tasks.inbox import settle_inbox_file, start_pay_run
 
 PAY_DEPLOYMENT = "pay-batch/pay-batch"
@@ -80,8 +81,9 @@ def _take_file(
     logger = get_run_logger()
     # Read before intake, while the file is still in the inbox with its owner.
     maker_note = file_maker_note(path, settings, maker)
+    owner, claimed = dropped_by(path), file_maker(path, settings, maker)
     try:
-        intake = intake_batch(str(path), made_by=file_maker(path, settings, maker))
+        intake = intake_batch(str(path), made_by=claimed)
     except BatchFileError as exc:
         moved = settle_inbox_file(str(path), Settled.FAILED, str(exc))
         return InboxOutcome(path.name, Settled.FAILED, reason=str(exc), moved_to=Path(moved).name)
@@ -98,6 +100,7 @@ def _take_file(
         return InboxOutcome(
             path.name, Settled.FAILED, intake.batch_id, reason=why, moved_to=Path(moved).name
         )
+    submit_in_flow(settings.ledger_url_or_default(), intake.batch_id, claimed, owner)
     if maker_note:
         logger.warning("%s (batch %s): %s", path.name, intake.batch_id, maker_note)
     try:

@@ -97,7 +97,6 @@ def pay_batch(
             ensure_approved(
                 target.ledger_url,
                 batch_id,
-                str(settings.approvals_file) if settings.approvals_file else None,
                 wait=wait_for_approval,
                 timeout_seconds=approval_timeout_seconds,
             )

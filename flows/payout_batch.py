@@ -9,7 +9,7 @@ from prefect import flow
 from prefect.client.schemas.objects import State
 from prefect.states import Failed
 
-from payflow.approvals.identity import file_maker
+from payflow.approvals.identity import dropped_by, file_maker
 from payflow.connections import run_target
 from payflow.expected import quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS
@@ -17,6 +17,7 @@ from payflow.flows.intake_batch import intake_batch
 from payflow.flows.pay_batch import pay_batch
 from payflow.run_results import PayResult
 from payflow.settings import Settings
+from payflow.tasks.approve_batch import submit_in_flow
 
 
 @flow(name="payout-batch", persist_result=False, log_prints=False)
@@ -38,6 +39,7 @@ def payout_batch(
     quiet_expected_failures()
     settings = Settings()
     # One API (or one embedded sandbox) for both halves of the run.
+    owner, claimed = dropped_by(Path(path)), file_maker(Path(path), settings, maker)
     with run_target(settings) as target:
         intake = intake_batch(
             path,
@@ -46,8 +48,9 @@ def payout_batch(
             out_dir=out_dir,
             api_url=target.api_url,
             sandbox=target.sandbox,
-            made_by=file_maker(Path(path), settings, maker),
+            made_by=claimed,
         )
+        submit_in_flow(target.ledger_url, intake.batch_id, claimed, owner)
         paid = pay_batch(
             intake.batch_id,
             out_dir=out_dir,

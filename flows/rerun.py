@@ -21,6 +21,7 @@ from payflow.ledger import BatchCounts
 from payflow.paying.run_end import NOT_ALL_PAID
 from payflow.rerun import DEPLOYMENT_WORDS, RerunRefused, choose, parse_selection, preview_lines
 from payflow.settings import Settings
+from payflow.tasks.approve_batch import submit_in_flow
 from payflow.tasks.connections import RunTarget, open_ledger
 from payflow.tasks.rerun_failed import (
     find_rerun_candidates,
@@ -152,6 +153,9 @@ def rerun_failed(
             result.already_created = outcome.already_created
             result.refused = outcome.refused
         for rerun_id in rerun_batches_to_pay(target.ledger_url, batch_id):
+            # The act: submitted by the command line's signed-in maker, else with no maker
+            # (a maker submits it before a checker may approve it).
+            submit_in_flow(target.ledger_url, rerun_id, made_by)
             try:
                 pay_result(
                     pay_batch(

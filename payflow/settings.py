@@ -136,14 +136,13 @@ class Settings(BaseSettings):
             raise ValueError(f"names backend {backend!r}: use sqlite or postgresql")
         return value
 
-    approvals_file: Path | None = Field(
-        default=None,
-        description="Approval rules per currency; unset: payflow/defaults/approvals.yaml.",
-    )
     user: str | None = Field(
         default=None,
-        description="Who payflow records as a batch's maker and as an approver; unset: the OS "
-        "user. For tests: one process stands for one person.",
+        description="The embedded sandbox only (no money moves): who acts without `payflow "
+        "login`; unset: the OS user. Names nobody anywhere else.",
+    )
+    session_hours: float = Field(
+        default=8.0, gt=0, le=24, description="Hours a `payflow login` session lasts."
     )
 
     @property

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from payflow.approvals.identity import current_user
-from payflow.approvals.policy import load_policy
 from payflow.approvals.resume import Replaced, resume_paused_runs
-from payflow.approvals.status import (
-    ApprovalStatus,
-    Approved,
-    Declined,
-    record_decision,
-)
+from payflow.approvals.status import ApprovalStatus, Approved, Declined
 from payflow.ledger import Ledger
-from payflow.settings import Settings
+
+if TYPE_CHECKING:
+    from payflow.acts.actor import Actor
 
 
 @dataclass
@@ -39,7 +35,7 @@ def prefect_api_configured() -> bool:
 
 
 def decide(
-    settings: Settings,
+    checker: Actor,
     ledger: Ledger,
     batch_id: str,
     *,
@@ -47,17 +43,19 @@ def decide(
     note: str | None = None,
     acknowledge_warnings: bool = False,
 ) -> DecisionOutcome:
-    """Record the approver's decision; resume the paused run once the decision settles it."""
-    approver = current_user(settings)
-    policy = load_policy(settings.approvals_file)
-    status = record_decision(
+    """Record the signed-in checker's decision (the act: `payflow.acts.decide`); resume the
+    paused run once the decision settles it."""
+    from payflow.acts.decide import decide as decide_act
+
+    approver = checker.name
+    status = decide_act(
         ledger,
         batch_id,
-        approver=approver,
-        decision="decline" if decline else "approve",
+        checker,
+        approve=not decline,
         note=note,
         acknowledge_warnings=acknowledge_warnings,
-        policy=policy,
+        via="cli",
     )
     outcome = DecisionOutcome(approver, status)
     if not isinstance(status, Approved | Declined):

@@ -59,11 +59,14 @@ def approval_form_markdown(requirement: Requirement, status: ApprovalStatus) -> 
     lines += [
         "",
         f"Content hash `{facts.content_hash[:16]}`: any change to the batch voids an approval.",
-        "Answer with `approve` switched on to pay, your name as `approver`"
+        "Answer with `approve` switched on to pay and your one-time `approval_code`"
         + (" and `acknowledge_warnings`;" if requirement.warnings else ";")
-        + " to decline, leave `approve` off and write why in `decline_reason`;",
-        f"or run `payflow approve {facts.batch_id}` (records your OS user). The maker cannot "
-        "approve, and each step needs another person.",
+        + " to decline, leave `approve` off and write why in `decline_reason`.",
+        f"Get the code with `payflow approve {facts.batch_id} --code` (signed in as a checker) "
+        "or in the console; an answer without one counts for nothing. Or approve there, or with "
+        f"`payflow approve {facts.batch_id}`. The maker cannot approve, and each step needs "
+        "another person.",
+        f"Held to approval policy version {requirement.policy_version}.",
     ]
     return "\n".join(lines)
 

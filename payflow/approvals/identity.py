@@ -1,7 +1,9 @@
-"""Who is acting: the OS user, unless the settings name one (tests build Settings(user=...)).
-For a file a deployed run takes, its maker is who dropped it: the file's owner. For anything else
-a deployed run registers (a rerun), the person its `maker` parameter names; without one, the
-worker's own account, which names nobody and is never presented as a person."""
+"""Names a deployed run records when no operator signed in: the file's owner (another OS user
+than this worker's) or the `maker` parameter, else this worker's own account. None of them is
+an authenticated person: they are kept as the batch's claimed maker only, and the batch is held
+to the two-person rule once an operator is its maker (`payflow.acts.register`): the operator
+whose OS account owns the file, or a maker who submits it (`payflow submit`). PAYFLOW_USER is
+not read here: it names nobody outside the command line's embedded sandbox."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from payflow.settings import Settings
 
 
 def current_user(settings: Settings) -> str:
-    """The person payflow records as a batch's maker (intake) or as an approver (approve)."""
-    return settings.user or getpass.getuser()
+    """This process's OS account: what a deployed run records when nobody signed in."""
+    del settings  # PAYFLOW_USER names nobody here (see `payflow.cli.signin`)
+    return getpass.getuser()
 
 
 def file_maker(path: Path, settings: Settings, named: str | None = None) -> str:
@@ -49,6 +52,12 @@ def _other_owner(path: Path) -> str | None:
         return f"uid:{owner}"
 
 
+def dropped_by(path: Path) -> str | None:
+    """The OS account that dropped `path` (its owner, when not this worker's), or None: the
+    operator whose OS account it is becomes the batch's maker."""
+    return _other_owner(path)
+
+
 def deployment_maker(settings: Settings, named: str | None) -> str:
     """The maker of a batch a deployed run registers with no file owner to name it: `named`
     (the deployment's `maker` parameter: whoever asked for the run), else this worker's own
@@ -67,8 +76,8 @@ def worker_account_note(account: str) -> str:
     """Says that `account` is the worker's, not a person, wherever a deployed run shows the
     maker it recorded without a `maker` parameter."""
     return (
-        f"maker recorded as {account}, this worker's account and not a person: anyone else can "
-        "approve; start the run with parameter maker=<who asked> to name its maker"
+        f"maker recorded as {account}, this worker's account and not a person: a signed-in "
+        "maker submits the batch (payflow submit BATCH) before a checker may approve it"
     )
 
 

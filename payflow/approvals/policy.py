@@ -92,16 +92,68 @@ class ApprovalPolicy(BaseModel):
 
 
 def load_policy(path: Path | None = None) -> ApprovalPolicy:
-    """Read and check an approvals file (the shipped default when None)."""
+    """Read and check an approvals file (the shipped default when None). Only `payflow policy
+    set` and the ledger's first version read a file: what pays is the ledger's policy."""
     source = path or default_file(APPROVALS)
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
-        return ApprovalPolicy.model_validate(data)
+        text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise PolicyError(f"cannot read approvals file {source}: {exc.strerror or exc}") from None
+    return parse_policy(text, str(source))
+
+
+def parse_policy(text: str, source: str) -> ApprovalPolicy:
+    """Check an approval policy given as YAML text; `source` names it in an error."""
+    try:
+        data = yaml.safe_load(text)
+        return ApprovalPolicy.model_validate(data)
     except yaml.YAMLError as exc:
         raise PolicyError(f"approvals file {source} is not valid YAML: {exc}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise PolicyError(f"approvals file {source}: {where}: {first['msg']}") from None
+
+
+def default_policy_text() -> str:
+    """The shipped default policy's YAML (the ledger's version 1)."""
+    return default_file(APPROVALS).read_text(encoding="utf-8")
+
+
+def loosenings(old: ApprovalPolicy, new: ApprovalPolicy) -> list[str]:
+    """Where `new` asks less than `old` (fewer steps for some total, a higher or no per-row
+    maximum, a longer expiry, a currency newly covered): each as one line; [] when none."""
+    found: list[str] = []
+    for key in sorted({*old.currencies, *new.currencies}):
+        before, after = _rule(old, key), _rule(new, key)
+        if after is None:
+            continue  # no rule: such a batch cannot be approved at all, which loosens nothing
+        if before is None:
+            found.append(f"{key}: newly covered (had no rule)")
+            continue
+        for total in _probe_totals(before, after):
+            if after.steps_for(total)[0] < before.steps_for(total)[0]:
+                found.append(
+                    f"{key}: a total of {total} needs {after.steps_for(total)[0]} approval "
+                    f"steps instead of {before.steps_for(total)[0]}"
+                )
+                break
+        if before.row_max is not None and (after.row_max is None or after.row_max > before.row_max):
+            found.append(f"{key}: per-row maximum {before.row_max} -> {after.row_max or 'none'}")
+        if after.expiry_hours > before.expiry_hours:
+            found.append(f"{key}: expiry {before.expiry_hours} h -> {after.expiry_hours} h")
+    return found
+
+
+def _rule(policy: ApprovalPolicy, key: str) -> CurrencyRule | None:
+    try:
+        return policy.rule_for(key)
+    except PolicyError:
+        return None
+
+
+def _probe_totals(*rules: CurrencyRule) -> list[Decimal]:
+    """0, each band's end and a hair above it: where two rules' steps can differ."""
+    ends = {band.up_to for rule in rules for band in rule.bands if band.up_to is not None}
+    hair = Decimal("0.000001")
+    return sorted({Decimal(0), *ends, *(end + hair for end in ends)})

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from payflow.approvals.policy import ApprovalPolicy, CurrencyRule, load_policy
+from payflow.approvals.policy import CurrencyRule
+from payflow.approvals.store import Terms, active_policy, policy_version, terms_of
 from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, IntakeWarning, Ledger
 from payflow.ledger.actions import last_action
 from payflow.ledger.counts import sums_by_currency
@@ -87,6 +88,8 @@ class Requirement:
     # Validation's other warnings the maker saw at upload (how the file was read): shown to
     # the checker, not acknowledged, since they are about the file rather than a payout.
     notes: tuple[str, ...] = ()
+    policy_version: int = 1  # the ledger's policy version the batch is held to
+    terms: Terms | None = None  # recorded when its maker submitted it (None: not yet)
 
     @property
     def acknowledgements(self) -> frozenset[str]:
@@ -260,14 +263,15 @@ def _similar(ledger: Ledger, facts: BatchFacts) -> list[ApprovalWarning]:
     return out
 
 
-def approval_requirement(
-    ledger: Ledger, batch_id: str, policy: ApprovalPolicy | None = None
-) -> Requirement:
-    """The approval a batch needs under `policy` (the configured file when None)."""
-    policy = policy or load_policy()
+def approval_requirement(ledger: Ledger, batch_id: str) -> Requirement:
+    """The approval a batch needs under the policy version recorded when it was submitted (the
+    ledger's active policy before then), never fewer steps than that record says."""
     facts = ledger.batch_facts(batch_id)
     if facts is None:
         raise UnknownBatch.named(batch_id)
+    terms = terms_of(ledger, batch_id)
+    held_to = policy_version(ledger, terms.policy_version) if terms else active_policy(ledger)
+    policy = held_to.policy
     steps = 0
     rules: list[str] = []
     expiry = None
@@ -315,6 +319,13 @@ def approval_requirement(
         rules.append(
             "submitted in the console, where a checker approves every batch: 1 approval step"
         )
+    if terms is not None and terms.steps > steps:
+        # The record never loosens: what the batch needed when submitted, it needs still.
+        rules.append(
+            f"recorded when the batch was submitted (policy version {terms.policy_version}): "
+            f"{counted(terms.steps, 'approval step')}"
+        )
+        steps = terms.steps
     expires_at = facts.created_at + (expiry if expiry is not None else DEFAULT_EXPIRY)
     return Requirement(
         batch_id,
@@ -328,6 +339,8 @@ def approval_requirement(
         tuple(earlier),
         ledger.to_pay(batch_id),
         tuple(notes),
+        held_to.version,
+        terms,
     )
 
 

@@ -71,12 +71,11 @@ class Resumed:
     replaced: list[Replaced] = field(default_factory=list)
 
 
-def approval_input(
-    approve: bool, approver: str, acknowledge_warnings: bool | None = None
-) -> dict[str, object]:
-    """The run_input sent on resume: `{"approve": bool, "approver": str}`, plus
-    `"acknowledge_warnings"` when the batch has warnings (the form then asks for it)."""
-    answer: dict[str, object] = {"approve": approve, "approver": approver}
+def approval_input(approve: bool, acknowledge_warnings: bool | None = None) -> dict[str, object]:
+    """The run_input sent on resume after `payflow approve` recorded the decision:
+    `{"approve": bool}`, plus `"acknowledge_warnings"` when the form asks for it. It carries no
+    code: the decision is in the ledger already, and the run reads it from there."""
+    answer: dict[str, object] = {"approve": approve}
     if acknowledge_warnings is not None:
         answer["acknowledge_warnings"] = acknowledge_warnings
     return answer
@@ -118,7 +117,7 @@ async def resume_paused_runs(
         warned = acknowledge_warnings if asks_acknowledgement(run) else None
         # NotPausedError: another approver resumed it a moment ago; confirmed below all the same.
         with suppress(NotPausedError):
-            await aresume_flow_run(run.id, run_input=approval_input(approve, approver, warned))
+            await aresume_flow_run(run.id, run_input=approval_input(approve, warned))
         asked.append(str(run.id))
     result = Resumed()
     async with get_client() as client:

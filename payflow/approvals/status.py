@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from payflow.approvals.identity import is_plain_name, person_key
-from payflow.approvals.policy import ApprovalPolicy
 from payflow.approvals.requirement import Requirement, approval_requirement
 from payflow.ledger import PENDING_STATES, SENT_STATES, ApprovalRecord, Ledger
 from payflow.wording import counted
@@ -98,11 +97,9 @@ def status_for(requirement: Requirement, records: list[ApprovalRecord]) -> Appro
     return Pending(left, approvers)
 
 
-def approval_status(
-    ledger: Ledger, batch_id: str, policy: ApprovalPolicy | None = None
-) -> ApprovalStatus:
+def approval_status(ledger: Ledger, batch_id: str) -> ApprovalStatus:
     """Approved, Pending(steps left), Declined, Void or Expired, from the ledger as it is now."""
-    requirement = approval_requirement(ledger, batch_id, policy)
+    requirement = approval_requirement(ledger, batch_id)
     status = status_for(requirement, ledger.approvals_of(batch_id))
     if isinstance(status, Pending | Void) and ledger.now() >= requirement.expires_at:
         return Expired(requirement.expires_at.isoformat())
@@ -118,11 +115,10 @@ def record_decision(
     note: str | None = None,
     acknowledge_warnings: bool = False,
     via: str = "cli",
-    policy: ApprovalPolicy | None = None,
 ) -> ApprovalStatus:
     """Append the approver's decision bound to the batch as it is now; the status after it."""
-    requirement = approval_requirement(ledger, batch_id, policy)
-    before = approval_status(ledger, batch_id, policy)
+    requirement = approval_requirement(ledger, batch_id)
+    before = approval_status(ledger, batch_id)
     if isinstance(before, Declined | Expired):
         state = type(before).__name__.lower()
         raise ApprovalRefused(f"batch {batch_id} is {state}; nothing will be paid")
@@ -178,4 +174,4 @@ def record_decision(
             via=via,
         )
     )
-    return approval_status(ledger, batch_id, policy)
+    return approval_status(ledger, batch_id)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from payflow.approvals.form import approval_form_markdown
-from payflow.approvals.policy import ApprovalPolicy
 from payflow.approvals.requirement import approval_requirement
 from payflow.approvals.status import (
     ApprovalRefused,
@@ -15,7 +14,6 @@ from payflow.approvals.status import (
     Declined,
     Expired,
     approval_status,
-    record_decision,
 )
 from payflow.ledger import Ledger
 
@@ -30,10 +28,10 @@ class ApprovalView:
     seconds_left: int  # until a batch still waiting expires
 
 
-def approval_view(ledger: Ledger, batch_id: str, policy: ApprovalPolicy) -> ApprovalView:
+def approval_view(ledger: Ledger, batch_id: str) -> ApprovalView:
     """Status, form (totals, warnings, the rule that applies) and seconds until expiry."""
-    requirement = approval_requirement(ledger, batch_id, policy)
-    status = approval_status(ledger, batch_id, policy)
+    requirement = approval_requirement(ledger, batch_id)
+    status = approval_status(ledger, batch_id)
     left = int((requirement.expires_at - ledger.now()).total_seconds())
     return ApprovalView(
         status,
@@ -49,35 +47,48 @@ DECLINE_NEEDS_REASON = (
 )
 
 
+def needs_code(batch_id: str) -> str:
+    """Why an answer without a valid one-time code was not recorded, and where to approve."""
+    return (
+        "an answer here counts only with a one-time approval code, and none valid was given: "
+        f"get one with `payflow approve {batch_id} --code` (signed in as a checker) or on the "
+        f"batch's page in the console; or approve there, or with `payflow approve {batch_id}`"
+    )
+
+
 def record_prefect_answer(
     ledger: Ledger,
     batch_id: str,
-    policy: ApprovalPolicy,
     *,
     approve: bool,
-    approver: str,
+    approval_code: str,
     acknowledge_warnings: bool,
     decline_reason: str = "",
 ) -> str | None:
-    """Record an answer from the resume form (`via="prefect"`); None when recorded or already
-    settled (`payflow approve` records before it resumes), else why it was refused. A decline
-    needs its `decline_reason` (the note kept with it): the form's `approve` switch is off until
-    moved, so a name and Submit alone would decline the batch for good."""
-    if isinstance(approval_status(ledger, batch_id, policy), Approved | Declined | Expired):
+    """Record an answer from the resume form (`via="prefect"`) as the checker its one-time
+    code names; None when recorded or already settled (`payflow approve` records before it
+    resumes), else why it was refused. A decline needs its `decline_reason` (the note kept with
+    it): the form's `approve` switch is off until moved, so Submit alone would decline."""
+    from payflow.acts.auth import redeem_code
+    from payflow.acts.decide import decide
+
+    if isinstance(approval_status(ledger, batch_id), Approved | Declined | Expired):
         return None
     reason = decline_reason.strip()
     if not approve and not reason:
         return DECLINE_NEEDS_REASON
+    checker = redeem_code(ledger, batch_id, approval_code) if approval_code.strip() else None
+    if checker is None:
+        return needs_code(batch_id)
     try:
-        record_decision(
+        decide(
             ledger,
             batch_id,
-            approver=approver,
-            decision="approve" if approve else "decline",
+            checker,
+            approve=approve,
             note=None if approve else reason,
             acknowledge_warnings=acknowledge_warnings,
             via="prefect",
-            policy=policy,
         )
     except ApprovalRefused as exc:
         return str(exc)

@@ -37,6 +37,11 @@ COMMAND_MODULES = {
     "approve": "approve",
     "pay": "pay",
     "console": "console",
+    "submit": "approve",
+    "login": "signin",
+    "logout": "signin",
+    "whoami": "signin",
+    "policy": "policy",
 }
 
 

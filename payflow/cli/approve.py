@@ -22,12 +22,12 @@ from payflow.approvals import (
     Void,
     WarningsUnacknowledged,
     approval_requirement,
-    load_policy,
 )
 from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import prepare
+from payflow.cli.signin import acting
 from payflow.ledger import CurrencyTotal
 from payflow.ledger.counts import rows_by_currency, sums_by_currency
 from payflow.ledger.service_binding import sandbox_served
@@ -37,7 +37,9 @@ from payflow.schemas.iso4217 import amount_text
 from payflow.wording import counted, plural
 
 if TYPE_CHECKING:
+    from payflow.acts.actor import Actor
     from payflow.approvals.resume import Replaced
+    from payflow.ledger import Ledger
 
 
 def replaced_line(replaced: Replaced) -> str:
@@ -61,14 +63,25 @@ def approve_command(
         typer.Option("--acknowledge-warnings", help="Approve although the batch has warnings."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
+    code: Annotated[
+        bool,
+        typer.Option(
+            "--code",
+            help="Record nothing: print a one-time code to answer Prefect's pause form with.",
+        ),
+    ] = False,
 ) -> None:
-    """Approve or decline a batch as the OS user; the maker cannot approve their own batch."""
+    """Approve or decline a batch as the signed-in checker (`payflow login`); the maker cannot
+    approve their own batch."""
     settings = prepare()
     with open_ledger(settings) as ledger:
         require_payout_batch(settings, ledger, batch_id)
+        checker = acting(settings, ledger, "checker", "approves or declines a batch")
+        if code:
+            _print_code(ledger, batch_id, checker)
         try:
             outcome = decide(
-                settings,
+                checker,
                 ledger,
                 batch_id,
                 decline=decline,
@@ -84,8 +97,7 @@ def approve_command(
             )
             # With the notes of how the file was read, as the console's approve page and the
             # pause form show them: a checker reads them before acknowledging the warnings.
-            policy = load_policy(settings.approvals_file)
-            for line in note_lines(approval_requirement(ledger, batch_id, policy)):
+            for line in note_lines(approval_requirement(ledger, batch_id)):
                 print(printable(line), file=sys.stderr)
             raise typer.Exit(2) from None
         except (ApprovalRefused, PolicyError, UnknownBatch) as exc:
@@ -95,7 +107,7 @@ def approve_command(
         totals = ledger.batch_totals(batch_id)
         # The checker approves in another process than the maker's upload: what the maker was
         # warned of is said here again, from the ledger.
-        requirement = approval_requirement(ledger, batch_id, load_policy(settings.approvals_file))
+        requirement = approval_requirement(ledger, batch_id)
         sandbox = sandbox_served(ledger)
     status = type(outcome.status).__name__
     if as_json:
@@ -188,3 +200,41 @@ def _per_currency(totals: Sequence[CurrencyTotal]) -> list[tuple[str, int, Decim
 def _goes_on(status: ApprovalStatus) -> str:
     """What a resumed pay run does with the batch's status."""
     return "it pays the batch now" if isinstance(status, Approved) else "it ends, paying nothing"
+
+
+def _print_code(ledger: Ledger, batch_id: str, checker: Actor) -> None:
+    """Print a one-time approval code for Prefect's pause form, and exit 0."""
+    from payflow.acts.auth import CODE_MINUTES, issue_code
+
+    if checker.via == "sandbox-user":
+        fail("an approval code needs a sign-in: payflow login NAME")
+    given = issue_code(ledger, batch_id, checker)
+    typer.echo(given)
+    print(
+        f"one-time approval code for batch {batch_id}, for {checker.name}: type it in the pay "
+        f"run's Prefect form within {CODE_MINUTES:g} minutes; it works once",
+        file=sys.stderr,
+    )
+    raise typer.Exit(0)
+
+
+@app.command("submit")
+def submit_command(
+    batch_id: Annotated[str, typer.Argument(help="A batch a deployed run registered.")],
+) -> None:
+    """Submit a batch as its maker (signed in): a batch a deployed run registered from a file of
+    no operator's OS account waits for this before a checker may approve it."""
+    from payflow.acts import NotAllowed, submit
+
+    settings = prepare()
+    with open_ledger(settings) as ledger:
+        require_payout_batch(settings, ledger, batch_id)
+        maker = acting(settings, ledger, "maker", "submits a batch")
+        try:
+            terms = submit(ledger, batch_id, maker)
+        except (NotAllowed, UnknownBatch) as exc:
+            fail(f"{exc}; nothing was recorded")
+    typer.echo(
+        f"batch {batch_id} submitted by {terms.maker} under approval policy version "
+        f"{terms.policy_version}: {counted(terms.steps, 'approval step')} needed"
+    )

@@ -13,7 +13,7 @@ import uvicorn
 
 from payflow.cli.app import app, fail
 from payflow.cli.setup import check_bound_service, listening_socket, prepare
-from payflow.console.operators import ROLES, OperatorError, add_operator, operator_count
+from payflow.console.operators import OperatorError, add_operator, operator_count, parse_roles
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
 
@@ -112,22 +112,40 @@ def console_command(
 @console_app.command("add-user")
 def add_user_command(
     name: Annotated[str, typer.Argument(help="The operator's sign-in name.")],
-    role: Annotated[str, typer.Option("--role", help="maker (uploads, reruns) or checker.")],
+    role: Annotated[
+        list[str],
+        typer.Option(
+            "--role",
+            help="maker (uploads, reruns), checker (approves) or admin (the policy); "
+            "give it again for several.",
+        ),
+    ],
+    os_account: Annotated[
+        str | None,
+        typer.Option(
+            "--os-account",
+            help="The OS account whose files dropped in a deployment's inbox are this "
+            "operator's batches.",
+        ),
+    ] = None,
     password_stdin: Annotated[
         bool, typer.Option("--password-stdin", help="Read the password from standard input.")
     ] = False,
 ) -> None:
-    """Create an operator; the password comes from a prompt (or stdin) and is stored hashed."""
+    """Create an operator (console and command line alike); the password comes from a prompt
+    (or stdin) and is stored hashed."""
     settings = prepare()
-    if role not in ROLES:
-        fail(f"role must be one of {', '.join(ROLES)}")
+    try:
+        roles = parse_roles(role)
+    except OperatorError as exc:
+        fail(str(exc))
     if password_stdin or not sys.stdin.isatty():
         password = sys.stdin.readline().rstrip("\n")
     else:
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
         with open_ledger(settings) as ledger:
-            operator = add_operator(ledger, name, role, password)
+            operator = add_operator(ledger, name, roles, password, os_account=os_account)
     except OperatorError as exc:
         fail(f"{exc}; nothing was created")
     typer.echo(f"operator {operator.name} ({operator.role}) created")

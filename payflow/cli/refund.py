@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from payflow.api.errors import PaymentsApiError
-from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import check_ledger, not_refunded_lines
 from payflow.cli.question import ask, signal_exit_code
@@ -19,7 +18,7 @@ from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
-from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint
+from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
@@ -115,7 +114,7 @@ def refund_command(
                     api_url=endpoint.base_url,
                     sandbox=endpoint.is_sandbox,
                     callback_url=callback_url,
-                    maker=current_user(settings),
+                    maker=refund_maker(settings),
                 )
             )
     except RunInterrupted as exc:
@@ -165,3 +164,12 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
     print(f"        {result.report_csv}")
     if result.sandbox:
         print(NO_REAL_MONEY_MOVED)
+
+
+def refund_maker(settings: Settings) -> str:
+    """Who registers the refunds: the signed-in maker (refunds have no approval step yet, so
+    this only names them in the history)."""
+    from payflow.cli.signin import acting
+
+    with open_ledger(settings) as ledger:
+        return acting(settings, ledger, "maker", "registers refunds").name

@@ -14,7 +14,6 @@ import typer
 
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals import PolicyError
-from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import held_lines, not_paid_lines
@@ -122,10 +121,18 @@ def rerun_command(
             fail(f"{CHOOSE_ROWS}; nothing was sent")
         prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
         # Imported here: loading Prefect costs seconds a preview need not pay.
+        from payflow.acts.context import acting_as
+        from payflow.cli.signin import acting
         from payflow.flows.approval import BatchStopped
         from payflow.flows.rerun import rerun_failed, rerun_result, summary_lines
 
-        with api_endpoint(settings) as endpoint, _stopped_is_one_line(BatchStopped):
+        with open_ledger(settings) as ledger:
+            maker = acting(settings, ledger, "maker", "reruns rows")
+        with (
+            api_endpoint(settings) as endpoint,
+            _stopped_is_one_line(BatchStopped),
+            acting_as(maker),
+        ):
             prefect.ready()
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
@@ -137,7 +144,7 @@ def rerun_command(
                 all_failed=all_failed,
                 reviewed=True,
                 corrections=str(corrections) if corrections else None,
-                maker=current_user(settings),
+                maker=maker.name,
                 wait_for_approval=False,
                 api_url=endpoint.base_url,
                 sandbox=endpoint.is_sandbox,

@@ -23,9 +23,7 @@ from payflow.approvals import (
     Void,
     approval_requirement,
     approval_status,
-    load_policy,
 )
-from payflow.approvals.identity import current_user
 from payflow.cli.app import app, fail
 from payflow.cli.ledger_checks import (
     allow_repeats,
@@ -39,6 +37,7 @@ from payflow.cli.past_sandbox import as_the_ledger_holds_it, resume_hint
 from payflow.cli.progress import LedgerProgress
 from payflow.cli.question import EXIT_ON_SIGNAL, ask, signal_exit_code
 from payflow.cli.setup import prepare, readable_file, writable_folder
+from payflow.cli.signin import acting
 from payflow.intake import BatchFileError
 from payflow.ledger import BatchCounts, RowState
 from payflow.paying import InsufficientBalanceError
@@ -65,6 +64,7 @@ from payflow.webhooks import WEBHOOK_PATH, WebhookReceiver
 from payflow.wording import counted, plural
 
 if TYPE_CHECKING:
+    from payflow.acts.actor import Actor
     from payflow.flows.approval import ApprovalNeeded
 
 EXIT_ALL_COMPLETED, EXIT_NOT_ALL_COMPLETED = 0, 1
@@ -128,8 +128,24 @@ def _confirm(
 def _approval_steps_left(settings: Settings, batch_id: str) -> int:
     """Approvals the batch still needs before its first payout (0 when the policy lets it go)."""
     with open_ledger(settings) as ledger:
-        status = approval_status(ledger, batch_id, load_policy(settings.approvals_file))
+        status = approval_status(ledger, batch_id)
     return status.steps_left if isinstance(status, Pending | Void) else 0
+
+
+def submit_as_maker(settings: Settings, batch_id: str, maker: Actor) -> None:
+    """Record the batch's terms with the signed-in maker (the act); a batch another maker
+    submitted before is only paid by this run, under that maker's terms."""
+    from payflow.acts import NotAllowed, submit
+    from payflow.approvals.store import terms_of
+
+    with open_ledger(settings) as ledger:
+        terms = terms_of(ledger, batch_id)
+        if terms is not None and terms.maker is not None:
+            return
+        try:
+            submit(ledger, batch_id, maker)
+        except NotAllowed as exc:
+            fail(f"{exc}; nothing was paid")
 
 
 def _stop_before_paying(batch_id: str, resume: str) -> None:
@@ -238,7 +254,7 @@ def finish(
 def approval_lines(settings: Settings, batch_id: str) -> list[str]:
     """The rules and warnings an approver of the batch will see, read from the ledger."""
     with open_ledger(settings) as ledger:
-        requirement = approval_requirement(ledger, batch_id, load_policy(settings.approvals_file))
+        requirement = approval_requirement(ledger, batch_id)
     return [
         *(f"  rule: {rule}" for rule in requirement.rules),
         *(
@@ -325,6 +341,8 @@ def run_command(
     batch_id: str | None = None
     approval_shown = False
     resume = f"payflow run {file} --yes"
+    with open_ledger(settings) as ledger:
+        maker = acting(settings, ledger, "maker", "registers a batch")
     try:
         check_ledger(settings)
         # Checked once here, before Prefect is waited for: the intake and pay flows run below
@@ -342,10 +360,11 @@ def run_command(
                     out_dir=out_dir,
                     api_url=endpoint.base_url,
                     sandbox=endpoint.is_sandbox,
-                    made_by=current_user(settings),
+                    made_by=maker.name,
                 )
             )
             batch_id = intake.batch_id
+            submit_as_maker(settings, batch_id, maker)
             counts = allow_repeats(settings, batch_id) if allow_repeat else intake.counts
             # The file run again on a new embedded sandbox: what the ledger holds, or a stop.
             held = (

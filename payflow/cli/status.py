@@ -19,7 +19,7 @@ import typer
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
-from payflow.approvals import Pending, PolicyError, Void, approval_status, load_policy
+from payflow.approvals import Pending, PolicyError, Void, approval_status
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
@@ -237,7 +237,7 @@ def _echo_links_batches(lines: list[LinksBatchLine]) -> None:
 def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:
     """Approval steps the batch still waits for (0: none, or the policy cannot be read)."""
     try:
-        found = approval_status(ledger, batch_id, load_policy(settings.approvals_file))
+        found = approval_status(ledger, batch_id)
     except PolicyError:
         return 0  # the run that pays it says so in one line
     return found.steps_left if isinstance(found, Pending | Void) else 0

@@ -35,7 +35,6 @@ from payflow.approvals import (
     PolicyError,
     approval_requirement,
     approval_status,
-    load_policy,
 )
 from payflow.console import pages
 from payflow.console.breaks import at_separators
@@ -152,7 +151,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                             "Go back, reload the page and try again.",
                         )
                     request.state.form = form
-                if roles and session.operator.role not in roles:
+                if roles and not any(session.operator.has(role) for role in roles):
                     return message(
                         request,
                         session,
@@ -303,7 +302,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 ctx,
                 filename,
                 data,
-                me(session).name,
+                me(session),
                 sheet if isinstance(sheet, str) and sheet else None,
             )
         except UploadRefused as exc:
@@ -404,8 +403,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         request: Request, session: Session, error: str | None, status: int
     ) -> Response:
         batch_id = request.path_params["batch_id"]
-        policy = load_policy(ctx.settings.approvals_file)
-        requirement = approval_requirement(ctx.ledger, batch_id, policy)
+        requirement = approval_requirement(ctx.ledger, batch_id)
         counts = ctx.ledger.batch_counts(batch_id)
         state = pages.batch_state(ctx, batch_id, counts)
         return render(
@@ -416,7 +414,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             batch_id=batch_id,
             requirement=requirement,
             earlier_groups=pages.earlier_groups(requirement.earlier),
-            approval=approval_status(ctx.ledger, batch_id, policy),
+            approval=approval_status(ctx.ledger, batch_id),
             totals=ctx.ledger.batch_totals(batch_id),
             state=state,
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from payflow.acts import Actor, submit
+from payflow.acts import decide as decide_act
+from payflow.acts.actor import CONSOLE
 from payflow.approvals import (
     ApprovalRefused,
     ApprovalStatus,
@@ -9,10 +12,9 @@ from payflow.approvals import (
     Declined,
     Expired,
     approval_status,
-    load_policy,
     person_key,
-    record_decision,
 )
+from payflow.approvals.store import terms_of
 from payflow.console.context import ConsoleContext
 from payflow.console.history import GO_AHEAD
 from payflow.console.operators import Operator
@@ -22,23 +24,25 @@ from payflow.ledger.actions import last_action, record_action
 
 def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> None:
     """The maker hands the batch to the checkers (recorded; the maker was set at upload)."""
-    if maker.role != "maker":
+    if not maker.has("maker"):
         raise ApprovalRefused("only a maker submits a batch for approval")
     facts = ctx.ledger.batch_facts(batch_id)
     if facts is None:
         raise ApprovalRefused(f"no batch {batch_id} in the ledger")
-    if facts.made_by not in (None, maker.name):
-        raise ApprovalRefused(f"batch {batch_id} was made by {facts.made_by}")
-    status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
+    # Another maker's batch is refused by the act (`acts.submit`); a deployed run's claim of a
+    # maker (an OS name, a parameter) names nobody signed in, and any maker may submit it.
+    status = approval_status(ctx.ledger, batch_id)
     if isinstance(status, Declined | Expired):
         # Submitted again, a declined batch read "awaiting approval" while no checker could
         # decide it.
         raise ApprovalRefused(f"batch {batch_id} is {type(status).__name__.lower()}")
-    if is_submitted(ctx, batch_id):
+    terms = terms_of(ctx.ledger, batch_id)
+    if is_submitted(ctx, batch_id) and (terms is None or terms.maker is not None):
+        # A deployed run's batch waiting with no signed-in maker is submitted here, once.
         raise ApprovalRefused(f"batch {batch_id} was already submitted for approval")
     if not ctx.ledger.batch_counts(batch_id).to_send:
         raise ApprovalRefused("this batch has no rows to pay; nothing to approve")
-    ctx.ledger.set_maker(batch_id, maker.name)
+    submit(ctx.ledger, batch_id, Actor(maker, CONSOLE))
     record_action(ctx.ledger, maker.name, "submitted", batch_id)
 
 
@@ -61,7 +65,7 @@ def decide(
     acknowledge_warnings: bool,
 ) -> tuple[ApprovalStatus, str | None]:
     """Record the checker's decision; start paying once the batch is approved."""
-    if checker.role != "checker":
+    if not checker.has("checker"):
         raise ApprovalRefused("only a checker approves or declines a batch")
     facts = ctx.ledger.batch_facts(batch_id)
     if facts is None:
@@ -72,8 +76,7 @@ def decide(
         raise ApprovalRefused("the maker has not submitted this batch for approval yet")
     if last_action(ctx.ledger, batch_id, "approved", "declined", "pay_started") is not None:
         raise ApprovalRefused(f"batch {batch_id} was already decided")
-    policy = load_policy(ctx.settings.approvals_file)
-    before = approval_status(ctx.ledger, batch_id, policy)
+    before = approval_status(ctx.ledger, batch_id)
     if isinstance(before, Approved) and approve:
         # Under every limit the policy asks for no step, but the console still wants a checker;
         # or approvers on the command line gave every step: this checker starts the payment
@@ -81,28 +84,25 @@ def decide(
         # A decline is always recorded: kept only here, `payflow pay` paid the declined batch.
         status: ApprovalStatus = before
     else:
-        status = record_decision(
+        # The act records the decision and its line in the history.
+        status = decide_act(
             ctx.ledger,
             batch_id,
-            approver=checker.name,
-            decision="approve" if approve else "decline",
+            Actor(checker, CONSOLE),
+            approve=approve,
             note=note or None,
             acknowledge_warnings=acknowledge_warnings,
             via="console",
-            policy=policy,
         )
-    if not approve:
-        record_action(ctx.ledger, checker.name, "declined", batch_id, detail=note or None)
-        return status, None
-    if not isinstance(status, Approved):
-        record_action(ctx.ledger, checker.name, "approval_step", batch_id, detail=note or None)
+    if not approve or not isinstance(status, Approved):
         return status, None
     if before is status and status.by:
         # Every step was given elsewhere: this checker did not approve, but started the paying.
         given = f"approved by {', '.join(status.by)} before"
         detail = f"{given}; note: {note}" if note else given
         record_action(ctx.ledger, checker.name, GO_AHEAD, batch_id, detail=detail)
-    else:
+    elif before is status:
+        # Under every limit: no record was written, the checker's go-ahead is the approval.
         record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
     started = start_payment(ctx, batch_id, checker.name, acknowledge_warnings=acknowledge_warnings)
     return status, started

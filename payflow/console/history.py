@@ -58,10 +58,11 @@ def batch_history(ledger: Ledger, batch_id: str) -> list[HistoryLine]:
     """Console actions and approval records of the batch, oldest first."""
     records = ledger.approvals_of(batch_id)
     lines = [_record_line(r) for r in records]
-    in_console = {(person_key(r.approver), r.decision) for r in records if r.via == "console"}
+    # Each decision's act writes a record and a line of the action log: shown once, as the record.
+    recorded = {(person_key(r.approver), r.decision) for r in records}
     for action in actions_of(ledger, batch_id):
         decision = DECISION_ACTIONS.get(action.action)
-        if decision is not None and (person_key(action.actor), decision) in in_console:
+        if decision is not None and (person_key(action.actor), decision) in recorded:
             continue
         name = action.action
         if name == "uploaded" and (action.detail or "").startswith(RERUN_DETAIL):

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from payflow.acts import Actor, NotAllowed, submit
+from payflow.acts.actor import CONSOLE
 from payflow.connections import with_client
 from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
 from payflow.console.kept_uploads import KeptUpload
+from payflow.console.operators import Operator
 from payflow.intake import BatchFileError, Problem, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.problems import SheetToChoose
@@ -61,7 +65,7 @@ def looks_like(name: str, data: bytes) -> None:
 
 
 def take_upload(
-    ctx: ConsoleContext, filename: str, data: bytes, maker: str, sheet: str | None = None
+    ctx: ConsoleContext, filename: str, data: bytes, operator: Operator, sheet: str | None = None
 ) -> UploadResult:
     """Read (an XLSX from `sheet` when chosen), look up services and banks, validate and
     register the batch; record the maker."""
@@ -86,7 +90,10 @@ def take_upload(
     found = with_client(ctx.target, lookups)
     report = validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))
     outcome = register_report(ctx.ledger, report)
-    ctx.ledger.set_maker(report.batch_id, maker)
+    maker = operator.name
+    # The same file uploaded again by another maker stays the first maker's batch, as before.
+    with suppress(NotAllowed):
+        submit(ctx.ledger, report.batch_id, Actor(operator, CONSOLE))
     if report.rejects:
         write_rejects_report(report, ctx.batch_dir(report.batch_id))
     source = source_of(ctx, report.batch_id)

@@ -1,9 +1,10 @@
-"""Console operators (maker, checker) with argon2 password hashes."""
+"""Operators (maker, checker, admin; one person may hold several roles) with argon2 password
+hashes: the one store of people for every surface (console, command line, Prefect's form)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -15,7 +16,7 @@ from payflow.ledger.actions import record_action
 from payflow.ledger.db import reader
 from payflow.ledger.tables import ConsoleOperator
 
-Role = Literal["maker", "checker"]
+Role = Literal["maker", "checker", "admin"]
 ROLES: tuple[str, ...] = get_args(Role)
 MIN_PASSWORD = 8
 _HASHER = PasswordHasher()
@@ -29,21 +30,48 @@ class OperatorError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Operator:
-    """A signed-in person: name and role."""
+    """A person payflow knows: name, roles, and the OS account whose files are theirs."""
 
     name: str
-    role: str
+    roles: tuple[str, ...]
+    os_account: str | None = None
+
+    def has(self, role: str) -> bool:
+        """True when the operator holds `role`."""
+        return role in self.roles
+
+    @property
+    def role(self) -> str:
+        """The roles as one word list ("maker, checker"), for a line that names them."""
+        return ", ".join(self.roles)
 
 
-def add_operator(ledger: Ledger, name: str, role: str, password: str) -> Operator:
+def parse_roles(given: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Roles from "maker,checker" or a list; OperatorError for an unknown or missing one."""
+    words = [w for one in ([given] if isinstance(given, str) else given) for w in one.split(",")]
+    roles = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
+    unknown = [r for r in roles if r not in ROLES]
+    if not roles or unknown:
+        raise OperatorError(f"role must be one of {', '.join(ROLES)}")
+    return tuple(r for r in ROLES if r in roles)
+
+
+def add_operator(
+    ledger: Ledger,
+    name: str,
+    role: str | list[str] | tuple[str, ...],
+    password: str,
+    *,
+    os_account: str | None = None,
+) -> Operator:
     """Create an operator; the password is stored only as an argon2 hash."""
     name = name.strip()
     if not name or len(name) > 64 or not name.isprintable():
         raise OperatorError("a name is 1 to 64 printable characters")
-    if role not in ROLES:
-        raise OperatorError(f"role must be one of {', '.join(ROLES)}")
+    roles = parse_roles(role)
     if len(password) < MIN_PASSWORD:
         raise OperatorError(f"a password has at least {MIN_PASSWORD} characters")
+    account = (os_account or "").strip() or None
     with ledger.engine.begin() as conn:
         # "Mia" beside "mia" would be a second person to the approval rules' eyes.
         taken = [
@@ -53,28 +81,54 @@ def add_operator(ledger: Ledger, name: str, role: str, password: str) -> Operato
         ]
         if taken:
             raise OperatorError(f"operator {taken[0]!r} already exists")
+        if account is not None and conn.scalar(
+            select(ConsoleOperator.name).where(ConsoleOperator.os_account == account)
+        ):
+            raise OperatorError(f"OS account {account!r} already belongs to another operator")
         conn.execute(
             insert(ConsoleOperator).values(
-                name=name, role=role, password_hash=_HASHER.hash(password), created_at=ledger.now()
+                name=name,
+                role=",".join(roles),
+                password_hash=_HASHER.hash(password),
+                created_at=ledger.now(),
+                os_account=account,
             )
         )
-    record_action(ledger, name, "operator_added", detail=f"role {role}")
-    return Operator(name, role)
+    record_action(ledger, name, "operator_added", detail=f"roles {', '.join(roles)}")
+    return Operator(name, roles, account)
+
+
+def _operator(row: Any) -> Operator:
+    return Operator(row.name, parse_roles(row.role), row.os_account)
 
 
 def check_password(ledger: Ledger, name: str, password: str) -> Operator | None:
     """The operator when the name and password match, else None (same work either way)."""
     with reader(ledger.engine).connect() as conn:
         row = conn.execute(
-            select(ConsoleOperator.name, ConsoleOperator.role, ConsoleOperator.password_hash).where(
-                ConsoleOperator.name == name.strip()
-            )
+            select(ConsoleOperator).where(ConsoleOperator.name == name.strip())
         ).first()
     try:
         _HASHER.verify(row.password_hash if row else _DUMMY_HASH, password)
     except (VerificationError, InvalidHashError):
         return None
-    return Operator(row.name, row.role) if row else None
+    return _operator(row) if row else None
+
+
+def operator_named(ledger: Ledger, name: str) -> Operator | None:
+    """The operator of that exact name (a session's, a code's), or None."""
+    with reader(ledger.engine).connect() as conn:
+        row = conn.execute(select(ConsoleOperator).where(ConsoleOperator.name == name)).first()
+    return _operator(row) if row else None
+
+
+def operator_of_account(ledger: Ledger, os_account: str) -> Operator | None:
+    """The operator whose OS account is `os_account` (the owner of a dropped file), or None."""
+    with reader(ledger.engine).connect() as conn:
+        row = conn.execute(
+            select(ConsoleOperator).where(ConsoleOperator.os_account == os_account)
+        ).first()
+    return _operator(row) if row else None
 
 
 def operator_count(ledger: Ledger) -> int:

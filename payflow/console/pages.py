@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from payflow.approvals import Approved, approval_status, load_policy
+from payflow.approvals import Approved, approval_status
 from payflow.approvals.requirement import EarlierFailure
 from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
@@ -59,6 +59,10 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     if last is None:
         return _state_from_ledger(ctx, batch_id, counts)
     if last.action == "submitted":
+        if counts.own_sent or not counts.to_send or run_alive(ctx, batch_id):
+            # Approved and paid (or being paid) elsewhere after its submission here: `payflow
+            # pay`, a worker. It read "awaiting approval" beside "COMPLETED 3".
+            return _state_from_ledger(ctx, batch_id, counts)
         return "awaiting approval"
     if last.action == PAY_WAITS:
         if counts.to_send and not counts.own_sent:
@@ -136,7 +140,7 @@ def approved_elsewhere(ctx: ConsoleContext, batch_id: str, state: str) -> tuple[
     awaiting a checker here, whose "Approve and pay" then starts the payment; else empty."""
     if state != "awaiting approval":
         return ()
-    status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
+    status = approval_status(ctx.ledger, batch_id)
     return status.by if isinstance(status, Approved) else ()
 
 
@@ -372,12 +376,11 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
     out.findings = [
         (f.row_number, f.kind, f.state, f.detail) for f in ctx.ledger.findings(batch_id)
     ]
-    policy = load_policy(ctx.settings.approvals_file)
     for number, rerun_id in enumerate(ctx.ledger.rerun_batches(batch_id), start=1):
         counts = ctx.ledger.batch_counts(rerun_id)
         state = batch_state(ctx, rerun_id, counts)
         if state == "awaiting approval" and isinstance(
-            approval_status(ctx.ledger, rerun_id, policy), Approved
+            approval_status(ctx.ledger, rerun_id), Approved
         ):
             state = "awaiting a checker"
         out.rerun_batches.append(RerunLine(rerun_id, number, counts.rows, state))

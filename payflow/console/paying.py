@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
-from payflow.approvals import Approved, approval_status, load_policy
+from payflow.approvals import Approved, approval_status
 from payflow.approvals.decide import prefect_api_configured
 from payflow.connections import ledger_url_parameter
 from payflow.console.context import ConsoleContext
@@ -168,8 +168,7 @@ def awaits_approval(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> 
         return False
     if not run_alive(ctx, batch_id):
         return False
-    policy = load_policy(ctx.settings.approvals_file)
-    return not isinstance(approval_status(ctx.ledger, batch_id, policy), Approved)
+    return not isinstance(approval_status(ctx.ledger, batch_id), Approved)
 
 
 def _last_run_with_rows_left(
@@ -243,7 +242,7 @@ def go_on_paying(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
             if is_paying(batch_id)
             else "this batch has no stopped payout run to go on with"
         )
-    status = approval_status(ctx.ledger, batch_id, load_policy(ctx.settings.approvals_file))
+    status = approval_status(ctx.ledger, batch_id)
     if not isinstance(status, Approved):
         raise NotInterrupted(
             f"the batch is {type(status).__name__.lower()} as it is now, not approved; "

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from payflow.acts import Actor, submit
+from payflow.acts.actor import CONSOLE
 from payflow.api import AsyncPayoutsClient
 from payflow.connections import with_client
 from payflow.console.context import ConsoleContext
@@ -41,7 +43,7 @@ def rerun_rows(
     ctx: ConsoleContext, batch_id: str, maker: Operator, rows: Sequence[int], reasons_read: bool
 ) -> RerunStarted:
     """Register the chosen rows' next attempts as a rerun batch submitted for approval."""
-    if maker.role != "maker":
+    if not maker.has("maker"):
         raise RerunRefused("only a maker reruns rows")
     if not reasons_read:
         raise RerunRefused("confirm that you read why the rows failed; nothing was sent")
@@ -68,5 +70,6 @@ def rerun_rows(
     )
     detail = f"{RERUN_DETAIL}{batch_id}: {plural(len(kept), 'row')} {rows_text}"
     record_action(ctx.ledger, maker.name, RERUN_CREATED, rerun_id, detail=detail)
+    submit(ctx.ledger, rerun_id, Actor(maker, CONSOLE))
     record_action(ctx.ledger, maker.name, "submitted", rerun_id)
     return RerunStarted(rerun_id, list(outcome.created), dropped_lines)

@@ -430,14 +430,72 @@ class Approval(Base):
 
 
 class ConsoleOperator(Base):
-    """A person who signs in to `payflow console`: maker or checker, password hashed (argon2)."""
+    """A person payflow knows (console and command line): roles, password hashed (argon2)."""
 
     __tablename__ = "console_operators"
 
     name: Mapped[str] = mapped_column(String(USER_LENGTH), primary_key=True)
-    role: Mapped[str] = mapped_column(String(16))  # maker | checker
+    role: Mapped[str] = mapped_column(String(64))  # roles, comma-separated: maker,checker,admin
     password_hash: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # The OS account whose files a deployed run takes as this operator's (the daily inbox).
+    os_account: Mapped[str | None] = mapped_column(String(USER_LENGTH), unique=True)
+
+
+class ApprovalPolicyVersion(Base):
+    """Append-only: every version of the approval policy, who proposed it and who confirmed it.
+
+    The active policy is the newest confirmed version; none at all: the shipped default, stored
+    as version 1 the first time it is asked for."""
+
+    __tablename__ = "approval_policies"
+
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    body: Mapped[str] = mapped_column(Text)  # the YAML as given
+    proposed_by: Mapped[str] = mapped_column(String(USER_LENGTH))
+    proposed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    confirmed_by: Mapped[str | None] = mapped_column(String(USER_LENGTH))
+    confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class BatchTerms(Base):
+    """What a batch's approval was held to when its maker submitted it: the policy version, the
+    approvals needed then, and the maker (with how payflow knew the maker)."""
+
+    __tablename__ = "batch_terms"
+
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"), primary_key=True)
+    policy_version: Mapped[int] = mapped_column(ForeignKey("approval_policies.version"))
+    steps: Mapped[int] = mapped_column(Integer)
+    maker: Mapped[str | None] = mapped_column(String(USER_LENGTH))
+    maker_via: Mapped[str | None] = mapped_column(String(32))  # session | console | os-account...
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class OperatorSession(Base):
+    """A command-line sign-in (`payflow login`): the token is kept only as its SHA-256."""
+
+    __tablename__ = "operator_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    operator: Mapped[str] = mapped_column(String(USER_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class ApprovalCode(Base):
+    """A one-time code a checker types in Prefect's pause form: bound to one batch and one
+    checker, short-lived, used once; kept only as its SHA-256."""
+
+    __tablename__ = "approval_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"), index=True)
+    operator: Mapped[str] = mapped_column(String(USER_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ConsoleAction(Base):

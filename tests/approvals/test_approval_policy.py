@@ -11,7 +11,9 @@ from decimal import Decimal
 
 import pytest
 from paying_support import register, row, unique
+from support.operators import actor, add_people, set_ledger_policy, sign_in_at
 
+from payflow.acts import submit
 from payflow.approvals import (
     ApprovalRefused,
     Approved,
@@ -48,10 +50,10 @@ RECIPIENT = "2250799990001"
 
 
 @pytest.fixture
-def policy(tmp_path):
-    path = tmp_path / "approvals.yaml"
-    path.write_text(POLICY, encoding="utf-8")
-    return load_policy(path)
+def policy(ledger_url):
+    """POLICY as the ledger's active policy (what every check reads; no file decides)."""
+    with Ledger.open(ledger_url) as ledger:
+        return set_ledger_policy(ledger, POLICY)
 
 
 def batch_of(
@@ -61,34 +63,33 @@ def batch_of(
         row(f"{prefix}-{n}", n, amount=Decimal(a), **same) for n, a in enumerate(amounts, start=2)
     ]
     batch_id = register(ledger, rows)
-    ledger.set_maker(batch_id, maker)
+    add_people(ledger, **{maker: "maker,checker"})
+    submit(ledger, batch_id, actor(ledger, maker))  # the maker's act: terms and maker recorded
     return batch_id
 
 
 def approve(ledger, batch_id, policy, who, **options):
-    return record_decision(
-        ledger, batch_id, approver=who, decision="approve", policy=policy, **options
-    )
+    return record_decision(ledger, batch_id, approver=who, decision="approve", **options)
 
 
 def test_a_batch_under_every_limit_goes_on_by_itself_and_one_above_waits(ledger, policy):
     small = batch_of(ledger, "small", [500, 500])
     large = batch_of(ledger, "large", [600, 500])
 
-    assert approval_requirement(ledger, small, policy).steps == 0
-    assert approval_status(ledger, small, policy) == Approved(())
-    requirement = approval_requirement(ledger, large, policy)
+    assert approval_requirement(ledger, small).steps == 0
+    assert approval_status(ledger, small) == Approved(())
+    requirement = approval_requirement(ledger, large)
     assert requirement.steps == 1
     assert requirement.rules == ("XOF total 1100: above 1000 up to 100000: 1 approval step",)
-    assert approval_status(ledger, large, policy) == Pending(1, ())
+    assert approval_status(ledger, large) == Pending(1, ())
 
 
 def test_two_steps_need_two_people_and_a_large_row_needs_its_own_approval(ledger, policy):
     batch_id = batch_of(ledger, "two", [60000, 50000])
-    requirement = approval_requirement(ledger, batch_id, policy)
+    requirement = approval_requirement(ledger, batch_id)
     assert requirement.steps == 2
     assert [w.key for w in requirement.large_rows] == ["row:two-2"]
-    form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+    form = approval_form_markdown(requirement, approval_status(ledger, batch_id))
     assert "| XOF | 110000 |" in form and "two-2: 60000 XOF is above the per-row maximum" in form
 
     # The large row is acknowledged like a warning: the record said so even when nobody did.
@@ -117,7 +118,7 @@ def test_approvals_recorded_under_one_name_in_two_cases_count_once(ledger, polic
     records = ledger.approvals_of(batch_id)
     for name in ("BOB", "MIA"):
         ledger.append_approval(replace(records[0], approver=name))
-    assert approval_status(ledger, batch_id, policy) == Pending(1, ("bob",))
+    assert approval_status(ledger, batch_id) == Pending(1, ("bob",))
 
 
 def test_the_maker_cannot_approve_their_own_batch(ledger, policy):
@@ -132,7 +133,7 @@ def test_the_maker_cannot_approve_their_own_batch(ledger, policy):
             approve(ledger, batch_id, policy, name)
 
     assert ledger.approvals_of(batch_id) == []
-    assert approval_status(ledger, batch_id, policy) == Pending(1, ())
+    assert approval_status(ledger, batch_id) == Pending(1, ())
 
 
 def test_a_changed_batch_voids_its_approval(ledger, policy):
@@ -142,7 +143,7 @@ def test_a_changed_batch_voids_its_approval(ledger, policy):
     # The batch gains a row after it was approved (a registration completed later).
     ledger.register_batch(batch_id, "test.csv", [row("chg-9", 9, amount=Decimal(5))], [])
 
-    status = approval_status(ledger, batch_id, policy)
+    status = approval_status(ledger, batch_id)
     assert status == Void(1, ("bob",))
     [record] = ledger.approvals_of(batch_id)
     assert record.totals == {"XOF": Decimal(5000)} and record.rows == 1
@@ -152,7 +153,7 @@ def test_a_changed_batch_voids_its_approval(ledger, policy):
 def test_a_decline_stops_the_batch_for_good(ledger, policy):
     batch_id = batch_of(ledger, "dec", [5000])
     status = record_decision(
-        ledger, batch_id, approver="bob", decision="decline", note="wrong file", policy=policy
+        ledger, batch_id, approver="bob", decision="decline", note="wrong file"
     )
     assert status == Declined("bob", "wrong file")
     with pytest.raises(ApprovalRefused, match="declined"):
@@ -164,18 +165,16 @@ def test_a_decline_stops_a_batch_the_policy_let_through_until_a_row_is_sent(ledg
     # console asks one even then) was refused as "already approved" and kept only in the
     # console's history, so `payflow pay` paid the declined batch.
     small = batch_of(ledger, "small-dec", [500])
-    assert approval_status(ledger, small, policy) == Approved(())
-    status = record_decision(
-        ledger, small, approver="bob", decision="decline", note="wrong month", policy=policy
-    )
+    assert approval_status(ledger, small) == Approved(())
+    status = record_decision(ledger, small, approver="bob", decision="decline", note="wrong month")
     assert status == Declined("bob", "wrong month")
-    assert approval_status(ledger, small, policy) == Declined("bob", "wrong month")
+    assert approval_status(ledger, small) == Declined("bob", "wrong month")
 
     paying = batch_of(ledger, "small-paying", [500])
     ledger.claim_for_submit(paying, "w", 10)
     with pytest.raises(ApprovalRefused, match=r"being paid \(1 row sent\)"):
-        record_decision(ledger, paying, approver="bob", decision="decline", policy=policy)
-    assert approval_status(ledger, paying, policy) == Approved(())
+        record_decision(ledger, paying, approver="bob", decision="decline")
+    assert approval_status(ledger, paying) == Approved(())
 
 
 def test_two_rows_of_one_file_paying_one_recipient_the_same_wait_for_a_second_person(
@@ -192,14 +191,14 @@ def test_two_rows_of_one_file_paying_one_recipient_the_same_wait_for_a_second_pe
     ]
     batch_id = register(ledger, rows)
     ledger.set_maker(batch_id, "maker")
-    requirement = approval_requirement(ledger, batch_id, policy)
+    requirement = approval_requirement(ledger, batch_id)
     assert [w.key for w in requirement.warnings] == ["twin:twin-b", "twin:twin-c"]
     assert requirement.warnings[0].text == (
         "twin-b (row 4) pays the same recipient, amount and currency as twin-a (row 2) of this "
         "file: a likely double payment"
     )
     assert requirement.steps == 1  # 400 XOF alone needs none
-    assert approval_status(ledger, batch_id, policy) == Pending(1, ())
+    assert approval_status(ledger, batch_id) == Pending(1, ())
     with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
         approve(ledger, batch_id, policy, "bob")
     assert approve(ledger, batch_id, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
@@ -210,7 +209,7 @@ def test_an_approval_not_given_in_time_expires(ledger_url, policy):
         batch_id = batch_of(ledger, "exp", [5000])
     later = utc_now() + timedelta(hours=3)
     with Ledger.open(ledger_url, clock=lambda: later) as ledger:
-        assert isinstance(approval_status(ledger, batch_id, policy), Expired)
+        assert isinstance(approval_status(ledger, batch_id), Expired)
         with pytest.raises(ApprovalRefused, match="expired"):
             approve(ledger, batch_id, policy, "bob")
 
@@ -222,14 +221,14 @@ def test_a_repeat_is_held_and_once_released_must_be_acknowledged_by_a_checker(le
     again = batch_of(ledger, "other", [500], requisites=RECIPIENT)  # same recipient and amount
 
     # Held at registration (ledger/repeats.py): shown, not paid, not covered by an approval.
-    requirement = approval_requirement(ledger, again, policy)
+    requirement = approval_requirement(ledger, again)
     assert [w.key for w in requirement.held] == ["repeat:other-2"]
     assert "paid-2 (COMPLETED, batch " in requirement.held[0].text
     assert {w.key for w in requirement.warnings} == {f"similar:{first}"}
 
     # The maker releases it (--allow-repeat): now it will pay, so a second person must see it.
     assert ledger.acknowledge_repeats(again) == 1
-    requirement = approval_requirement(ledger, again, policy)
+    requirement = approval_requirement(ledger, again)
     assert requirement.held == ()
     assert {w.key for w in requirement.warnings} == {"repeat:other-2", f"similar:{first}"}
     assert requirement.steps == 1  # under every limit, but a warning needs a person
@@ -252,7 +251,7 @@ def test_releasing_a_repeat_after_approval_voids_the_approval(ledger, policy):
 
     ledger.acknowledge_repeats(again)  # now-2 will be paid after all: approve that again
 
-    assert isinstance(approval_status(ledger, again, policy), Void)
+    assert isinstance(approval_status(ledger, again), Void)
 
 
 def test_a_float_amount_in_the_rules_is_refused(tmp_path):
@@ -269,8 +268,10 @@ def test_the_shipped_rules_load():
     assert policy.rule_for("XAF").steps_for(Decimal(1))[0] == 1  # "*": any other currency
 
 
-def approve_without_prefect(tmp_path, ledger_url: str, batch_id: str, *flags: str):
-    """`payflow approve BATCH` as the OS user, with no Prefect server set (no run to resume)."""
+def approve_without_prefect(tmp_path, ledger_url: str, batch_id: str, *flags: str, who: str):
+    """`payflow approve BATCH` as `who`, signed in (a checker is added when missing), with no
+    Prefect server set (no run to resume)."""
+    sign_in_at(ledger_url, who, tmp_path / "home", "checker")
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
@@ -288,16 +289,13 @@ def approve_without_prefect(tmp_path, ledger_url: str, batch_id: str, *flags: st
 
 
 def test_payflow_approve_refuses_the_maker_in_one_line(tmp_path):
-    import getpass
-
     ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     with Ledger.open(ledger_url) as ledger:
-        batch_id = batch_of(ledger, "cli", [2_000_000], maker=getpass.getuser())
-    done = approve_without_prefect(tmp_path, ledger_url, batch_id, "--json")
+        batch_id = batch_of(ledger, "cli", [2_000_000], maker="mia")  # a maker and a checker
+    done = approve_without_prefect(tmp_path, ledger_url, batch_id, "--json", who="mia")
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"payflow: {getpass.getuser()} made batch {batch_id} and cannot approve it; "
-        "nothing was recorded"
+        f"payflow: mia made batch {batch_id} and cannot approve it; nothing was recorded"
     ]
     with Ledger.open(ledger_url) as ledger:
         assert ledger.approvals_of(batch_id) == []
@@ -312,8 +310,8 @@ def test_later_batches_never_void_an_earlier_approval(ledger, policy):
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("early-2", "payout-9", "PROCESSING")
 
-    assert approval_requirement(ledger, first, policy).warnings == ()
-    assert approval_status(ledger, first, policy) == Approved(("bob",))
+    assert approval_requirement(ledger, first).warnings == ()
+    assert approval_status(ledger, first) == Approved(("bob",))
 
 
 def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_is_a_warning(
@@ -327,7 +325,7 @@ def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_
     edited = batch_of(ledger, "pf-march-edited", [115], requisites=RECIPIENT)
     written = batch_of(ledger, "april", [120], requisites=RECIPIENT)  # an externalId: on purpose
 
-    requirement = approval_requirement(ledger, edited, policy)
+    requirement = approval_requirement(ledger, edited)
     [warning] = [w for w in requirement.warnings if w.key.startswith("amended:")]
     assert warning.key == "amended:pf-march-edited-2"
     assert warning.text.startswith(
@@ -336,18 +334,16 @@ def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_
     )
     assert requirement.steps == 1  # under every limit, but a second person sees it
     assert not [
-        w
-        for w in approval_requirement(ledger, written, policy).warnings
-        if w.key.startswith("amended:")
+        w for w in approval_requirement(ledger, written).warnings if w.key.startswith("amended:")
     ]
 
 
 def test_a_declined_batch_is_not_named_as_the_original_of_a_copy(ledger, policy):
     # "is this file a copy?" named a declined batch that paid nobody.
     declined = batch_of(ledger, "wrong", [5000], requisites=RECIPIENT)
-    record_decision(ledger, declined, approver="bob", decision="decline", policy=policy)
+    record_decision(ledger, declined, approver="bob", decision="decline")
     fixed = batch_of(ledger, "fixed", [5000], requisites=RECIPIENT)
-    warnings = approval_requirement(ledger, fixed, policy).warnings
+    warnings = approval_requirement(ledger, fixed).warnings
     assert not [w for w in warnings if w.key.startswith("similar:")]
 
 
@@ -365,7 +361,7 @@ def test_a_rerun_of_a_blocked_account_is_a_warning_and_every_rerun_row_shows_why
     register_rerun(ledger, batch_id, attempts, "maker")
     [rerun_id] = ledger.rerun_batches(batch_id)
 
-    requirement = approval_requirement(ledger, rerun_id, policy)
+    requirement = approval_requirement(ledger, rerun_id)
     assert [(e.row_number, e.status_message, e.failure_class) for e in requirement.earlier] == [
         (2, "Recipient account is blocked", "do_not_retry"),
         (3, "Temporary failure at the bank", "retryable"),
@@ -377,7 +373,7 @@ def test_a_rerun_of_a_blocked_account_is_a_warning_and_every_rerun_row_shows_why
     )
     assert requirement.steps == 1  # 200 XOF alone needs none
     # `payflow approve` and Prefect's form print the same form.
-    form = approval_form_markdown(requirement, approval_status(ledger, rerun_id, policy))
+    form = approval_form_markdown(requirement, approval_status(ledger, rerun_id))
     assert "'Temporary failure at the bank' [retryable]" in form
     assert "**Warnings (approving acknowledges them):**\n- rerun-2-r1 (row 2)" in form
     with pytest.raises(ApprovalRefused, match="acknowledge these warnings"):
@@ -395,15 +391,15 @@ def test_the_form_says_what_an_approval_sends_when_rows_already_have_a_payout(le
     second = register(ledger, [paid_before, row("adopt-3", 3, amount=Decimal(250))])
     ledger.set_maker(second, "maker")
 
-    requirement = approval_requirement(ledger, second, policy)
+    requirement = approval_requirement(ledger, second)
     assert requirement.facts.rows == 2
     assert [(t.currency, t.rows, t.amount) for t in requirement.to_send] == [
         ("XOF", 1, Decimal(250))
     ]
-    form = approval_form_markdown(requirement, approval_status(ledger, second, policy))
+    form = approval_form_markdown(requirement, approval_status(ledger, second))
     assert "**To send when approved: 1 payout (250 XOF); the batch's other rows are held" in form
     alone = batch_of(ledger, "alone", [300])
-    assert approval_requirement(ledger, alone, policy).to_send_line() is None
+    assert approval_requirement(ledger, alone).to_send_line() is None
 
 
 def test_the_approval_form_shows_a_whole_ruble_total_with_kopecks(ledger, tmp_path):
@@ -414,12 +410,12 @@ def test_the_approval_form_shows_a_whole_ruble_total_with_kopecks(ledger, tmp_pa
         '      - {steps: 1}\n    row_max: "200"\n',
         encoding="utf-8",
     )
-    policy = load_policy(path)
+    set_ledger_policy(ledger, path)
     rub = row("rub-amount-2", 2, amount=Decimal(250), currency="RUB", payment_type="EMAIL")
     batch_id = register(ledger, [rub._replace(requisites="awa.kone@example.org")])
     ledger.set_maker(batch_id, "maker")
-    requirement = approval_requirement(ledger, batch_id, policy)
-    form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+    requirement = approval_requirement(ledger, batch_id)
+    form = approval_form_markdown(requirement, approval_status(ledger, batch_id))
     assert "| RUB | 250.00 |" in form
     assert "RUB total 250.00: " in form
     assert "rub-amount-2: 250.00 RUB is above the per-row maximum 200.00" in form
@@ -428,8 +424,6 @@ def test_the_approval_form_shows_a_whole_ruble_total_with_kopecks(ledger, tmp_pa
 def test_payflow_approve_prints_the_rows_and_amount_per_currency_it_approved(tmp_path):
     # Found in review: once the pause form was no longer printed, `payflow approve` said only
     # "approved by ...; batch ... is now Approved": the approver never saw what they approved.
-    import getpass
-
     ledger_url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     rub = row("mixed-4", 4, amount=Decimal(250), currency="RUB", payment_type="EMAIL")
     with Ledger.open(ledger_url) as ledger:
@@ -441,11 +435,12 @@ def test_payflow_approve_prints_the_rows_and_amount_per_currency_it_approved(tmp
                 rub._replace(requisites="awa.kone@example.org"),
             ],
         )
-        ledger.set_maker(batch_id, "maker")
-    done = approve_without_prefect(tmp_path, ledger_url, batch_id)
+        add_people(ledger, maker="maker")
+        submit(ledger, batch_id, actor(ledger, "maker"))
+    done = approve_without_prefect(tmp_path, ledger_url, batch_id, who="bob")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        f"approved by {getpass.getuser()}; batch {batch_id} is now Approved",
+        f"approved by bob; batch {batch_id} is now Approved",
         "  RUB        1 payout               250.00",
         "  XOF        2 payouts             2000000",
         f"nothing is paying it yet: pay it with `payflow pay {batch_id}`",
@@ -468,11 +463,11 @@ def test_the_makers_intake_warnings_are_in_the_form_and_an_outlier_waits_for_a_c
     ledger.register_batch(batch_id, "odd.csv", rows, [], warnings=warnings)  # kept once
     ledger.set_maker(batch_id, "maker")
 
-    requirement = approval_requirement(ledger, batch_id, policy)
+    requirement = approval_requirement(ledger, batch_id)
     assert requirement.steps == 1
     assert [w.key for w in requirement.warnings] == ["outlier:odd-4"]
     assert requirement.notes == ("comment: this column is not sent",)
-    form = approval_form_markdown(requirement, approval_status(ledger, batch_id, policy))
+    form = approval_form_markdown(requirement, approval_status(ledger, batch_id))
     assert f"**Warnings (approving acknowledges them):**\n- odd-4 (row 4): {outlier}" in form
     assert "**Notes from intake (the maker saw these at upload):**\n- comment: this" in form
     with pytest.raises(ApprovalRefused, match="20 times the batch median"):
@@ -490,14 +485,14 @@ def test_bands_and_the_row_maximum_count_only_rows_the_batch_may_still_send(ledg
     again = register(ledger, [big, row("edited-3", 3, amount=Decimal(500))])
     ledger.set_maker(again, "maker")
 
-    requirement = approval_requirement(ledger, again, policy)
+    requirement = approval_requirement(ledger, again)
     assert requirement.facts.totals == {"XOF": Decimal(60_500)}
     assert requirement.steps == 0 and requirement.large_rows == ()
     assert requirement.rules == (
         "XOF 500 still to send of 60500 in the batch (rows with a payout already are not sent "
         "again): from 0 up to 1000: 0 approval steps",
     )
-    assert approval_status(ledger, again, policy) == Approved(())
+    assert approval_status(ledger, again) == Approved(())
 
 
 def test_a_row_another_batch_has_not_sent_yet_still_counts_in_the_bands(ledger, policy):
@@ -508,11 +503,11 @@ def test_a_row_another_batch_has_not_sent_yet_still_counts_in_the_bands(ledger, 
     again = register(ledger, [big, row("unsent-3", 3, amount=Decimal(500))])
     ledger.set_maker(again, "maker")
 
-    requirement = approval_requirement(ledger, again, policy)
+    requirement = approval_requirement(ledger, again)
     assert requirement.steps == 1
     assert [w.key for w in requirement.large_rows] == ["row:unsent-2"]
     assert requirement.rules[0] == "XOF total 60500: above 1000 up to 100000: 1 approval step"
-    assert isinstance(approval_status(ledger, again, policy), Pending)
+    assert isinstance(approval_status(ledger, again), Pending)
 
 
 def test_a_form_asked_again_opens_with_why_the_last_answer_was_not_recorded() -> None:

@@ -21,8 +21,11 @@ from paying_support import pay_state, register, row
 from prefect import get_client
 from prefect.flow_runs import resume_flow_run
 from sqlalchemy import create_engine, update
+from support.operators import actor, add_people, sign_in_at
 from support.stats import sandbox_stats
 
+from payflow.acts import submit
+from payflow.acts.auth import issue_code
 from payflow.approvals import UnknownBatch
 from payflow.approvals.resume import paused_runs
 from payflow.flows.approval import ApprovalNeeded, NotApproved
@@ -40,10 +43,18 @@ TWO_STEPS = Decimal(60_000_000)
 
 
 def batch_of(ledger: Ledger, prefix: str, *amounts: Decimal, maker: str = "alice") -> str:
+    """A batch submitted by `maker` (an operator who is a maker and a checker); bob and carol
+    are checkers."""
     rows = [row(f"{prefix}-{n}", n, amount=a) for n, a in enumerate(amounts, start=2)]
     batch_id = register(ledger, rows)
-    ledger.set_maker(batch_id, maker)
+    add_people(ledger, **{maker: "maker,checker"}, bob="checker", carol="checker")
+    submit(ledger, batch_id, actor(ledger, maker))
     return batch_id
+
+
+def code_for(ledger: Ledger, batch_id: str, checker: str) -> str:
+    """The one-time code `payflow approve BATCH --code` prints for a signed-in checker."""
+    return issue_code(ledger, batch_id, actor(ledger, checker))
 
 
 def pay(sandbox, ledger: Ledger, batch_id: str, tmp_path: Path, **options) -> PayResult:
@@ -110,8 +121,11 @@ def test_above_a_limit_the_flow_pauses_and_a_ui_answer_is_recorded(
     assert posted(sandbox) == {}, "something was sent before approval"
 
     first_form = form_text(first)
-    # The maker types their own name into the resume form: refused, the flow asks again.
-    resume_flow_run(first, run_input={"approve": True, "approver": "alice"})
+    assert "payflow approve" in first_form and "--code" in first_form
+    # The maker (a checker too) answers with her own code: refused, the flow asks again.
+    resume_flow_run(
+        first, run_input={"approve": True, "approval_code": code_for(ledger, batch_id, "alice")}
+    )
     second = wait_for_pause(batch_id, thread, not_in={first})
     assert posted(sandbox) == {} and ledger.approvals_of(batch_id) == []
     # The form comes back saying why: it came back unchanged, and whoever answered could not
@@ -122,7 +136,18 @@ def test_above_a_limit_the_flow_pauses_and_a_ui_answer_is_recorded(
         "it. Answer again." in form_text(second)
     )
 
-    resume_flow_run(second, run_input={"approve": True, "approver": "bob"})
+    # Without a code (a name typed anywhere counts for nothing), or with a made-up one: refused,
+    # and the form says where to approve.
+    resume_flow_run(second, run_input={"approve": True})
+    third = wait_for_pause(batch_id, thread, not_in={first, second})
+    resume_flow_run(third, run_input={"approve": True, "approval_code": "NOT-A-CODE"})
+    fourth = wait_for_pause(batch_id, thread, not_in={first, second, third})
+    assert posted(sandbox) == {} and ledger.approvals_of(batch_id) == []
+    assert f"get one with `payflow approve {batch_id} --code`" in form_text(fourth)
+
+    resume_flow_run(
+        fourth, run_input={"approve": True, "approval_code": code_for(ledger, batch_id, "bob")}
+    )
     thread.join(timeout=180)
 
     assert outcome["result"].counts.statuses == {"COMPLETED": 1}
@@ -138,15 +163,16 @@ def test_a_bare_resume_is_refused_and_a_decline_pays_nothing(
     thread, outcome = pay_in_thread(sandbox, ledger, batch_id, tmp_path)
     paused = wait_for_pause(batch_id, thread)
 
+    code = code_for(ledger, batch_id, "bob")
     with pytest.raises(Exception):
-        resume_flow_run(paused, run_input={"approver": "bob"})  # no `approve`: no default
-    with pytest.raises(Exception):
-        resume_flow_run(paused, run_input={"approve": True, "approver": ""})
+        resume_flow_run(paused, run_input={"approval_code": code})  # no `approve`: no default
+    with pytest.raises(Exception):  # a name is no field of the form: it counts for nothing
+        resume_flow_run(paused, run_input={"approve": True, "approver": "bob"})
     assert asyncio.run(paused_runs(batch_id)) == [paused]
 
-    # Prefect's form shows `approve` as a switch, off until moved: a name and Submit sent
+    # Prefect's form shows `approve` as a switch, off until moved: a code and Submit sent
     # approve=false and declined the batch for good. Without a reason it is asked again.
-    resume_flow_run(paused, run_input={"approve": False, "approver": "bob"})
+    resume_flow_run(paused, run_input={"approve": False, "approval_code": code})
     again = wait_for_pause(batch_id, thread, not_in={paused})
     assert ledger.approvals_of(batch_id) == []
     assert (
@@ -156,7 +182,8 @@ def test_a_bare_resume_is_refused_and_a_decline_pays_nothing(
     )
 
     resume_flow_run(
-        again, run_input={"approve": False, "approver": "bob", "decline_reason": "wrong month"}
+        again,
+        run_input={"approve": False, "approval_code": code, "decline_reason": "wrong month"},
     )
     thread.join(timeout=120)
 
@@ -166,10 +193,10 @@ def test_a_bare_resume_is_refused_and_a_decline_pays_nothing(
 
 
 def test_a_changed_batch_voids_its_approval(prefect_api, sandbox, ledger, tmp_path):
-    from payflow.approvals import record_decision
+    from payflow.acts import decide
 
     batch_id = batch_of(ledger, "chg", ONE_STEP)
-    record_decision(ledger, batch_id, approver="bob", decision="approve")
+    decide(ledger, batch_id, actor(ledger, "bob"), approve=True, via="cli")
     # The batch gains a row after it was approved.
     ledger.register_batch(batch_id, "test.csv", [row("chg-9", 9, amount=Decimal(5))], [])
 
@@ -207,8 +234,8 @@ def approve_cli(
     as_json: bool = True,
 ):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    sign_in_at(ledger.url, user, tmp_path / f"home-{user}")  # `payflow login USER`
     env.update(
-        PAYFLOW_USER=user,
         PAYFLOW_LEDGER_URL=ledger.url,
         PAYFLOW_HOME=str(tmp_path / f"home-{user}"),
         PREFECT_API_URL=prefect_api,

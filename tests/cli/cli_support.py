@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from decimal import Decimal
 from pathlib import Path
 
@@ -32,10 +32,20 @@ NOISE = (
 
 
 def payflow_env(
-    home: Path, prefect_home: Path, *, temporary_prefect: bool = False, **extra: str
+    home: Path,
+    prefect_home: Path,
+    *,
+    temporary_prefect: bool = False,
+    signed_in: str | None = "maker",
+    **extra: str,
 ) -> dict[str, str]:
     """The environment of one operator: own PAYFLOW_HOME, and the test process's Prefect server
-    (or, with `temporary_prefect`, a temporary one per run over a shared Prefect home)."""
+    (or, with `temporary_prefect`, a temporary one per run over a shared Prefect home).
+
+    Against an API (PAYFLOW_API_URL given) nobody acts without signing in: the operator
+    `signed_in` (a maker) is added to the env's ledger and signed in under its home, as
+    `payflow login` would; another person is `support.operators.as_person(env, NAME, ROLES)`.
+    On the embedded sandbox no sign-in is made (it takes the OS user, and says so)."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -52,7 +62,19 @@ def payflow_env(
         PAYFLOW_TRACK_QUIET_PERIOD=TRACK_QUIET_PERIOD,  # why: support.tracking
     )
     env.update(extra)
+    if signed_in and "PAYFLOW_API_URL" in extra:
+        _sign_in(env, signed_in)
     return env
+
+
+def _sign_in(env: dict[str, str], name: str) -> None:
+    """Sign `name` (a maker) in under the env's home; a ledger that cannot open (a test of a
+    bad PAYFLOW_LEDGER_URL) is left for the command to refuse."""
+    from sqlalchemy.exc import SQLAlchemyError
+    from support.operators import ledger_url_of, sign_in_at
+
+    with suppress(SQLAlchemyError, OSError, ValueError):
+        sign_in_at(ledger_url_of(env), name, Path(env["PAYFLOW_HOME"]), "maker")
 
 
 def start_payflow(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow
+from support.operators import as_person
 from support.stats import sandbox_stats
 
 # The last row pays 50 times the others: a typo of two zeros, by validation's outlier rule. The
@@ -34,7 +35,6 @@ def test_a_checker_reads_the_makers_outlier_warning_and_acknowledges_it(
         tmp_path / "prefect-home",
         PAYFLOW_API_URL=sandbox.url,
         PAYFLOW_API_TOKEN=sandbox.token,
-        PAYFLOW_USER="maker",
     )
     batch = tmp_path / "outlier.csv"
     batch.write_text("\n".join(LINES) + "\n", encoding="utf-8")
@@ -45,7 +45,7 @@ def test_a_checker_reads_the_makers_outlier_warning_and_acknowledges_it(
     assert f"warning: {OUTLIER}" in made.stderr
     assert sandbox_stats(sandbox.url)["createAttempts"] == {}, "the maker alone paid it"
 
-    checker = {**env, "PAYFLOW_USER": "checker"}
+    checker = as_person(env, "checker", "checker")
     refused = run_payflow(["approve", batch_id], checker, tmp_path)
     assert refused.returncode == 2, refused.stderr
     assert OUTLIER in refused.stderr and "Traceback" not in refused.stderr

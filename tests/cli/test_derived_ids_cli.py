@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow
+from support.operators import as_person
 from support.stats import sandbox_stats
 
 HEADER = "amount,currency,paymentType,requisites,name,userId"
@@ -101,7 +102,7 @@ def test_a_repeat_under_another_external_id_is_held_until_allowed(
     assert f"waiting for approval by 1 person: payflow approve {batch_id}" in allowed.stderr
     assert _posts(sandbox.url) == {"mar-1": 1, "apr-2": 1}, "the maker alone paid a repeat"
 
-    checker = {**env, "PAYFLOW_USER": "checker"}
+    checker = as_person(env, "checker", "checker")
     unacknowledged = run_payflow(["approve", batch_id], checker, tmp_path)
     assert unacknowledged.returncode == 2 and "acknowledge these warnings" in unacknowledged.stderr
     # It named no way to acknowledge them.

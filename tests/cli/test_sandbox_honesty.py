@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from cli_support import payflow_env, run_payflow, write_sim_batch
+from support.operators import as_person
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = ["embedded", "api"]
@@ -28,12 +29,11 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def env(request, tmp_path, prefect_home, make_sandbox) -> dict[str, str]:
     """An operator's environment on the embedded sandbox, or against a standalone one (an API)."""
     if request.param == "embedded":
-        return payflow_env(tmp_path / "home", prefect_home, PAYFLOW_USER="maker")
+        return payflow_env(tmp_path / "home", prefect_home)
     api = make_sandbox()
     return payflow_env(
         tmp_path / "home",
         prefect_home,
-        PAYFLOW_USER="maker",
         PAYFLOW_API_URL=api.url,
         PAYFLOW_API_TOKEN=api.token,
     )
@@ -99,9 +99,9 @@ def test_an_approval_says_so(tmp_path, env):
     waiting = _json(run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path), 1)
     assert waiting["waiting_for_approvals"] == 2 and waiting["sandbox"] is sandbox
     batch_id = waiting["batch_id"]
-    first = run_payflow(["approve", batch_id, "--json"], {**env, "PAYFLOW_USER": "ann"}, tmp_path)
+    first = run_payflow(["approve", batch_id, "--json"], as_person(env, "ann", "checker"), tmp_path)
     assert _json(first)["sandbox"] is sandbox
-    second = run_payflow(["approve", batch_id], {**env, "PAYFLOW_USER": "bob"}, tmp_path)
+    second = run_payflow(["approve", batch_id], as_person(env, "bob", "checker"), tmp_path)
     assert second.returncode == 0, second.stderr
     _says_no_real_money(second, sandbox)
 

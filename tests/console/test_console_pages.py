@@ -30,10 +30,11 @@ from console_support import (
 from prefect import get_client
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from support.operators import set_ledger_policy
 from support.postgres import fresh_postgres_database
 from support.stats import sandbox_stats
 
-from payflow.approvals import Declined, Pending, approval_status, load_policy, record_decision
+from payflow.approvals import Declined, Pending, approval_status, record_decision
 from payflow.ledger import (
     CreatedRefund,
     Detected,
@@ -85,8 +86,7 @@ def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Co
     assert submitted.status_code == 303
 
     # Under every limit, yet the console asks a checker: `payflow pay` paid it before one saw it.
-    policy = load_policy(console.ctx.settings.approvals_file)
-    assert approval_status(console.ctx.ledger, batch_id, policy) == Pending(1, ())
+    assert approval_status(console.ctx.ledger, batch_id) == Pending(1, ())
     checker = signed_in(console, "carl")
     form = checker.get(f"/batches/{batch_id}/approve").text
     note = "amounts do not match the invoice list"
@@ -106,7 +106,7 @@ def test_a_declined_batch_pays_nothing_and_says_who_declined_and_why(console: Co
     assert re.search(r'id="state"[^>]*>declined<', declined.text)
     # Recorded where every payer reads it: kept only in the console's history, the decline
     # let `payflow pay` pay the batch.
-    assert approval_status(console.ctx.ledger, batch_id, policy) == Declined("carl", note)
+    assert approval_status(console.ctx.ledger, batch_id) == Declined("carl", note)
     again = maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(batch_page)})
     assert again.status_code == 409 and "is declined" in again.text
 
@@ -177,7 +177,7 @@ def _one_step_rules(console: Console, tmp_path: Path) -> Path:
     """Approval rules asking one step of every batch, in the console's settings."""
     rules = tmp_path / "approvals.yaml"
     rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
-    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    set_ledger_policy(console.ctx.ledger, rules)  # the policy is ledger data
     return rules
 
 
@@ -187,16 +187,14 @@ def test_a_batch_approved_on_the_command_line_is_paid_by_the_checker_who_approve
 ) -> None:
     # Approved with `payflow approve`, it stayed "awaiting approval" here; a checker's approval
     # was refused as "already approved", and nothing in the console would pay it.
-    rules = _one_step_rules(console, tmp_path)
+    _one_step_rules(console, tmp_path)
     maker = signed_in(console, "mia")
     batch_id = upload_clean(maker, "both.csv", "both")
     page = maker.get(f"/batches/{batch_id}").text
     assert (
         maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).status_code == 303
     )
-    record_decision(
-        console.ctx.ledger, batch_id, approver="bob", decision="approve", policy=load_policy(rules)
-    )
+    record_decision(console.ctx.ledger, batch_id, approver="bob", decision="approve")
 
     checker = signed_in(console, "carl")
     # Said on both pages: the state alone read as if nobody had approved it yet.
@@ -346,15 +344,14 @@ def test_the_history_shows_approvals_given_outside_the_console_and_each_decision
 ) -> None:
     # Found by hand: the history showed the console's own actions only, so a batch approved
     # with `payflow approve` or declined in Prefect's form had none.
-    rules = _one_step_rules(console, tmp_path)
-    policy = load_policy(rules)
+    _one_step_rules(console, tmp_path)
     ledger = console.ctx.ledger
     approved = register_rows(ledger, "cliapproved", "cli-appr-2")
     declined = register_rows(ledger, "cliprefect", "cli-pref-2")
     for batch_id in (approved, declined):
         ledger.set_maker(batch_id, "mia")
     note = "matches invoice <12>"
-    record_decision(ledger, approved, approver="bob", decision="approve", note=note, policy=policy)
+    record_decision(ledger, approved, approver="bob", decision="approve", note=note)
     record_decision(ledger, declined, approver="eve", decision="decline", via="prefect")
 
     checker = signed_in(console, "carl")

@@ -15,8 +15,9 @@ from console_support import (
     signed_in,
 )
 from support.beats import at_past, dead_run_id, elsewhere_run_id
+from support.operators import set_ledger_policy
 
-from payflow.approvals import load_policy, record_decision
+from payflow.approvals import record_decision
 from payflow.console.paying import IN_PROCESS, is_paying
 from payflow.ledger.actions import last_action
 from payflow.ledger.run_beats import batch_beats, beat
@@ -113,7 +114,7 @@ def _one_step_for_every_batch(console: Console, tmp_path) -> Path:
     """Approval rules asking one step of every batch, as the console's settings; their file."""
     rules = tmp_path / "approvals.yaml"
     rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
-    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    set_ledger_policy(console.ctx.ledger, rules)  # the policy is ledger data
     return rules
 
 
@@ -122,15 +123,13 @@ def test_a_deployment_run_beating_while_it_waits_for_its_approval_reads_awaiting
 ) -> None:
     # Found in review: a daily run paused for its approval beats (for hours), and every console
     # read its batch as "paying" while nothing was being paid.
-    rules = _one_step_for_every_batch(console, tmp_path)
+    _one_step_for_every_batch(console, tmp_path)
     ledger = console.ctx.ledger
     batch_id = register_rows(ledger, "pausedrun", "pr-2", "pr-3")
     maker = signed_in(console, "mia")
     with beating(ledger, batch_id, "flow run patient-owl", every=0.05):
         assert _state(maker.get(f"/batches/{batch_id}").text) == "awaiting approval"
-        record_decision(
-            ledger, batch_id, approver="bob", decision="approve", policy=load_policy(rules)
-        )
+        record_decision(ledger, batch_id, approver="bob", decision="approve")
         assert _state(maker.get(f"/batches/{batch_id}").text) == "paying"  # approved: it pays
 
 

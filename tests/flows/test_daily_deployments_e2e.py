@@ -1,8 +1,10 @@
 """End to end on real servers: a Prefect server on PostgreSQL started here, `prefect deploy --all`
 from prefect.yaml, two process workers, a `payflow sandbox` process and the PostgreSQL ledger.
 
-The daily run takes an inbox of two good files and a broken one; `payflow approve` (another
-person than the maker) releases each paused batch; every payout reaches the sandbox exactly once.
+The daily run takes an inbox of two good files and a broken one; the ledger's policy holds each
+batch for approval (the workers' own approvals file, which asks none, decides nothing); a signed-in
+maker submits it and `payflow approve` by a signed-in checker releases it; every payout reaches
+the sandbox exactly once.
 Then one large batch is paid by two pay runs at once, one on each worker.
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+from support.operators import add_people, set_ledger_policy, sign_in_at
 from support.postgres import fresh_postgres_database
 from support.prefect import prefect_server_on_postgres
 from support.servers import answers, free_port, start_group, stop_group
@@ -34,6 +37,7 @@ from support.waiting import wait_until
 
 from payflow.inbox import SCHEDULE_ACTOR
 from payflow.intake import batch_id_of
+from payflow.ledger import Ledger
 from payflow.ledger.run_beats import STALE_AFTER
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
@@ -45,9 +49,9 @@ PREFECT, PAYFLOW = [str(BIN / "prefect")], [str(BIN / "payflow")]
 FAST_SANDBOX = ["--processing-delay", "0.05", "--final-delay", "0.1"]
 HEADER = "externalId,amount,currency,paymentType,requisites,name,userId\n"
 POLICY = 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 24\n'
+# What a worker's own approvals file says (nothing needs approval): it must decide nothing.
+NO_STEPS = 'currencies:\n  "*":\n    bands:\n      - {steps: 0}\n    expiry_hours: 24\n'
 MAKER, APPROVER = "maker-e2e", "checker-e2e"
-# Who payflow records: PAYFLOW_USER (maker at intake, approver at `payflow approve`), per process.
-AS_APPROVER = {"PAYFLOW_USER": APPROVER}
 SANDBOX_OUTCOME_SUFFIXES = {"1111", "2222", "3333", "4444", "5555", "6666"}
 DEPLOYMENTS = {
     "daily-payouts",
@@ -108,8 +112,18 @@ class Stack:
         assert match, out
         return match.group(1)
 
-    def approve(self, batch_id: str) -> dict[str, Any]:
-        out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env=AS_APPROVER)
+    def person(self, name: str) -> dict[str, str]:
+        """The environment of `name`, signed in (`payflow login`) under their own home."""
+        home = self.root / f"home-of-{name}"
+        sign_in_at(self.ledger_url, name, home)
+        return {"PAYFLOW_HOME": str(home)}
+
+    def approve(self, batch_id: str, *, submit: bool = True) -> dict[str, Any]:
+        """The maker submits the batch a deployed run registered with no signed-in maker (its
+        file is the worker's account's), then the checker approves it."""
+        if submit:
+            self.cli(*PAYFLOW, "submit", batch_id, env=self.person(MAKER))
+        out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env=self.person(APPROVER))
         return dict(json.loads(out.strip().splitlines()[-1]))
 
     def sandbox_stats(self) -> dict[str, Any]:
@@ -127,12 +141,15 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("daily-e2e")
-    (root / "approvals.yaml").write_text(POLICY, encoding="utf-8")
+    (root / "approvals.yaml").write_text(NO_STEPS, encoding="utf-8")
     with ExitStack() as running:  # left in reverse: workers, sandbox, ledger, Prefect server
         # Runs are started by hand here; the cron and interval schedules are checked as data.
         no_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"}
         prefect_url = running.enter_context(prefect_server_on_postgres(root, **no_scheduler))
         ledger_url = running.enter_context(fresh_postgres_database("payflow_e2e"))
+        with Ledger.open(ledger_url) as ledger:  # the policy and the people: ledger data
+            set_ledger_policy(ledger, POLICY)
+            add_people(ledger, **{MAKER: "maker", APPROVER: "checker"})
         sandbox_port = free_port()
         sandbox_url = f"http://127.0.0.1:{sandbox_port}"
         base = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PAYFLOW_"))}
@@ -148,7 +165,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "PAYFLOW_APPROVALS_FILE": str(root / "approvals.yaml"),
             "PAYFLOW_CHECKOUT": str(REPO),
             "PAYFLOW_INBOX": str(root / "inbox"),
-            "PAYFLOW_USER": MAKER,
+            "PAYFLOW_USER": APPROVER,  # names nobody: a worker's or a maker's claim counts not
             # Small claims, a few requests in flight and quick polls: two runs of one batch overlap.
             "PAYFLOW_CHUNK_SIZE": "100",
             "PAYFLOW_MAX_IN_FLIGHT": "4",
@@ -519,7 +536,7 @@ def test_a_file_dropped_again_pays_a_batch_whose_run_died_running_or_paused_and_
     stack.api(
         "POST",
         f"/flow_runs/{pause}/resume",
-        {"run_input": {"approve": True, "approver": APPROVER}},
+        {"run_input": {"approve": True}},
     )
     assert wait_for("the resume", lambda: stack.state_of(pause) == "RUNNING", timeout=30)
     # Prefect cannot tell: the killed runs read Running (or, in some placements of runs on
@@ -568,7 +585,8 @@ def test_a_rerun_from_its_deployment_is_made_by_its_maker_parameter_who_cannot_a
 ) -> None:
     """Found in review: the rerun-failed deployment recorded the worker's user as the rerun
     batch's maker, so whoever started the run could approve the rerun themselves. Its `maker`
-    parameter (as the daily deployment's) names the person, whom the two-person rule refuses."""
+    parameter is only a claim (anyone starting a run sets it): no checker approves the batch
+    until a signed-in maker submits it, and that maker may not approve it."""
     stack.inbox.mkdir(exist_ok=True)
     path = stack.inbox / "thursday.csv"
     _, ids = batch_file(path, "e2e-rr", 2, 95_000)
@@ -595,17 +613,26 @@ def test_a_rerun_from_its_deployment_is_made_by_its_maker_parameter_who_cannot_a
         return stack.ledger("SELECT batch_id, made_by FROM batches WHERE rerun_of = %s", batch_id)
 
     [(rerun_id, made_by)] = wait_for("the rerun batch", rerun_batch)
-    assert made_by == "mia-rerun"
+    assert made_by == "mia-rerun"  # the parameter's claim: nobody signed in
     wait_for("the rerun's pause", lambda: paused(stack, rerun_id))
-    own = subprocess.run(
-        [*PAYFLOW, "approve", rerun_id],
-        cwd=REPO,
-        env={**stack.env, "PAYFLOW_USER": "mia-rerun"},
-        capture_output=True,
-        text=True,
-    )
+
+    def as_person(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*PAYFLOW, *args],
+            cwd=REPO,
+            env={**stack.env, **stack.person(name)},
+            capture_output=True,
+            text=True,
+        )
+
+    early = as_person(APPROVER, "approve", rerun_id)
+    assert early.returncode == 2 and "has no signed-in maker" in early.stderr, early
+    with Ledger.open(stack.ledger_url) as ledger:
+        add_people(ledger, **{"mia-rerun": "maker,checker"})
+    assert as_person("mia-rerun", "submit", rerun_id).returncode == 0
+    own = as_person("mia-rerun", "approve", rerun_id)
     assert own.returncode == 2 and f"mia-rerun made batch {rerun_id}" in own.stderr, own
-    assert stack.approve(rerun_id)["resumed"]
+    assert stack.approve(rerun_id, submit=False)["resumed"]
     assert wait_for("the rerun run", lambda: final(stack, rerun), 240)
     sent = stack.sandbox_stats()["payoutsByExternalId"]
     assert sent[ids[1]] == 1 and sent[f"{ids[1]}-r1"] == 1
@@ -617,9 +644,9 @@ def test_a_checker_approving_in_the_console_resumes_the_daily_run_waiting_for_it
     """Found in review: "Approve and pay" on a batch whose daily pay run waits paused for its
     approval started a second pay run beside it: its form asks the checker's acknowledgement of
     the batch's warning, the console's resume left it out and was refused, and a new run was
-    started. The approval is recorded, the waiting run resumed; no other run. And the checker
-    needs no maker's submission in the console first: the daily run's pause asked for the
-    approval ("Approve and pay" was refused as "not submitted", leaving only Prefect's form)."""
+    started. The approval is recorded, the waiting run resumed; no other run. The daily run's
+    `maker` parameter names nobody signed in, so the maker submits the waiting batch in the
+    console (it was refused as "already submitted"), then the checker approves it there."""
     maker_name, checker_name = "mia-paused", "carl-paused"
     add_console_operators(stack, (maker_name, "maker"), (checker_name, "checker"))
     stack.inbox.mkdir(exist_ok=True)
@@ -643,7 +670,8 @@ def test_a_checker_approving_in_the_console_resumes_the_daily_run_waiting_for_it
         submitted = maker.post(
             f"/batches/{batch_id}/submit", data={"csrf": maker_csrf}, follow_redirects=True
         )
-        assert "already submitted for approval" in submitted.text, submitted.text
+        # The deployed run's maker parameter named nobody signed in: the maker submits it here.
+        assert "already submitted" not in submitted.text, submitted.text
         checker, checker_csrf = console_signed_in(url, checker_name)
         assert "awaiting approval" in checker.get(f"/batches/{batch_id}").text
         page = checker.get(f"/batches/{batch_id}/approve").text
