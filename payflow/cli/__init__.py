@@ -13,6 +13,7 @@ import logging
 import sys
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,6 +21,9 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from payflow.cli.app import CommandError, app
+
+if TYPE_CHECKING:
+    from payflow.file_access import FileAccess
 
 # Each module registers its commands on `app` when imported; the key is the command's name.
 COMMAND_MODULES = {
@@ -126,15 +130,23 @@ def _command_group(loaded: set[str]) -> typer.core.TyperGroup:
 
 
 def _home() -> Path:
+    return _home_and_access()[0]
+
+
+def _home_and_access() -> tuple[Path, FileAccess]:
+    """PAYFLOW_HOME and the access new files get (PAYFLOW_SHARED_GROUP's, else owner-only)."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
+    from payflow.file_access import FileAccess, shared_group_id
     from payflow.settings import Settings
 
     try:
-        return Settings().home
+        settings = Settings()
     except (ValidationError, SettingsError):  # the command itself says which setting, in a line
-        return Settings.model_fields["home"].default  # type: ignore[no-any-return]
+        return Settings.model_fields["home"].default, FileAccess()
+    group = settings.shared_group
+    return settings.home, FileAccess(shared_group_id(group) if group else None)
 
 
 def _usage_line(exc: UsageError) -> str:
@@ -152,11 +164,15 @@ def main(argv: list[str] | None = None) -> None:
         # Inside the try: Ctrl-C during the seconds a command's module imports (pandas,
         # Prefect) printed a KeyboardInterrupt traceback.
         if wanted is not None:
+            from payflow.file_access import use_umask
             from payflow.quiet import quiet_prefect
 
+            home, access = _home_and_access()
+            # Files others create for this process (Prefect's, SQLite's) get no more than ours.
+            use_umask(access)
             # Before any command module imports Prefect: its logging is configured once, at
             # import.
-            quiet_prefect(_home())
+            quiet_prefect(home, access)
             if _import_command(COMMAND_MODULES[wanted]):
                 loaded.add(wanted)
         # Not standalone: click's own handling printed a usage error as four lines (usage, a
