@@ -21,6 +21,10 @@ GROUP_FILE, GROUP_FOLDER = 0o660, 0o2770
 SETTING = "PAYFLOW_SHARED_GROUP"
 
 
+class FileAccessRefused(PermissionError):
+    """This OS user cannot use a file payflow needs; the message says which and what to do."""
+
+
 @dataclass(frozen=True)
 class FileAccess:
     """Owner-only (`group_id` None) or shared with the group `group_id`."""

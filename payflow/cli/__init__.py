@@ -198,10 +198,12 @@ def main(argv: list[str] | None = None) -> None:
         print("payflow: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as exc:
+        from payflow.file_access import FileAccessRefused
         from payflow.quiet import log_to_file
         from payflow.runtime import ConfigurationError
 
-        if isinstance(exc, ConfigurationError):  # a setting to fix, named in one line
+        # A setting to fix, or a file another OS user keeps (docs/multi-user.md): one line.
+        if isinstance(exc, ConfigurationError | FileAccessRefused):
             print(f"payflow: configuration: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
         # A bug or a surprise: the operator gets one line, the log file gets the traceback.

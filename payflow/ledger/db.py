@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from payflow.file_access import describe_owner, ensure_file, make_folder
+from payflow.file_access import FileAccessRefused, describe_owner, ensure_file, make_folder
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -43,7 +43,7 @@ class LedgerUrlError(ValueError):
     """The ledger URL names a backend the ledger does not support."""
 
 
-class LedgerAccessError(PermissionError):
+class LedgerAccessError(FileAccessRefused):
     """This OS user cannot write the ledger's SQLite file; the message says what to do."""
 
 
@@ -70,20 +70,19 @@ def _prepare_sqlite_file(database: Path) -> None:
     this OS user cannot write (another person's, not shared): SQLite opened it read-only and
     the first write failed as "unexpected error (OperationalError)"."""
     make_folder(database.parent)
+    _check_writable(database.parent, os.W_OK | os.X_OK)  # SQLite makes its -wal and -shm there
     ensure_file(database)
-    wal, shm = (database.with_name(database.name + suffix) for suffix in ("-wal", "-shm"))
-    for path, wanted in (
-        (database.parent, os.W_OK | os.X_OK),
-        (database, os.R_OK | os.W_OK),
-        (wal, os.R_OK | os.W_OK),
-        (shm, os.R_OK | os.W_OK),
-    ):
-        if path.exists() and not os.access(path, wanted):
-            raise LedgerAccessError(
-                f"this OS user cannot write {path} ({describe_owner(path)}): share the ledger "
-                "through a group (PAYFLOW_SHARED_GROUP, the file and its folder in that group) "
-                "or use PostgreSQL; see docs/multi-user.md"
-            )
+    for suffix in ("", "-wal", "-shm"):
+        _check_writable(database.with_name(database.name + suffix), os.R_OK | os.W_OK)
+
+
+def _check_writable(path: Path, wanted: int) -> None:
+    if path.exists() and not os.access(path, wanted):
+        raise LedgerAccessError(
+            f"this OS user cannot write {path} ({describe_owner(path)}): share the ledger "
+            "through a group (PAYFLOW_SHARED_GROUP, the file and its folder in that group) "
+            "or use PostgreSQL; see docs/multi-user.md"
+        )
 
 
 def _configure_sqlite(engine: Engine) -> None:
