@@ -12,13 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from payflow.file_access import create_file
+
 
 @contextmanager
 def replaced(path: Path) -> Iterator[Path]:
     """Yield a new empty file beside `path`; on success it replaces `path`, else it is removed."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
-    # 0o666 less the umask, as any new file gets (mkstemp's 0o600 would hide a shared report).
-    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    # Owner-only, or the shared group's (payflow.file_access): a report holds requisites.
+    os.close(create_file(temporary))
     try:
         yield temporary
         temporary.replace(path)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from payflow.file_access import make_folder, write_new_text
+
 BATCH_SUFFIXES = (".csv", ".xlsx")
 NOTE_SUFFIX = ".why.txt"
 # Who started a daily batch's pay run, in the action log (the approvers are logged apart).
@@ -109,10 +111,10 @@ def settle_file(path: Path, where: Settled, note: str | None = None) -> Path:
     if where is Settled.LEFT:
         return path
     folder = path.parent / where.value
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     target = _free_name(folder, path.name)
     if note is not None:
-        (folder / f"{target.name}{NOTE_SUFFIX}").write_text(note.rstrip() + "\n", encoding="utf-8")
+        write_new_text(folder / f"{target.name}{NOTE_SUFFIX}", note.rstrip() + "\n")
     path.replace(target)
     return target
 

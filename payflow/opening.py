@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from payflow.expected import ExpectedFailure
+from payflow.file_access import make_folder
 
 _KINDS = {
     stat.S_IFDIR: "a folder, not a file: name a file in it",
@@ -86,7 +87,7 @@ def check_out_folder(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise UnwritablePath(f"{path} is a file, not a folder: name a folder for the report")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_folder(path)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:

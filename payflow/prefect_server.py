@@ -22,6 +22,8 @@ from typing import IO
 
 import httpx
 
+from payflow.file_access import ensure_file, make_folder
+
 DEFAULT_TIMEOUT_SECONDS = 90.0
 
 
@@ -111,7 +113,7 @@ class TemporaryPrefect:
             self._log = None
 
     def _launch(self) -> None:
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_file(make_folder(self._log_path.parent) / self._log_path.name)
         self._log = self._log_path.open("ab")
         # The socket is bound here and handed over, so no other process can take the port
         # between choosing it and the server's start; early health checks wait in its backlog.

@@ -12,6 +12,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from payflow.file_access import FileAccess, describe_owner, ensure_file, make_folder
+
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -33,18 +35,43 @@ def prefect_environment(home: Path) -> dict[str, str]:
     }
 
 
-def quiet_prefect(home: Path) -> None:
-    """Set payflow's Prefect defaults in this process (and so in the temporary server it starts)."""
-    home.mkdir(parents=True, exist_ok=True)
+def quiet_prefect(home: Path, access: FileAccess | None = None) -> None:
+    """Set payflow's Prefect defaults in this process (and so in the temporary server it starts);
+    PAYFLOW_HOME and Prefect's home under it are made with `access`'s folder mode."""
+    usable_home(home)
+    make_folder(home, access)
     for key, value in prefect_environment(home).items():
         os.environ.setdefault(key, value)
+    if os.environ["PREFECT_HOME"] == prefect_environment(home)["PREFECT_HOME"]:
+        make_folder(Path(os.environ["PREFECT_HOME"]), access)
+
+
+def usable_home(home: Path) -> None:
+    """A ConfigurationError naming PAYFLOW_HOME when this OS user cannot write there (another
+    person's home): Prefect's profile and the log failed with a traceback."""
+    from payflow.runtime import ConfigurationError
+
+    places = (home, home / "prefect", home / "prefect" / "profiles.toml", home / "logs")
+    for path in (*places, home / "logs" / "payflow.log"):
+        try:
+            if not path.exists():
+                continue
+            wanted = os.R_OK | os.W_OK | (os.X_OK if path.is_dir() else 0)
+            if os.access(path, wanted):
+                continue
+            owner = describe_owner(path)
+        except PermissionError:
+            owner = "not readable"
+        raise ConfigurationError(
+            f"PAYFLOW_HOME: this OS user cannot write {path} ({owner}): give each person their "
+            "own PAYFLOW_HOME, and share the ledger through PAYFLOW_LEDGER_URL with "
+            "PAYFLOW_SHARED_GROUP or PostgreSQL (see docs/multi-user.md)"
+        )
 
 
 def log_to_file(home: Path) -> Path:
     """Send every log record (payflow's and the libraries') to a file under `home/logs`."""
-    log_dir = home / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    path = log_dir / "payflow.log"
+    path = ensure_file(make_folder(home / "logs") / "payflow.log")
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root = logging.getLogger()

@@ -145,6 +145,22 @@ class Settings(BaseSettings):
         default=8.0, gt=0, le=24, description="Hours a `payflow login` session lasts."
     )
 
+    shared_group: str | None = Field(
+        default=None,
+        description="OS group that shares the ledger, reports and logs payflow creates (0660, "
+        "folders 02770); unset: owner-only (0600/0700). See docs/multi-user.md.",
+    )
+
+    @field_validator("shared_group")
+    @classmethod
+    def _shared_group_exists(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        from payflow.file_access import shared_group_id
+
+        shared_group_id(value)  # a ValueError saying what to do: one line naming the setting
+        return value
+
     @property
     def uses_sandbox(self) -> bool:
         """True when no real API is configured: no real money can move."""

@@ -43,3 +43,10 @@ def api_trouble(exc: PaymentsApiError, *, then: str = "", sandbox: bool = False)
     else:
         line = f"the payments API could not be asked (PAYFLOW_API_URL): {exc}"
     return f"{line}; {then}" if then else line
+
+
+# `payflow status` on a maker's or checker's machine, which holds no API token: it reads only.
+NOT_REFRESHED = (
+    "payflow: not asked of the API (no PAYFLOW_API_TOKEN here): the ledger's states as the "
+    "paying side last recorded them"
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import grp
 import os
 import stat
 from pathlib import Path
@@ -31,11 +32,18 @@ def test_a_failure_while_writing_keeps_the_old_file_and_removes_the_part(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b-reconciliation.xlsx"]
 
 
-def test_the_file_gets_the_mode_of_any_new_file(tmp_path: Path) -> None:
-    previous = os.umask(0o027)
+def test_the_file_is_its_owners_only_whatever_the_umask_or_its_groups_when_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A report holds requisites: 0o666 less the umask made it readable by every local user.
+    previous = os.umask(0)
     try:
         with replaced(tmp_path / "r.csv") as part:
             part.write_text("x\n", encoding="utf-8")
+        monkeypatch.setenv("PAYFLOW_SHARED_GROUP", grp.getgrgid(os.getegid()).gr_name)
+        with replaced(tmp_path / "shared.csv") as part:
+            part.write_text("x\n", encoding="utf-8")
     finally:
         os.umask(previous)
-    assert stat.S_IMODE((tmp_path / "r.csv").stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "r.csv").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "shared.csv").stat().st_mode) == 0o660

@@ -13,6 +13,7 @@ import logging
 import sys
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,6 +21,9 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from payflow.cli.app import CommandError, app
+
+if TYPE_CHECKING:
+    from payflow.file_access import FileAccess
 
 # Each module registers its commands on `app` when imported; the key is the command's name.
 COMMAND_MODULES = {
@@ -131,15 +135,23 @@ def _command_group(loaded: set[str]) -> typer.core.TyperGroup:
 
 
 def _home() -> Path:
+    return _home_and_access()[0]
+
+
+def _home_and_access() -> tuple[Path, FileAccess]:
+    """PAYFLOW_HOME and the access new files get (PAYFLOW_SHARED_GROUP's, else owner-only)."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
+    from payflow.file_access import FileAccess, shared_group_id
     from payflow.settings import Settings
 
     try:
-        return Settings().home
+        settings = Settings()
     except (ValidationError, SettingsError):  # the command itself says which setting, in a line
-        return Settings.model_fields["home"].default  # type: ignore[no-any-return]
+        return Settings.model_fields["home"].default, FileAccess()
+    group = settings.shared_group
+    return settings.home, FileAccess(shared_group_id(group) if group else None)
 
 
 def _usage_line(exc: UsageError) -> str:
@@ -157,11 +169,15 @@ def main(argv: list[str] | None = None) -> None:
         # Inside the try: Ctrl-C during the seconds a command's module imports (pandas,
         # Prefect) printed a KeyboardInterrupt traceback.
         if wanted is not None:
+            from payflow.file_access import use_umask
             from payflow.quiet import quiet_prefect
 
+            home, access = _home_and_access()
+            # Files others create for this process (Prefect's, SQLite's) get no more than ours.
+            use_umask(access)
             # Before any command module imports Prefect: its logging is configured once, at
             # import.
-            quiet_prefect(_home())
+            quiet_prefect(home, access)
             if _import_command(COMMAND_MODULES[wanted]):
                 loaded.add(wanted)
         # Not standalone: click's own handling printed a usage error as four lines (usage, a
@@ -187,10 +203,12 @@ def main(argv: list[str] | None = None) -> None:
         print("payflow: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as exc:
+        from payflow.file_access import FileAccessRefused
         from payflow.quiet import log_to_file
         from payflow.runtime import ConfigurationError
 
-        if isinstance(exc, ConfigurationError):  # a setting to fix, named in one line
+        # A setting to fix, or a file another OS user keeps (docs/multi-user.md): one line.
+        if isinstance(exc, ConfigurationError | FileAccessRefused):
             print(f"payflow: configuration: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
         # A bug or a surprise: the operator gets one line, the log file gets the traceback.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 from contextlib import ExitStack
+from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
@@ -13,6 +14,7 @@ import uvicorn
 
 from payflow.cli.app import app, fail
 from payflow.cli.setup import check_bound_service, listening_socket, prepare
+from payflow.console.exposure import Exposure, ExposureRefused, proxy_addresses
 from payflow.console.operators import OperatorError, add_operator, operator_count, parse_roles
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
@@ -40,11 +42,33 @@ def _stopped_while_starting(signum: int, frame: FrameType | None) -> None:
 def console_command(
     ctx: typer.Context,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8300,
-    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address to bind; beyond loopback needs TLS or a proxy."),
+    ] = "127.0.0.1",
+    certfile: Annotated[
+        Path | None, typer.Option("--certfile", help="TLS certificate (PEM): serve HTTPS.")
+    ] = None,
+    keyfile: Annotated[
+        Path | None, typer.Option("--keyfile", help="TLS private key (PEM) of --certfile.")
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="Comma-separated addresses of the TLS proxy in front; its X-Forwarded-* "
+            "headers are trusted, nobody else's.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the console; without PAYFLOW_API_URL it pays the embedded sandbox."""
     if ctx.invoked_subcommand is not None:
         return
+    try:
+        exposure = Exposure(host, certfile, keyfile, proxy_addresses(forwarded_allow_ips))
+        exposure.check()
+    except ExposureRefused as exc:
+        fail(str(exc))
     from payflow.approvals.decide import prefect_api_configured
     from payflow.connections import RunTarget
     from payflow.console.app import create_app
@@ -92,7 +116,13 @@ def console_command(
                 pay_through_prefect=False if own_prefect is not None else None,
                 prefect_api_url=own_prefect.api_url if own_prefect is not None else None,
             )
-            config = uvicorn.Config(create_app(context), host=host, port=port, log_level="warning")
+            config = uvicorn.Config(
+                create_app(context),
+                host=host,
+                port=port,
+                log_level="warning",
+                **exposure.uvicorn_options(),
+            )
             server = uvicorn.Server(config)
             if operator_count(ledger) == 0:
                 typer.echo(
@@ -103,7 +133,7 @@ def console_command(
                 )
             for stop_signal in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(stop_signal, _stopped)
-            typer.echo(f"payflow console: http://{host}:{port}/")
+            typer.echo(f"payflow console: {exposure.url(port)}")
             server.run(sockets=[listening])
     except PrefectServerNotStarted as exc:
         fail(str(exc))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Annotated, NoReturn
@@ -41,7 +42,7 @@ from payflow.runtime import (
     open_ledger,
 )
 from payflow.settings import Settings
-from payflow.wording import api_trouble, counted
+from payflow.wording import NOT_REFRESHED, api_trouble, counted
 
 STALE_AFTER = timedelta(minutes=1)
 SHOWN_PENDING = 50
@@ -60,7 +61,13 @@ def _wants_refresh(
         return refresh
     if settings.uses_sandbox:
         return False  # a past run's embedded sandbox is gone: nobody to ask
-    return last is not None and utc_now() - last > STALE_AFTER and unfinished
+    stale = last is not None and utc_now() - last > STALE_AFTER and unfinished
+    if stale and not (settings.api_token and settings.api_token.get_secret_value()):
+        # A maker's or checker's machine holds no API token (docs/multi-user.md): the ledger's
+        # word, said so, rather than a refusal of a command that only reads.
+        print(NOT_REFRESHED, file=sys.stderr)
+        return False
+    return stale
 
 
 def _refresh(settings: Settings, poll: Poll) -> None:

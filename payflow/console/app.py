@@ -7,6 +7,7 @@ before anything is read or changed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import re
@@ -224,24 +225,30 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 status, error = 403, "The sign-in form expired; try again."
             else:
                 name, password = str(form.get("name", "")), str(form.get("password", ""))
+                # The peer's address, or the one a proxy named in --forwarded-allow-ips gave.
                 address = request.client.host if request.client else ""
-                wait = ctx.signin_limits.wait(name, address)
+                verdict = ctx.signin_limits.verdict(name, address)
                 operator = None
-                if wait is not None:
+                if verdict.refused_for is not None:
                     # Not checked at all, the right password included: that is the limit.
-                    logger.warning("sign-in refused: too many failures for this name or address")
+                    logger.warning(
+                        "sign-in refused unchecked: too many failures from address %s", address
+                    )
                     status = 429
                     error = (
-                        "Too many failed sign-ins for this name or from this address; try again "
-                        f"in {counted(math.ceil(wait / 60), 'minute')}."
+                        "Too many failed sign-ins from this address; try again in "
+                        f"{counted(math.ceil(verdict.refused_for / 60), 'minute')}."
                     )
                 else:
+                    # Slowed, never refused: a stranger's failures cannot lock an operator out.
+                    await asyncio.sleep(verdict.delay)
                     operator = await run_in_threadpool(check_password, ctx.ledger, name, password)
                     if operator is None:
                         ctx.signin_limits.failed(name, address)
+                        _log_failure(ctx, name, address)
                         status, error = 401, "Wrong name or password."
                 if operator is not None:
-                    ctx.signin_limits.succeeded(name)
+                    ctx.signin_limits.succeeded(name, address)
                     sessions.drop(session_id)
                     session_id, _ = sessions.new(operator)
                     record_action(ctx.ledger, operator.name, "signed_in")
@@ -602,6 +609,20 @@ def _next(request: Request) -> str:
     """Where to go after signing in: a path of this site only."""
     target = request.query_params.get("next", "/batches")
     return target if target.startswith("/") and not target.startswith("//") else "/batches"
+
+
+def _log_failure(ctx: ConsoleContext, name: str, address: str) -> None:
+    """One log line per failed sign-in: the name as typed (repr: no forged lines), the address,
+    the name's count and its next delay; never the password."""
+    failures = ctx.signin_limits.name_failures(name)
+    logger.warning(
+        "sign-in failed for name %r from %s: %d failures for this name in 15 minutes; its "
+        "next attempt waits %g s",
+        name[:64],
+        address,
+        failures,
+        ctx.signin_limits.name_delay(failures),
+    )
 
 
 def _set_cookie(request: Request, response: Response, session_id: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from payflow.connections import RunTarget
 from payflow.console.kept_uploads import KeptUploads
 from payflow.console.signin_limits import SignInLimits
+from payflow.file_access import make_folder
 from payflow.ledger import Ledger
 from payflow.settings import Settings
 
@@ -42,5 +43,5 @@ class ConsoleContext:
     def batch_dir(self, batch_id: str) -> Path:
         """Where the console keeps a batch's rejects and reports (never named in a URL)."""
         path = self.settings.reports_dir() / "console" / batch_id
-        path.mkdir(parents=True, exist_ok=True)
+        make_folder(path)
         return path

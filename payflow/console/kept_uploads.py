@@ -20,10 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from payflow.file_access import FileAccess, create_file, make_folder
+
 KEEP_SECONDS = 900.0  # choosing a sheet takes a minute; a forgotten choice is gone in 15
 MAX_KEPT_BYTES = 200 * 1024 * 1024
-OWNER_ONLY_FOLDER = 0o700
-OWNER_ONLY_FILE = 0o600
+OWNER_ONLY = FileAccess()
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,9 @@ class KeptUploads:
         self.max_bytes = max_bytes
         self._clock = clock
         self._lock = threading.Lock()
-        folder.mkdir(mode=OWNER_ONLY_FOLDER, parents=True, exist_ok=True)
-        os.chmod(folder, OWNER_ONLY_FOLDER)  # whatever the umask or an older folder had
+        # The console's own, whatever PAYFLOW_SHARED_GROUP says: nobody else reads them.
+        make_folder(folder, OWNER_ONLY)
+        os.chmod(folder, OWNER_ONLY.folder_mode)  # whatever an older folder had
         self.sweep()  # a console that stopped left its files behind
 
     def keep(self, filename: str, data: bytes, sheets: Sequence[str]) -> KeptUpload | None:
@@ -64,9 +66,7 @@ class KeptUploads:
                 return None
             token = secrets.token_urlsafe(24)
             # O_EXCL with the mode given at creation: never readable by others, not for a moment.
-            descriptor = os.open(
-                self.folder / token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY_FILE
-            )
+            descriptor = create_file(self.folder / token, OWNER_ONLY)
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
         timer = threading.Timer(self.keep_seconds + 1, self.sweep)

@@ -8,6 +8,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.atomic import replaced
+from payflow.file_access import make_folder
 from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport
 from payflow.redact import printable
@@ -61,7 +62,7 @@ def resolution_problems(report: ValidationReport) -> list[Problem]:
 
 def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path, Path]:
     """Write `<batch_id>-rejects.csv` and `.xlsx` under `out_dir`; values are already masked."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     records = _records(report)
     csv_path = out_dir / f"{report.batch_id}-rejects.csv"
     with replaced(csv_path) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:

@@ -9,6 +9,7 @@ two workers starting at once migrate once.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -19,6 +20,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry
+
+from payflow.file_access import FileAccessRefused, describe_owner, ensure_file, make_folder
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -40,6 +43,10 @@ class LedgerUrlError(ValueError):
     """The ledger URL names a backend the ledger does not support."""
 
 
+class LedgerAccessError(FileAccessRefused):
+    """This OS user cannot write the ledger's SQLite file; the message says what to do."""
+
+
 def create_ledger_engine(url: str) -> Engine:
     """An engine for a SQLite file or PostgreSQL URL, configured for several processes."""
     parsed = make_url(url)
@@ -48,13 +55,34 @@ def create_ledger_engine(url: str) -> Engine:
         database = parsed.database or ""
         if database in ("", ":memory:") or database.startswith("file:"):
             raise LedgerUrlError("the ledger needs a SQLite file path, not an in-memory database")
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        _prepare_sqlite_file(Path(database))
         engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         _configure_sqlite(engine)
         return engine
     if backend == "postgresql":
         return create_engine(parsed, pool_pre_ping=True)
     raise LedgerUrlError(f"unsupported ledger backend {backend!r}: use sqlite or postgresql")
+
+
+def _prepare_sqlite_file(database: Path) -> None:
+    """Make the ledger file (and its folder) with payflow's file access before SQLite opens it:
+    SQLite gives its -wal, -shm and journal the database file's mode. Refuse in one line a file
+    this OS user cannot write (another person's, not shared): SQLite opened it read-only and
+    the first write failed as "unexpected error (OperationalError)"."""
+    make_folder(database.parent)
+    _check_writable(database.parent, os.W_OK | os.X_OK)  # SQLite makes its -wal and -shm there
+    ensure_file(database)
+    for suffix in ("", "-wal", "-shm"):
+        _check_writable(database.with_name(database.name + suffix), os.R_OK | os.W_OK)
+
+
+def _check_writable(path: Path, wanted: int) -> None:
+    if path.exists() and not os.access(path, wanted):
+        raise LedgerAccessError(
+            f"this OS user cannot write {path} ({describe_owner(path)}): share the ledger "
+            "through a group (PAYFLOW_SHARED_GROUP, the file and its folder in that group) "
+            "or use PostgreSQL; see docs/multi-user.md"
+        )
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -1,4 +1,5 @@
-"""The claims file: one claim URL per row, readable by its owner only (0600), never overwritten.
+"""The claims file: one claim URL per row, never overwritten, readable by its owner only (0600;
+0660 with PAYFLOW_SHARED_GROUP).
 
 It is the only place a claim token is ever written; the ledger keeps its SHA-256.
 """
@@ -12,12 +13,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from payflow.file_access import create_file, make_folder
 from payflow.inert import inert_text
 from payflow.links.records import CURRENCY, IssuedClaim
 from payflow.schemas.iso4217 import amount_text
 
 CLAIM_PATH = "/claim/"
-OWNER_ONLY = 0o600
 HEADER = ("row", "externalId", "userId", "amount", "expiresAt", "claimUrl")
 
 
@@ -30,7 +31,7 @@ def write_claims_file(
     out_dir: Path, batch_id: str, claims: Sequence[IssuedClaim], base_url: str, now: datetime
 ) -> Path:
     """Write the claim URLs as CSV with mode 0600; a new file each time (never overwrites)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     path = out_dir / f"{batch_id}-claims-{now.strftime('%Y%m%dT%H%M%S%fZ')}.csv"
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -46,11 +47,10 @@ def write_claims_file(
                 claim_url(base_url, claim.token),
             )
         )
-    # O_EXCL with the mode given at creation: the file is never readable by others, not even
-    # for the moment between creating and a later chmod.
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
+    # O_EXCL with the mode given at creation: the file is never readable by others (beyond
+    # PAYFLOW_SHARED_GROUP), not even for the moment between creating and a later chmod.
+    descriptor = create_file(path)
     try:
-        os.fchmod(descriptor, OWNER_ONLY)  # whatever the umask did
         # With a BOM, as every CSV payflow writes: Excel read a Cyrillic userId without one as
         # mojibake, and the operator matches each line to its recipient by it.
         with os.fdopen(descriptor, "w", encoding="utf-8-sig", newline="") as handle:

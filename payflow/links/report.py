@@ -15,6 +15,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.atomic import replaced
+from payflow.file_access import make_folder
 from payflow.inert import inert_row, text_cells
 from payflow.intake import Problem
 from payflow.intake.reading import FIRST_DATA_ROW
@@ -195,7 +196,7 @@ def write_links_report(
     """Write `<batch>-links.csv` and `.xlsx` (with a Rejected sheet when rows were rejected);
     a row `known` from an earlier batch shows that batch's link and payout, named in linkBatch.
     `sandbox`: the embedded sandbox served, and the summary says no real money moved."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
     views = sorted([*views, *known], key=lambda view: view.row_number)
     rows = [_cells(view, now, batch_id) for view in views]

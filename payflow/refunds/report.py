@@ -18,6 +18,7 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.atomic import replaced
+from payflow.file_access import make_folder
 from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
 from payflow.ledger.states import NOT_PAID_STATES
@@ -133,7 +134,7 @@ def write_refund_report(
     out_dir: Path, batch_id: str, views: Iterable[RefundRowView], *, sandbox: bool
 ) -> ReportPaths:
     """Write `<batch_id>-refunds.csv` and `.xlsx` into `out_dir` and return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     lines = [report_line(view) for view in views]
     paths = ReportPaths(
         csv=out_dir / f"{batch_id}-refunds.csv", xlsx=out_dir / f"{batch_id}-refunds.xlsx"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from payflow.atomic import replaced
+from payflow.file_access import make_folder
 from payflow.ledger import Ledger, RowOutcome
 from payflow.reconcile import FailureClasses
 from payflow.reporting.layout import ROW_COLUMNS, csv_text, row_cells
@@ -49,7 +50,7 @@ def write_batch_report(
 ) -> BatchReport:
     """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL."""
     classes = classes or FailureClasses.load()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     csv_path, xlsx_path = report_paths(out_dir, batch_id)
     workbook = WorkbookWriter(batch_id, sandbox=sandbox)
     with (

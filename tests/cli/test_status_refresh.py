@@ -25,6 +25,7 @@ from payflow.links.store import LinkStore
 from payflow.paying import submit_batch
 from payflow.refunds.steps import prepare_refunds
 from payflow.refunds.submit import submit_refunds
+from payflow.wording import NOT_REFRESHED
 
 
 async def _submitted(ledger: Ledger, sandbox, batch: str, rows: int) -> None:
@@ -361,3 +362,24 @@ async def test_refunds_completed_after_the_run_stopped_tracking_show_completed(
     with Ledger.open(ledger_url) as ledger:
         assert {r.order_status for r in ledger.refunds.rows(batch)} == {"REFUND"}
         assert ("PENDING", "COMPLETED", "poll", None) in ledger.refunds.events("rf-0")
+
+
+def test_a_checker_without_the_api_token_reads_the_ledger_and_is_told_so(tmp_path, make_sandbox):
+    # Makers and checkers hold no API token (docs/multi-user.md): `status` of a batch quiet for
+    # over a minute ended "PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not", exit 2.
+    sandbox = make_sandbox()
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    with Ledger.open(ledger_url) as ledger:
+        ledger.register_batch("b", "b.csv", [sim_instruction("b", 1)], [])
+        ledger.claim_for_submit("b", "w", 10)
+        ledger.mark_created("b-1", "p-1", "CREATED", None)
+    _age(ledger_url, "b", timedelta(minutes=2))
+    checker = payflow_env(home, tmp_path / "prefect", PAYFLOW_API_URL=sandbox.url)
+    done = run_payflow(["status", "b", "--json"], checker, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["statuses"] == {"CREATED": 1}
+    assert done.stderr.strip() == NOT_REFRESHED
+    asked = run_payflow(["status", "b", "--refresh"], checker, tmp_path)
+    assert asked.returncode == 2 and "PAYFLOW_API_TOKEN is not" in asked.stderr
+    assert sandbox_stats(sandbox)["payoutReadsById"] == {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -106,6 +107,19 @@ def start_console(
     server = ThreadedServer(config, name="console")
     port = server.start()
     return Console(f"http://127.0.0.1:{port}", ctx, server)
+
+
+def wait_for_line(path: Path, text: str, process: subprocess.Popen[str]) -> str:
+    """The first line of `path` (a started console's output) holding `text`; fails with the
+    process's stderr (`path` with the suffix .err) when it exits first."""
+    deadline = time.monotonic() + 300  # the console starts Prefect's local server first
+    while time.monotonic() < deadline:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if text in line:
+                return line
+        assert process.poll() is None, path.with_suffix(".err").read_text(encoding="utf-8")
+        time.sleep(0.2)
+    raise AssertionError(f"no {text!r} in {path}")
 
 
 def csrf_of(html: str) -> str:

@@ -15,19 +15,8 @@ from typing import Any
 
 import httpx
 from cli.cli_support import PAYFLOW, payflow_env, run_payflow
-from console_support import CLEAN_ROWS, PASSWORD, batch_csv, csrf_of
+from console_support import CLEAN_ROWS, PASSWORD, batch_csv, csrf_of, wait_for_line
 from support.servers import free_port
-
-
-def _wait_for_line(path: Path, text: str, process: subprocess.Popen[str]) -> str:
-    deadline = time.monotonic() + 300  # the console starts Prefect's local server first
-    while time.monotonic() < deadline:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if text in line:
-                return line
-        assert process.poll() is None, path.with_suffix(".err").read_text(encoding="utf-8")
-        time.sleep(0.2)
-    raise AssertionError(f"no {text!r} in {path}")
 
 
 def test_console_with_no_settings_guides_the_first_user_and_pays_in_its_own_process(
@@ -48,7 +37,7 @@ def test_console_with_no_settings_guides_the_first_user_and_pays_in_its_own_proc
             text=True,
         )
     try:
-        url_line = _wait_for_line(out, "payflow console:", console)
+        url_line = wait_for_line(out, "payflow console:", console)
         assert url_line == f"payflow console: http://127.0.0.1:{port}/"
         said = err.read_text(encoding="utf-8")
         assert "first run: no operators yet" in said
