@@ -103,6 +103,9 @@ class ValidationReport:
     # Rows that may be paid, and how to build their instructions: `payflow validate` counts
     # them and never sends one, and a million instructions take about 0.8 s to build.
     valid: int = 0
+    # Derived externalId -> its first derivation, where they differ (identity.py): registering
+    # keeps the first one for a row the ledger already holds under it.
+    legacy_ids: dict[str, str] = field(default_factory=dict)
     build_instructions: Callable[[], list[PayoutInstruction]] = field(
         default=list, repr=False, compare=False
     )
