@@ -109,6 +109,11 @@ def check_new_file(path: Path, default_name: str) -> None:
         raise UnwritablePath(f"cannot write {path}: permission denied")
 
 
+def why_not_written(exc: OSError) -> str:
+    """Why a write failed, in a few words ("no space left on device", "permission denied")."""
+    return _cannot(exc)
+
+
 def _cannot(exc: OSError) -> str:
     if exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
