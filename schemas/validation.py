@@ -17,7 +17,7 @@ from payflow.intake.identity import derived_external_ids, legacy_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
 from payflow.intake.problems import FILE_ROW, RejectedCells, not_read
 from payflow.model import PayoutInstruction
-from payflow.redact import mask_requisites, printable
+from payflow.redact import mask_rejected, printable
 from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
 from payflow.schemas.iso4217 import ISO_4217_CODES
@@ -114,7 +114,7 @@ def _rejected_cells(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, Re
             payment_type=payment_type or None,
             name=name or None,
             # printable: a tail may hold a control character, which the report shows escaped.
-            requisites_masked=printable(mask_requisites(requisites)) or None,
+            requisites_masked=printable(mask_rejected(requisites)) or None,
         )
         for row, currency, amount, payment_type, name, requisites in zip(
             rows,
