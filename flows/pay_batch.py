@@ -29,7 +29,7 @@ from payflow.ledger import BatchCounts
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
-from payflow.paying.run_end import NOT_ALL_PAID, record_pay_run_end
+from payflow.paying.run_end import NOT_ALL_PAID, REPORT_NOT_WRITTEN, record_pay_run_end
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text
 from payflow.run_results import PayResult
@@ -126,10 +126,18 @@ def pay_batch(
         pending=tracked.pending_external_ids,
         corrections=reconciled.corrected,
         latest=latest,
+        report_error=reconciled.report_error,
     )
     create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
-    if result.all_completed:
+    if result.all_completed and not result.report_error:
         return result
+    if result.all_completed:
+        # Every row paid, but its report is missing: red, as `payflow run` exits 1 for it.
+        return Failed(
+            name=REPORT_NOT_WRITTEN,
+            message=result.report_error,
+            data=NotAllPaid(result.report_error, result),
+        )
     # A run whose payouts did not all complete ends red in Prefect (and in its automations), as
     # `payflow run` exits 1: it read Completed whatever became of the payouts.
     unpaid = f"{result.by_latest.unpaid_line()}: payflow status {batch_id}"

@@ -12,6 +12,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import NamedTuple
 
+from payflow.schemas.recipients import canonical_requisites
+
 # The externalId payflow derives for a row that has none starts so (payflow.intake.identity).
 # Kept here, not there: the approval rules look derived ids up, and identity.py imports pandas,
 # which a command or pay run that reads no file should not load.
@@ -65,14 +67,42 @@ class PayoutInstruction(NamedTuple):
         )
 
     def repeat_key(self) -> str:
-        """Fingerprint of recipient, amount and currency: the same payout under any externalId."""
-        return repeat_key(requisites=self.requisites, amount=self.amount, currency=self.currency)
+        """Fingerprint of recipient (canonical requisites), amount and currency: the same payout
+        under any externalId, however its phone or e-mail was written."""
+        requisites = canonical_requisites(self.payment_type, self.requisites)
+        return repeat_key(requisites=requisites, amount=self.amount, currency=self.currency)
+
+    def user_key(self) -> str | None:
+        """Fingerprint of the person by userId, amount and currency (None without a userId)."""
+        return person_key("userId", self.user_id, self.amount, self.currency)
+
+    def name_key(self) -> str | None:
+        """Fingerprint of the person by name, amount and currency (None without a name)."""
+        return person_key("name", self.name, self.amount, self.currency)
 
 
 def repeat_key(*, requisites: str, amount: Decimal, currency: str) -> str:
-    """SHA-256 over the recipient's requisites, the canonical amount and the currency."""
+    """SHA-256 over the recipient's requisites (callers pass their canonical form), the
+    canonical amount and the currency."""
     canonical = json.dumps(
         [requisites.strip(), canonical_amount(amount), currency.strip().upper()],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def person_key(kind: str, who: str | None, amount: Decimal, currency: str) -> str | None:
+    """SHA-256 over who is paid (a userId as written, or a name in any case and spacing), the
+    canonical amount and the currency: the same person paid the same, whatever the requisites
+    (design.md, invariant 11). None when `who` is blank: nobody to compare."""
+    text = " ".join((who or "").split())
+    if kind == "name":
+        text = text.casefold()
+    if not text:
+        return None
+    canonical = json.dumps(
+        [kind, text, canonical_amount(amount), currency.strip().upper()],
         ensure_ascii=False,
         separators=(",", ":"),
     )

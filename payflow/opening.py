@@ -19,6 +19,7 @@ from pathlib import Path
 
 from payflow.expected import ExpectedFailure
 from payflow.file_access import make_folder
+from payflow.redact import printable
 
 _KINDS = {
     stat.S_IFDIR: "a folder, not a file: name a file in it",
@@ -84,14 +85,22 @@ def _why(path: Path, exc: OSError) -> str:
 def check_out_folder(path: Path) -> None:
     """UnwritablePath unless a report can be written in the folder `path` (made with its
     parents when missing)."""
-    if path.exists() and not path.is_dir():
-        raise UnwritablePath(f"{path} is a file, not a folder: name a folder for the report")
+    shown = printable(str(path))
+    if shown != str(path):
+        # A line break in the name split the `report:` line in two; no one means one.
+        raise UnwritablePath(
+            f"the folder {shown} has a line break or another control character in its name: "
+            "name another folder"
+        )
     try:
+        if path.exists() and not path.is_dir():
+            raise UnwritablePath(f"{path} is a file, not a folder: name a folder for the report")
         make_folder(path)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
-        raise UnwritablePath(f"cannot write the report to {path}: {_cannot(exc)}") from None
+        # A 300-character folder name read "unexpected error (OSError)" (ENAMETOOLONG).
+        raise UnwritablePath(f"cannot write the report to {shown}: {_cannot(exc)}") from None
 
 
 def check_new_file(path: Path, default_name: str) -> None:
@@ -110,6 +119,11 @@ def check_new_file(path: Path, default_name: str) -> None:
         raise UnwritablePath(f"cannot write {path}: permission denied")
 
 
+def why_not_written(exc: OSError) -> str:
+    """Why a write failed, in a few words ("no space left on device", "permission denied")."""
+    return _cannot(exc)
+
+
 def _cannot(exc: OSError) -> str:
     if exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
@@ -119,4 +133,6 @@ def _cannot(exc: OSError) -> str:
         return "no folder can be made there"
     if exc.errno == errno.EROFS:
         return "read-only file system"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "a name in the path is longer than the file system allows"
     return (exc.strerror or str(exc)).lower()

@@ -47,8 +47,36 @@ runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
 """
 
 
+# What Prefect's own temporary server (a command that started none here) raises when it is slow.
+PREFECT_TIMED_OUT = "Timed out while attempting to connect to ephemeral Prefect API server"
+TIMEOUT_SETTING = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+
+
 class PrefectServerNotStarted(Exception):
     """The temporary Prefect server did not answer in time; nothing was sent."""
+
+
+def startup_timeout() -> float:
+    """How long a temporary Prefect server may take to start: TIMEOUT_SETTING, else 90 s."""
+    return float(os.environ.get(TIMEOUT_SETTING) or DEFAULT_TIMEOUT_SECONDS)
+
+
+def not_started(where: str, then: str) -> str:
+    """The one line of a temporary Prefect server that did not start in time (`where`: its log
+    or ""; `then`: what the command did)."""
+    return (
+        f"Prefect's temporary server did not start within {startup_timeout():.0f} s{where}; "
+        f"{then}. A busy machine may need a higher {TIMEOUT_SETTING}, or set PREFECT_API_URL to "
+        "a running server"
+    )
+
+
+def slow_start_line(exc: BaseException) -> str | None:
+    """The one line for Prefect's own "Timed out ... ephemeral Prefect API server" RuntimeError
+    (ended "unexpected error (RuntimeError)"); None for any other exception."""
+    if isinstance(exc, RuntimeError) and PREFECT_TIMED_OUT in str(exc):
+        return not_started("", "the command stopped there (`payflow status` shows the ledger)")
+    return None
 
 
 class TemporaryPrefect:
@@ -75,11 +103,7 @@ class TemporaryPrefect:
         """Wait until the server answers its health check; at once when it already has."""
         if self._ready:
             return
-        timeout = float(
-            os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
-            or DEFAULT_TIMEOUT_SECONDS
-        )
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + startup_timeout()
         with httpx.Client(timeout=5) as client:
             while time.monotonic() < deadline:
                 if self._process is None or self._process.poll() is not None:
@@ -91,12 +115,7 @@ class TemporaryPrefect:
                 except httpx.TransportError:
                     pass
                 time.sleep(0.1)
-        raise PrefectServerNotStarted(
-            f"Prefect's temporary server did not start within {timeout:.0f} s (see "
-            f"{self._log_path}); nothing was sent. A busy machine may need a higher "
-            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, or set PREFECT_API_URL to a "
-            "running server"
-        )
+        raise PrefectServerNotStarted(not_started(f" (see {self._log_path})", "nothing was sent"))
 
     def stop(self) -> None:
         """Stop the server started here (called at exit too)."""

@@ -92,6 +92,17 @@ def mask_requisites(value: str | None) -> str:
     return "*" * (len(value) - VISIBLE) + value[-VISIBLE:]
 
 
+def mask_rejected(value: str | None) -> str:
+    """A rejected cell as a report shows it: letters and digits masked but the last four, every
+    other character kept, so the one that caused the reject shows (`+7935***0106` read
+    `********0106`, hiding the `+`); still nothing that identifies the recipient."""
+    if not value:
+        return ""
+    # Four characters or fewer: all masked, as mask_requisites masks them.
+    head, tail = (value, "") if len(value) <= VISIBLE else (value[:-VISIBLE], value[-VISIBLE:])
+    return "".join("*" if character.isalnum() else character for character in head) + tail
+
+
 def service_text(text: str, *secrets: str | None) -> str:
     """`text` from the payments service as payflow keeps and shows it: whatever looks like
     requisites masked, each of `secrets` (the API token) replaced whole, control characters

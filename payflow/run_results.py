@@ -43,6 +43,9 @@ class PayResult:
     # Rows per state of each row's latest attempt, read with `counts`: a rerun (of this batch,
     # or of another holding the same row) may have paid a row the batch's own attempt failed.
     latest: dict[str, int] = field(default_factory=dict)
+    # The one line saying the report could not be written (why, and the command that writes
+    # it); "" when it was. The run still ends with its figures, exit 1 (never 2: money moved).
+    report_error: str = ""
 
     @property
     def submitted(self) -> int:
@@ -73,7 +76,8 @@ class PayResult:
             "submitted": self.submitted,
             "statuses": self.counts.statuses,
             **({"latest_statuses": self.by_latest.statuses} if self.rerun_moved else {}),
-            "report": self.report_xlsx,
+            "report": self.report_xlsx or None,
+            **({"report_error": self.report_error} if self.report_error else {}),
             "sandbox": self.sandbox,
         }
 
@@ -91,7 +95,9 @@ class PayResult:
             *(f"| {state} | {count} |" for state, count in self.counts.statuses.items()),
             "",
             *(self._latest_markdown() if self.rerun_moved else []),
-            f"Report: `{Path(self.report_xlsx).name}`",
+            f"Report: `{Path(self.report_xlsx).name}`"
+            if self.report_xlsx
+            else f"Report: {self.report_error}",
         ]
         return "\n".join(lines)
 

@@ -15,6 +15,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 SANDBOX_TOKEN_DEFAULT = "sandbox-secret-token"
 
 
+POSTGRES_DRIVER = "postgresql+psycopg"  # the PostgreSQL driver payflow installs (psycopg 3)
+
+
 class Settings(BaseSettings):
     """Everything payflow can be configured with; docs/reference/settings.md lists each field
     with its description (generated: give a new field a `Field(description=...)`)."""
@@ -107,8 +110,8 @@ class Settings(BaseSettings):
     @field_validator("api_url")
     @classmethod
     def _api_url_is_http(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
+        if value is None or not value.strip():
+            return None  # PAYFLOW_API_URL="" is unset, as a blank line in .env is
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
@@ -129,11 +132,19 @@ class Settings(BaseSettings):
         from sqlalchemy.exc import ArgumentError
 
         try:
-            backend = make_url(value).get_backend_name()
+            url = make_url(value)
         except ArgumentError:
             raise ValueError("is not a database URL, e.g. sqlite:////path/ledger.sqlite3") from None
+        backend, driver = url.get_backend_name(), url.get_driver_name()
         if backend not in ("sqlite", "postgresql"):
             raise ValueError(f"names backend {backend!r}: use sqlite or postgresql")
+        if backend == "postgresql" and "+" not in url.drivername:
+            # postgresql:// alone means psycopg2, which is not installed: the driver that is.
+            return url.set(drivername=POSTGRES_DRIVER).render_as_string(hide_password=False)
+        if backend == "postgresql" and url.drivername != POSTGRES_DRIVER:
+            raise ValueError(
+                f"names driver {driver!r}, which is not installed: use postgresql+psycopg://"
+            )
         return value
 
     user: str | None = Field(

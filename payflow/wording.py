@@ -13,6 +13,17 @@ TOKEN_REFUSED = "the payments API refused the token (check PAYFLOW_API_TOKEN)"
 RUN_AGAIN_TO_RESUME = "nothing more was sent; every row is in the ledger, run again to resume"
 
 
+def report_not_written(folder: object, why: str, command: str) -> str:
+    """The one line of a command that finished (money may have moved) but could not write its
+    report: where, why, and the command that writes it once there is room."""
+    from payflow.redact import printable
+
+    return (
+        f"report not written to {printable(str(folder))}: {why}; write it with `{command}` "
+        "(DIR: a folder it can be written to)"
+    )
+
+
 def plural(n: int, noun: str) -> str:
     """`noun` as it goes with `n`: "row" for 1, "rows" otherwise ("batch", "batches"; "people")."""
     if n == 1:

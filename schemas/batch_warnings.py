@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pandas as pd
 
+from payflow.intake.identity import canonical_column
 from payflow.intake.problems import Problem, shown_value
 from payflow.model import AMOUNT_OUTLIER, DOUBLE_PAYMENT
 from payflow.schemas.column_rules import CENTS
@@ -21,9 +22,15 @@ def find_warnings(frame: pd.DataFrame) -> list[Problem]:
     return warnings
 
 
+RECIPIENT = "_recipient"
+
+
 def _double_payments(frame: pd.DataFrame) -> list[Problem]:
-    keys = ["requisites", CENTS, "currency"]
-    shared = frame.loc[frame.duplicated(keys, keep=False), [*keys, "externalId"]]
+    # The recipient in canonical form: 79351230001 and 89351230001 are one phone (invariant 11).
+    recipients = canonical_column(frame.get("paymentType"), frame["requisites"])
+    frame = frame.assign(**{RECIPIENT: recipients})
+    keys = [RECIPIENT, CENTS, "currency"]
+    shared = frame.loc[frame.duplicated(keys, keep=False), [*keys, "requisites", "externalId"]]
     if shared.empty:
         return []
     distinct_ids = shared.groupby(keys, sort=False)["externalId"].transform("nunique")

@@ -66,6 +66,30 @@ SeriesCheck = Callable[[pd.Series], pd.Series]
 ColumnRule = tuple[str, str, SeriesCheck]  # rule name, message, check
 
 
+def _not_dot_segment(series: pd.Series) -> pd.Series:
+    return ~series.isin(DOT_SEGMENTS)
+
+
+# An externalId that fits one URL path segment as written (GET .../external/{externalId}):
+# the same rules for payout, refund and links files, so no row the service could never be
+# asked about is sent, and none is looked up (a rejected `..` broke its batch's reconcile).
+EXTERNAL_ID_PATH_RULES: list[ColumnRule] = [
+    ("external_id_spaces", "externalId starts or ends with a space", no_edge_spaces),
+    (
+        "external_id_characters",
+        "externalId may hold only Latin letters, digits and . _ ~ - ! $ & ' ( ) * + , ; "
+        "= : @ (no spaces, slashes, % or other characters): the API looks payouts up "
+        "by it in a URL path",
+        lambda s: _external_id_characters(s),  # defined below, with its helpers
+    ),
+    (
+        "external_id_dot_segment",
+        "externalId cannot be '.' or '..' (a URL path would read it as a folder step)",
+        _not_dot_segment,
+    ),
+]
+
+
 def prepare(frame: pd.DataFrame, table: RulesTable) -> pd.DataFrame:
     """The batch with the helper columns `_cents`, `_dest` and `_kind` added."""
     # Look up each distinct (paymentType, currency) pair once, not each row.
@@ -154,23 +178,7 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
             ),
         ],
         "externalId": [
-            (
-                "external_id_spaces",
-                "externalId starts or ends with a space",
-                no_edge_spaces,
-            ),
-            (
-                "external_id_characters",
-                "externalId may hold only Latin letters, digits and . _ ~ - ! $ & ' ( ) * + , ; "
-                "= : @ (no spaces, slashes, % or other characters): the API looks payouts up "
-                "by it in a URL path",
-                _external_id_characters,
-            ),
-            (
-                "external_id_dot_segment",
-                "externalId cannot be '.' or '..' (a URL path would read it as a folder step)",
-                lambda s: ~s.isin(DOT_SEGMENTS),
-            ),
+            *EXTERNAL_ID_PATH_RULES,
             (
                 "external_id_unique",
                 "externalId appears in more than one row; every such row is rejected",
@@ -262,6 +270,22 @@ def _external_id_characters(series: pd.Series) -> pd.Series:
     judged = no_edge_spaces(failed) & no_control_characters(failed)
     result[judged.index[~judged]] = True
     return result
+
+
+def external_id_path_problems(
+    ids: pd.Series, skip: frozenset[str] = frozenset()
+) -> dict[int, list[tuple[str, str]]]:
+    """Row -> (rule, message) of each EXTERNAL_ID_PATH_RULES rule its id breaks (blank ids,
+    and the rules in `skip`, not judged): for a file whose rules are not a pandera schema."""
+    broken: dict[int, list[tuple[str, str]]] = {}
+    filled = ids[ids.astype(str) != ""].astype(str)
+    for rule, message, check in EXTERNAL_ID_PATH_RULES:
+        if rule in skip or filled.empty:
+            continue
+        passed = check(filled)
+        for row in filled.index[~passed.to_numpy(dtype=bool)].tolist():
+            broken.setdefault(int(row), []).append((rule, message))
+    return broken
 
 
 def _zero_lost_bik(series: pd.Series) -> pd.Series:

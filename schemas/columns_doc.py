@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from payflow.intake.columns import ALL_COLUMNS, REQUIRED_COLUMNS
 from payflow.schemas.column_rules import MAX_LENGTHS, TEMPLATE_EXAMPLE_PREFIX
+from payflow.schemas.recipients import CANONICAL_FORMS
 from payflow.schemas.requisites import REQUISITES_RULES, account_with_key
 from payflow.schemas.rules import ANY_CURRENCY, RulesTable, load_rules
 
@@ -91,6 +92,11 @@ def column_docs(table: RulesTable) -> list[ColumnDoc]:
         d.payment_type: REQUISITES_RULES[d.requisites_rule].message for d in table.destinations
     }
     rules["requisites"] += "; " + "; ".join(f"{t}: {m}" for t, m in sorted(requisites.items()))
+    forms = sorted((t, CANONICAL_FORMS[t]) for t in requisites if t in CANONICAL_FORMS)
+    rules["requisites"] += (
+        "; compared in canonical form (derived externalId, repeat check, report), never sent so: "
+        + "; ".join(f"{t} {form}" for t, form in forms)
+    )
     banks = sorted({d.payment_type for d in table.destinations if d.bank_id_required})
     rules["bankName"] = f"required for {', '.join(banks)}: a bank id or the exact bank name"
     rules["bik"] = "9 digits starting 04; checks the account's key for BANK_ACCOUNT"

@@ -4,6 +4,7 @@ minor units (decimals) of each."""
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import cache
 
 _CODES = """
     AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD
@@ -33,17 +34,39 @@ def currency_decimals(currency: str | None) -> int:
     return _DECIMALS.get((currency or "").upper(), 2)
 
 
+def shown_decimals(currency: str | None) -> int:
+    """Decimals an amount of the currency is shown with: none for a currency every destination of
+    the rules table pays in whole units (KES, GHS, TZS, UGX, XOF: "7300", not "7300.00"), else
+    its ISO 4217 minor units. Showing only: validation keeps `currency_decimals`."""
+    code = (currency or "").upper()
+    return 0 if code in _whole_by_rules() else currency_decimals(code)
+
+
+@cache
+def _whole_by_rules() -> frozenset[str]:
+    from payflow.schemas.rules import ANY_CURRENCY, load_rules  # the rules import this module
+
+    steps: dict[str, list[int]] = {}
+    for rule in load_rules().destinations:
+        if rule.currency != ANY_CURRENCY:
+            steps.setdefault(rule.currency, []).append(rule.amount_step_cents)
+    return frozenset(c for c, cents in steps.items() if all(s % 100 == 0 for s in cents))
+
+
 def quantized(amount: Decimal, currency: str | None) -> Decimal:
-    """The amount with exactly the currency's decimals; never rounds away a real fraction."""
-    exponent = Decimal(1).scaleb(-currency_decimals(currency))
-    if amount == amount.quantize(exponent):
-        return amount.quantize(exponent)
+    """The amount with exactly the decimals it is shown with (`shown_decimals`); never rounds
+    away a real fraction."""
+    for decimals in (shown_decimals(currency), currency_decimals(currency)):
+        exponent = Decimal(1).scaleb(-decimals)
+        if amount == amount.quantize(exponent):
+            return amount.quantize(exponent)
     return amount  # more decimals than the currency has: shown as they are, never rounded
 
 
 def amount_text(amount: Decimal, currency: str | None) -> str:
     """An amount as an operator reads it anywhere (terminal, page, markdown, CSV cell): the
-    currency's decimals, no grouping, never rounded: "250.00" RUB, "1500" XOF, "1.250" KWD."""
+    currency's decimals, no grouping, never rounded: "250.00" RUB, "1500" XOF, "1.250" KWD,
+    "7300" KES (paid in whole units), "7300.50" KES all the same when it has cents."""
     return format(quantized(amount, currency), "f")
 
 

@@ -13,6 +13,7 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
 from payflow.intake.problems import Problem
+from payflow.schemas.column_rules import EXTERNAL_ID_PATH_RULES
 from payflow.schemas.text_checks import (
     AMOUNT_PATTERN,
     URL_PATTERN,
@@ -66,6 +67,7 @@ REFUND_RULES: dict[str, list[tuple[str, str, SeriesCheck]]] = {
             f"externalId is longer than {MAX_EXTERNAL_ID} characters",
             _at_most(MAX_EXTERNAL_ID),
         ),
+        *EXTERNAL_ID_PATH_RULES,
         (
             "external_id_unique",
             "externalId appears in more than one row; every such row is rejected",

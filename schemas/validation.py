@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 
 from payflow.intake import Problem, RawBatch, ValidationReport
-from payflow.intake.identity import derived_external_ids
+from payflow.intake.identity import derived_external_ids, legacy_external_ids
 from payflow.intake.lookups import BanksForPhones, ServiceInfo
 from payflow.intake.problems import FILE_ROW, RejectedCells, not_read
 from payflow.model import PayoutInstruction
-from payflow.redact import mask_requisites, printable
+from payflow.redact import mask_rejected, printable
 from payflow.schemas.batch_schema import find_problems
 from payflow.schemas.batch_warnings import find_warnings
 from payflow.schemas.iso4217 import ISO_4217_CODES
@@ -47,7 +47,7 @@ def validate_rows(
 ) -> ValidationReport:
     """Every reject and warning of the batch, and an instruction for each row that may be paid."""
     table = table or load_rules()
-    frame, notices = _with_external_ids(raw)
+    frame, notices, legacy_ids = _with_external_ids(raw)
     prepared, rejects = find_problems(frame, table)
     ids = frame["externalId"]
     rejects = not_read(rejects, raw.read_problems) + [_with_id(p, ids) for p in raw.read_problems]
@@ -85,6 +85,7 @@ def validate_rows(
         not_checked=not_checked,
         reject_cells=_rejected_cells(frame, rejects),
         valid=len(valid_rows),
+        legacy_ids=legacy_ids,
         build_instructions=partial(_instructions, frame, valid_rows, bank_ids),
     )
 
@@ -113,7 +114,7 @@ def _rejected_cells(frame: pd.DataFrame, rejects: list[Problem]) -> dict[int, Re
             payment_type=payment_type or None,
             name=name or None,
             # printable: a tail may hold a control character, which the report shows escaped.
-            requisites_masked=printable(mask_requisites(requisites)) or None,
+            requisites_masked=printable(mask_rejected(requisites)) or None,
         )
         for row, currency, amount, payment_type, name, requisites in zip(
             rows,
@@ -145,7 +146,9 @@ def _clean(rows: pd.Index, problems: list[Problem], columns: tuple[str, ...]) ->
     return _without(rows, [p for p in problems if p.column in columns])
 
 
-def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
+def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem], dict[str, str]]:
+    """The frame with every blank externalId derived, the notice saying so, and the derived ids
+    whose first derivation differs (identity.legacy_external_ids)."""
     frame = raw.frame
     if "externalId" not in frame:
         notice = Problem(
@@ -157,13 +160,15 @@ def _with_external_ids(raw: RawBatch) -> tuple[pd.DataFrame, list[Problem]]:
             "already paid is not paid again; add an externalId column to pay the same payout "
             "again on purpose",
         )
-        return frame.assign(externalId=derived_external_ids(frame)), [notice]
+        derived = derived_external_ids(frame)
+        return frame.assign(externalId=derived), [notice], legacy_external_ids(frame, derived)
     blank = cells(frame["externalId"]) == ""
     if not blank.any():
-        return frame, []
+        return frame, [], {}
     ids = frame["externalId"].copy()
-    ids[blank] = derived_external_ids(frame.loc[blank])
-    return frame.assign(externalId=ids), []
+    derived = derived_external_ids(frame.loc[blank])
+    ids[blank] = derived
+    return frame.assign(externalId=ids), [], legacy_external_ids(frame.loc[blank], derived)
 
 
 def _with_id(problem: Problem, ids: pd.Series) -> Problem:

@@ -11,16 +11,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from payflow.ledger.totals import RowOutcome
+from payflow.opening import why_not_written
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
 from payflow.reconcile import reconcile_batch as reconcile_with_service
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
+from payflow.reporting.summary import Summary, build_summary
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_client, open_ledger
+from payflow.wording import report_not_written
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,9 @@ class ReconcileOutcome:
     open_findings: int
     unanswered: int
     corrected: int
+    # Set when the report could not be written (a full disk): the one line saying why and how
+    # to write it; the run still ends with its figures from the ledger, exit 1, never 2.
+    report_error: str = ""
 
 
 def artifact_key(prefix: str, batch_id: str) -> str:
@@ -65,9 +71,20 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
 
     unanswered = asyncio.run(run())
     classes = FailureClasses.load(settings.failure_classes_path)
-    report = write_batch_report(
-        ledger, batch_id, Path(out_dir), sandbox=target.sandbox, classes=classes
-    )
+    try:
+        report = write_batch_report(
+            ledger, batch_id, Path(out_dir), sandbox=target.sandbox, classes=classes
+        )
+    except OSError as exc:
+        # After money moved: the figures are in the ledger, the report can be written later.
+        command = f"payflow reconcile {batch_id} --out DIR"
+        why = report_not_written(out_dir, why_not_written(exc), command)
+        get_run_logger().warning(why)
+        summary = build_summary(ledger, batch_id, classes, sandbox=target.sandbox)
+        open_findings = len(summary.open_findings())
+        return ReconcileOutcome(
+            batch_id, "", "", open_findings, unanswered, corrected_count(summary), report_error=why
+        )
     summary = report.summary
     create_markdown_artifact(
         key=artifact_key("reconciliation", batch_id),
@@ -90,8 +107,13 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         str(report.xlsx),
         len(summary.open_findings()),
         unanswered,
-        sum(line.count(RowOutcome.CORRECTED) for line in summary.currencies),
+        corrected_count(summary),
     )
+
+
+def corrected_count(summary: Summary) -> int:
+    """Payouts the platform corrected after completion, from the summary's per-currency lines."""
+    return sum(line.count(RowOutcome.CORRECTED) for line in summary.currencies)
 
 
 @task(name="write-batch-report", cache_policy=NO_CACHE)

@@ -32,6 +32,12 @@ from payflow.schemas.iso4217 import amount_text, money_words
         # More decimals than the currency has are shown as they are, never rounded away.
         ("10.005", "RUB", "10.005"),
         ("2.5", "XOF", "2.5"),
+        # Paid in whole units by every destination of the rules table (issue 36): "7300.00" read
+        # as if cents were possible; a real fraction still shows.
+        ("7300", "KES", "7300"),
+        ("7300.00", "GHS", "7300"),
+        ("7300", "TZS", "7300"),
+        ("7300.5", "TZS", "7300.50"),
     ],
 )
 def test_an_amount_carries_its_currencys_decimals_and_is_never_rounded(amount, currency, shown):

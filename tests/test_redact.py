@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from payflow.redact import service_text
+from payflow.redact import mask_rejected, service_text
 
 KEPT = [
     # The sandbox's 409 for a payout or refund the balance does not cover.
@@ -107,3 +107,17 @@ def test_requisites_are_masked_whatever_their_grouping_or_neighbours(message, sh
 
 def test_the_token_is_replaced_and_control_characters_escaped():
     assert service_text("token tk-9 bad\x1b[2J", "tk-9") == "token [token] bad\\x1b[2J"
+
+
+@pytest.mark.parametrize(
+    ("cell", "shown"),
+    [
+        ("+2250700009876", "+*********9876"),
+        ("7935 123 0106", "**** *** 0106"),
+        ("2250700001234", "*********1234"),
+        ("+7ab", "+***"),  # four or fewer: all masked, as mask_requisites masks them
+        ("", ""),
+    ],
+)
+def test_a_rejected_cell_keeps_the_marks_that_caused_its_reject(cell: str, shown: str) -> None:
+    assert mask_rejected(cell) == shown

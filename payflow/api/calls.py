@@ -47,13 +47,18 @@ class UnusablePathSegment(ValueError):
     """A value no path segment can carry safely: empty, `.` or `..` (nothing was sent)."""
 
 
+def usable_in_path(value: object) -> bool:
+    """Whether `value` can be one URL path segment (`segment` would not refuse it)."""
+    return isinstance(value, str) and value not in ("", ".", "..")
+
+
 def segment(value: str, what: str) -> str:
     """One path segment, percent-encoded (RFC 3986): no value can change the route.
 
     Everything outside the unreserved characters is escaped, `/ ? # %` and spaces included.
     `.` and `..` are refused: RFC 3986 makes `%2E` equal to `.`, so servers and proxies may
     resolve either as a dot segment and reach another resource."""
-    if not isinstance(value, str) or value in ("", ".", ".."):
+    if not usable_in_path(value):
         raise UnusablePathSegment(f"{what} {value!r} cannot be used in a URL path")
     return quote(value, safe="")
 

@@ -120,9 +120,10 @@ def _repeat_text(row: HeldRow) -> str:
         if row.earlier_external_id
         else "an earlier payout"
     )
+    differs = f" ({row.differs})" if row.differs else ""
     return (
-        f"{row.external_id} (row {row.row_number}): the same requisites, amount and currency "
-        f"as {earlier}, paid or in flight within {RECENT_DAYS} days"
+        f"{row.external_id} (row {row.row_number}): the same person, amount and currency "
+        f"as {earlier}, paid or in flight within {RECENT_DAYS} days{differs}"
     )
 
 

@@ -211,6 +211,11 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, ConfigurationError | FileAccessRefused):
             print(f"payflow: configuration: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+        from payflow.prefect_server import slow_start_line
+
+        if (slow := slow_start_line(exc)) is not None:  # a busy machine: the setting to raise
+            print(f"payflow: {slow}", file=sys.stderr)
+            raise SystemExit(2) from None
         # A bug or a surprise: the operator gets one line, the log file gets the traceback.
         log = log_to_file(_home())
         logging.getLogger("payflow").exception("unexpected error")

@@ -44,10 +44,11 @@ def held_lines(
     if not held:
         return []
     repeats = counted(len(held), "row")
-    lines = [f"  {repeats} held: the same recipient, amount and currency was paid recently"]
+    lines = [f"  {repeats} held: the same person was paid the same amount and currency recently"]
     for row in held[:SHOWN_HELD]:
         earlier = f"{row.earlier_external_id} ({row.earlier_state}, batch {row.earlier_batch_id})"
-        lines.append(f"    row {row.row_number} {row.external_id}: repeats {earlier}")
+        differs = f"; {row.differs}" if row.differs else ""
+        lines.append(f"    row {row.row_number} {row.external_id}: repeats {earlier}{differs}")
     if len(held) > SHOWN_HELD:
         lines.append(f"    ... and {len(held) - SHOWN_HELD} more in the report")
     lines.append(f"  to pay them anyway, {again}; then another person approves")

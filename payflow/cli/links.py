@@ -29,6 +29,7 @@ from payflow.cli.setup import (
 )
 from payflow.intake import BatchFileError
 from payflow.links.records import status_label
+from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, api_token, open_ledger
 from payflow.settings import Settings
 from payflow.wording import api_trouble, counted
@@ -60,9 +61,13 @@ app.add_typer(links_app, name="links")
 def _run_flow(
     settings: Settings, source: str, action: Action, out: Path | None, sheet: str | None
 ) -> LinksResult:
+    prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     from payflow.flows.links import payout_links  # Prefect loads only for the commands that need it
 
     try:
+        # As every command that runs a flow: a slow start waits the setting's time, then says so
+        # in one line (it ended "unexpected error (RuntimeError)" under load).
+        prefect.ready()
         if action == "issue":  # the API only for a serviceId: the flow asks it then
             return payout_links(
                 source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
@@ -76,7 +81,7 @@ def _run_flow(
                 api_url=endpoint.base_url,
                 sandbox=endpoint.is_sandbox,
             )
-    except BatchFileError as exc:
+    except (BatchFileError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except PaymentsApiError as exc:
         fail(api_trouble(exc, then="run again later", sandbox=settings.uses_sandbox))

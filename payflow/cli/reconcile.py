@@ -17,12 +17,13 @@ from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import failure_classes, prepare, writable_folder
 from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
+from payflow.opening import why_not_written
 from payflow.reconcile import options_from, reconcile_batch
 from payflow.redact import printable
-from payflow.reporting import summary_markdown, write_batch_report
+from payflow.reporting import BatchReport, build_summary, summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
-from payflow.wording import api_trouble, counted
+from payflow.wording import api_trouble, counted, report_not_written
 
 
 def _open(settings: Settings, batch_id: str) -> Ledger:
@@ -70,14 +71,23 @@ def reconcile_command(
 
             unanswered = asyncio.run(run())
         out_dir = out or settings.reports_dir()
-        report = write_batch_report(
-            ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
-        )
+        not_written = ""
+        try:
+            written = write_batch_report(
+                ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
+            )
+            report: BatchReport | None = written
+            summary = written.summary
+        except OSError as exc:
+            # The findings are recorded: the figures come from the ledger, the report later.
+            report = None
+            command = f"payflow reconcile {batch_id} --out DIR"
+            not_written = report_not_written(out_dir, why_not_written(exc), command)
+            summary = build_summary(ledger, batch_id, classes, sandbox=endpoint.is_sandbox)
     except PaymentsApiError as exc:
         fail(api_trouble(exc, then="run again later"))
     finally:
         ledger.close()
-    summary = report.summary
     open_findings = summary.open_findings()
     if as_json:
         print(
@@ -89,8 +99,9 @@ def reconcile_command(
                     "acknowledged_findings": len(summary.unresolved_findings())
                     - len(open_findings),
                     "unanswered": unanswered,
-                    "report": str(report.xlsx),
-                    "csv": str(report.csv),
+                    "report": str(report.xlsx) if report else None,
+                    "csv": str(report.csv) if report else None,
+                    **({"report_error": not_written} if not_written else {}),
                     "sandbox": endpoint.is_sandbox,
                 }
             )
@@ -100,9 +111,12 @@ def reconcile_command(
         if unanswered:
             payouts = counted(unanswered, "payout")
             print(f"{payouts} got no answer from the service; run again later")
-        print(f"report: {report.xlsx}")
-        print(f"        {report.csv}")
-    raise typer.Exit(1 if open_findings or unanswered else 0)
+        if report is not None:
+            print(f"report: {printable(str(report.xlsx))}")
+            print(f"        {printable(str(report.csv))}")
+    if not_written:
+        print(not_written, file=sys.stderr if as_json else sys.stdout)
+    raise typer.Exit(1 if open_findings or unanswered or not_written else 0)
 
 
 def _by_kind(findings: list[FindingView]) -> dict[str, int]:

@@ -248,7 +248,9 @@ def finish(
         say(line)
     # A row is paid or not by its latest attempt: a rerun (of this batch or of another holding
     # the row) paid a FAILED row, and the run read "FAILED 1", exit 1, with nothing unpaid listed.
-    raise typer.Exit(EXIT_ALL_COMPLETED if result.all_completed else EXIT_NOT_ALL_COMPLETED)
+    # A report not written (a full disk) is exit 1 too, never 2: the money moved.
+    ok = result.all_completed and not result.report_error
+    raise typer.Exit(EXIT_ALL_COMPLETED if ok else EXIT_NOT_ALL_COMPLETED)
 
 
 def approval_lines(settings: Settings, batch_id: str) -> list[str]:
@@ -429,7 +431,10 @@ def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> N
         print(f"  follow them with `payflow status {result.batch_id}`")
     for line in not_paid:
         print(line)
-    print(f"report: {result.report_xlsx}")
-    print(f"        {result.report_csv}")
+    if result.report_error:
+        print(result.report_error)
+    else:
+        print(f"report: {printable(result.report_xlsx)}")
+        print(f"        {printable(result.report_csv)}")
     if result.sandbox:
         print(NO_REAL_MONEY_MOVED)

@@ -10,6 +10,7 @@ import typer
 from payflow.cli.app import app, fail
 from payflow.intake.template_files import write_template_csv, write_template_xlsx
 from payflow.opening import UnwritablePath, check_new_file
+from payflow.redact import printable
 from payflow.schemas.column_rules import TEMPLATE_EXAMPLE_PREFIX
 from payflow.schemas.columns_doc import EXAMPLES, column_docs, example_rows
 from payflow.schemas.rules import ANY_CURRENCY, load_rules
@@ -34,12 +35,21 @@ def template_command(
     unknown = [t for t in wanted if t not in EXAMPLES]
     if unknown or not wanted:
         fail(f"--type takes some of {', '.join(EXAMPLES)}; not {', '.join(unknown) or 'nothing'}")
+    if out is not None and not as_csv and not as_xlsx:
+        as_csv = out.suffix.lower() == ".csv"  # `--out t.csv` alone asks for a CSV
     name = "payflow-template.csv" if as_csv else "payflow-template.xlsx"
     path = out or Path(name)
     try:  # never written over: perhaps a template already filled in
         check_new_file(path, name)
     except UnwritablePath as exc:
         fail(str(exc))
+    wanted_suffix = Path(name).suffix
+    if path.suffix.lower() != wanted_suffix:
+        # A CSV named t.xlsx (or the reverse) is opened by Excel as a broken workbook.
+        fail(
+            f"{printable(str(path))} does not end in {wanted_suffix}, the kind of file asked for: "
+            f"name it {printable(str(path.with_suffix(wanted_suffix)))}"
+        )
     rows = example_rows(wanted)
     try:
         if as_csv:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +17,8 @@ from payflow.cli.setup import prepare, writable_folder
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
+from payflow.opening import why_not_written
+from payflow.redact import printable
 from payflow.runtime import (
     NO_REAL_MONEY,
     ApiEndpoint,
@@ -27,7 +30,7 @@ from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.rules import RulesTableError
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
-from payflow.wording import api_trouble
+from payflow.wording import api_trouble, report_not_written
 
 EXIT_VALID, EXIT_REJECTS = 0, 1
 
@@ -86,16 +89,23 @@ def validate_command(
         then = "the file is checked against its banks and services lists; nothing was checked"
         fail(api_trouble(exc, then=then, sandbox=settings.uses_sandbox))
     out_dir = out if out is not None else settings.reports_dir()
+    not_written = ""
     try:
         csv_path, xlsx_path = write_rejects_report(report, out_dir)
     except OSError as exc:
-        fail(f"cannot write the report to {out_dir}: {exc.strerror or exc}")
+        # The file was checked: its figures are printed, and the report can be written later.
+        command = f"payflow validate {shlex.quote(str(file))} --out DIR"
+        not_written = report_not_written(out_dir, why_not_written(exc), command)
     if sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
     if as_json:
-        print(json.dumps({**report.as_json(), "sandbox": sandbox}, ensure_ascii=False))
+        error = {"report_error": not_written} if not_written else {}
+        print(json.dumps({**report.as_json(), "sandbox": sandbox, **error}, ensure_ascii=False))
     else:
         for line in summary_lines(report):
             print(line)
-        print(f"report: {csv_path} and {xlsx_path.name}")
-    raise typer.Exit(EXIT_REJECTS if report.rejects else EXIT_VALID)
+        if not not_written:
+            print(f"report: {printable(str(csv_path))} and {printable(xlsx_path.name)}")
+    if not_written:
+        print(not_written, file=sys.stderr if as_json else sys.stdout)
+    raise typer.Exit(EXIT_REJECTS if report.rejects or not_written else EXIT_VALID)

@@ -15,12 +15,26 @@ class LostDigitsError(ValueError):
     """A number cell too long for Excel to have stored it exactly (an account typed as a number)."""
 
 
+# OOXML's escape of a character XML cannot carry (`_x000B_` is a vertical tab; `_x005F_` is `_`,
+# so `_x005F_x000B_` is the text `_x000B_`): Excel shows the character, openpyxl returns the
+# escape as it is. Unescaped here, the one step from a cell to its text, so validation judges
+# what the operator saw (a control character: rejected), whichever reader read the cell.
+_OOXML_ESCAPE = re.compile(r"_x([0-9A-Fa-f]{4})_")
+
+
+def _unescaped(text: str) -> str:
+    if "_x" not in text:
+        return text
+    return _OOXML_ESCAPE.sub(lambda found: chr(int(found.group(1), 16)), text)
+
+
 def cell_text(value: object) -> str:
-    """Text of one cell: integers as exact digits, floats as the shortest round-trip decimal."""
+    """Text of one XLSX cell as Excel shows it: `_xHHHH_` escapes read as their character,
+    integers as exact digits, floats as the shortest round-trip decimal."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return _unescaped(value)
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):

@@ -1,11 +1,17 @@
 """The externalId of a row that has none: derived from the row's own content, never the file.
 
 A derived id is `pf-<24 hex of the row's content>-<n>`, where the content is the recipient's
-requisites, amount, currency, paymentType, userId and bank as written in the row (trimmed;
+requisites in their canonical form (schemas.recipients: `89351230001` and `79351230001` are one
+SBP phone), amount, currency, paymentType, userId and bank as written in the row (trimmed;
 amount as a number, so 100 and 100.00 agree; currency and paymentType in capitals), and `n`
 counts identical rows from the top of the file (1 for the first). Editing, adding, removing or
 reordering other rows, or saving the file again with other line endings, leaves every other
 row's id as it was (design.md, invariant 2).
+
+Before canonical forms (derivation 1) the requisites went in as written. A row whose id differs
+between the two derivations keeps its first-derivation id when the ledger already holds that id
+(`legacy_external_ids`, applied by payflow.ledger.register), so a row paid before the change is
+never given a new id, which would pay it again.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 import pandas as pd
 
 from payflow.model import DERIVED_PREFIX, canonical_amount
+from payflow.schemas.recipients import canonical_requisites
 
 DIGEST_HEX = 24  # 96 bits: no two different rows share one in any realistic ledger
 IDENTITY_COLUMNS = ("requisites", "amount", "currency", "paymentType", "userId", "bankName")
@@ -53,22 +60,69 @@ def _digest(row: tuple[str, ...], columns: tuple[str, ...] = IDENTITY_COLUMNS) -
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:DIGEST_HEX]
 
 
+def canonical_column(kinds: pd.Series | None, written: pd.Series) -> pd.Series:
+    """`written` requisites in canonical form (schemas.recipients) by each row's paymentType:
+    the common SBP phone in C, every other row through its destination's function."""
+    text = written.fillna("").astype(str).str.strip()
+    if kinds is None:
+        return text
+    kind = kinds.fillna("").astype(str).str.strip().str.upper()
+    canonical = text.copy()
+    phones = (kind == "SBP") & text.str.fullmatch(r"(?:7|8)?9[0-9]{9}").fillna(False).astype(bool)
+    canonical[phones] = "7" + text[phones].str[-10:]
+    # Digits-only wallet and account numbers are their own canonical form.
+    plain = phones | (
+        kind.isin(["SIM", "BANK_ACCOUNT"])
+        & text.str.fullmatch(r"[0-9]+").fillna(False).astype(bool)
+    )
+    rest = ~plain
+    if rest.any():
+        others = [
+            canonical_requisites(k, t)
+            for k, t in zip(kind[rest].tolist(), text[rest].tolist(), strict=True)
+        ]
+        canonical[rest] = pd.Series(others, index=text.index[rest.to_numpy()], dtype=object)
+    return canonical
+
+
+def _canonical_cells(frame: pd.DataFrame) -> list[str]:
+    canonical: list[str] = canonical_column(frame.get("paymentType"), frame["requisites"]).tolist()
+    return canonical
+
+
 def derived_external_ids(
     frame: pd.DataFrame,
     *,
     columns: tuple[str, ...] = IDENTITY_COLUMNS,
     prefix: str = DERIVED_PREFIX,
+    canonical: bool = True,
 ) -> pd.Series:
     """A derived externalId for every row of `frame` (text cells), aligned with its index.
 
     Payout batches use the defaults; refund batches pass REFUND_IDENTITY_COLUMNS and
-    REFUND_PREFIX (a refund is identified by its order and amount)."""
+    REFUND_PREFIX (a refund is identified by its order and amount). `canonical=False`: the
+    first derivation, requisites as written."""
     if frame.empty:
         return pd.Series([], index=frame.index, dtype=object)
     blank = [""] * len(frame)
     cells = [frame[column].fillna("").tolist() if column in frame else blank for column in columns]
+    if canonical and "requisites" in columns and "requisites" in frame:
+        cells[columns.index("requisites")] = _canonical_cells(frame)
     digests = pd.Series(
         [_digest(row, columns) for row in zip(*cells, strict=True)], index=frame.index
     )
     occurrence = digests.groupby(digests, sort=False).cumcount() + 1
     return prefix + digests + "-" + occurrence.astype(str)
+
+
+def legacy_external_ids(frame: pd.DataFrame, derived: pd.Series) -> dict[str, str]:
+    """Derived id -> the first derivation's id, for the rows of `frame` where the two differ
+    (requisites not already in canonical form): few rows, looked up by the ledger at register."""
+    if frame.empty or "requisites" not in frame:
+        return {}
+    written = [str(text).strip() for text in frame["requisites"].fillna("").tolist()]
+    if written == _canonical_cells(frame):
+        return {}  # the common case: every row already in canonical form, ids and counts alike
+    legacy = derived_external_ids(frame, canonical=False)
+    differs = legacy != derived
+    return dict(zip(derived[differs].tolist(), legacy[differs].tolist(), strict=True))

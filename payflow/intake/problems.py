@@ -11,7 +11,7 @@ from functools import cached_property
 from payflow.expected import ExpectedFailure
 from payflow.intake.columns import PERSONAL_COLUMNS
 from payflow.model import PayoutInstruction
-from payflow.redact import mask_requisites, printable
+from payflow.redact import mask_rejected, printable
 
 FILE_ROW = 1  # problems about the file as a whole (its header) are reported on row 1
 MERGED_CELL = "merged_cell"  # an XLSX cell under a merged cell (payflow.intake.xlsx)
@@ -70,8 +70,9 @@ def not_read(problems: Sequence[Problem], read_problems: Sequence[Problem]) -> l
 
 
 def shown_value(column: str, value: str) -> str:
-    """The value as a report may show it: personal data masked to its last four characters."""
-    return mask_requisites(value) if column in PERSONAL_COLUMNS else value
+    """The value as a report may show it: personal data masked to its last four characters, the
+    marks that are no letter or digit (a `+`, a space) left visible (redact.mask_rejected)."""
+    return mask_rejected(value) if column in PERSONAL_COLUMNS else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,9 @@ class ValidationReport:
     # Rows that may be paid, and how to build their instructions: `payflow validate` counts
     # them and never sends one, and a million instructions take about 0.8 s to build.
     valid: int = 0
+    # Derived externalId -> its first derivation, where they differ (identity.py): registering
+    # keeps the first one for a row the ledger already holds under it.
+    legacy_ids: dict[str, str] = field(default_factory=dict)
     build_instructions: Callable[[], list[PayoutInstruction]] = field(
         default=list, repr=False, compare=False
     )

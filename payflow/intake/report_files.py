@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import replaced
+from payflow.atomic import replaced_together, save_workbook
 from payflow.file_access import make_folder
 from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport
@@ -65,19 +65,19 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
     make_folder(out_dir)
     records = _records(report)
     csv_path = out_dir / f"{report.batch_id}-rejects.csv"
-    with replaced(csv_path) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(REPORT_COLUMNS)
-        writer.writerows(inert_row(record) for record in records)
     xlsx_path = out_dir / f"{report.batch_id}-rejects.xlsx"
-    workbook = Workbook(write_only=True)
-    sheet = workbook.create_sheet("rejects")
-    header_row(sheet, REPORT_COLUMNS, REPORT_WIDTHS, ("row",))
-    for number, record in enumerate(records, start=2):
-        lines = max(lines_needed(str(record[at]), width) for at, width in WRAPPED.items())
-        append_tall(sheet, number, text_cells(sheet, record), lines)
-    with replaced(xlsx_path) as part:
-        workbook.save(part)
+    with replaced_together(csv_path, xlsx_path) as (csv_part, xlsx_part):
+        with csv_part.open("w", encoding="utf-8-sig", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(REPORT_COLUMNS)
+            writer.writerows(inert_row(record) for record in records)
+        workbook = Workbook(write_only=True)
+        sheet = workbook.create_sheet("rejects")
+        header_row(sheet, REPORT_COLUMNS, REPORT_WIDTHS, ("row",))
+        for number, record in enumerate(records, start=2):
+            lines = max(lines_needed(str(record[at]), width) for at, width in WRAPPED.items())
+            append_tall(sheet, number, text_cells(sheet, record), lines)
+        save_workbook(workbook, xlsx_part)
     return csv_path, xlsx_path
 
 

@@ -10,13 +10,15 @@ from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
+from payflow.atomic import replaced, save_workbook
+
 TEMPLATE_ROWS = 1000  # rows below the header that carry the list validation and text format
 TEXT_COLUMNS = ("requisites", "externalId", "userId", "userPhone", "bik", "serviceId")
 
 
 def write_template_csv(rows: Sequence[Sequence[str]], path: Path) -> Path:
     """Header and example rows as a UTF-8 CSV with a BOM (Excel then reads Cyrillic right)."""
-    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+    with replaced(path) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
         csv.writer(handle).writerows(rows)
     return path
 
@@ -59,5 +61,6 @@ def write_template_xlsx(
     explained = workbook.create_sheet("notes")
     for row in notes:
         explained.append(list(row))
-    workbook.save(path)
+    with replaced(path) as part:
+        save_workbook(workbook, part)
     return path

@@ -48,4 +48,5 @@ def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome
         rejected_rows(report),
         sheet=report.sheet,
         warnings=intake_warnings(report),
+        legacy_ids=report.legacy_ids,
     )

@@ -253,6 +253,8 @@ def _child_values(item: NewAttempt, batch_id: str, now: datetime) -> dict[str, A
         content_hash=instruction.content_hash(),
         # An attempt in flight is a payment a later batch's repeat must be held against.
         repeat_key=instruction.repeat_key(),
+        user_key=instruction.user_key(),
+        name_key=instruction.name_key(),
         batch_id=batch_id,
         state=RowState.VALIDATED.value,
         attempts=0,

@@ -6,7 +6,7 @@ moves, reading) and passes the clock, so tests can set time without sleeping.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from types import TracebackType
@@ -137,10 +137,11 @@ class Ledger:
         *,
         sheet: str | None = None,
         warnings: Sequence[IntakeWarning] = (),
+        legacy_ids: Mapping[str, str] | None = None,
     ) -> RegisterOutcome:
         """Record every row of a batch once: NEW payouts, ALREADY_KNOWN, CONFLICT or REJECTED;
         `sheet`: the XLSX sheet the rows were read from; `warnings`: validation's, kept for the
-        checker (the first registration's stay)."""
+        checker (the first registration's stay); `legacy_ids`: derived ids' first derivation."""
         return register.register_batch(
             self._engine,
             batch_id,
@@ -150,6 +151,7 @@ class Ledger:
             self._clock(),
             sheet=sheet,
             warnings=warnings,
+            legacy_ids=legacy_ids or {},
         )
 
     def intake_warnings(self, batch_id: str) -> list[IntakeWarning]:

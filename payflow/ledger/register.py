@@ -9,7 +9,7 @@ the rows that are missing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -39,6 +39,7 @@ from payflow.ledger.tables import (
 )
 from payflow.model import PayoutInstruction
 from payflow.redact import mask_requisites
+from payflow.schemas.recipients import canonical_requisites
 
 CHUNK_ROWS = 20_000
 T = TypeVar("T")
@@ -66,7 +67,9 @@ def _fields(instruction: PayoutInstruction) -> dict[str, Any]:
     return {name: getattr(instruction, name) for name in _COMPARED + _COMPARED_PEOPLE}
 
 
-def _conflict_reason(known: _Known, instruction: PayoutInstruction) -> str:
+def _differing(known: _Known, instruction: PayoutInstruction) -> list[str]:
+    """The compared fields in which the row differs from the known payout; requisites compare
+    in canonical form (`89351230001` is the payout sent to `79351230001`: invariant 11)."""
     theirs = _fields(instruction)
     before = known.fields if isinstance(known.fields, dict) else _fields(known.fields)
     differing: list[str] = []
@@ -74,10 +77,20 @@ def _conflict_reason(known: _Known, instruction: PayoutInstruction) -> str:
         if name == "amount":
             if Decimal(theirs[name]) != Decimal(before[name]):
                 differing.append(f"amount ({theirs[name]} here, {before[name]} before)")
+        elif name == "requisites":
+            kinds = (instruction.payment_type, str(before["payment_type"]))
+            if canonical_requisites(kinds[0], theirs[name]) != canonical_requisites(
+                kinds[1], str(before[name])
+            ):
+                differing.append(name)
         elif (theirs[name] or None) != (before[name] or None):
             # Names only: requisites and personal data never go into a reason (invariant 6).
             differing.append(name)
-    what = ", ".join(differing) or "content"
+    return differing
+
+
+def _conflict_reason(known: _Known, instruction: PayoutInstruction) -> str:
+    what = ", ".join(_differing(known, instruction)) or "content"
     return (
         f"externalId {instruction.external_id!r} was registered by batch "
         f"{known.first_batch_id} (row {known.first_row}) with different {what}; not paid"
@@ -91,6 +104,8 @@ PAYOUT_COLUMNS = (
     "amount",
     "content_hash",
     "repeat_key",
+    "user_key",
+    "name_key",
     "batch_id",
     "state",
     "attempts",
@@ -121,8 +136,8 @@ def _payout_values(
 ) -> tuple[Any, ...]:
     """One payouts row in PAYOUT_COLUMNS order; `tail` holds the values every row shares."""
     own = tuple(getattr(instruction, name) for name in _PLAIN_COLUMNS)
-    key = instruction.repeat_key()
-    return (*own, decimal_text(instruction.amount), digest, key, *tail)
+    keys = (instruction.repeat_key(), instruction.user_key(), instruction.name_key())
+    return (*own, decimal_text(instruction.amount), digest, *keys, *tail)
 
 
 def _lookup_known(connection: Connection, external_ids: list[str]) -> dict[str, _Known]:
@@ -154,6 +169,25 @@ def _lookup_links(connection: Connection, external_ids: list[str]) -> dict[str, 
         )
     )
     return {row.external_id: (row.batch_id, row.row_number) for row in rows}
+
+
+def _with_legacy_ids(
+    connection: Connection, chunk: Sequence[PayoutInstruction], legacy_ids: Mapping[str, str]
+) -> Sequence[PayoutInstruction]:
+    """The chunk, each derived id the ledger holds under its first derivation (requisites as
+    written, identity.py) given that id: a row paid before canonical forms keeps its payout."""
+    wanted = {legacy_ids[i.external_id] for i in chunk if i.external_id in legacy_ids}
+    if not wanted:
+        return chunk
+    held = set(connection.scalars(select(Payout.external_id).where(Payout.external_id.in_(wanted))))
+    if not held:
+        return chunk
+    return [
+        i._replace(external_id=legacy_ids[i.external_id])
+        if legacy_ids.get(i.external_id) in held
+        else i
+        for i in chunk
+    ]
 
 
 def _register_chunk(
@@ -194,7 +228,7 @@ def _register_chunk(
                 digest, RowState.VALIDATED, batch_id, instruction.row_number, instruction
             )
             disposition = Disposition.NEW
-        elif seen.content_hash == digest:
+        elif seen.content_hash == digest or not _differing(seen, instruction):
             disposition = Disposition.ALREADY_KNOWN
             outcome.already_known.append(
                 KnownRow(instruction.row_number, ext, seen.state, seen.first_batch_id)
@@ -330,9 +364,10 @@ def register_batch(
     *,
     sheet: str | None = None,
     warnings: Sequence[IntakeWarning] = (),
+    legacy_ids: Mapping[str, str] | None = None,
 ) -> RegisterOutcome:
     """Record every source row of a batch once, and the warnings validation gave its maker;
-    see the module docstring."""
+    see the module docstring. `legacy_ids`: derived ids' first derivation (_with_legacy_ids)."""
     numbers = [i.row_number for i in valid] + [r.row_number for r in rejected]
     if len(set(numbers)) != len(numbers):
         raise ValueError(f"batch {batch_id}: a row number appears more than once")
@@ -345,7 +380,9 @@ def register_batch(
     for chunk in _chunks(valid, CHUNK_ROWS):
         with engine.begin() as connection:
             take_lock(connection, REGISTER_LOCK_KEY)
-            todo = _not_registered(connection, batch_id, chunk)
+            todo = _with_legacy_ids(
+                connection, _not_registered(connection, batch_id, chunk), legacy_ids or {}
+            )
             if todo:
                 new += _register_chunk(connection, batch_id, todo, now, outcome)
     for rejects in _chunks(rejected, CHUNK_ROWS):

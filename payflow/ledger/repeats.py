@@ -1,12 +1,16 @@
-"""Repeats: a new row paying a recipient the same amount and currency as another batch's payout.
+"""Repeats: a new row paying a person the same amount and currency as another batch's payout.
 
-When a batch registers, its VALIDATED rows whose `repeat_key` (model.repeat_key: requisites,
-amount, currency) matches another batch's payout that is in flight, or COMPLETED within
-REPEAT_WINDOW, under another externalId move to HELD. Nothing sends a HELD row; an operator's
-acknowledgement (`payflow run --allow-repeat`) is recorded for the batch and moves them back to
-VALIDATED. Both are set-based SQL over the `ix_payouts_repeat_key` index, never a Python loop.
+When a batch registers, its VALIDATED rows that pay the same amount and currency as another
+batch's payout that is in flight, or COMPLETED within REPEAT_WINDOW, under another externalId,
+to the same recipient (`repeat_key`: canonical requisites) or the same person whatever
+the requisites (`user_key`: userId; `name_key`: name; model.person_key), move to HELD: a
+corrected account re-uploaded is the classic double payment (design.md, invariant 11).
+Nothing sends a HELD row; an operator's acknowledgement (`payflow run --allow-repeat`) is
+recorded for the batch and moves them back to VALIDATED. Both are set-based SQL over the
+`ix_payouts_repeat_key`, `ix_payouts_user_key` and `ix_payouts_name_key` indexes, never a
+Python loop.
 
-This is the one home of "the same recipient, amount and currency paid or in flight recently":
+This is the one home of "the same person, amount and currency paid or in flight recently":
 the approval warnings (`payflow.approvals`) list the rows held here (`repeat_rows`), so what a
 row is held for and what an approver acknowledges are the same fact, fixed at registration.
 """
@@ -16,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Row,
     String,
     and_,
     exists,
@@ -35,12 +41,14 @@ from sqlalchemy.orm import aliased
 from payflow.ledger.claims import in_batch
 from payflow.ledger.states import EventSource, RowState
 from payflow.ledger.tables import Payout, RepeatAcknowledgement, StatusEvent, UTCDateTime
+from payflow.schemas.recipients import canonical_requisites
 
 REPEAT_WINDOW = timedelta(days=30)
 IN_FLIGHT = (RowState.SUBMITTING, RowState.CREATED, RowState.PROCESSING)
 HOLD_MESSAGE = (
-    "held: the same recipient, amount and currency was paid or is in flight under another "
-    "externalId within 30 days; run again with --allow-repeat to pay it"
+    "held: the same person (requisites, userId or name) was paid the same amount and currency, "
+    "or it is in flight, under another externalId within 30 days; run again with --allow-repeat "
+    "to pay it"
 )
 RELEASE_MESSAGE = "repeat acknowledged by the operator (--allow-repeat)"
 
@@ -55,14 +63,21 @@ class HeldRow:
     earlier_batch_id: str
     earlier_state: RowState
     still_held: bool = True  # False: an operator released it (`--allow-repeat`); it will pay
+    # What differs from the earlier payout ("requisites …7006 -> …7016; userId"), "" if nothing.
+    differs: str = ""
 
 
 def _earlier(since: datetime) -> tuple[type[Payout], ColumnElement[bool]]:
     """An alias of payouts, and what makes one of its rows the earlier payout of a Payout row."""
     other = aliased(Payout, name="earlier")
     paid_recently = and_(other.state == RowState.COMPLETED.value, other.updated_at >= since)
-    condition = and_(
+    same_person = or_(
         other.repeat_key == Payout.repeat_key,
+        other.user_key == Payout.user_key,
+        other.name_key == Payout.name_key,
+    )
+    condition = and_(
+        same_person,
         other.external_id != Payout.external_id,
         other.batch_id != Payout.batch_id,
         or_(other.state.in_([s.value for s in IN_FLIGHT]), paid_recently),
@@ -151,6 +166,14 @@ def repeat_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
             other.external_id.label("earlier_external_id"),
             other.batch_id.label("earlier_batch_id"),
             other.state.label("earlier_state"),
+            Payout.payment_type,
+            Payout.requisites,
+            Payout.user_id,
+            Payout.name,
+            other.payment_type.label("earlier_payment_type"),
+            other.requisites.label("earlier_requisites"),
+            other.user_id.label("earlier_user_id"),
+            other.name.label("earlier_name"),
         )
         .join(other, and_(condition, other.created_at <= Payout.created_at), isouter=True)
         .where(
@@ -171,8 +194,34 @@ def repeat_rows(engine: Engine, batch_id: str, now: datetime) -> list[HeldRow]:
                 row.earlier_batch_id or "",
                 RowState(row.earlier_state) if row.earlier_state else RowState.HELD,
                 still_held=row.state == RowState.HELD.value,
+                differs=_differences(row) if row.earlier_external_id else "",
             )
     return list(held.values())
+
+
+def _tail(payment_type: str, requisites: str) -> str:
+    # The last four characters of the canonical form only (design.md, invariant 6).
+    return "…" + canonical_requisites(payment_type, requisites)[-4:]
+
+
+def _differences(row: Row[Any]) -> str:
+    """What a held row changed against the earlier payout it repeats, as an operator reads it."""
+    found: list[str] = []
+    before = canonical_requisites(row.earlier_payment_type, row.earlier_requisites)
+    now = canonical_requisites(row.payment_type, row.requisites)
+    if before != now:
+        was, new = (
+            _tail(row.earlier_payment_type, row.earlier_requisites),
+            _tail(row.payment_type, row.requisites),
+        )
+        found.append(f"requisites {was} -> {new}" if was != new else "requisites")
+    elif row.earlier_requisites.strip() != row.requisites.strip():
+        found.append("requisites written another way (the same recipient)")
+    if row.earlier_user_id.strip() != row.user_id.strip():
+        found.append("userId")
+    if " ".join(row.earlier_name.split()).casefold() != " ".join(row.name.split()).casefold():
+        found.append("name")
+    return "; ".join(found)
 
 
 @dataclass(frozen=True, slots=True)

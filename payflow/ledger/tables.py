@@ -109,6 +109,8 @@ class Payout(Base):
         Index("ix_payouts_batch_state", "batch_id", "state", "id"),
         Index("ix_payouts_batch_next_poll", "batch_id", "next_poll_at"),
         Index("ix_payouts_repeat_key", "repeat_key", "state"),
+        Index("ix_payouts_user_key", "user_key", "state"),
+        Index("ix_payouts_name_key", "name_key", "state"),
         Index("ix_payouts_content_hash", "content_hash"),
         Index("ix_payouts_recipient", "requisites", "currency"),
         # One child per parent: a root's attempts form one chain, so it has one live attempt.
@@ -151,6 +153,9 @@ class Payout(Base):
     next_poll_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # model.repeat_key: finds the same recipient, amount and currency under another externalId.
     repeat_key: Mapped[str | None] = mapped_column(String(64))
+    # model.person_key: the same person (by userId, or by name) paid the same amount and currency.
+    user_key: Mapped[str | None] = mapped_column(String(64))
+    name_key: Mapped[str | None] = mapped_column(String(64))
 
 
 class BatchRow(Base):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from payflow.file_access import create_file, make_folder
+from payflow.atomic import created
+from payflow.file_access import make_folder
 from payflow.inert import inert_text
 from payflow.links.records import CURRENCY, IssuedClaim
 from payflow.schemas.iso4217 import amount_text
@@ -47,16 +47,13 @@ def write_claims_file(
                 claim_url(base_url, claim.token),
             )
         )
-    # O_EXCL with the mode given at creation: the file is never readable by others (beyond
-    # PAYFLOW_SHARED_GROUP), not even for the moment between creating and a later chmod.
-    descriptor = create_file(path)
-    try:
-        # With a BOM, as every CSV payflow writes: Excel read a Cyrillic userId without one as
-        # mojibake, and the operator matches each line to its recipient by it.
-        with os.fdopen(descriptor, "w", encoding="utf-8-sig", newline="") as handle:
-            descriptor = -1
-            handle.write(buffer.getvalue())
-    finally:
-        if descriptor >= 0:
-            os.close(descriptor)
+    # Owner-only (or the shared group's) from its creation (never readable by others, not even for a moment), new
+    # (never over an earlier claims file) and whole (a full disk leaves no half file).
+    # With a BOM, as every CSV payflow writes: Excel read a Cyrillic userId without one as
+    # mojibake, and the operator matches each line to its recipient by it.
+    with (
+        created(path) as part,
+        part.open("w", encoding="utf-8-sig", newline="") as handle,
+    ):
+        handle.write(buffer.getvalue())
     return path

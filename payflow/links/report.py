@@ -14,7 +14,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import replaced
+from payflow.atomic import replaced_together, save_workbook
 from payflow.file_access import make_folder
 from payflow.inert import inert_row, text_cells
 from payflow.intake import Problem
@@ -200,11 +200,27 @@ def write_links_report(
     paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
     views = sorted([*views, *known], key=lambda view: view.row_number)
     rows = [_cells(view, now, batch_id) for view in views]
-    with replaced(paths.csv) as part, part.open("w", encoding="utf-8-sig", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(HEADER)
-        writer.writerows(inert_row(cells) for cells in rows)
-        writer.writerows(inert_row(cells) for cells in _rejected_lines(problems))
+    with replaced_together(paths.csv, paths.xlsx) as (csv_part, xlsx_part):
+        with csv_part.open("w", encoding="utf-8-sig", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(HEADER)
+            writer.writerows(inert_row(cells) for cells in rows)
+            writer.writerows(inert_row(cells) for cells in _rejected_lines(problems))
+        workbook = _workbook(views, rows, problems, len(known), now, sandbox=sandbox)
+        save_workbook(workbook, xlsx_part)
+    return paths
+
+
+def _workbook(
+    views: list[LinkView],
+    rows: list[list[object]],
+    problems: Sequence[Problem],
+    known: int,
+    now: datetime,
+    *,
+    sandbox: bool,
+) -> Workbook:
+    """The links report's workbook: Links, Summary and (when rows were rejected) Rejected."""
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Links")
     header_row(sheet, HEADER, LINK_WIDTHS, NUMBERS)
@@ -234,7 +250,7 @@ def write_links_report(
         counts.append([status_label(state), count, money_cell(counts, amounts[state], CURRENCY)])
     counts.append([])
     counts.append(["rejected in the file", rejected_rows(problems)])
-    counts.append(["known from an earlier batch", len(known)])
+    counts.append(["known from an earlier batch", known])
     if problems:
         rejected = workbook.create_sheet("Rejected")
         header_row(rejected, PROBLEM_HEADER, PROBLEM_WIDTHS, ("row",))
@@ -242,6 +258,4 @@ def write_links_report(
         for number, problem in enumerate(problems, start=2):
             lines = lines_needed(problem.message, width)
             append_tall(rejected, number, text_cells(rejected, _problem_cells(problem)), lines)
-    with replaced(paths.xlsx) as part:
-        workbook.save(part)
-    return paths
+    return workbook

@@ -27,7 +27,7 @@ from payflow.intake.problems import not_read
 from payflow.intake.reading import FIRST_DATA_ROW, read_table, without_blank_rows
 from payflow.links.records import CURRENCY, LinkRow
 from payflow.links.report import rejected_rows
-from payflow.schemas.column_rules import SERVICE_ID_PATTERN
+from payflow.schemas.column_rules import SERVICE_ID_PATTERN, external_id_path_problems
 from payflow.schemas.lookups import service_verdict
 
 REQUIRED = ("externalId", "userId", "amount")
@@ -116,9 +116,16 @@ def check_link_rows(
             rows_of.setdefault(external_id, []).append(int(row_number))
     expires_at = int(time.time()) + 1800
     found: list[Problem] = []
+    # As in payout and refund files: a claim URL and GET .../external/{externalId} carry the id
+    # in a path (`.` and `..` answered 500). Edge spaces: this file's own rule, below.
+    unusable = external_id_path_problems(frame["externalId"], frozenset({"external_id_spaces"}))
     for row_number, cells in _records(frame):
         problems = _row_problems(row_number, cells, expires_at)
         external_id = cells["externalId"]
+        problems += [
+            Problem(row_number, "externalId", rule, message, external_id, external_id[:80])
+            for rule, message in unusable.get(row_number, [])
+        ]
         repeats = [r for r in rows_of.get(external_id, []) if r != row_number]
         if repeats:
             # Which of the rows was meant cannot be known: none of them gets a link.

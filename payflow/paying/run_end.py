@@ -21,11 +21,14 @@ FAILED = "pay_failed"
 # COMPLETED (failed, pending, held, rejected): red in Prefect, like `payflow run`'s exit 1, and
 # not a run that stopped (the inbox does not replace it, the console reads it as finished).
 NOT_ALL_PAID = "Not all paid"
+# Every row paid, but the report could not be written (a full disk): red too, as the exit 1.
+REPORT_NOT_WRITTEN = "Report not written"
 
 
 def ran_to_its_end(state: Any) -> bool:
-    """True when the pay run's final state is Completed or `NOT_ALL_PAID`."""
-    return bool(state.is_completed() or (state.is_failed() and state.name == NOT_ALL_PAID))
+    """True when the pay run's final state is Completed, `NOT_ALL_PAID` or `REPORT_NOT_WRITTEN`."""
+    ended = (NOT_ALL_PAID, REPORT_NOT_WRITTEN)
+    return bool(state.is_completed() or (state.is_failed() and state.name in ended))
 
 
 def record_pay_run_end(flow: Any, flow_run: Any, state: Any) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from payflow.ledger import Detected, FindingKind, ReportLine, RowOutcome, RowState
+from payflow.ledger import Detected, Disposition, FindingKind, ReportLine, RowOutcome, RowState
 from payflow.paying import Fetched
 from payflow.schemas.iso4217 import money_words
 
@@ -21,6 +21,7 @@ LIVE_STATES = frozenset({S.CREATED.value, S.PROCESSING.value, S.COMPLETED.value}
 """A payout in one of these has paid or may still pay its recipient."""
 OPEN_STATES = frozenset({S.CREATED.value, S.PROCESSING.value})
 OWN = ("NEW",)
+REJECTED_DISPOSITION = Disposition.REJECTED.value
 
 
 def is_sent(line: ReportLine) -> bool:
@@ -35,8 +36,12 @@ def is_in_doubt(line: ReportLine) -> bool:
 
 
 def is_never_sent(line: ReportLine) -> bool:
-    """The ledger never sent this row: the service must not know its externalId."""
+    """The ledger never sent this row, and it may be: the service must not know its externalId.
+    A row rejected in its file is never looked up: its id may be anything (`..` broke the batch's
+    reconcile) and the service was never asked about it."""
     if not line.external_id or line.state not in NEVER_SENT_STATES:
+        return False
+    if line.disposition == REJECTED_DISPOSITION:
         return False
     # A rejected row whose externalId another batch paid is that batch's payout, not a surprise.
     return line.disposition in OWN or line.first_batch_id is None

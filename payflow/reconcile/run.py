@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from payflow.api import AsyncPayoutsClient
+from payflow.api.calls import usable_in_path
 from payflow.api.models import Payout
 from payflow.ledger import (
     Detected,
@@ -149,7 +150,10 @@ async def reconcile_batch(
 
     async def answers_for(page: list[ReportLine]) -> Answered:
         wanted = [
-            line for line in page if is_sent(line) or is_never_sent(line) or is_in_doubt(line)
+            line
+            for line in page
+            if (is_sent(line) or is_never_sent(line) or is_in_doubt(line))
+            and usable_in_path(line.external_id)  # never asked: nothing was ever sent under it
         ]
         return wanted, list(await asyncio.gather(*(fetch(line) for line in wanted)))
 

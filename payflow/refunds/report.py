@@ -17,7 +17,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import replaced
+from payflow.atomic import replaced_together, save_workbook
 from payflow.file_access import make_folder
 from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
@@ -139,10 +139,20 @@ def write_refund_report(
     paths = ReportPaths(
         csv=out_dir / f"{batch_id}-refunds.csv", xlsx=out_dir / f"{batch_id}-refunds.xlsx"
     )
-    with replaced(paths.csv) as part, part.open("w", newline="", encoding="utf-8-sig") as handle:
+    with replaced_together(paths.csv, paths.xlsx) as (csv_part, xlsx_part):
+        _write_csv(csv_part, lines)
+        _write_xlsx(xlsx_part, batch_id, lines, sandbox)
+    return paths
+
+
+def _write_csv(part: Path, lines: list[RefundReportLine]) -> None:
+    with part.open("w", newline="", encoding="utf-8-sig") as handle:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         writer.writerows(inert_row(line.cells) for line in lines)
+
+
+def _write_xlsx(part: Path, batch_id: str, lines: list[RefundReportLine], sandbox: bool) -> None:
     counts: dict[str, int] = defaultdict(int)
     totals: dict[tuple[str, str], tuple[int, Decimal]] = defaultdict(lambda: (0, Decimal(0)))
     for line in lines:
@@ -177,6 +187,4 @@ def write_refund_report(
         cells[DEBIT_AT] = money_cell(sheet, line.debit_amount, line.debit_currency)
         tall = max(lines_needed(str(cells[at] or ""), width) for at, width in WRAPPED.items())
         append_tall(sheet, number, text_cells(sheet, cells), tall)
-    with replaced(paths.xlsx) as part:
-        workbook.save(part)
-    return paths
+    save_workbook(workbook, part)

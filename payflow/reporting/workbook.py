@@ -20,6 +20,7 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from payflow.atomic import save_workbook
 from payflow.inert import text_cell
 from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT, RollForward
@@ -205,7 +206,7 @@ class WorkbookWriter:
         _filter(self.findings, len(FINDING_HEADER), len(summary.findings))
         self._write_readme()
         _SummarySheet(self._summary, summary).write()
-        self.workbook.save(path)
+        save_workbook(self.workbook, path)
 
     def _write_readme(self) -> None:
         sheet = self._readme

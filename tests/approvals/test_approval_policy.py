@@ -47,6 +47,8 @@ currencies:
 
 
 RECIPIENT = "2250799990001"
+# One person: a row of each batch pays the same content (name and userId too), as a copied file.
+PERSON = {"requisites": RECIPIENT, "name": "Awa Kone", "user_id": "user-2"}
 
 
 @pytest.fixture
@@ -215,10 +217,10 @@ def test_an_approval_not_given_in_time_expires(ledger_url, policy):
 
 
 def test_a_repeat_is_held_and_once_released_must_be_acknowledged_by_a_checker(ledger, policy):
-    first = batch_of(ledger, "paid", [500], requisites=RECIPIENT)
+    first = batch_of(ledger, "paid", [500], **PERSON)
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("paid-2", "payout-1", "COMPLETED")
-    again = batch_of(ledger, "other", [500], requisites=RECIPIENT)  # same recipient and amount
+    again = batch_of(ledger, "other", [500], **PERSON)  # same recipient and amount
 
     # Held at registration (ledger/repeats.py): shown, not paid, not covered by an approval.
     requirement = approval_requirement(ledger, again)
@@ -243,10 +245,10 @@ def test_a_repeat_is_held_and_once_released_must_be_acknowledged_by_a_checker(le
 
 
 def test_releasing_a_repeat_after_approval_voids_the_approval(ledger, policy):
-    first = batch_of(ledger, "was", [700], requisites=RECIPIENT)
+    first = batch_of(ledger, "was", [700], **PERSON)
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("was-2", "payout-7", "PROCESSING")
-    again = batch_of(ledger, "now", [700, 900], requisites=RECIPIENT)
+    again = batch_of(ledger, "now", [700, 900], **PERSON)
     assert approve(ledger, again, policy, "bob", acknowledge_warnings=True) == Approved(("bob",))
 
     ledger.acknowledge_repeats(again)  # now-2 will be paid after all: approve that again
@@ -319,11 +321,11 @@ def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_
 ):
     # Found by hand: a row without an externalId was paid 110.00, its amount edited to 115.00
     # and the file run again: a new derived id, a second payout, and nothing said so.
-    first = batch_of(ledger, "pf-march", [110], requisites=RECIPIENT)
+    first = batch_of(ledger, "pf-march", [110], **PERSON)
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("pf-march-2", "payout-1", "COMPLETED")
-    edited = batch_of(ledger, "pf-march-edited", [115], requisites=RECIPIENT)
-    written = batch_of(ledger, "april", [120], requisites=RECIPIENT)  # an externalId: on purpose
+    edited = batch_of(ledger, "pf-march-edited", [115], **PERSON)
+    written = batch_of(ledger, "april", [120], **PERSON)  # an externalId: on purpose
 
     requirement = approval_requirement(ledger, edited)
     [warning] = [w for w in requirement.warnings if w.key.startswith("amended:")]
@@ -340,9 +342,9 @@ def test_a_row_without_an_external_id_whose_amount_was_edited_after_it_was_paid_
 
 def test_a_declined_batch_is_not_named_as_the_original_of_a_copy(ledger, policy):
     # "is this file a copy?" named a declined batch that paid nobody.
-    declined = batch_of(ledger, "wrong", [5000], requisites=RECIPIENT)
+    declined = batch_of(ledger, "wrong", [5000], **PERSON)
     record_decision(ledger, declined, approver="bob", decision="decline")
-    fixed = batch_of(ledger, "fixed", [5000], requisites=RECIPIENT)
+    fixed = batch_of(ledger, "fixed", [5000], **PERSON)
     warnings = approval_requirement(ledger, fixed).warnings
     assert not [w for w in warnings if w.key.startswith("similar:")]
 
@@ -384,7 +386,7 @@ def test_a_rerun_of_a_blocked_account_is_a_warning_and_every_rerun_row_shows_why
 def test_the_form_says_what_an_approval_sends_when_rows_already_have_a_payout(ledger, policy):
     # Found by hand: a file run again after an edit paid two of its rows through the new batch;
     # the old batch's form still read "3 payouts, RUB 400" and approving it sent one, 100.
-    paid_before = row("adopt-2", 2, amount=Decimal(100), requisites=RECIPIENT)
+    paid_before = row("adopt-2", 2, amount=Decimal(100), **PERSON)
     first = register(ledger, [paid_before])
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("adopt-2", "payout-a", "COMPLETED")

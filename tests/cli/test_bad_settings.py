@@ -55,6 +55,9 @@ def test_a_bad_api_url_names_the_setting(tmp_path, batch, api_url, command):
             "run",
         ),
         ("sqlite:////proc/no-such-dir/ledger.sqlite3", "cannot open", "status"),
+        # postgresql:// alone meant psycopg2, not installed: "unexpected error" (issue 36).
+        ("postgresql://postgres@127.0.0.1:{port}/x?connect_timeout=3", "cannot open", "status"),
+        ("postgresql+asyncpg://u@127.0.0.1/x", "which is not installed", "status"),
     ],
 )
 def test_a_bad_ledger_url_names_the_setting(tmp_path, batch, ledger_url, reason, command):
@@ -68,6 +71,14 @@ def test_a_bad_ledger_url_names_the_setting(tmp_path, batch, ledger_url, reason,
     assert done.returncode == 2
     line = _one_line(done.stderr)
     assert "PAYFLOW_LEDGER_URL" in line and reason in line, line
+
+
+def test_an_empty_api_url_is_unset_and_the_embedded_sandbox_serves(tmp_path, batch):
+    # PAYFLOW_API_URL="" was refused as a bad URL (issue 36), where a blank .env line is unset.
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect", PAYFLOW_API_URL="")
+    done = run_payflow(["validate", str(batch)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "embedded sandbox served" in done.stderr
 
 
 def test_an_api_that_is_down_before_registering_is_not_called_resumable(tmp_path, batch):

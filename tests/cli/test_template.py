@@ -91,6 +91,25 @@ def test_an_unknown_type_is_refused_in_one_line(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().err.strip().count("\n") == 0
 
 
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [(["--csv", "--out", "t.xlsx"], "t.csv"), (["--xlsx", "--out", "t.csv"], "t.xlsx")],
+)
+def test_a_file_named_for_the_other_kind_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], name: str
+) -> None:
+    # `template --csv --out t.xlsx` wrote a CSV named .xlsx (issue 36, item 9).
+    assert run("template", *args) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and f"name it {name}" in line, line
+    assert not (tmp_path / args[-1]).exists()
+
+
+def test_an_out_name_alone_chooses_the_kind(tmp_path: Path) -> None:
+    assert run("template", "--out", "mine.csv") == 0
+    assert (tmp_path / "mine.csv").read_text("utf-8-sig").startswith("amount,")
+
+
 def test_the_docs_columns_table_is_the_generated_one() -> None:
     text = COLUMNS_PAGE.read_text("utf-8")
     inside = text.split("<!-- columns:start -->\n", 1)[1].split("<!-- columns:end -->", 1)[0]

@@ -202,6 +202,31 @@ def _inline_cell(reference: str, value: str) -> str:
     return f'<c r="{reference}" t="inlineStr"><is><t>{value}</t></is></c>'
 
 
+def dot_external_ids(path: Path) -> Path:
+    """Rows whose externalId is `.` or `..` beside good rows (issue 36, item 3): rejected, and
+    the rejected rows are never looked up at the service (it broke the batch after paying)."""
+    return _csv(
+        path, [CSV_HEADER, *_rows(2), ",".join([*ROW[:6], "."]), ",".join([*ROW[:6], ".."])]
+    )
+
+
+def escaped_control_character_xlsx(path: Path) -> Path:
+    """A name cell `Kouadio_x000B_Yao`: OOXML's escape of a vertical tab, which Excel shows as
+    one and openpyxl returned as the seven characters (issue 36, item 9): a reject."""
+    rows: list[list[object]] = [
+        list(HEADER),
+        list(ROW),
+        [*ROW[:4], "Kouadio_x000B_Yao", "u-2", "x-2"],
+    ]
+    return write_xlsx(path, rows)
+
+
+def plus_in_requisites(path: Path) -> Path:
+    """A wallet phone written `+2250700001234`: rejected, and the masked value shows the `+`
+    that caused it (it read `*********1234`)."""
+    return _csv(path, [CSV_HEADER, ",".join([*ROW[:3], "+2250700001234", *ROW[4:]])])
+
+
 HOSTILE: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     # case: (writer, expected exit code, words the one line or the report must hold)
     "nul_after_4kb.csv": (nul_after_4kb, 2, "NUL byte on line 122"),
@@ -220,6 +245,9 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     "wide_data_row.csv": (wide_data_row, 2, "line 4 has 1000007 cells but the header has 7"),
     "binary_noise.csv": (binary_noise, 2, "neither CSV nor XLSX"),
     "million_empty_rows.xlsx": (million_empty_rows_xlsx, 2, "PAYFLOW_MAX_BLANK_ROWS"),
+    "dot_external_ids.csv": (dot_external_ids, 1, "external_id_dot_segment"),
+    "escaped_control_character.xlsx": (escaped_control_character_xlsx, 1, "no_control_characters"),
+    "plus_in_requisites.csv": (plus_in_requisites, 1, "[+*********1234]"),
     # Found by hand: 1.35 GB of memory to refuse it, as openpyxl read the cell before our limit.
     "shared_string_bomb.xlsx": (
         lambda path: xlsx_with_long_name(path, 600 << 20, shared=True),

@@ -30,8 +30,10 @@ def instruction(
         # Digits of the externalId keep recipients apart across tests sharing a PostgreSQL
         # database, so no row is held as another test's repeat (ledger/repeats.py).
         requisites=f"22507{row_number:08d}{_digits_of(external_id)}",
-        name="Awa Kone",
-        user_id=f"user-{row_number}",
+        # The person is as distinct as the requisites: a repeat is also the same userId or name
+        # paid the same amount (invariant 11), whatever the requisites.
+        name=f"Awa Kone {_digits_of(external_id)}",
+        user_id=f"user-{row_number}-{_digits_of(external_id)}",
         service_id=7,
         user_email="awa@example.org",
     )

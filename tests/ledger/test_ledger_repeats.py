@@ -75,9 +75,14 @@ def test_the_amount_is_compared_as_a_number(ledger: Ledger) -> None:
 
 
 @pytest.mark.parametrize(
-    "change", [{"amount": "100.01"}, {"currency": "KES"}, {"requisites": "2250799999999"}]
+    "change",
+    [
+        {"amount": "100.01"},
+        {"currency": "KES"},
+        {"requisites": "2250799999999", "user_id": "someone-else", "name": "Kouadio Yao"},
+    ],
 )
-def test_another_amount_currency_or_recipient_is_not_a_repeat(
+def test_another_amount_currency_or_person_is_not_a_repeat(
     ledger: Ledger, change: dict[str, str]
 ) -> None:
     first = _recipient(unique("r"))
@@ -180,3 +185,83 @@ def test_the_hold_is_one_statement_that_uses_the_repeat_key_index(sqlite_url: st
                 parameters,  # type: ignore[arg-type]
             ).all()
     assert any("ix_payouts_repeat_key" in str(row) for row in plan), plan
+
+
+# -- repeats by person, not only by requisites (issue 36, items 1 and 2) ------------------------
+
+
+def _sbp(prefix: str) -> PayoutInstruction:
+    """An SBP payout of 900.00 RUB to a phone (79...) and a person no other test pays."""
+    phone = "79" + str(int(prefix.encode().hex(), 16))[-9:]
+    return instruction(
+        f"{prefix}-a",
+        2,
+        amount="900.00",
+        currency="RUB",
+        payment_type="SBP",
+        requisites=phone,
+        bank_name="100000000111",
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"requisites": "2250799999999"}, id="corrected-requisites"),
+        pytest.param({"requisites": "2250799999998", "user_id": "another-id"}, id="same-name-only"),
+        pytest.param(
+            {"requisites": "2250799999997", "name": "Someone Else"}, id="same-user-id-only"
+        ),
+    ],
+)
+def test_the_same_person_paid_the_same_amount_is_held_whatever_the_requisites(
+    ledger: Ledger, change: dict[str, str]
+) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    again = first._replace(external_id=unique("other-"), **change)  # type: ignore[arg-type]
+    batch = unique("b")
+
+    assert ledger.register_batch(batch, "second.csv", [again], []).held == 1
+    (held,) = ledger.held_rows(batch)
+    assert held.earlier_external_id == first.external_id
+    old, new = first.requisites[-4:], again.requisites[-4:]
+    assert held.differs.startswith(f"requisites …{old} -> …{new}")
+    assert ("userId" in held.differs) == ("user_id" in change)
+    assert ("name" in held.differs.removeprefix("requisites")) == ("name" in change)
+
+
+def test_a_name_is_compared_in_any_case_and_spacing(ledger: Ledger) -> None:
+    first = _recipient(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    name = "  " + first.name.upper().replace(" ", "   ") + " "
+    again = first._replace(
+        external_id=unique("other-"), requisites="2250799999996", user_id="x", name=name
+    )
+    assert ledger.register_batch(unique("b"), "second.csv", [again], []).held == 1
+
+
+@pytest.mark.parametrize("form", ["8{}", "{}"])
+def test_an_sbp_phone_written_another_way_is_the_same_recipient(ledger: Ledger, form: str) -> None:
+    # Another userId and name: only the phone's canonical form (79...) makes it a repeat.
+    first = _sbp(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    written = form.format(first.requisites[1:])  # 89... or 9...
+    again = first._replace(
+        external_id=unique("other-"), requisites=written, user_id=unique("u"), name=unique("n")
+    )
+    batch = unique("b")
+    assert ledger.register_batch(batch, "second.csv", [again], []).held == 1
+    (held,) = ledger.held_rows(batch)
+    assert held.differs.startswith("requisites written another way")
+
+
+def test_the_same_externalid_with_the_phone_written_another_way_is_already_known(
+    ledger: Ledger,
+) -> None:
+    first = _sbp(unique("r"))
+    _paid(ledger, first, S.COMPLETED)
+    outcome = ledger.register_batch(
+        unique("b"), "again.csv", [first._replace(requisites="8" + first.requisites[1:])], []
+    )
+    assert (outcome.new, len(outcome.already_known), outcome.conflicts) == (0, 1, [])

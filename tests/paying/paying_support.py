@@ -48,8 +48,9 @@ def row(external_id: str, row_number: int = 2, *, last4: str = "0001", **changes
         # The externalId's own digits keep recipients apart across tests and batches, so no
         # row is held as a repeat of another test's payout (ledger/repeats.py).
         requisites=f"22507{row_number % 10000:04d}{_digits_of(external_id)}{last4}",
-        name="Awa Kone",
-        user_id=f"user-{row_number}",
+        # The person too: a repeat is also the same userId or name paid the same amount.
+        name=f"Awa Kone {_digits_of(external_id)}",
+        user_id=f"user-{row_number}-{_digits_of(external_id)}",
         user_email="awa@example.org",
     )
     return base._replace(**changes)

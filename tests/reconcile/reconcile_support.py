@@ -28,8 +28,9 @@ def instruction(external_id: str, row_number: int, last4: str, **changes: Any) -
         "currency": "XOF",
         "payment_type": "SIM",
         "requisites": f"2250700{row_number:02d}{last4}",
-        "name": "Awa Kone",
-        "user_id": f"user-{row_number}",
+        # One person per externalId: a repeat is also the same userId or name paid the same.
+        "name": f"Awa Kone {external_id}",
+        "user_id": f"user-{external_id}",
     }
     fields.update(changes)
     return PayoutInstruction(**fields)

@@ -228,3 +228,32 @@ async def test_a_status_message_echoing_requisites_reaches_the_ledger_and_report
     )
     assert "closed" in written
     assert row.requisites not in written and "awa.kone@" not in written
+
+
+@pytest.mark.parametrize("unusable", [".", ".."])
+async def test_a_rejected_row_is_never_looked_up_so_an_unusable_id_breaks_nothing(
+    client, ledger: Ledger, unusable: str
+) -> None:
+    # Issue 36, item 3: a rejected row whose externalId is `..` ended every reconcile of its
+    # batch (and the run that paid its good rows) in UnusablePathSegment, exit 2.
+    from payflow.ledger import RejectedRow
+
+    batch = register(
+        ledger,
+        [instruction(new_id("ok"), 2, "0001")],
+        [RejectedRow(3, unusable, ["externalId: externalId cannot be '.' or '..'"])],
+    )
+    await pay(client, ledger, batch)
+    looked_up: list[str] = []
+    original = reconcile_run.fetch_payout
+
+    async def recording(client_, external_id, payout_id_):  # type: ignore[no-untyped-def]
+        looked_up.append(external_id)
+        return await original(client_, external_id, payout_id_)
+
+    reconcile_run.fetch_payout = recording  # type: ignore[assignment]
+    try:
+        assert await reconcile(client, ledger, batch) == set()
+    finally:
+        reconcile_run.fetch_payout = original  # type: ignore[assignment]
+    assert unusable not in looked_up and len(looked_up) == 1

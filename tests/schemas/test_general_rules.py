@@ -101,7 +101,8 @@ def test_problems_name_row_column_rule_and_mask_requisites() -> None:
     report = validate(row("SIM"), row("SIM", requisites="+2250700009876"))
     (problem,) = report.rejects
     assert (problem.row, problem.column, problem.external_id) == (3, "requisites", "e-3")
-    assert problem.value == "**********9876"
+    # The `+` that caused the reject stays visible; letters and digits are masked (issue 36).
+    assert problem.value == "+*********9876"
     assert report.rejected_rows() == {3: [f"requisites: {problem.message} ({problem.rule})"]}
 
 

@@ -1,0 +1,47 @@
+"""A recipient's canonical form, one function per destination (issue 36, item 1; invariant 11)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from payflow.intake.identity import canonical_column
+from payflow.schemas.recipients import CANONICAL, CANONICAL_FORMS, canonical_requisites
+
+
+@pytest.mark.parametrize(
+    ("payment_type", "written", "canonical"),
+    [
+        ("SBP", "79351230001", "79351230001"),
+        ("SBP", "89351230001", "79351230001"),
+        ("SBP", "9351230001", "79351230001"),
+        ("sbp", " 89351230008 ", "79351230008"),
+        ("SBP", "+7 (935) 123-00-01", "79351230001"),  # rejected by validation; one person still
+        ("SBP", "69351230001", "69351230001"),  # no Russian mobile: as written
+        ("SIM", "225 0700 001234", "2250700001234"),
+        ("BANK_ACCOUNT", "40817-810-0999-1000-4312", "40817810099910004312"),
+        ("EMAIL", "Who@Example.COM", "Who@example.com"),
+        ("EMAIL", "not-an-address", "not-an-address"),
+        ("CARD", " 4111 ", "4111"),  # no such destination: trimmed only
+    ],
+)
+def test_each_destination_has_one_canonical_form(
+    payment_type: str, written: str, canonical: str
+) -> None:
+    assert canonical_requisites(payment_type, written) == canonical
+
+
+def test_every_destination_with_a_form_documents_it() -> None:
+    assert set(CANONICAL) == set(CANONICAL_FORMS)
+
+
+def test_the_column_form_agrees_with_the_function_row_by_row() -> None:
+    cases = [
+        ("SBP", "79351230001"), ("SBP", "89351230001"), ("SBP", "9351230001"),
+        ("SBP", "8 935 123 00 01"), ("SIM", "2250700001234"), ("SIM", "+2250700001234"),
+        ("BANK_ACCOUNT", "40817810099910004312"), ("EMAIL", "a@B.org"), ("", "x"), ("SBP", ""),
+    ]  # fmt: skip
+    kinds = pd.Series([k for k, _ in cases], index=range(2, 2 + len(cases)))
+    written = pd.Series([w for _, w in cases], index=kinds.index)
+    expected = [canonical_requisites(k, w) for k, w in cases]
+    assert canonical_column(kinds, written).tolist() == expected
