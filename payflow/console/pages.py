@@ -25,8 +25,8 @@ from payflow.ledger import BatchCounts, CurrencyTotal, Disposition, RefundRowVie
 from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
 from payflow.paying.run_end import FAILED, FINISHED
+from payflow.reconcile.advice import UNPAID_OUTCOMES
 from payflow.refunds.report import not_refunded, why_not_refunded
-from payflow.reporting.layout import UNPAID_OUTCOMES
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
 from payflow.schemas.iso4217 import money_words

@@ -16,9 +16,10 @@ from enum import StrEnum
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
-from payflow.ledger.db import batch_lock_key, dialect_insert, take_lock
+from payflow.ledger.db import batch_lock_key, take_lock
 from payflow.ledger.records import LedgerError
-from payflow.ledger.tables import BalanceSnapshot, Finding, FindingEvent, ServiceCheck
+from payflow.ledger.service_word import ServiceWord, WordSource, save_words
+from payflow.ledger.tables import BalanceSnapshot, Finding, FindingEvent
 
 
 class FindingKind(StrEnum):
@@ -261,34 +262,31 @@ def finding_events(engine: Engine, finding_id: int) -> list[FindingEventView]:
 
 
 def save_service_views(
-    engine: Engine, batch_id: str, views: Sequence[ServiceView], now: datetime
+    engine: Engine,
+    batch_id: str,
+    views: Sequence[ServiceView],
+    now: datetime,
+    source: WordSource = WordSource.RECONCILE,
 ) -> None:
-    """Replace the stored service answers for these payouts with the new ones."""
-    if not views:
-        return
-    rows = [
-        {
-            "external_id": v.external_id,
-            "batch_id": batch_id,
-            "found": v.found,
-            "payout_id": v.payout_id,
-            "status": v.status,
-            "status_message": v.status_message,
-            "amount": v.amount,
-            "currency": v.currency,
-            "checked_at": now,
-        }
-        # In externalId order, as every multi-row write locks payouts: two writers never deadlock.
-        for v in sorted(views, key=lambda view: view.external_id)
-    ]
-    with engine.begin() as connection:
-        # An upsert, not delete-then-insert: two reconciliations saving one payout at once (two
-        # pay runs of a batch) both found nothing to delete, and the second insert failed.
-        statement = dialect_insert(connection, ServiceCheck)
-        replaced = {name: statement.excluded[name] for name in rows[0] if name != "external_id"}
-        connection.execute(
-            statement.on_conflict_do_update(index_elements=["external_id"], set_=replaced), rows
+    """Keep the service's answers for these payouts as their latest word (`service_word`)."""
+    words = [
+        ServiceWord(
+            external_id=v.external_id,
+            batch_id=batch_id,
+            found=v.found,
+            payout_id=v.payout_id,
+            status=v.status,
+            status_message=v.status_message,
+            amount=v.amount,
+            currency=v.currency,
+            at=now,
+            source=source,
         )
+        for v in views
+    ]
+    # An upsert, not delete-then-insert: two reconciliations saving one payout at once (two
+    # pay runs of a batch) both found nothing to delete, and the second insert failed.
+    save_words(engine, words)
 
 
 def save_balance(engine: Engine, batch_id: str, phase: str, lines: Sequence[BalanceLine]) -> None:

@@ -54,6 +54,7 @@ from payflow.ledger.records import (
 )
 from payflow.ledger.refund_book import RefundBook
 from payflow.ledger.rejected import RejectedLine
+from payflow.ledger.service_word import WordSource
 from payflow.ledger.states import (
     MAY_SEND_STATES,
     NOT_SENT_PREFIX,
@@ -61,7 +62,7 @@ from payflow.ledger.states import (
     IllegalTransition,
     RowState,
 )
-from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
+from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, PaidTotal, ReportLine
 from payflow.ledger.unsent import UnsentTotal
 from payflow.model import PayoutInstruction
 
@@ -305,10 +306,12 @@ class Ledger:
         status_message: str | None,
         source: EventSource | str,
         at: datetime | None = None,
+        amount: Decimal | None = None,
+        currency: str | None = None,
     ) -> bool:
         """Record a service status forward only: True if the row moved; False for a duplicate,
         a late (stale) or an unknown status (kept as the message). Raises IllegalTransition
-        or UnknownPayout."""
+        or UnknownPayout. The service's word is kept either way (`service_word`)."""
         change = moves.StatusUpdate(
             status=status,
             message=status_message,
@@ -316,6 +319,8 @@ class Ledger:
             external_id=external_id,
             payout_id=payout_id,
             at=at,
+            amount=amount,
+            currency=currency,
         )
         return moves.record_status(self._engine, change, now=self._clock())
 
@@ -411,6 +416,10 @@ class Ledger:
         """Rows and amounts per (currency, outcome), computed by the database."""
         return totals.outcome_totals(self._reader, batch_id)
 
+    def service_paid_totals(self, batch_id: str) -> list[PaidTotal]:
+        """Per currency, the batch's payouts (its reruns' too) the service paid, by its word."""
+        return totals.service_paid_totals(self._reader, batch_id)
+
     def failure_totals(self, batch_id: str) -> list[MessageTotal]:
         """Unpaid rows grouped by currency, state and statusMessage."""
         return totals.failure_totals(self._reader, batch_id)
@@ -448,9 +457,14 @@ class Ledger:
         """Ledger state of each named payout."""
         return totals.payout_states(self._reader, external_ids)
 
-    def save_service_views(self, batch_id: str, views: Sequence[ServiceView]) -> None:
-        """Store what the service said about these payouts now."""
-        findings.save_service_views(self._engine, batch_id, views, self._clock())
+    def save_service_views(
+        self,
+        batch_id: str,
+        views: Sequence[ServiceView],
+        source: WordSource = WordSource.RECONCILE,
+    ) -> None:
+        """Keep what the service said about these payouts now as their latest word."""
+        findings.save_service_views(self._engine, batch_id, views, self._clock(), source)
 
     def sync_findings(
         self, batch_id: str, detected: Sequence[Detected], *, unchecked_rows: set[int]

@@ -32,10 +32,10 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             f"| {_cell(c.currency)} | {c.in_file} | {c.count(RowOutcome.REJECTED)}"
             f" | {c.count(RowOutcome.REFUSED)} | {c.count(RowOutcome.DUPLICATE)}"
             f" | {c.count(RowOutcome.NOT_SENT)} | {c.sent}"
-            f" | {c.count(RowOutcome.PAID)} | {money_text(c.amount(RowOutcome.PAID), c.currency)}"
+            f" | {c.paid} | {money_text(c.paid_amount, c.currency)}"
             f" | {c.count(RowOutcome.FAILED)} | {c.count(RowOutcome.CANCELED)}"
             f" | {c.count(RowOutcome.EXPIRED)} | {c.count(RowOutcome.CORRECTED)}"
-            f" | {c.count(RowOutcome.PENDING)} | {c.stuck} | {c.blocked_rate:.2%}"
+            f" | {c.pending} | {c.stuck} | {c.blocked_rate:.2%}"
             f" | {c.failed_rate:.2%} | {c.stalled_rate:.2%} |"
         )
     if summary.unsent:

@@ -49,11 +49,13 @@ CHART_LINES = 20  # lines of the sheet one 9 cm chart covers, with a gap below i
 Sheet = Any
 OUTCOME_COLOURS: dict[RowOutcome, str] = {
     RowOutcome.PAID: "C6EFCE",
+    RowOutcome.PAID_CORRECTED: "A9D08E",
     RowOutcome.FAILED: "FFC7CE",
     RowOutcome.CORRECTED: "F4B084",
     RowOutcome.CANCELED: "FFE699",
     RowOutcome.EXPIRED: "FFE699",
     RowOutcome.PENDING: "BDD7EE",
+    RowOutcome.PENDING_AT_SERVICE: "9BC2E6",
     RowOutcome.NOT_SENT: "D9D9D9",
     RowOutcome.REFUSED: "E4DFEC",
     RowOutcome.REJECTED: "E4DFEC",
@@ -62,11 +64,13 @@ OUTCOME_COLOURS: dict[RowOutcome, str] = {
 FILLS = {o: PatternFill("solid", start_color=c, end_color=c) for o, c in OUTCOME_COLOURS.items()}
 CHART_OUTCOMES = (
     RowOutcome.PAID,
+    RowOutcome.PAID_CORRECTED,
     RowOutcome.FAILED,
     RowOutcome.CORRECTED,
     RowOutcome.CANCELED,
     RowOutcome.EXPIRED,
     RowOutcome.PENDING,
+    RowOutcome.PENDING_AT_SERVICE,
 )
 OUTCOME_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "outcome"))
 CURRENCY_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "currency"))
@@ -318,6 +322,8 @@ CURRENCY_HEADER = (
     "sent",
     "paid_rows",
     "paid_amount",
+    "service_completed_payouts",
+    "service_completed_amount",
     "failed_rows",
     "failed_amount",
     "canceled_rows",
@@ -456,14 +462,16 @@ class _SummarySheet:
                     c.count(RowOutcome.DUPLICATE),
                     c.count(RowOutcome.NOT_SENT),
                     c.sent,
-                    c.count(RowOutcome.PAID),
-                    self.money(c.amount(RowOutcome.PAID), c.currency),
+                    c.paid,
+                    self.money(c.paid_amount, c.currency),
+                    c.service_payouts,
+                    self.money(c.service_amount, c.currency),
                     c.count(RowOutcome.FAILED),
                     self.money(c.amount(RowOutcome.FAILED), c.currency),
                     c.count(RowOutcome.CANCELED),
                     c.count(RowOutcome.EXPIRED),
                     c.count(RowOutcome.CORRECTED),
-                    c.count(RowOutcome.PENDING),
+                    c.pending,
                     c.stuck,
                     _styled(sheet, c.blocked_rate, rate),
                     _styled(sheet, c.failed_rate, rate),
