@@ -21,8 +21,8 @@ from payflow.redact import mask_requisites
 from payflow.schemas.iso4217 import quantized
 
 # 2.0: completed_at_utc, filled for failed rows too (none ever completed), is final_status_at_utc.
-# 2.1: outcome from the service's latest word; service_learned_by (last); last_checked_at_utc is when
-# the service last said so, by any channel.
+# 2.1: outcome from the service's latest word; service_learned_by (last); last_checked_at_utc:
+# when the service last said so, by any channel.
 LAYOUT_VERSION = "2.1"
 NOT_FOUND = "NOT_FOUND"  # the service's 404, as `payflow.ledger.totals` names it
 
