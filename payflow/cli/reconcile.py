@@ -19,7 +19,7 @@ from payflow.cli.setup import failure_classes, prepare, writable_folder
 from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
 from payflow.reconcile import options_from, reconcile_batch
 from payflow.redact import printable
-from payflow.reporting import summary_markdown, write_batch_report
+from payflow.reporting import settlement_lines, summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
 from payflow.wording import api_trouble, counted
@@ -89,6 +89,9 @@ def reconcile_command(
                     "acknowledged_findings": len(summary.unresolved_findings())
                     - len(open_findings),
                     "unanswered": unanswered,
+                    "rows_not_final": summary.settlement.not_final,
+                    "rows_disagreeing_with_service": summary.settlement.disagreeing,
+                    "settled": summary.settled and not unanswered,
                     "report": str(report.xlsx),
                     "csv": str(report.csv),
                     "sandbox": endpoint.is_sandbox,
@@ -100,9 +103,11 @@ def reconcile_command(
         if unanswered:
             payouts = counted(unanswered, "payout")
             print(f"{payouts} got no answer from the service; run again later")
+        for line in settlement_lines(summary.settlement, batch_id):
+            print(line)
         print(f"report: {report.xlsx}")
         print(f"        {report.csv}")
-    raise typer.Exit(1 if open_findings or unanswered else 0)
+    raise typer.Exit(0 if summary.settled and not unanswered else 1)
 
 
 def _by_kind(findings: list[FindingView]) -> dict[str, int]:

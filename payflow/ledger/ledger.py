@@ -62,7 +62,14 @@ from payflow.ledger.states import (
     IllegalTransition,
     RowState,
 )
-from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, PaidTotal, ReportLine
+from payflow.ledger.totals import (
+    MessageTotal,
+    Movement,
+    OutcomeTotal,
+    PaidTotal,
+    ReportLine,
+    Settlement,
+)
 from payflow.ledger.unsent import UnsentTotal
 from payflow.model import PayoutInstruction
 
@@ -415,6 +422,10 @@ class Ledger:
     def outcome_totals(self, batch_id: str) -> list[OutcomeTotal]:
         """Rows and amounts per (currency, outcome), computed by the database."""
         return totals.outcome_totals(self._reader, batch_id)
+
+    def settlement(self, batch_id: str) -> Settlement:
+        """Rows not final and rows the service's word disagrees with (`payflow reconcile`)."""
+        return totals.settlement(self._reader, batch_id)
 
     def service_paid_totals(self, batch_id: str) -> list[PaidTotal]:
         """Per currency, the batch's payouts (its reruns' too) the service paid, by its word."""

@@ -228,6 +228,33 @@ def failure_totals(engine: Engine, batch_id: str) -> list[MessageTotal]:
 
 
 @dataclass(frozen=True, slots=True)
+class Settlement:
+    """How far a batch is from done with the service: rows not final (pending here or at the
+    service, or never sent yet) and rows whose service's word the ledger does not hold."""
+
+    not_final: int
+    disagreeing: int
+
+
+NOT_FINAL_OUTCOMES = PENDING_OUTCOMES | {RowOutcome.NOT_SENT}
+
+
+def settlement(engine: Engine, batch_id: str) -> Settlement:
+    """`Settlement` of the batch, counted in SQL over each row's latest attempt."""
+    outcome = outcome_expr()
+    word = service_status_expr()
+    own = BatchRow.disposition.in_(OWN_PAYOUT)
+    not_final = case((outcome.in_([o.value for o in NOT_FINAL_OUTCOMES]), 1), else_=0)
+    differs = case((and_(own, word.is_not(None), word != Latest.state), 1), else_=0)
+    query = joined_rows(batch_id).add_columns(
+        func.coalesce(func.sum(not_final), 0), func.coalesce(func.sum(differs), 0)
+    )
+    with engine.connect() as connection:
+        pending, disagreeing = connection.execute(query).one()
+    return Settlement(int(pending), int(disagreeing))
+
+
+@dataclass(frozen=True, slots=True)
 class PaidTotal:
     """Payouts the service paid in one currency (by its latest word, else the ledger's state)."""
 

@@ -6,9 +6,11 @@ Artifacts hold figures, kinds and statusMessages only: no requisites, names or t
 from __future__ import annotations
 
 from payflow.ledger import UNSENT_WORDS, RowOutcome
+from payflow.ledger.totals import Settlement
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.money import money_text
 from payflow.reporting.summary import Summary
+from payflow.wording import counted
 
 
 def _cell(text: str) -> str:
@@ -108,3 +110,21 @@ def failures_table(summary: Summary) -> list[dict[str, str | int]]:
         }
         for g in summary.failures
     ]
+
+
+def settlement_lines(settlement: Settlement, batch_id: str) -> list[str]:
+    """What keeps a reconciled batch from done besides its findings (none: no lines)."""
+    lines = []
+    if settlement.not_final:
+        rows = counted(settlement.not_final, "row")
+        lines.append(
+            f"{rows} not final yet (pending here or at the service, or not sent): "
+            f"`payflow reconcile {batch_id}` again once they are"
+        )
+    if settlement.disagreeing:
+        rows = counted(settlement.disagreeing, "row")
+        lines.append(
+            f"{rows} where the service's word differs from the ledger's state: the report's "
+            "outcome follows the service; `payflow findings` lists them"
+        )
+    return lines

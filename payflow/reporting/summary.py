@@ -27,6 +27,7 @@ from payflow.ledger.totals import (
     PAID_OUTCOMES,
     PENDING_OUTCOMES,
     SENT_OUTCOMES,
+    Settlement,
 )
 from payflow.reconcile import Classification, FailureClasses, RollForward, roll_forward
 
@@ -117,6 +118,16 @@ class Summary:
     failures: list[FailureGroup]
     findings: list[FindingView]
     unsent: list[UnsentTotal] = field(default_factory=list)  # rows never sent, by reason
+    # Rows not final, rows the service disagrees with.
+    settlement: Settlement = field(default_factory=lambda: Settlement(0, 0))
+
+    @property
+    def settled(self) -> bool:
+        """Every row final and as the service says, and no finding open: `payflow reconcile`
+        exits 0 only then."""
+        return not (
+            self.open_findings() or self.settlement.not_final or self.settlement.disagreeing
+        )
 
     def open_findings(self) -> list[FindingView]:
         """Findings nobody has acknowledged and a later reconcile has not resolved: what a
@@ -167,4 +178,5 @@ def build_summary(
         failures,
         findings,
         [replace(t, currency=t.currency or NO_CURRENCY) for t in ledger.unsent_totals(batch_id)],
+        ledger.settlement(batch_id),
     )
