@@ -69,6 +69,7 @@ from payflow.ledger.totals import (
     PaidTotal,
     ReportLine,
     Settlement,
+    WordDifference,
 )
 from payflow.ledger.unsent import UnsentTotal
 from payflow.model import PayoutInstruction
@@ -365,6 +366,18 @@ class Ledger:
     def unfinished(self, batch_id: str) -> list[PayoutRef]:
         """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""
         return reading.unfinished(self._reader, batch_id)
+
+    def final_since(self, batch_id: str, since: datetime) -> list[PayoutRef]:
+        """Final payouts of the batch with news at or after `since` (the correction window)."""
+        return reading.final_since(self._reader, batch_id, since)
+
+    def word_differences(self, batch_id: str, limit: int) -> list[WordDifference]:
+        """Rows whose service's latest word differs from the ledger's state, by row number."""
+        return totals.word_differences(self._reader, batch_id, limit)
+
+    def latest_outcomes(self, batch_id: str) -> dict[str, int]:
+        """Source rows per outcome (the service's word first), counted in SQL."""
+        return totals.latest_outcomes(self._reader, batch_id)
 
     def lease_holders(self, batch_id: str) -> set[str]:
         """Worker ids holding SUBMITTING rows of the batch (to find a dead worker's leases)."""

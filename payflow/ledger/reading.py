@@ -18,7 +18,13 @@ from payflow.ledger.records import (
     RowView,
     StatusEventView,
 )
-from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, EventSource, RowState
+from payflow.ledger.states import (
+    FINAL_STATUSES,
+    POLLABLE_STATES,
+    UNFINISHED_STATES,
+    EventSource,
+    RowState,
+)
 from payflow.ledger.tables import Batch, BatchRow, BatchWarning, Payout, StatusEvent
 
 PAGE_ROWS = 2_000
@@ -75,6 +81,19 @@ def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:
     """Payouts of the batch not yet final: VALIDATED, SUBMITTING, CREATED or PROCESSING."""
     query = select(*_REF).where(
         in_batch(batch_id), Payout.state.in_([s.value for s in UNFINISHED_STATES])
+    )
+    with engine.connect() as connection:
+        return [_ref(row) for row in connection.execute(query)]
+
+
+def final_since(engine: Engine, batch_id: str, since: datetime) -> list[PayoutRef]:
+    """Final payouts of the batch whose last news came at or after `since`: inside the
+    correction window, where the platform may still move them."""
+    last = func.coalesce(Payout.last_status_at, Payout.updated_at)
+    query = select(*_REF).where(
+        in_batch(batch_id),
+        Payout.state.in_([s.value for s in FINAL_STATUSES]),
+        last >= since,
     )
     with engine.connect() as connection:
         return [_ref(row) for row in connection.execute(query)]

@@ -34,6 +34,7 @@ from sqlalchemy.orm import aliased
 
 from payflow.ledger.attempts import (
     Latest,
+    LatestWord,
     earlier_paid_expr,
     join_latest_attempt,
     joined_rows,
@@ -252,6 +253,60 @@ def settlement(engine: Engine, batch_id: str) -> Settlement:
     with engine.connect() as connection:
         pending, disagreeing = connection.execute(query).one()
     return Settlement(int(pending), int(disagreeing))
+
+
+@dataclass(frozen=True, slots=True)
+class WordDifference:
+    """A row whose service's latest word differs from the ledger's state of its payout."""
+
+    row_number: int
+    external_id: str
+    state: str
+    service_status: str
+    outcome: RowOutcome
+    source: str | None
+    at: datetime
+
+
+def word_differences(engine: Engine, batch_id: str, limit: int) -> list[WordDifference]:
+    """The first `limit` rows, by row number, whose service's word differs from the ledger."""
+    word = service_status_expr()
+    query = (
+        joined_rows(batch_id)
+        .add_columns(
+            BatchRow.row_number,
+            Latest.external_id,
+            Latest.state,
+            word.label("word"),
+            outcome_expr().label("outcome"),
+            LatestWord.source,
+            LatestWord.checked_at,
+        )
+        .where(BatchRow.disposition.in_(OWN_PAYOUT), word.is_not(None), word != Latest.state)
+        .order_by(BatchRow.row_number)
+        .limit(limit)
+    )
+    with engine.connect() as connection:
+        return [
+            WordDifference(
+                int(r.row_number),
+                str(r.external_id),
+                str(r.state),
+                str(r.word),
+                RowOutcome(r.outcome),
+                r.source,
+                r.checked_at,
+            )
+            for r in connection.execute(query)
+        ]
+
+
+def latest_outcomes(engine: Engine, batch_id: str) -> dict[str, int]:
+    """Source rows per outcome, by one GROUP BY."""
+    outcome = outcome_expr()
+    query = joined_rows(batch_id).add_columns(outcome, func.count()).group_by(outcome)
+    with engine.connect() as connection:
+        return {str(name): int(n) for name, n in connection.execute(query)}
 
 
 @dataclass(frozen=True, slots=True)
