@@ -146,6 +146,11 @@ def findings_command(
                         "kind": f.kind,
                         "state": f.state,
                         "detail": f.detail,
+                        "acknowledged_by": f.acknowledged_by,
+                        "acknowledged_at": None
+                        if f.acknowledged_at is None
+                        else f.acknowledged_at.isoformat(),
+                        "note": f.acknowledged_note,
                     }
                     for f in findings
                 ]
@@ -157,4 +162,6 @@ def findings_command(
         for f in findings:
             line = f"  #{f.id:<5} row {f.row_number:>6}  {f.kind:<28} {f.state:<13} {f.detail}"
             print(printable(line))  # a detail may quote the service's text, which a terminal obeys
+            if f.acknowledgement:
+                print(printable(f"{'':<9}acknowledged by {f.acknowledgement}"))
     raise typer.Exit(1 if any(f.state == FindingState.OPEN for f in findings) else 0)

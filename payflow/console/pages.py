@@ -330,7 +330,7 @@ class Summary:
     outcomes: list[tuple[str, int]] = field(default_factory=list)
     amounts: list[AmountLine] = field(default_factory=list)
     groups: list[PreviewGroup] = field(default_factory=list)
-    findings: list[tuple[int, str, str, str]] = field(default_factory=list)
+    findings: list[tuple[int, str, str, str, str]] = field(default_factory=list)
     rerun_batches: list[RerunLine] = field(default_factory=list)
 
 
@@ -370,7 +370,8 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
     )
     out.groups = group_candidates(candidates.eligible)
     out.findings = [
-        (f.row_number, f.kind, f.state, f.detail) for f in ctx.ledger.findings(batch_id)
+        (f.row_number, f.kind, f.state, f.detail, f.acknowledgement or "")
+        for f in ctx.ledger.findings(batch_id)
     ]
     policy = load_policy(ctx.settings.approvals_file)
     for number, rerun_id in enumerate(ctx.ledger.rerun_batches(batch_id), start=1):

@@ -14,7 +14,8 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy.orm import aliased
 
 from payflow.ledger.db import batch_lock_key, take_lock
 from payflow.ledger.records import LedgerError
@@ -72,6 +73,19 @@ class FindingView:
     detail: str
     opened_at: datetime
     updated_at: datetime
+    # The latest acknowledgement (who, when, their note), if a person acknowledged it.
+    acknowledged_by: str | None = None
+    acknowledged_at: datetime | None = None
+    acknowledged_note: str | None = None
+
+    @property
+    def acknowledgement(self) -> str | None:
+        """`ops at 2026-11-29 06:40 UTC: asked the manager` (None: nobody acknowledged it)."""
+        if self.acknowledged_by is None or self.acknowledged_at is None:
+            return None
+        when = f"{self.acknowledged_at:%Y-%m-%d %H:%M} UTC"
+        note = f": {self.acknowledged_note}" if self.acknowledged_note else ""
+        return f"{self.acknowledged_by} at {when}{note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +247,23 @@ def acknowledge(
 
 
 def list_findings(engine: Engine, batch_id: str) -> list[FindingView]:
-    """The batch's findings, by row then kind."""
+    """The batch's findings, by row then kind, each with its latest acknowledgement."""
+    latest_ack = (
+        select(FindingEvent.finding_id, func.max(FindingEvent.id).label("event_id"))
+        .where(FindingEvent.to_state == "acknowledged")
+        .group_by(FindingEvent.finding_id)
+        .subquery()
+    )
+    ack = aliased(FindingEvent, name="ack")
     query = (
-        select(*Finding.__table__.c)
+        select(
+            *Finding.__table__.c,
+            ack.actor.label("acknowledged_by"),
+            ack.at.label("acknowledged_at"),
+            ack.detail.label("acknowledged_note"),
+        )
+        .outerjoin(latest_ack, latest_ack.c.finding_id == Finding.id)
+        .outerjoin(ack, ack.id == latest_ack.c.event_id)
         .where(Finding.batch_id == batch_id)
         .order_by(Finding.row_number, Finding.kind)
     )

@@ -91,6 +91,7 @@ def findings_table(summary: Summary) -> list[dict[str, str | int]]:
             "kind": f.kind,
             "state": f.state,
             "detail": f.detail,
+            "acknowledged": f.acknowledgement or "",
         }
         for f in summary.unresolved_findings()
     ]

@@ -85,8 +85,11 @@ FINDING_HEADER = (
     "detail",
     "opened_at_utc",
     "updated_at_utc",
+    "acknowledged_by",
+    "acknowledged_at_utc",
+    "acknowledgement_note",
 )
-FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0)
+FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0, 16.0, 20.0, 40.0)
 README_WIDTHS = (24.0, 12.0, 90.0)
 ROWS_PAGES_WIDE = 3
 
@@ -200,10 +203,18 @@ class WorkbookWriter:
                 text_cell(self.findings, finding.detail),
                 _styled(self.findings, finding.opened_at.replace(tzinfo=None), TIME_FORMAT),
                 _styled(self.findings, finding.updated_at.replace(tzinfo=None), TIME_FORMAT),
+                text_cell(self.findings, finding.acknowledged_by),
+                None
+                if finding.acknowledged_at is None
+                else _styled(
+                    self.findings, finding.acknowledged_at.replace(tzinfo=None), TIME_FORMAT
+                ),
+                text_cell(self.findings, finding.acknowledged_note),
             ]
             lines = max(
                 lines_needed(finding.external_id or "", FINDING_WIDTHS[2]),
                 lines_needed(finding.detail, FINDING_WIDTHS[5]),
+                lines_needed(finding.acknowledged_note or "", FINDING_WIDTHS[10]),
             )
             append_tall(self.findings, number, line, lines)
         _filter(self.findings, len(FINDING_HEADER), len(summary.findings))

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_support import payflow_env, run_payflow
+from openpyxl import load_workbook
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
@@ -76,6 +77,8 @@ def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
         tmp_path,
     )
     assert acked.returncode == 0 and "acknowledged" in acked.stdout
+    # Who acknowledged it, when, and their note: kept in the ledger and shown nowhere before.
+    assert "acknowledged by " in acked.stdout and ": asked the manager" in acked.stdout
     # Read and noted by a person, the finding no longer keeps the batch open: `findings` said
     # exit 0 while `payflow reconcile` (and the daily reconcile runs) stayed at "Open findings:
     # 1", exit 1, for good. The report still lists it.
@@ -85,6 +88,14 @@ def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
     assert (counted["open_findings"], counted["acknowledged_findings"]) == (0, 1)
     report = Path(counted["csv"]).read_text(encoding="utf-8-sig")
     assert "corrected_after_completion" in report
+    [finding] = json.loads(run_payflow(["findings", batch_id, "--json"], env, tmp_path).stdout)
+    assert finding["note"] == "asked the manager" and finding["acknowledged_by"]
+    assert finding["acknowledged_at"]
+    sheet = load_workbook(counted["report"])["findings"]
+    header, row = (list(line) for line in sheet.iter_rows(values_only=True))
+    acknowledged = dict(zip(header, row, strict=True))
+    assert acknowledged["acknowledgement_note"] == "asked the manager"
+    assert acknowledged["acknowledged_by"] == finding["acknowledged_by"]
 
     unknown = run_payflow(["reconcile", "no-such-batch"], env, tmp_path)
     assert unknown.returncode == 2 and "no batch" in unknown.stderr
