@@ -90,7 +90,7 @@ FINDING_HEADER = (
     "acknowledgement_note",
 )
 FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0, 16.0, 20.0, 40.0)
-README_WIDTHS = (24.0, 12.0, 90.0)
+README_WIDTHS = (38.0, 12.0, 90.0)
 ROWS_PAGES_WIDE = 3
 
 
@@ -364,7 +364,7 @@ FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "cla
 NUMBER_HEADINGS = frozenset({"rows", "amount"})
 
 
-SUMMARY_WIDTHS = (26.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
+SUMMARY_WIDTHS = (38.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
 """Figure names, then one column per currency; the failures block's status messages in the
 third column and next steps in the seventh (wrapped)."""
 
