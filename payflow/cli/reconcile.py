@@ -71,7 +71,12 @@ def reconcile_command(
             unanswered = asyncio.run(run())
         out_dir = out or settings.reports_dir()
         report = write_batch_report(
-            ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
+            ledger,
+            batch_id,
+            out_dir,
+            sandbox=endpoint.is_sandbox,
+            classes=classes,
+            made_by=getpass.getuser(),
         )
     except PaymentsApiError as exc:
         fail(api_trouble(exc, then="run again later"))
@@ -94,6 +99,7 @@ def reconcile_command(
                     "settled": summary.settled and not unanswered,
                     "report": str(report.xlsx),
                     "csv": str(report.csv),
+                    "version": None if report.version is None else report.version.xlsx_path,
                     "sandbox": endpoint.is_sandbox,
                 }
             )
@@ -107,6 +113,8 @@ def reconcile_command(
             print(line)
         print(f"report: {report.xlsx}")
         print(f"        {report.csv}")
+        if report.version is not None:
+            print(f"kept as {report.version.xlsx_path} ({report.version.changes})")
     raise typer.Exit(0 if summary.settled and not unanswered else 1)
 
 

@@ -25,6 +25,7 @@ from payflow.ledger import (
     register,
     rejected,
     repeats,
+    report_versions,
     totals,
     unsent,
 )
@@ -54,6 +55,7 @@ from payflow.ledger.records import (
 )
 from payflow.ledger.refund_book import RefundBook
 from payflow.ledger.rejected import RejectedLine
+from payflow.ledger.report_versions import ReportVersionView
 from payflow.ledger.service_word import WordSource
 from payflow.ledger.states import (
     MAY_SEND_STATES,
@@ -366,6 +368,14 @@ class Ledger:
     def unfinished(self, batch_id: str) -> list[PayoutRef]:
         """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""
         return reading.unfinished(self._reader, batch_id)
+
+    def record_report_version(self, version: ReportVersionView) -> int:
+        """Keep one version of a batch's reconciliation report; its id."""
+        return report_versions.record_version(self._engine, version)
+
+    def report_versions(self, batch_id: str) -> list[ReportVersionView]:
+        """The batch's kept reconciliation reports, newest first."""
+        return report_versions.versions(self._reader, batch_id)
 
     def final_since(self, batch_id: str, since: datetime) -> list[PayoutRef]:
         """Final payouts of the batch with news at or after `since` (the correction window)."""

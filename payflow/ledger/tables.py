@@ -250,7 +250,9 @@ class ReportVersion(Base):
     xlsx_path: Mapped[str] = mapped_column(Text)
     made_by: Mapped[str] = mapped_column(String(128))
     made_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    changes: Mapped[str] = mapped_column(Text)
+    changes: Mapped[str] = mapped_column(Text)  # what changed since the version before, in words
+    digest: Mapped[str] = mapped_column(String(64))  # what the report says: a repeat is kept once
+    figures: Mapped[str] = mapped_column(Text)  # JSON {figure: value}, compared by the next version
 
 
 class Finding(Base):

@@ -1,5 +1,6 @@
 """Write a batch's reconciliation report from the ledger: `<batch_id>-reconciliation.xlsx`
-and `.csv` (the rows sheet's layout), rows streamed once into both files."""
+and `.csv` (the rows sheet's layout), rows streamed once into both files; each report that says
+something new is kept as a version beside them (`versions.keep_version`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 
 from payflow.atomic import replaced
 from payflow.ledger import Ledger, RowOutcome
+from payflow.ledger.report_versions import ReportVersionView
 from payflow.reconcile import FailureClasses
 from payflow.reporting.layout import ROW_COLUMNS, csv_text, row_cells
 from payflow.reporting.summary import Summary, build_summary
+from payflow.reporting.versions import keep_version
 from payflow.reporting.workbook import WorkbookWriter
 
 
@@ -31,6 +34,7 @@ class BatchReport:
     csv: Path
     xlsx: Path
     summary: Summary
+    version: ReportVersionView | None = None  # kept now (None: it said what the last one did)
 
 
 def report_paths(out_dir: Path, batch_id: str) -> tuple[Path, Path]:
@@ -46,8 +50,11 @@ def write_batch_report(
     *,
     sandbox: bool,
     classes: FailureClasses | None = None,
+    made_by: str = "payflow",
 ) -> BatchReport:
-    """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL."""
+    """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL.
+    The files keep the stable names; a version is kept beside them and recorded as `made_by`'s
+    when it says something the last kept version did not."""
     classes = classes or FailureClasses.load()
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, xlsx_path = report_paths(out_dir, batch_id)
@@ -70,4 +77,5 @@ def write_batch_report(
     summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
     with replaced(xlsx_path) as xlsx_part:
         workbook.finish(summary, xlsx_part)
-    return BatchReport(csv_path, xlsx_path, summary)
+    version = keep_version(ledger, batch_id, (csv_path, xlsx_path), summary, made_by)
+    return BatchReport(csv_path, xlsx_path, summary, version)

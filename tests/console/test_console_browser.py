@@ -38,6 +38,7 @@ from payflow.ledger.actions import actions_of
 from payflow.ledger.run_beats import batch_beats, beat
 from payflow.model import PayoutInstruction
 from payflow.reconcile import ReconcileOptions, reconcile_batch
+from payflow.reporting import write_batch_report
 
 WIDTHS = {"wide": 1280, "phone": 390}
 QUIET = ReconcileOptions(stuck_after={"*": timedelta(hours=1)}, concurrency=4)
@@ -529,8 +530,15 @@ def test_the_batch_page_of_moved_payouts_reads_as_the_service_says(
     first = ledger.findings("moved")[0]
     ledger.acknowledge_finding("moved", first.id, actor="carl", note="asked the platform")
 
+    write_batch_report(
+        ledger, "moved", console.ctx.batch_dir("moved"), sandbox=True, made_by="carl"
+    )
+
     page = _sign_in(browser, console, "mia")
     page.goto(f"{console.url}/batches/moved")
+    versions = page.locator("#report-versions")
+    expect(versions).to_contain_text("carl")
+    expect(versions).to_contain_text("first version")
     chart = page.locator("#summary svg")
     for outcome in (
         "paid (corrected from failed)",

@@ -158,3 +158,35 @@ def test_a_correction_heard_by_webhook_is_the_rows_word(tmp_path: Path) -> None:
             "webhook",
         )
         assert claimed.instruction.external_id == "hook-1"
+
+
+async def test_each_report_that_says_something_new_is_kept_as_a_version(
+    client, ledger: Ledger, sandbox_server: SandboxServer, tmp_path: Path
+) -> None:
+    # Found by hand: each reconcile replaced <batch>-reconciliation.{csv,xlsx}, and the report
+    # an operator reviewed before acknowledging a finding was gone.
+    rows = [instruction(new_id("v"), 2, "0001"), instruction(new_id("v"), 3, "0001")]
+    batch = register(ledger, rows)
+    await pay(client, ledger, batch)
+    await reconcile(client, ledger, batch)
+    first = write_batch_report(ledger, batch, tmp_path, sandbox=True, made_by="ops")
+    assert first.version is not None and first.version.changes == "first version"
+    move(sandbox_server, payout_id(ledger, batch, 2), status="CANCELED")
+    await reconcile(client, ledger, batch)
+    second = write_batch_report(ledger, batch, tmp_path, sandbox=True, made_by="ana")
+    assert second.version is not None
+    assert "XOF paid 2 -> 1" in second.version.changes
+    assert "open findings 0 -> 1" in second.version.changes
+    # Written again with nothing new (a download): the latest files only, no version.
+    assert write_batch_report(ledger, batch, tmp_path, sandbox=True).version is None
+
+    kept = ledger.report_versions(batch)
+    assert [(v.made_by, v.id) for v in kept] == [
+        ("ana", second.version.id),
+        ("ops", first.version.id),
+    ]
+    first_rows = Path(first.version.csv_path).read_text(encoding="utf-8-sig")
+    assert "not paid (corrected after completion)" not in first_rows
+    assert "not paid (corrected after completion)" in second.csv.read_text(encoding="utf-8-sig")
+    assert second.csv.name == f"{batch}-reconciliation.csv"
+    assert Path(second.version.xlsx_path).name.startswith(f"{batch}-reconciliation-")

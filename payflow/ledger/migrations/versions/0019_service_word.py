@@ -32,6 +32,8 @@ def upgrade() -> None:
         sa.Column("made_by", sa.String(length=128), nullable=False),
         sa.Column("made_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("changes", sa.Text(), nullable=False),
+        sa.Column("digest", sa.String(length=64), nullable=False),
+        sa.Column("figures", sa.Text(), nullable=False),
         sa.ForeignKeyConstraint(["batch_id"], ["batches.batch_id"]),
         sa.PrimaryKeyConstraint("id"),
     )
