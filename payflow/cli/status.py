@@ -268,6 +268,18 @@ def _echo_rejected(
         typer.echo(printable(f"  every rejected row: {report}"))
 
 
+def _echo_conflicts(total: int, shown: list[RejectedLine]) -> None:
+    """The rows refused as a known externalId with other content, each naming the externalId
+    and the columns that differ: "CONFLICT 1" said neither."""
+    if not total:
+        return
+    typer.echo(f"a known externalId with other content, never sent ({counted(total, 'row')}):")
+    for line in shown:
+        typer.echo(printable(f"  row {line.row_number:>6}  {'; '.join(line.reasons)}"))
+    if total > len(shown):
+        typer.echo(f"  ... and {total - len(shown)} more in the report")
+
+
 def _run_alive(ledger: Ledger, batch_id: str) -> str | None:
     """The label of a pay run of the batch alive now (its heartbeat in the ledger): a deployed
     run paused for the batch's approval beats while it waits."""
@@ -369,6 +381,11 @@ def status(
             if counts.get(RowState.REJECTED.value)
             else (0, [])
         )
+        conflicts = (
+            ledger.conflict_rows(batch_id, SHOWN_REJECTS)
+            if counts.get(RowState.CONFLICT.value)
+            else (0, [])
+        )
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -393,6 +410,7 @@ def status(
         typer.echo(f"batch {batch_id}")
         _echo_states(counts)
         _echo_rejected(settings, batch_id, *rejected)
+        _echo_conflicts(*conflicts)
         if reruns:
             typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
             _echo_states(latest)

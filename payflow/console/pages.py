@@ -24,6 +24,7 @@ from payflow.console.paying import (
 from payflow.ledger import BatchCounts, CurrencyTotal, Disposition, RefundRowView, RowState
 from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
+from payflow.ledger.rejected import RejectedLine
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.reconcile.advice import UNPAID_OUTCOMES
 from payflow.refunds.report import not_refunded, why_not_refunded
@@ -187,6 +188,7 @@ def _money_sums(amounts: Iterable[tuple[str, Decimal]]) -> str:
 
 
 NOT_REFUNDED_SHOWN = 200  # the rest are in the report
+SHOWN_CONFLICTS = 50  # the rest are in the report
 
 
 @dataclass(frozen=True)
@@ -331,6 +333,8 @@ class Summary:
     amounts: list[AmountLine] = field(default_factory=list)
     groups: list[PreviewGroup] = field(default_factory=list)
     findings: list[tuple[int, str, str, str, str]] = field(default_factory=list)
+    # Rows refused as a known externalId with other content: how many, and the first ones.
+    conflicts: tuple[int, list[RejectedLine]] = (0, [])
     rerun_batches: list[RerunLine] = field(default_factory=list)
 
 
@@ -369,6 +373,7 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
         ctx.ledger, batch_id, classifier(ctx.settings.failure_classes_path)
     )
     out.groups = group_candidates(candidates.eligible)
+    out.conflicts = ctx.ledger.conflict_rows(batch_id, SHOWN_CONFLICTS)
     out.findings = [
         (f.row_number, f.kind, f.state, f.detail, f.acknowledgement or "")
         for f in ctx.ledger.findings(batch_id)

@@ -45,6 +45,7 @@ from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     BatchHeader,
     ClaimedPayout,
+    Disposition,
     IntakeWarning,
     LedgerError,
     PayoutRef,
@@ -474,6 +475,11 @@ class Ledger:
         """How many rows of the batch were rejected in its file, and the first `limit` of them
         with their reasons."""
         return rejected.rejected_rows(self._reader, batch_id, limit)
+
+    def conflict_rows(self, batch_id: str, limit: int = 10) -> tuple[int, list[RejectedLine]]:
+        """How many rows of the batch reuse a known externalId with other content, and the
+        first `limit` with their reasons (the externalId's batch and the columns that differ)."""
+        return rejected.rejected_rows(self._reader, batch_id, limit, Disposition.CONFLICT)
 
     def report_lines(self, batch_id: str) -> Iterator[ReportLine]:
         """Every source row with ledger and service views, streamed in row order."""

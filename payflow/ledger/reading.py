@@ -276,7 +276,8 @@ def last_change(engine: Engine, batch_id: str) -> datetime | None:
 
 
 def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
-    """The warnings validation gave the batch's maker, as they read then, by row."""
+    """The warnings validation gave the batch's maker, as they read then, by row; only of rows
+    the batch may send: an approver was warned of an outlier on a CONFLICT row, never sent."""
     query = (
         select(
             BatchWarning.row_number,
@@ -285,7 +286,15 @@ def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
             BatchWarning.rule,
             BatchWarning.message,
         )
-        .where(BatchWarning.batch_id == batch_id)
+        .join(
+            BatchRow,
+            (BatchRow.batch_id == BatchWarning.batch_id)
+            & (BatchRow.row_number == BatchWarning.row_number),
+        )
+        .where(
+            BatchWarning.batch_id == batch_id,
+            BatchRow.disposition == Disposition.NEW.value,
+        )
         .order_by(BatchWarning.row_number, BatchWarning.id)
     )
     with engine.connect() as connection:
