@@ -572,3 +572,24 @@ def test_the_claim_page_asks_the_service_again_before_saying_a_payout_was_paid(
     assert page.status_code == 200
     assert "Выплата выполнена" not in page.text and "Выплата не выполнена" in page.text
     assert store.rows(batch_id)[0].state == "FAILED"
+
+
+def test_a_made_payout_a_new_sandbox_does_not_know_is_unconfirmed_never_silence(
+    store: LinkStore, claims: ClaimsServer, sandbox_server, make_sandbox, tmp_path: Path
+) -> None:
+    # Found by hand: `payflow links report` on the embedded sandbox asked a new, empty sandbox,
+    # ignored its 404s and kept COMPLETED for a payout corrected to FAILED.
+    batch_id, path = issue(store, tmp_path, [("gone-1", "u1", "40", "")], claims.url)
+    pay_through_widget(httpx.get(read_claims(path)["gone-1"]).headers["location"])
+
+    async def refresh(server: Any) -> Any:
+        async with AsyncPayoutsClient(server.token, base_url=server.url) as client:
+            return await refresh_links(client, store, batch_id)
+
+    deadline = time.monotonic() + 30
+    while asyncio.run(refresh(sandbox_server)) and store.rows(batch_id)[0].state != "COMPLETED":
+        assert time.monotonic() < deadline, "the payout did not complete"
+        time.sleep(0.1)
+    assert asyncio.run(refresh(sandbox_server)).unconfirmed == ()
+    empty = make_sandbox()  # what a later run's embedded sandbox is: it made none of them
+    assert asyncio.run(refresh(empty)).unconfirmed == ("gone-1",)
