@@ -68,6 +68,7 @@ from payflow.ledger.states import (
 from payflow.ledger.totals import (
     MessageTotal,
     Movement,
+    OtherMovement,
     OutcomeTotal,
     PaidTotal,
     ReportLine,
@@ -446,6 +447,12 @@ class Ledger:
     def outcome_totals(self, batch_id: str) -> list[OutcomeTotal]:
         """Rows and amounts per (currency, outcome), computed by the database."""
         return totals.outcome_totals(self._reader, batch_id)
+
+    def other_movements(
+        self, batch_id: str, since: datetime, until: datetime
+    ) -> list[OtherMovement]:
+        """Other batches' state changes of this ledger in [since, until] (the drift's split)."""
+        return totals.other_movements(self._reader, batch_id, since, until)
 
     def settlement(self, batch_id: str) -> Settlement:
         """Rows not final and rows the service's word disagrees with (`payflow reconcile`)."""

@@ -397,6 +397,43 @@ def movements_since(engine: Engine, batch_id: str, since: datetime) -> list[Move
 
 
 @dataclass(frozen=True, slots=True)
+class OtherMovement:
+    """Another batch's state changes of one kind in one currency within a time window."""
+
+    batch_id: str
+    currency: str
+    from_state: str | None
+    to_state: str
+    amount: Decimal
+
+
+def other_movements(
+    engine: Engine, batch_id: str, since: datetime, until: datetime
+) -> list[OtherMovement]:
+    """State changes recorded in [since, until] of payouts of this ledger that are neither the
+    batch's own nor their reruns: what other batches moved the balance by meanwhile."""
+    dialect = engine.dialect.name
+    query = (
+        select(
+            Payout.batch_id,
+            Payout.currency,
+            StatusEvent.from_state,
+            StatusEvent.to_state,
+            exact_sum(Payout.amount, dialect),
+        )
+        .select_from(StatusEvent)
+        .join(Payout, Payout.external_id == StatusEvent.external_id)
+        .where(~_batch_payouts(batch_id), StatusEvent.at >= since, StatusEvent.at <= until)
+        .group_by(Payout.batch_id, Payout.currency, StatusEvent.from_state, StatusEvent.to_state)
+    )
+    with engine.connect() as connection:
+        return [
+            OtherMovement(str(b), str(cur), before, str(after), sum_value(total, dialect))
+            for b, cur, before, after, total in connection.execute(query)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class ReportLine:
     """One source row with the ledger's and the service's view of its latest attempt (its own
     payout unless it was rerun); requisites NOT masked."""

@@ -72,6 +72,17 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             )
             shown = " | ".join(money_text(figure, r.currency) for figure in figures)
             lines.append(f"| {r.currency} | {shown} |")
+        for r in summary.balance:
+            if r.other_batches:
+                named = ", ".join(
+                    f"{_cell(b)} ({money_text(a, r.currency)})" for b, a in r.other_batches
+                )
+                unexplained = money_text(r.unexplained_available, r.currency)
+                lines += [
+                    "",
+                    f"{r.currency}: other batches of this ledger meanwhile: {named}; "
+                    f"unexplained drift: {unexplained}",
+                ]
         lines += ["", DRIFT_CAVEAT]
     acknowledged = len(summary.unresolved_findings()) - len(summary.open_findings())
     # An acknowledged finding was read by a person and kept (with their note): not open.

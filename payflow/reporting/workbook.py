@@ -358,6 +358,8 @@ BALANCE_HEADER = (
     "actual_held",
     "drift_available",
     "drift_held",
+    "other_batches_available",
+    "unexplained_drift_available",
 )
 UNSENT_HEADER = ("currency", "rows", "why")
 FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
@@ -412,6 +414,8 @@ def _balance_values(r: RollForward) -> tuple[Decimal | None, ...]:
         r.end_held,
         r.drift_available,
         r.drift_held,
+        r.other_available,
+        r.unexplained_available,
     )
 
 
@@ -516,6 +520,10 @@ class _SummarySheet:
             columns.append([self.money(v, r.currency) for v in _balance_values(r)])
         for line in _transposed(BALANCE_HEADER, columns):
             self.append(line)
+        for r in self.summary.balance:
+            if r.other_batches:
+                named = ", ".join(f"{b} ({a:+} {r.currency})" for b, a in r.other_batches)
+                self.append([f"{r.currency}: other batches of this ledger meanwhile: {named}"])
 
     def _unsent(self) -> None:
         self.append([_bold(self.sheet, "Rows never sent, by reason")])
