@@ -14,7 +14,19 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, delete, func, insert, or_, select, true, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.db import dialect_insert
@@ -129,16 +141,26 @@ def join_latest_attempt(query: Any) -> Any:
     )
 
 
+def heard_since(word: Any, payout: Any) -> Any:
+    """The service's word about `payout` stands: it was found, and said at or after the
+    ledger's last news of the payout. A move the ledger recorded later (a lookup adopting a
+    finished payout after an older poll's word) is the newer word."""
+    return and_(
+        word.found == true(),
+        or_(payout.last_status_at.is_(None), word.checked_at >= payout.last_status_at),
+    )
+
+
 def service_status_expr() -> Any:
-    """The status the service last gave the row's latest attempt (None: no word, or a 404)."""
-    return case((LatestWord.found == true(), LatestWord.status), else_=None)
+    """The status the service last gave the row's latest attempt (None: no word that stands)."""
+    return case((heard_since(LatestWord, Latest), LatestWord.status), else_=None)
 
 
 def service_amount_expr() -> Any:
     """The amount of a row's latest attempt: the service's word when it gave one, else the
     ledger's (what was sent)."""
     return func.coalesce(
-        case((LatestWord.found == true(), LatestWord.amount), else_=None), Latest.amount
+        case((heard_since(LatestWord, Latest), LatestWord.amount), else_=None), Latest.amount
     )
 
 
@@ -154,7 +176,7 @@ def earlier_paid_expr() -> Any:
         .where(
             or_(earlier.external_id == root, earlier.root_external_id == root),
             earlier.attempt < Latest.attempt,
-            word.found == true(),
+            heard_since(word, earlier),
             word.status == RowState.COMPLETED.value,
         )
         .correlate(Latest)
@@ -201,7 +223,9 @@ def latest_attempts(engine: Engine, batch_id: str) -> list[AttemptView]:
         Latest.corrected,
         outcome_expr().label("outcome"),
         service_status_expr().label("service_status"),
-        case((LatestWord.found == true(), LatestWord.amount), else_=None).label("service_amount"),
+        case((heard_since(LatestWord, Latest), LatestWord.amount), else_=None).label(
+            "service_amount"
+        ),
     ).select_from(BatchRow)
     query = (
         join_latest_attempt(columns)

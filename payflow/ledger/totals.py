@@ -28,7 +28,6 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    true,
 )
 from sqlalchemy.orm import aliased
 
@@ -36,6 +35,7 @@ from payflow.ledger.attempts import (
     Latest,
     LatestWord,
     earlier_paid_expr,
+    heard_since,
     join_latest_attempt,
     joined_rows,
     line_currency,
@@ -342,7 +342,7 @@ def service_paid_totals(engine: Engine, batch_id: str) -> list[PaidTotal]:
     counted twice."""
     dialect = engine.dialect.name
     word = aliased(ServiceCheck, name="word")
-    heard = word.found == true()
+    heard = heard_since(word, Payout)
     status = case((heard, word.status), else_=Payout.state)
     currency = case((heard, func.coalesce(word.currency, Payout.currency)), else_=Payout.currency)
     amount = case((heard, func.coalesce(word.amount, Payout.amount)), else_=Payout.amount)

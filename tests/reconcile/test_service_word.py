@@ -7,6 +7,7 @@ Each test runs against a real sandbox whose test route moves payouts after they 
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -190,3 +191,22 @@ async def test_each_report_that_says_something_new_is_kept_as_a_version(
     assert "not paid (corrected after completion)" in second.csv.read_text(encoding="utf-8-sig")
     assert second.csv.name == f"{batch}-reconciliation.csv"
     assert Path(second.version.xlsx_path).name.startswith(f"{batch}-reconciliation-")
+
+
+def test_a_later_move_of_the_ledger_outranks_an_older_word(tmp_path: Path) -> None:
+    """A poll's word (PROCESSING) followed by a lookup adopting the finished payout: the newer
+    news is the ledger's, and the row is paid, not "pending at the service"."""
+    moments = iter(datetime(2026, 11, 29, 6, 0, second, tzinfo=UTC) for second in range(0, 60))
+    with Ledger.open(f"sqlite:///{tmp_path / 'l.sqlite3'}", clock=lambda: next(moments)) as led:
+        led.register_batch("b", "f.csv", [instruction("late-1", 2, "0001")], [])
+        led.claim_for_submit("b", "w", 10)
+        led.record_status(
+            external_id="late-1",
+            payout_id="p-1",
+            status="PROCESSING",
+            status_message=None,
+            source=EventSource.POLL,
+        )
+        led.mark_created("late-1", "p-1", "COMPLETED", source=EventSource.RESOLVE)
+        [line] = list(led.report_lines("b"))
+        assert (line.state, line.outcome) == ("COMPLETED", RowOutcome.PAID)
