@@ -140,7 +140,7 @@ def rerun_failed(
             return result
         if selection.empty:
             raise RerunRefused(DEPLOYMENT_WORDS.choose)
-        kept, dropped = refetch_rerun_parents(target, chosen)
+        kept, dropped = refetch_rerun_parents(target, chosen, batch_id)
         result.dropped = [
             f"row {d.candidate.row_number} ({d.candidate.external_id}): {d.reason}" for d in dropped
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 from prefect import task
@@ -10,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import RawBatch, ValidationReport
 from payflow.intake.lookups import fetch_lookups, prefetched
-from payflow.ledger import AttemptsOutcome, NewAttempt
+from payflow.ledger import AttemptsOutcome, NewAttempt, ServiceView, WordSource
 from payflow.rerun import (
     Candidate,
     Candidates,
@@ -38,13 +39,18 @@ def find_rerun_candidates(ledger_url: str, batch_id: str) -> Candidates:
 
 @task(name="refetch-parents", cache_policy=NO_CACHE)
 def refetch_rerun_parents(
-    target: RunTarget, chosen: list[Candidate]
+    target: RunTarget, chosen: list[Candidate], batch_id: str
 ) -> tuple[list[Candidate], list[Dropped]]:
-    """Ask the service again about each parent; drop those no longer failed for good."""
+    """Ask the service again about each parent; drop those no longer failed for good. What it
+    said is kept in the ledger as each payout's latest word."""
+    ledger = open_ledger(target.ledger_url)
+
+    def heard(views: Sequence[ServiceView]) -> None:
+        ledger.save_service_views(batch_id, views, WordSource.RERUN)
 
     async def run() -> tuple[list[Candidate], list[Dropped]]:
         async with open_client(target) as client:
-            return await refetch_parents(client, chosen)
+            return await refetch_parents(client, chosen, heard)
 
     return asyncio.run(run())
 

@@ -17,6 +17,7 @@ EXPORTED = {
         "FINAL_STATUSES",
         "NOT_PAID_STATES",
         "NOT_SENT_PREFIX",
+        "PAID_OUTCOMES",
         "PENDING_STATES",
         "REPEAT_WINDOW",
         "RERUNNABLE_STATES",
@@ -57,6 +58,7 @@ EXPORTED = {
         "Movement",
         "NewAttempt",
         "OutcomeTotal",
+        "PaidTotal",
         "ParentView",
         "PayoutRef",
         "RefundBook",
@@ -78,6 +80,7 @@ EXPORTED = {
         "UnknownRefund",
         "UnsentReason",
         "UnsentTotal",
+        "WordSource",
         "utc_now",
     ],
 }

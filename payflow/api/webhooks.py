@@ -55,6 +55,7 @@ class RefundEvent(_Event):
 
     refund_id: str | None
     order_id: str | None = None
+    debit_amount: Decimal | None = None  # what the merchant's balance is debited, when sent
 
 
 class OrderEvent(_Event):
@@ -81,6 +82,7 @@ def parse_refund_webhook(body: bytes, headers: Mapping[str, str], token: Token) 
         event_type=event_type,
         refund_id=_text(obj.get("id")),
         order_id=_text(obj.get("orderId")),
+        debit_amount=_amount(obj.get("debitAmount")),
         **_common(obj),
     )
 

@@ -78,6 +78,20 @@ def not_sent_lines(settings: Settings, batch_id: str) -> tuple[list[str], set[st
     return lines, {i for ids in by_reason.values() for i in ids}
 
 
+def conflict_lines(settings: Settings, batch_id: str) -> list[str]:
+    """Each row refused as a known externalId with other content: its row, externalId and the
+    columns that differ (it read "1 row with a known externalId and other content")."""
+    with open_ledger(settings) as ledger:
+        total, shown = ledger.conflict_rows(batch_id, SHOWN_HELD)
+    lines = [
+        printable(f"    row {line.row_number} {line.external_id}: {'; '.join(line.reasons)}")
+        for line in shown
+    ]
+    if total > len(shown):
+        lines.append(f"    ... and {total - len(shown)} more in the report")
+    return lines
+
+
 def not_paid_lines(settings: Settings, batch_id: str) -> list[str]:
     """The batch's unpaid rows grouped by statusMessage and failure class, read from the ledger,
     and how to review them before any is sent again (none: no lines)."""

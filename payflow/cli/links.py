@@ -111,6 +111,9 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
         "report": result.report_xlsx,
         "sandbox": sandbox,
     }
+    unconfirmed = list(result.refreshed.unconfirmed) if result.refreshed else []
+    if unconfirmed:
+        summary["unconfirmed"] = unconfirmed
     if as_json:
         print(json.dumps(summary))
         return
@@ -144,6 +147,8 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
             print(f"  not paid: {line}")
         if len(result.figures.unpaid) > SHOWN_PROBLEMS:
             print(f"  ... and {len(result.figures.unpaid) - SHOWN_PROBLEMS} more in the report")
+    for line in unconfirmed_lines(unconfirmed, sandbox=sandbox):
+        print(line)
     if result.claims_file:
         issued = counted(result.claims_issued, "claim URL")
         print(f"claims: {issued} in {result.claims_file} (owner-only)")
@@ -202,10 +207,39 @@ def report_command(
     _require_links_batch(settings, batch_id)
     if settings.uses_sandbox:
         print(NO_REAL_MONEY, file=sys.stderr)
+    from payflow.connections import check_service_binding  # the API client's imports: here
+
+    # Read where the payouts were made: an API's payouts are unknown to a new embedded sandbox.
+    check_service_binding(settings, sandbox=settings.uses_sandbox)
     result = _run_flow(settings, batch_id, "report", out, None)
     _print(result, as_json, sandbox=settings.uses_sandbox)
-    # Done only when every recipient was paid: a used claim may still be a failed payout.
-    raise typer.Exit(EXIT_OK if result.figures.all_paid else EXIT_NOT_ALL_PAID)
+    # Done only when every recipient was paid: a used claim may still be a failed payout, and a
+    # payout the service could not confirm is not known to be paid.
+    confirmed = not (result.refreshed and result.refreshed.unconfirmed)
+    raise typer.Exit(EXIT_OK if result.figures.all_paid and confirmed else EXIT_NOT_ALL_PAID)
+
+
+def unconfirmed_lines(unconfirmed: list[str], *, sandbox: bool) -> list[str]:
+    """Payouts the ledger holds as made that the service answered 404 for: on the embedded
+    sandbox, the sandbox of the run that made them is gone; on an API, a finding to look up."""
+    if not unconfirmed:
+        return []
+    payouts = counted(len(unconfirmed), "payout")
+    shown = ", ".join(unconfirmed[:SHOWN_PROBLEMS])
+    more = (
+        f" and {len(unconfirmed) - SHOWN_PROBLEMS} more"
+        if len(unconfirmed) > SHOWN_PROBLEMS
+        else ""
+    )
+    if sandbox:
+        return [
+            f"  cannot be checked: the sandbox of that run is gone ({payouts}: {shown}{more});"
+            " they read as the ledger last heard"
+        ]
+    return [
+        f"  unknown to the service (404), though the ledger holds them as made ({payouts}: "
+        f"{shown}{more}): look them up with the platform"
+    ]
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:

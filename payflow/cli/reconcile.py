@@ -20,7 +20,13 @@ from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
 from payflow.opening import why_not_written
 from payflow.reconcile import options_from, reconcile_batch
 from payflow.redact import printable
-from payflow.reporting import BatchReport, build_summary, summary_markdown, write_batch_report
+from payflow.reporting import (
+    BatchReport,
+    build_summary,
+    settlement_lines,
+    summary_markdown,
+    write_batch_report,
+)
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
 from payflow.settings import Settings
 from payflow.wording import api_trouble, counted, report_not_written
@@ -74,7 +80,12 @@ def reconcile_command(
         not_written = ""
         try:
             written = write_batch_report(
-                ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
+                ledger,
+                batch_id,
+                out_dir,
+                sandbox=endpoint.is_sandbox,
+                classes=classes,
+                made_by=getpass.getuser(),
             )
             report: BatchReport | None = written
             summary = written.summary
@@ -99,8 +110,14 @@ def reconcile_command(
                     "acknowledged_findings": len(summary.unresolved_findings())
                     - len(open_findings),
                     "unanswered": unanswered,
+                    "rows_not_final": summary.settlement.not_final,
+                    "rows_disagreeing_with_service": summary.settlement.disagreeing,
+                    "settled": summary.settled and not unanswered,
                     "report": str(report.xlsx) if report else None,
                     "csv": str(report.csv) if report else None,
+                    "version": (
+                        report.version.xlsx_path if report and report.version is not None else None
+                    ),
                     **({"report_error": not_written} if not_written else {}),
                     "sandbox": endpoint.is_sandbox,
                 }
@@ -111,12 +128,16 @@ def reconcile_command(
         if unanswered:
             payouts = counted(unanswered, "payout")
             print(f"{payouts} got no answer from the service; run again later")
+        for line in settlement_lines(summary.settlement, batch_id):
+            print(line)
         if report is not None:
             print(f"report: {printable(str(report.xlsx))}")
             print(f"        {printable(str(report.csv))}")
+            if report.version is not None:
+                print(f"kept as {report.version.xlsx_path} ({report.version.changes})")
     if not_written:
         print(not_written, file=sys.stderr if as_json else sys.stdout)
-    raise typer.Exit(1 if open_findings or unanswered or not_written else 0)
+    raise typer.Exit(0 if summary.settled and not unanswered and not not_written else 1)
 
 
 def _by_kind(findings: list[FindingView]) -> dict[str, int]:
@@ -155,6 +176,11 @@ def findings_command(
                         "kind": f.kind,
                         "state": f.state,
                         "detail": f.detail,
+                        "acknowledged_by": f.acknowledged_by,
+                        "acknowledged_at": None
+                        if f.acknowledged_at is None
+                        else f.acknowledged_at.isoformat(),
+                        "note": f.acknowledged_note,
                     }
                     for f in findings
                 ]
@@ -166,4 +192,6 @@ def findings_command(
         for f in findings:
             line = f"  #{f.id:<5} row {f.row_number:>6}  {f.kind:<28} {f.state:<13} {f.detail}"
             print(printable(line))  # a detail may quote the service's text, which a terminal obeys
+            if f.acknowledgement:
+                print(printable(f"{'':<9}acknowledged by {f.acknowledgement}"))
     raise typer.Exit(1 if any(f.state == FindingState.OPEN for f in findings) else 0)

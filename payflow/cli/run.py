@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +29,7 @@ from payflow.cli.ledger_checks import (
     allow_repeats,
     api_failure,
     check_ledger,
+    conflict_lines,
     held_lines,
     not_paid_lines,
     not_sent_lines,
@@ -241,7 +242,10 @@ def finish(
     not_paid = [*not_sent, *not_paid]
     # Rows the service refused at every try were never sent: listed apart, not as pending.
     pending = [ext for ext in result.pending if ext not in unsent_ids]
-    _print_result(replace(result, pending=pending), not_paid, as_json=as_json)
+    conflicts = (
+        conflict_lines(settings, result.batch_id) if result.counts.by_state.get("CONFLICT") else []
+    )
+    _print_result(replace(result, pending=pending), not_paid, as_json=as_json, conflicts=conflicts)
     for line in not_paid if as_json else []:
         say(line)
     for line in held_lines(settings, result.batch_id, again):
@@ -402,7 +406,9 @@ def run_command(
     finish(settings, result, as_json=as_json)
 
 
-def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> None:
+def _print_result(
+    result: PayResult, not_paid: list[str], *, as_json: bool, conflicts: Sequence[str] = ()
+) -> None:
     """The run's figures, and by latest attempt when a rerun moved any row."""
     if as_json:
         print(json.dumps(result.as_json()))
@@ -419,8 +425,10 @@ def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> N
         for state, count in result.by_latest.statuses.items():
             print(f"    {state:<16} {count}")
     if counts.by_state.get("CONFLICT"):
-        conflicts = counts.by_state["CONFLICT"]
-        print(f"  {counted(conflicts, 'row')} with a known externalId and other content")
+        known = counted(counts.by_state["CONFLICT"], "row")
+        print(f"  {known} with a known externalId and other content:")
+        for line in conflicts:
+            print(line)
     if result.corrections:
         corrected = counted(result.corrections, "payout")
         print(f"  {corrected} corrected by the platform after completion")

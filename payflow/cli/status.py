@@ -25,13 +25,14 @@ from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
-from payflow.ledger import Ledger, RowState, utc_now
+from payflow.ledger import PAID_OUTCOMES, FindingState, Ledger, RowOutcome, RowState, utc_now
 from payflow.ledger.rejected import RejectedLine
 from payflow.ledger.run_beats import batch_beats
 from payflow.ledger.service_binding import sandbox_served
 from payflow.ledger.states import UNFINISHED_STATES
+from payflow.ledger.totals import WordDifference
 from payflow.links.records import LinksBatchLine, status_label
-from payflow.paying import refresh_batch
+from payflow.paying import recheck_final, refresh_batch
 from payflow.redact import printable
 from payflow.refunds.track import refresh_refunds
 from payflow.runtime import (
@@ -274,6 +275,18 @@ def _echo_rejected(
         typer.echo(printable(f"  every rejected row: {report}"))
 
 
+def _echo_conflicts(total: int, shown: list[RejectedLine]) -> None:
+    """The rows refused as a known externalId with other content, each naming the externalId
+    and the columns that differ: "CONFLICT 1" said neither."""
+    if not total:
+        return
+    typer.echo(f"a known externalId with other content, never sent ({counted(total, 'row')}):")
+    for line in shown:
+        typer.echo(printable(f"  row {line.row_number:>6}  {'; '.join(line.reasons)}"))
+    if total > len(shown):
+        typer.echo(f"  ... and {total - len(shown)} more in the report")
+
+
 def _run_alive(ledger: Ledger, batch_id: str) -> str | None:
     """The label of a pay run of the batch alive now (its heartbeat in the ledger): a deployed
     run paused for the batch's approval beats while it waits."""
@@ -348,8 +361,14 @@ def status(
         require_payout_batch(settings, ledger, batch_id)
         unfinished_now = bool(ledger.unfinished(batch_id))
         if _wants_refresh(settings, ledger.last_change(batch_id), unfinished_now, refresh):
-            _refresh(settings, lambda client: refresh_batch(client, ledger, batch_id))
+            # Asked for: the final rows inside the correction window too (the platform may
+            # reverse a COMPLETED payout with no webhook); by default only the open ones.
+            window = timedelta(days=settings.reconcile_recent_days) if refresh else None
+            _refresh(settings, lambda client: _refresh_batch(client, ledger, batch_id, window))
         counts = ledger.batch_summary(batch_id)
+        words = ledger.word_differences(batch_id, SHOWN_PENDING)
+        outcomes = ledger.latest_outcomes(batch_id)
+        findings_open = [f for f in ledger.findings(batch_id) if f.state == FindingState.OPEN]
         reruns = ledger.rerun_batches(batch_id)
         # A rerun row is done or not by its latest attempt, as the report counts it, also when
         # the rerun was made from another batch (an edited file run again shares its rows):
@@ -369,6 +388,11 @@ def status(
             if counts.get(RowState.REJECTED.value)
             else (0, [])
         )
+        conflicts = (
+            ledger.conflict_rows(batch_id, SHOWN_REJECTS)
+            if counts.get(RowState.CONFLICT.value)
+            else (0, [])
+        )
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -384,17 +408,27 @@ def status(
             summary["declined_by"] = decline.approver
         if reruns or latest != counts:
             summary.update(rerun_batches=reruns, latest_statuses=latest)
+        if words:
+            summary.update(outcomes=outcomes, service_word=[_word_json(w) for w in words])
+        if findings_open:
+            summary["open_findings"] = len(findings_open)
         typer.echo(json.dumps(summary))
     else:
         typer.echo(f"batch {batch_id}")
         _echo_states(counts)
         _echo_rejected(settings, batch_id, *rejected)
+        _echo_conflicts(*conflicts)
         if reruns:
             typer.echo(f"rerun in {counted(len(reruns), 'batch')}; rows by latest attempt:")
             _echo_states(latest)
         elif latest != counts:
             typer.echo("rows rerun from another batch; rows by latest attempt:")
             _echo_states(latest)
+        _echo_service_word(words, outcomes)
+        if findings_open:
+            typer.echo(
+                f"open findings: {len(findings_open)}; `payflow findings {batch_id}` lists them"
+            )
         if decline is not None:
             # Its rows stay VALIDATED for good: "not final yet" read as if they would still go.
             note = f" ({decline.note})" if decline.note else ""
@@ -421,4 +455,55 @@ def status(
                 for line in not_paid_lines(settings, batch_id):
                     typer.echo(printable(line))
         _echo_sandbox(sandbox)
-    raise typer.Exit(1 if pending or set(latest) - {"COMPLETED"} else 0)
+    raise typer.Exit(1 if pending or not _all_paid(latest, outcomes) else 0)
+
+
+def _all_paid(latest: dict[str, int], outcomes: dict[str, int]) -> bool:
+    """Every row paid by the service's word (a row the platform reversed is not; one it paid
+    after a failure is), a duplicate by its payout's latest state."""
+    paid = {o.value for o in PAID_OUTCOMES} | {RowOutcome.DUPLICATE.value}
+    if set(outcomes) - paid:
+        return False
+    # A duplicate of a failed payout reads FAILED by its latest state; a row paid after a
+    # failure reads FAILED there too, and paid by the service's word.
+    return not (set(latest) - {RowState.COMPLETED.value}) or (
+        RowOutcome.PAID_CORRECTED.value in outcomes
+    )
+
+
+async def _refresh_batch(
+    client: AsyncPayoutsClient, ledger: Ledger, batch_id: str, window: timedelta | None
+) -> None:
+    await refresh_batch(client, ledger, batch_id)
+    if window is not None:
+        await recheck_final(client, ledger, batch_id, utc_now() - window)
+
+
+def _word_json(word: WordDifference) -> dict[str, object]:
+    return {
+        "row": word.row_number,
+        "externalId": word.external_id,
+        "ledger": word.state,
+        "service": word.service_status,
+        "outcome": word.outcome.value,
+        "learned_by": word.source,
+        "at": word.at.isoformat(),
+    }
+
+
+def _echo_service_word(words: list[WordDifference], outcomes: dict[str, int]) -> None:
+    """The rows whose service's latest word differs from the ledger's state, and the rows by
+    outcome, which follows the service (none differs: nothing)."""
+    if not words:
+        return
+    typer.echo("the service's latest word differs from the ledger for these rows:")
+    for w in words:
+        heard = f"{w.source or 'reconcile'} {w.at:%Y-%m-%d %H:%M} UTC"
+        typer.echo(
+            printable(
+                f"  row {w.row_number:>6}  {w.external_id}  ledger {w.state}, service "
+                f"{w.service_status} ({heard}): {w.outcome.value}"
+            )
+        )
+    typer.echo("rows by outcome (the service's word first):")
+    _echo_states(outcomes)

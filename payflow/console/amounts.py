@@ -1,7 +1,8 @@
 """A batch's amounts per currency paid, failed and still pending, as its page shows them.
 
 The figures are the report's (`reporting.summary.currency_summaries` over
-`Ledger.outcome_totals`): each row by its latest attempt, so a row a rerun paid reads paid.
+`Ledger.outcome_totals`): each row by its latest attempt and the service's word about it, so a
+row a rerun paid, or the platform paid after a failure, reads paid.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from payflow.ledger import OutcomeTotal, RowOutcome
-from payflow.ledger.totals import FAILED_AFTER_SENDING
+from payflow.ledger import OutcomeTotal
+from payflow.ledger.totals import FAILED_AFTER_SENDING, PENDING_OUTCOMES
 from payflow.reporting.summary import currency_summaries
 
 
@@ -32,9 +33,9 @@ def amount_lines(totals: Iterable[OutcomeTotal]) -> list[AmountLine]:
     return [
         AmountLine(
             c.currency,
-            paid=(c.count(RowOutcome.PAID), c.amount(RowOutcome.PAID)),
+            paid=(c.paid, c.paid_amount),
             failed=(c.count(*FAILED_AFTER_SENDING), c.amount(*FAILED_AFTER_SENDING)),
-            pending=(c.count(RowOutcome.PENDING), c.amount(RowOutcome.PENDING)),
+            pending=(c.pending, c.amount(*PENDING_OUTCOMES)),
         )
         for c in currency_summaries(totals).values()
         if c.sent

@@ -389,6 +389,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             rows_left=rows_left(counts),
             not_reconciled=pages.why_not_reconcile(state, counts),
             no_report=pages.why_no_report(state, counts),
+            report_versions=ctx.ledger.report_versions(batch_id),
             last_heard=last_heard(ctx, batch_id),
             notice=session.notice_for(batch_id),
         )
@@ -518,7 +519,11 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 )
                 if refunds
                 else write_batch_report(
-                    ctx.ledger, batch_id, ctx.batch_dir(batch_id), sandbox=ctx.target.sandbox
+                    ctx.ledger,
+                    batch_id,
+                    ctx.batch_dir(batch_id),
+                    sandbox=ctx.target.sandbox,
+                    made_by=me(session).name,
                 )
             )
         )
@@ -526,6 +531,18 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         record_action(ctx.ledger, me(session).name, "report_downloaded", batch_id, suffix)
         name = "refunds" if refunds else "report"
         return FileResponse(path, filename=f"{batch_id}-{name}.{suffix}")
+
+    @page()
+    async def report_version(request: Request, session: Session) -> Response:
+        batch_id, suffix = request.path_params["batch_id"], request.path_params["suffix"]
+        wanted = request.path_params["version_id"]
+        kept = [v for v in ctx.ledger.report_versions(batch_id) if v.id == wanted]
+        if suffix not in ("csv", "xlsx") or not kept:
+            return message(request, session, 404, "No such kept report of this batch.")
+        path = Path(kept[0].csv_path if suffix == "csv" else kept[0].xlsx_path)
+        if not path.is_file():
+            return message(request, session, 404, "That report's file is no longer there.")
+        return FileResponse(path, filename=path.name)
 
     @page()
     async def rejects(request: Request, session: Session) -> Response:
@@ -552,6 +569,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         Route("/batches/{batch_id}/rerun", rerun, methods=["POST"]),
         Route("/batches/{batch_id}/reconcile", reconcile, methods=["POST"]),
         Route("/batches/{batch_id}/report.{suffix:str}", report),
+        Route("/batches/{batch_id}/reports/{version_id:int}.{suffix:str}", report_version),
         Route("/batches/{batch_id}/rejects.{suffix:str}", rejects),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

@@ -24,9 +24,10 @@ from payflow.console.paying import (
 from payflow.ledger import BatchCounts, CurrencyTotal, Disposition, RefundRowView, RowState
 from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
+from payflow.ledger.rejected import RejectedLine
 from payflow.paying.run_end import FAILED, FINISHED
+from payflow.reconcile.advice import UNPAID_OUTCOMES
 from payflow.refunds.report import not_refunded, why_not_refunded
-from payflow.reporting.layout import UNPAID_OUTCOMES
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
 from payflow.schemas.iso4217 import money_words
@@ -191,6 +192,7 @@ def _money_sums(amounts: Iterable[tuple[str, Decimal]]) -> str:
 
 
 NOT_REFUNDED_SHOWN = 200  # the rest are in the report
+SHOWN_CONFLICTS = 50  # the rest are in the report
 
 
 @dataclass(frozen=True)
@@ -334,7 +336,9 @@ class Summary:
     outcomes: list[tuple[str, int]] = field(default_factory=list)
     amounts: list[AmountLine] = field(default_factory=list)
     groups: list[PreviewGroup] = field(default_factory=list)
-    findings: list[tuple[int, str, str, str]] = field(default_factory=list)
+    findings: list[tuple[int, str, str, str, str]] = field(default_factory=list)
+    # Rows refused as a known externalId with other content: how many, and the first ones.
+    conflicts: tuple[int, list[RejectedLine]] = (0, [])
     rerun_batches: list[RerunLine] = field(default_factory=list)
 
 
@@ -373,8 +377,10 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
         ctx.ledger, batch_id, classifier(ctx.settings.failure_classes_path)
     )
     out.groups = group_candidates(candidates.eligible)
+    out.conflicts = ctx.ledger.conflict_rows(batch_id, SHOWN_CONFLICTS)
     out.findings = [
-        (f.row_number, f.kind, f.state, f.detail) for f in ctx.ledger.findings(batch_id)
+        (f.row_number, f.kind, f.state, f.detail, f.acknowledgement or "")
+        for f in ctx.ledger.findings(batch_id)
     ]
     for number, rerun_id in enumerate(ctx.ledger.rerun_batches(batch_id), start=1):
         counts = ctx.ledger.batch_counts(rerun_id)

@@ -22,7 +22,13 @@ def reconcile_now(ctx: ConsoleContext, batch_id: str, operator: Operator) -> str
         return await reconcile_batch(client, ctx.ledger, batch_id, options)
 
     result = with_client(ctx.target, run, max_in_flight=options.concurrency)
-    write_batch_report(ctx.ledger, batch_id, ctx.batch_dir(batch_id), sandbox=ctx.target.sandbox)
+    write_batch_report(
+        ctx.ledger,
+        batch_id,
+        ctx.batch_dir(batch_id),
+        sandbox=ctx.target.sandbox,
+        made_by=operator.name,
+    )
     open_findings = [f for f in ctx.ledger.findings(batch_id) if f.state == FindingState.OPEN]
     detail = f"{result.fetched} fetched, {result.moved} moved, {len(open_findings)} findings open"
     record_action(ctx.ledger, operator.name, "reconciled", batch_id, detail=detail)

@@ -13,6 +13,7 @@ from payflow.connections import with_client
 from payflow.console.context import ConsoleContext
 from payflow.console.history import RERUN_CREATED, RERUN_DETAIL
 from payflow.console.operators import Operator
+from payflow.ledger import ServiceView, WordSource
 from payflow.ledger.actions import record_action
 from payflow.rerun import (
     Candidate,
@@ -55,7 +56,10 @@ def rerun_rows(
     chosen = choose(candidates, Selection(rows=tuple(sorted(set(rows)))))
 
     async def refetch(client: AsyncPayoutsClient) -> tuple[list[Candidate], list[Dropped]]:
-        return await refetch_parents(client, chosen)
+        return await refetch_parents(client, chosen, heard)
+
+    def heard(views: Sequence[ServiceView]) -> None:
+        ctx.ledger.save_service_views(batch_id, views, WordSource.RERUN)
 
     kept, dropped = with_client(ctx.target, refetch)
     dropped_lines = [f"row {d.candidate.row_number}: {d.reason}" for d in dropped]

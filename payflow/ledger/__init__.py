@@ -54,6 +54,7 @@ from payflow.ledger.refund_records import (
     UnknownRefund,
 )
 from payflow.ledger.repeats import REPEAT_WINDOW, HeldRow
+from payflow.ledger.service_word import WordSource
 from payflow.ledger.states import (
     FINAL_STATUSES,
     NOT_PAID_STATES,
@@ -67,7 +68,15 @@ from payflow.ledger.states import (
     IllegalTransition,
     RowState,
 )
-from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine, RowOutcome
+from payflow.ledger.totals import (
+    PAID_OUTCOMES,
+    MessageTotal,
+    Movement,
+    OutcomeTotal,
+    PaidTotal,
+    ReportLine,
+    RowOutcome,
+)
 from payflow.ledger.unsent import UNSENT_WORDS, UnsentReason, UnsentTotal
 
 __all__ = [
@@ -75,6 +84,7 @@ __all__ = [
     "FINAL_STATUSES",
     "NOT_PAID_STATES",
     "NOT_SENT_PREFIX",
+    "PAID_OUTCOMES",
     "PENDING_STATES",
     "REPEAT_WINDOW",
     "RERUNNABLE_STATES",
@@ -115,6 +125,7 @@ __all__ = [
     "Movement",
     "NewAttempt",
     "OutcomeTotal",
+    "PaidTotal",
     "ParentView",
     "PayoutRef",
     "RefundBook",
@@ -136,5 +147,6 @@ __all__ = [
     "UnknownRefund",
     "UnsentReason",
     "UnsentTotal",
+    "WordSource",
     "utc_now",
 ]

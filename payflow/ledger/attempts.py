@@ -14,14 +14,26 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, delete, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.db import dialect_insert
 from payflow.ledger.records import OWN_PAYOUT, Disposition
 from payflow.ledger.repeats import hold_repeats
 from payflow.ledger.states import RowState
-from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout
+from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout, ServiceCheck
 from payflow.model import PayoutInstruction
 
 RERUNNABLE_STATES = frozenset(
@@ -48,6 +60,15 @@ class AttemptView:
     payment_type: str | None
     requisites: str | None
     corrected: bool
+    # The row's outcome (a `totals.RowOutcome` value), from the service's word once it has one.
+    outcome: str = ""
+    service_status: str | None = None  # the service's latest word about the latest attempt
+    service_amount: Decimal | None = None
+
+    @property
+    def paid_by_service(self) -> bool:
+        """The service paid the row (this attempt or an earlier one), whatever the ledger says."""
+        return self.outcome.startswith("paid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +125,62 @@ def _latest_attempt_id() -> Any:
     )
 
 
+# The service's latest word about the row's latest attempt (None until the ledger has one).
+LatestWord = aliased(ServiceCheck, name="latest_word")
+
+
 def join_latest_attempt(query: Any) -> Any:
     """`query` over batch_rows joined to each row's payout (`Payout`), then to its latest
-    attempt (`Latest`)."""
-    return query.outerjoin(Payout, Payout.external_id == BatchRow.external_id).outerjoin(
-        Latest, Latest.external_id == func.coalesce(_latest_attempt_id(), Payout.external_id)
+    attempt (`Latest`) and the service's latest word about it (`LatestWord`)."""
+    return (
+        query.outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .outerjoin(
+            Latest, Latest.external_id == func.coalesce(_latest_attempt_id(), Payout.external_id)
+        )
+        .outerjoin(LatestWord, LatestWord.external_id == Latest.external_id)
+    )
+
+
+def heard_since(word: Any, payout: Any) -> Any:
+    """The service's word about `payout` stands: it was found, and said at or after the
+    ledger's last news of the payout. A move the ledger recorded later (a lookup adopting a
+    finished payout after an older poll's word) is the newer word."""
+    return and_(
+        word.found == true(),
+        or_(payout.last_status_at.is_(None), word.checked_at >= payout.last_status_at),
+    )
+
+
+def service_status_expr() -> Any:
+    """The status the service last gave the row's latest attempt (None: no word that stands)."""
+    return case((heard_since(LatestWord, Latest), LatestWord.status), else_=None)
+
+
+def service_amount_expr() -> Any:
+    """The amount of a row's latest attempt: the service's word when it gave one, else the
+    ledger's (what was sent)."""
+    return func.coalesce(
+        case((heard_since(LatestWord, Latest), LatestWord.amount), else_=None), Latest.amount
+    )
+
+
+def earlier_paid_expr() -> Any:
+    """Whether the service's word says an earlier attempt of the row's root was COMPLETED (a
+    failed first try the platform paid after all)."""
+    earlier = aliased(Payout, name="earlier_paid")
+    word = aliased(ServiceCheck, name="earlier_word")
+    root = func.coalesce(Latest.root_external_id, Latest.external_id)
+    return (
+        select(earlier.external_id)
+        .join(word, word.external_id == earlier.external_id)
+        .where(
+            or_(earlier.external_id == root, earlier.root_external_id == root),
+            earlier.attempt < Latest.attempt,
+            heard_since(word, earlier),
+            word.status == RowState.COMPLETED.value,
+        )
+        .correlate(Latest)
+        .exists()
     )
 
 
@@ -128,7 +200,11 @@ def line_currency() -> Any:
 
 
 def latest_attempts(engine: Engine, batch_id: str) -> list[AttemptView]:
-    """Every source row of the batch once, by the latest attempt of its root (for reports)."""
+    """Every source row of the batch once, by the latest attempt of its root, with its outcome
+    (the service's word first) and the service's latest word about it."""
+    # totals builds on this module; the one definition of an outcome lives there.
+    from payflow.ledger.totals import outcome_expr
+
     root = func.coalesce(Payout.root_external_id, Payout.external_id)
     columns = select(
         BatchRow.row_number,
@@ -145,6 +221,11 @@ def latest_attempts(engine: Engine, batch_id: str) -> list[AttemptView]:
         Latest.payment_type,
         Latest.requisites,
         Latest.corrected,
+        outcome_expr().label("outcome"),
+        service_status_expr().label("service_status"),
+        case((heard_since(LatestWord, Latest), LatestWord.amount), else_=None).label(
+            "service_amount"
+        ),
     ).select_from(BatchRow)
     query = (
         join_latest_attempt(columns)
@@ -176,7 +257,7 @@ def _view(row: Any) -> AttemptView:
         state = RowState.CONFLICT if disposition is Disposition.CONFLICT else RowState.REJECTED
         return AttemptView(
             row.row_number, None, disposition, None, 0, None, state,
-            None, None, None, None, None, None, False,
+            None, None, None, None, None, None, False, row.outcome,
         )  # fmt: skip
     return AttemptView(
         row_number=row.row_number,
@@ -193,6 +274,9 @@ def _view(row: Any) -> AttemptView:
         payment_type=row.payment_type,
         requisites=row.requisites,
         corrected=bool(row.corrected),
+        outcome=row.outcome,
+        service_status=row.service_status,
+        service_amount=row.service_amount,
     )
 
 

@@ -14,11 +14,13 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy.orm import aliased
 
-from payflow.ledger.db import batch_lock_key, dialect_insert, take_lock
+from payflow.ledger.db import batch_lock_key, take_lock
 from payflow.ledger.records import LedgerError
-from payflow.ledger.tables import BalanceSnapshot, Finding, FindingEvent, ServiceCheck
+from payflow.ledger.service_word import ServiceWord, WordSource, save_words
+from payflow.ledger.tables import BalanceSnapshot, Finding, FindingEvent
 
 
 class FindingKind(StrEnum):
@@ -71,6 +73,19 @@ class FindingView:
     detail: str
     opened_at: datetime
     updated_at: datetime
+    # The latest acknowledgement (who, when, their note), if a person acknowledged it.
+    acknowledged_by: str | None = None
+    acknowledged_at: datetime | None = None
+    acknowledged_note: str | None = None
+
+    @property
+    def acknowledgement(self) -> str | None:
+        """`ops at 2026-11-29 06:40 UTC: asked the manager` (None: nobody acknowledged it)."""
+        if self.acknowledged_by is None or self.acknowledged_at is None:
+            return None
+        when = f"{self.acknowledged_at:%Y-%m-%d %H:%M} UTC"
+        note = f": {self.acknowledged_note}" if self.acknowledged_note else ""
+        return f"{self.acknowledged_by} at {when}{note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,9 +247,23 @@ def acknowledge(
 
 
 def list_findings(engine: Engine, batch_id: str) -> list[FindingView]:
-    """The batch's findings, by row then kind."""
+    """The batch's findings, by row then kind, each with its latest acknowledgement."""
+    latest_ack = (
+        select(FindingEvent.finding_id, func.max(FindingEvent.id).label("event_id"))
+        .where(FindingEvent.to_state == "acknowledged")
+        .group_by(FindingEvent.finding_id)
+        .subquery()
+    )
+    ack = aliased(FindingEvent, name="ack")
     query = (
-        select(*Finding.__table__.c)
+        select(
+            *Finding.__table__.c,
+            ack.actor.label("acknowledged_by"),
+            ack.at.label("acknowledged_at"),
+            ack.detail.label("acknowledged_note"),
+        )
+        .outerjoin(latest_ack, latest_ack.c.finding_id == Finding.id)
+        .outerjoin(ack, ack.id == latest_ack.c.event_id)
         .where(Finding.batch_id == batch_id)
         .order_by(Finding.row_number, Finding.kind)
     )
@@ -261,34 +290,31 @@ def finding_events(engine: Engine, finding_id: int) -> list[FindingEventView]:
 
 
 def save_service_views(
-    engine: Engine, batch_id: str, views: Sequence[ServiceView], now: datetime
+    engine: Engine,
+    batch_id: str,
+    views: Sequence[ServiceView],
+    now: datetime,
+    source: WordSource = WordSource.RECONCILE,
 ) -> None:
-    """Replace the stored service answers for these payouts with the new ones."""
-    if not views:
-        return
-    rows = [
-        {
-            "external_id": v.external_id,
-            "batch_id": batch_id,
-            "found": v.found,
-            "payout_id": v.payout_id,
-            "status": v.status,
-            "status_message": v.status_message,
-            "amount": v.amount,
-            "currency": v.currency,
-            "checked_at": now,
-        }
-        # In externalId order, as every multi-row write locks payouts: two writers never deadlock.
-        for v in sorted(views, key=lambda view: view.external_id)
-    ]
-    with engine.begin() as connection:
-        # An upsert, not delete-then-insert: two reconciliations saving one payout at once (two
-        # pay runs of a batch) both found nothing to delete, and the second insert failed.
-        statement = dialect_insert(connection, ServiceCheck)
-        replaced = {name: statement.excluded[name] for name in rows[0] if name != "external_id"}
-        connection.execute(
-            statement.on_conflict_do_update(index_elements=["external_id"], set_=replaced), rows
+    """Keep the service's answers for these payouts as their latest word (`service_word`)."""
+    words = [
+        ServiceWord(
+            external_id=v.external_id,
+            batch_id=batch_id,
+            found=v.found,
+            payout_id=v.payout_id,
+            status=v.status,
+            status_message=v.status_message,
+            amount=v.amount,
+            currency=v.currency,
+            at=now,
+            source=source,
         )
+        for v in views
+    ]
+    # An upsert, not delete-then-insert: two reconciliations saving one payout at once (two
+    # pay runs of a batch) both found nothing to delete, and the second insert failed.
+    save_words(engine, words)
 
 
 def save_balance(engine: Engine, batch_id: str, phase: str, lines: Sequence[BalanceLine]) -> None:

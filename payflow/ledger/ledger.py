@@ -25,6 +25,7 @@ from payflow.ledger import (
     register,
     rejected,
     repeats,
+    report_versions,
     totals,
     unsent,
 )
@@ -44,6 +45,7 @@ from payflow.ledger.moves import StatusUpdate
 from payflow.ledger.records import (
     BatchHeader,
     ClaimedPayout,
+    Disposition,
     IntakeWarning,
     LedgerError,
     PayoutRef,
@@ -54,6 +56,8 @@ from payflow.ledger.records import (
 )
 from payflow.ledger.refund_book import RefundBook
 from payflow.ledger.rejected import RejectedLine
+from payflow.ledger.report_versions import ReportVersionView
+from payflow.ledger.service_word import WordSource
 from payflow.ledger.states import (
     MAY_SEND_STATES,
     NOT_SENT_PREFIX,
@@ -61,7 +65,16 @@ from payflow.ledger.states import (
     IllegalTransition,
     RowState,
 )
-from payflow.ledger.totals import MessageTotal, Movement, OutcomeTotal, ReportLine
+from payflow.ledger.totals import (
+    MessageTotal,
+    Movement,
+    OtherMovement,
+    OutcomeTotal,
+    PaidTotal,
+    ReportLine,
+    Settlement,
+    WordDifference,
+)
 from payflow.ledger.unsent import UnsentTotal
 from payflow.model import PayoutInstruction
 
@@ -307,10 +320,12 @@ class Ledger:
         status_message: str | None,
         source: EventSource | str,
         at: datetime | None = None,
+        amount: Decimal | None = None,
+        currency: str | None = None,
     ) -> bool:
         """Record a service status forward only: True if the row moved; False for a duplicate,
         a late (stale) or an unknown status (kept as the message). Raises IllegalTransition
-        or UnknownPayout."""
+        or UnknownPayout. The service's word is kept either way (`service_word`)."""
         change = moves.StatusUpdate(
             status=status,
             message=status_message,
@@ -318,6 +333,8 @@ class Ledger:
             external_id=external_id,
             payout_id=payout_id,
             at=at,
+            amount=amount,
+            currency=currency,
         )
         return moves.record_status(self._engine, change, now=self._clock())
 
@@ -355,6 +372,26 @@ class Ledger:
     def unfinished(self, batch_id: str) -> list[PayoutRef]:
         """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""
         return reading.unfinished(self._reader, batch_id)
+
+    def record_report_version(self, version: ReportVersionView) -> int:
+        """Keep one version of a batch's reconciliation report; its id."""
+        return report_versions.record_version(self._engine, version)
+
+    def report_versions(self, batch_id: str) -> list[ReportVersionView]:
+        """The batch's kept reconciliation reports, newest first."""
+        return report_versions.versions(self._reader, batch_id)
+
+    def final_since(self, batch_id: str, since: datetime) -> list[PayoutRef]:
+        """Final payouts of the batch with news at or after `since` (the correction window)."""
+        return reading.final_since(self._reader, batch_id, since)
+
+    def word_differences(self, batch_id: str, limit: int) -> list[WordDifference]:
+        """Rows whose service's latest word differs from the ledger's state, by row number."""
+        return totals.word_differences(self._reader, batch_id, limit)
+
+    def latest_outcomes(self, batch_id: str) -> dict[str, int]:
+        """Source rows per outcome (the service's word first), counted in SQL."""
+        return totals.latest_outcomes(self._reader, batch_id)
 
     def lease_holders(self, batch_id: str) -> set[str]:
         """Worker ids holding SUBMITTING rows of the batch (to find a dead worker's leases)."""
@@ -413,6 +450,20 @@ class Ledger:
         """Rows and amounts per (currency, outcome), computed by the database."""
         return totals.outcome_totals(self._reader, batch_id)
 
+    def other_movements(
+        self, batch_id: str, since: datetime, until: datetime
+    ) -> list[OtherMovement]:
+        """Other batches' state changes of this ledger in [since, until] (the drift's split)."""
+        return totals.other_movements(self._reader, batch_id, since, until)
+
+    def settlement(self, batch_id: str) -> Settlement:
+        """Rows not final and rows the service's word disagrees with (`payflow reconcile`)."""
+        return totals.settlement(self._reader, batch_id)
+
+    def service_paid_totals(self, batch_id: str) -> list[PaidTotal]:
+        """Per currency, the batch's payouts (its reruns' too) the service paid, by its word."""
+        return totals.service_paid_totals(self._reader, batch_id)
+
     def failure_totals(self, batch_id: str) -> list[MessageTotal]:
         """Unpaid rows grouped by currency, state and statusMessage."""
         return totals.failure_totals(self._reader, batch_id)
@@ -434,6 +485,11 @@ class Ledger:
         with their reasons."""
         return rejected.rejected_rows(self._reader, batch_id, limit)
 
+    def conflict_rows(self, batch_id: str, limit: int = 10) -> tuple[int, list[RejectedLine]]:
+        """How many rows of the batch reuse a known externalId with other content, and the
+        first `limit` with their reasons (the externalId's batch and the columns that differ)."""
+        return rejected.rejected_rows(self._reader, batch_id, limit, Disposition.CONFLICT)
+
     def report_lines(self, batch_id: str) -> Iterator[ReportLine]:
         """Every source row with ledger and service views, streamed in row order."""
         return totals.report_lines(self._reader, batch_id)
@@ -450,9 +506,14 @@ class Ledger:
         """Ledger state of each named payout."""
         return totals.payout_states(self._reader, external_ids)
 
-    def save_service_views(self, batch_id: str, views: Sequence[ServiceView]) -> None:
-        """Store what the service said about these payouts now."""
-        findings.save_service_views(self._engine, batch_id, views, self._clock())
+    def save_service_views(
+        self,
+        batch_id: str,
+        views: Sequence[ServiceView],
+        source: WordSource = WordSource.RECONCILE,
+    ) -> None:
+        """Keep what the service said about these payouts now as their latest word."""
+        findings.save_service_views(self._engine, batch_id, views, self._clock(), source)
 
     def sync_findings(
         self, batch_id: str, detected: Sequence[Detected], *, unchecked_rows: set[int]

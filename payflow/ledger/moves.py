@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
@@ -32,6 +33,7 @@ from sqlalchemy.exc import OperationalError
 
 from payflow.ledger.claims import in_batch
 from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
+from payflow.ledger.service_word import ServiceWord, WordSource, write_words
 from payflow.ledger.states import (
     CORRECTIONS,
     POLLABLE_STATES,
@@ -78,6 +80,7 @@ _ROW = (
     Payout.payout_id,
     Payout.claimed_by,
     Payout.next_poll_at,
+    Payout.batch_id,
 )
 
 
@@ -259,12 +262,52 @@ class StatusUpdate:
     external_id: str | None = None
     payout_id: str | None = None
     at: datetime | None = None
+    amount: Decimal | None = None
+    currency: str | None = None
+
+
+def _word(row: Row[Any], change: StatusUpdate, state: RowState, now: datetime) -> ServiceWord:
+    """The service's word an update carries, for the payout `row`."""
+    return ServiceWord(
+        external_id=row.external_id,
+        batch_id=row.batch_id,
+        found=True,
+        payout_id=change.payout_id or row.payout_id,
+        status=state.value,
+        status_message=change.message,
+        amount=change.amount,
+        currency=change.currency,
+        at=change.at or now,
+        source=WordSource(change.source.value),
+    )
+
+
+def _is_word(change: StatusUpdate, moved: bool) -> bool:
+    """Whether an update is the service's latest word: a poll (a GET) always is; a webhook
+    when it moved the row (a late one, behind the ledger, is old news)."""
+    return moved or change.source is EventSource.POLL
 
 
 def record_status(engine: Engine, change: StatusUpdate, *, now: datetime) -> bool:
     """Record a status from a webhook or a poll, forward only; see Ledger.record_status."""
-    with engine.begin() as connection:
-        return _record_in(connection, change, now)
+    try:
+        with engine.begin() as connection:
+            return _record_in(connection, change, now)
+    except _Surprise as surprise:
+        # The ledger cannot follow (COMPLETED -> CANCELED, FAILED -> COMPLETED): the service's
+        # word is kept all the same, and the readers' outcome follows it.
+        with engine.begin() as connection:
+            write_words(connection, [surprise.word])
+        raise surprise.error from None
+
+
+class _Surprise(Exception):
+    """An illegal move that is not old news, with the service's word it carried."""
+
+    def __init__(self, error: IllegalTransition, word: ServiceWord) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.word = word
 
 
 @retry_rolled_back
@@ -281,12 +324,13 @@ def record_statuses(
             rows = load_in_order(connection, _these_payouts(updates))
             plain = _plan_plain_moves(rows, updates, now)
             if plain is not None:
-                moved, rounds = plain
+                moved, rounds, words = plain
                 for moves in rounds:
                     write_moves(connection, moves)
+                write_words(connection, words)
                 return list(moved)
             return [_record_in(connection, change, now) for change in updates]
-    except (LedgerError, IllegalTransition):
+    except (LedgerError, IllegalTransition, _Surprise):
         pass  # rolled back whole; again, each update in a savepoint of its own
     results: list[bool | LedgerError | IllegalTransition] = []
     with engine.begin() as connection:
@@ -295,6 +339,9 @@ def record_statuses(
             try:
                 with connection.begin_nested():
                     results.append(_record_in(connection, change, now))
+            except _Surprise as surprise:
+                write_words(connection, [surprise.word])  # outside the rolled-back savepoint
+                results.append(surprise.error)
             except (LedgerError, IllegalTransition) as exc:
                 results.append(exc)
     return results
@@ -302,7 +349,7 @@ def record_statuses(
 
 def _plan_plain_moves(
     rows: Sequence[Row[Any]], updates: Sequence[StatusUpdate], now: datetime
-) -> tuple[list[bool], list[list[PlannedMove]]] | None:
+) -> tuple[list[bool], list[list[PlannedMove]], list[ServiceWord]] | None:
     """The group's writes when every update is a plain one, else None (nothing written yet).
 
     Plain: its payout is among `rows` with no other payout id, its status is known, and the
@@ -315,6 +362,7 @@ def _plan_plain_moves(
     moved: list[bool] = []
     rounds: list[list[PlannedMove]] = []
     moves_of: dict[int, int] = defaultdict(int)
+    words: list[ServiceWord] = []
     for change in updates:
         if change.external_id is not None:
             found = by_external.get(change.external_id)
@@ -334,7 +382,10 @@ def _plan_plain_moves(
             return None  # maybe old news after a correction: the careful path looks it up
         if move is Move.STALE:
             moved.append(False)
+            if _is_word(change, False):
+                words.append(_word(found, change, state, now))
             continue
+        words.append(_word(found, change, state, now))
         planned = plan_move(
             row,
             state,
@@ -351,7 +402,7 @@ def _plan_plain_moves(
             rounds.append([])
         rounds[turn].append(planned)
         moved.append(True)
-    return moved, rounds
+    return moved, rounds, words
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,16 +444,22 @@ def _record_in(connection: Connection, change: StatusUpdate, now: datetime) -> b
         )
         return False
     current = RowState(row.state)
+    word = _word(row, change, state, now)
     try:
         move = check_move(row.external_id, current, state)
-    except IllegalTransition:
+    except IllegalTransition as exc:
         # A redelivered webhook for a status the payout already passed through (before a
         # correction moved it on) is old news, not a surprise.
         if _was_ever(connection, row.external_id, state):
+            if _is_word(change, False):
+                write_words(connection, [word])
             return False
-        raise
+        raise _Surprise(exc, word) from None
     if move is Move.STALE:
+        if _is_word(change, False):
+            write_words(connection, [word])
         return False
+    write_words(connection, [word])
     apply_move(
         connection,
         row,

@@ -18,7 +18,13 @@ from payflow.ledger.records import (
     RowView,
     StatusEventView,
 )
-from payflow.ledger.states import POLLABLE_STATES, UNFINISHED_STATES, EventSource, RowState
+from payflow.ledger.states import (
+    FINAL_STATUSES,
+    POLLABLE_STATES,
+    UNFINISHED_STATES,
+    EventSource,
+    RowState,
+)
 from payflow.ledger.tables import Batch, BatchRow, BatchWarning, Payout, StatusEvent
 
 PAGE_ROWS = 2_000
@@ -75,6 +81,19 @@ def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:
     """Payouts of the batch not yet final: VALIDATED, SUBMITTING, CREATED or PROCESSING."""
     query = select(*_REF).where(
         in_batch(batch_id), Payout.state.in_([s.value for s in UNFINISHED_STATES])
+    )
+    with engine.connect() as connection:
+        return [_ref(row) for row in connection.execute(query)]
+
+
+def final_since(engine: Engine, batch_id: str, since: datetime) -> list[PayoutRef]:
+    """Final payouts of the batch whose last news came at or after `since`: inside the
+    correction window, where the platform may still move them."""
+    last = func.coalesce(Payout.last_status_at, Payout.updated_at)
+    query = select(*_REF).where(
+        in_batch(batch_id),
+        Payout.state.in_([s.value for s in FINAL_STATUSES]),
+        last >= since,
     )
     with engine.connect() as connection:
         return [_ref(row) for row in connection.execute(query)]
@@ -257,7 +276,8 @@ def last_change(engine: Engine, batch_id: str) -> datetime | None:
 
 
 def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
-    """The warnings validation gave the batch's maker, as they read then, by row."""
+    """The warnings validation gave the batch's maker, as they read then, by row; only of rows
+    the batch may send: an approver was warned of an outlier on a CONFLICT row, never sent."""
     query = (
         select(
             BatchWarning.row_number,
@@ -266,7 +286,15 @@ def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
             BatchWarning.rule,
             BatchWarning.message,
         )
-        .where(BatchWarning.batch_id == batch_id)
+        .join(
+            BatchRow,
+            (BatchRow.batch_id == BatchWarning.batch_id)
+            & (BatchRow.row_number == BatchWarning.row_number),
+        )
+        .where(
+            BatchWarning.batch_id == batch_id,
+            BatchRow.disposition == Disposition.NEW.value,
+        )
         .order_by(BatchWarning.row_number, BatchWarning.id)
     )
     with engine.connect() as connection:

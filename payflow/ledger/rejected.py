@@ -20,11 +20,13 @@ class RejectedLine(NamedTuple):
     reasons: tuple[str, ...]
 
 
-def rejected_rows(engine: Engine, batch_id: str, limit: int) -> tuple[int, list[RejectedLine]]:
-    """How many rows of the batch were rejected, and the first `limit` of them in row order."""
-    rejected = (BatchRow.batch_id == batch_id) & (
-        BatchRow.disposition == Disposition.REJECTED.value
-    )
+def rejected_rows(
+    engine: Engine, batch_id: str, limit: int, disposition: Disposition = Disposition.REJECTED
+) -> tuple[int, list[RejectedLine]]:
+    """How many rows of the batch were rejected (or, with `disposition` CONFLICT, refused as a
+    known externalId with other content, its reason naming the externalId's batch and the
+    columns that differ), and the first `limit` of them in row order."""
+    rejected = (BatchRow.batch_id == batch_id) & (BatchRow.disposition == disposition.value)
     with engine.connect() as conn:
         total = int(conn.execute(select(func.count()).where(rejected)).scalar_one())
         found = conn.execute(

@@ -227,7 +227,8 @@ class StatusEvent(Base):
 
 
 class ServiceCheck(Base):
-    """What the service said about a payout at the last reconciliation (one row per externalId)."""
+    """The service's latest word about a payout (one row per externalId): what it last said,
+    when, and how it was learned (`source`: webhook, poll, reconcile or rerun; migration 0019)."""
 
     __tablename__ = "service_checks"
 
@@ -240,6 +241,23 @@ class ServiceCheck(Base):
     amount: Mapped[Decimal | None] = mapped_column(DecimalText())
     currency: Mapped[str | None] = mapped_column(String(8))
     checked_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    source: Mapped[str | None] = mapped_column(String(16))
+
+
+class ReportVersion(Base):
+    """One reconciliation report written for a batch: its files, who, when, what changed."""
+
+    __tablename__ = "report_versions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.batch_id"), index=True)
+    csv_path: Mapped[str] = mapped_column(Text)
+    xlsx_path: Mapped[str] = mapped_column(Text)
+    made_by: Mapped[str] = mapped_column(String(128))
+    made_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    changes: Mapped[str] = mapped_column(Text)  # what changed since the version before, in words
+    digest: Mapped[str] = mapped_column(String(64))  # what the report says: a repeat is kept once
+    figures: Mapped[str] = mapped_column(Text)  # JSON {figure: value}, compared by the next version
 
 
 class Finding(Base):

@@ -31,7 +31,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import aliased
 
-from payflow.ledger.attempts import Latest, join_latest_attempt, joined_rows, line_currency
+from payflow.ledger.attempts import (
+    Latest,
+    LatestWord,
+    earlier_paid_expr,
+    heard_since,
+    join_latest_attempt,
+    joined_rows,
+    line_currency,
+    service_amount_expr,
+    service_status_expr,
+)
 from payflow.ledger.reading import by_row_number
 from payflow.ledger.records import OWN_PAYOUT, Disposition
 from payflow.ledger.states import RowState
@@ -44,29 +54,38 @@ S = RowState
 
 
 class RowOutcome(StrEnum):
-    """What became of one source row, as the report and its colours show it."""
+    """What became of one source row, as every reader shows it: from the service's latest word
+    about the row's latest attempt once the ledger has one (`service_word`), else the ledger's."""
 
     PAID = "paid"
+    # The service paid a payout the ledger holds as failed (or an earlier attempt of the row).
+    PAID_CORRECTED = "paid (corrected from failed)"
     FAILED = "failed"
-    CORRECTED = "corrected"
+    # Paid, then corrected by the platform to FAILED, CANCELED or EXPIRED.
+    CORRECTED = "not paid (corrected after completion)"
     CANCELED = "canceled"
     EXPIRED = "expired"
     PENDING = "pending"
+    # Final in the ledger, CREATED or PROCESSING at the service: neither paid nor failed yet.
+    PENDING_AT_SERVICE = "pending at the service"
     NOT_SENT = "not_sent"
     REFUSED = "refused"  # SUBMIT_REJECTED or CONFLICT: blocked before a payout existed
     REJECTED = "rejected"  # broke a rule in the file
     DUPLICATE = "duplicate"  # the externalId was registered before: not paid again
 
 
+PAID_OUTCOMES = frozenset({RowOutcome.PAID, RowOutcome.PAID_CORRECTED})
+"""Rows the service paid: never offered for a rerun, never counted as not paid."""
+PENDING_OUTCOMES = frozenset({RowOutcome.PENDING, RowOutcome.PENDING_AT_SERVICE})
 SENT_OUTCOMES = frozenset(
     {
-        RowOutcome.PAID,
         RowOutcome.FAILED,
         RowOutcome.CORRECTED,
         RowOutcome.CANCELED,
         RowOutcome.EXPIRED,
-        RowOutcome.PENDING,
     }
+    | PAID_OUTCOMES
+    | PENDING_OUTCOMES
 )
 FAILED_AFTER_SENDING = frozenset(
     {RowOutcome.FAILED, RowOutcome.CORRECTED, RowOutcome.CANCELED, RowOutcome.EXPIRED}
@@ -75,11 +94,40 @@ BLOCKED_BEFORE_SENDING = frozenset({RowOutcome.REJECTED, RowOutcome.REFUSED})
 
 
 def outcome_expr() -> ColumnElement[str]:
-    """The row's RowOutcome as a SQL CASE over batch_rows joined to their latest attempts."""
+    """The row's RowOutcome as a SQL CASE over batch_rows joined to their latest attempts and
+    the service's latest word about each (`LatestWord`): the one definition of a row's outcome.
+
+    The service's word wins once the ledger has one: the ledger cannot follow a platform's move
+    out of a final status (FAILED -> COMPLETED, COMPLETED -> CANCELED or PROCESSING)."""
+    word = service_status_expr()
+    failed_finals = [S.FAILED.value, S.CANCELED.value, S.EXPIRED.value]
+    in_flight = [S.CREATED.value, S.PROCESSING.value]
     return case(
         (BatchRow.disposition == Disposition.REJECTED.value, RowOutcome.REJECTED.value),
         (BatchRow.disposition == Disposition.CONFLICT.value, RowOutcome.REFUSED.value),
         (BatchRow.disposition == Disposition.ALREADY_KNOWN.value, RowOutcome.DUPLICATE.value),
+        (
+            and_(word == S.COMPLETED.value, Latest.state.in_(failed_finals)),
+            RowOutcome.PAID_CORRECTED.value,
+        ),
+        (word == S.COMPLETED.value, RowOutcome.PAID.value),
+        (
+            and_(word.in_(failed_finals), Latest.state == S.COMPLETED.value),
+            RowOutcome.CORRECTED.value,
+        ),
+        (
+            and_(word.in_(in_flight), Latest.state.in_([S.COMPLETED.value, *failed_finals])),
+            RowOutcome.PENDING_AT_SERVICE.value,
+        ),
+        # A failed attempt whose earlier attempt the service paid after all: the row is paid.
+        (
+            and_(Latest.attempt > 0, Latest.state != S.COMPLETED.value, earlier_paid_expr()),
+            RowOutcome.PAID_CORRECTED.value,
+        ),
+        (and_(Latest.state == S.FAILED.value, Latest.corrected), RowOutcome.CORRECTED.value),
+        (word == S.FAILED.value, RowOutcome.FAILED.value),
+        (word == S.CANCELED.value, RowOutcome.CANCELED.value),
+        (word == S.EXPIRED.value, RowOutcome.EXPIRED.value),
         (Latest.state == S.COMPLETED.value, RowOutcome.PAID.value),
         (and_(Latest.state == S.FAILED.value, Latest.corrected), RowOutcome.CORRECTED.value),
         (Latest.state == S.FAILED.value, RowOutcome.FAILED.value),
@@ -127,7 +175,8 @@ def outcome_totals(engine: Engine, batch_id: str) -> list[OutcomeTotal]:
     # Only a row's own payout counts: a rejected or conflicting row's report line shows the
     # file's amount, which was never to be paid.
     currency = line_currency()
-    amount = case((BatchRow.disposition.in_(OWN_PAYOUT), Latest.amount), else_=None)
+    # What the service says it paid (or holds) once it said so: a platform may change amounts.
+    amount = case((BatchRow.disposition.in_(OWN_PAYOUT), service_amount_expr()), else_=None)
     query = (
         joined_rows(batch_id)
         .add_columns(currency, outcome, func.count(), exact_sum(amount, dialect))
@@ -163,7 +212,12 @@ def failure_totals(engine: Engine, batch_id: str) -> list[MessageTotal]:
         .add_columns(
             Latest.currency, Latest.state, message, count, exact_sum(Latest.amount, dialect)
         )
-        .where(BatchRow.disposition == Disposition.NEW.value, Latest.state.in_(unpaid))
+        .where(
+            BatchRow.disposition == Disposition.NEW.value,
+            Latest.state.in_(unpaid),
+            # A row the service paid after all is not a failure to explain.
+            outcome_expr().not_in([o.value for o in PAID_OUTCOMES | PENDING_OUTCOMES]),
+        )
         .group_by(Latest.currency, Latest.state, message)
         .order_by(count.desc(), Latest.currency, Latest.state, message)
     )
@@ -171,6 +225,139 @@ def failure_totals(engine: Engine, batch_id: str) -> list[MessageTotal]:
         return [
             MessageTotal(str(cur), str(state), str(msg), int(n), sum_value(total, dialect))
             for cur, state, msg, n, total in connection.execute(query)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How far a batch is from done with the service: rows not final (pending here or at the
+    service, or never sent yet) and rows whose service's word the ledger does not hold."""
+
+    not_final: int
+    disagreeing: int
+
+
+NOT_FINAL_OUTCOMES = PENDING_OUTCOMES | {RowOutcome.NOT_SENT}
+
+
+def settlement(engine: Engine, batch_id: str) -> Settlement:
+    """`Settlement` of the batch, counted in SQL over each row's latest attempt."""
+    outcome = outcome_expr()
+    word = service_status_expr()
+    own = BatchRow.disposition.in_(OWN_PAYOUT)
+    not_final = case((outcome.in_([o.value for o in NOT_FINAL_OUTCOMES]), 1), else_=0)
+    differs = case((and_(own, word.is_not(None), word != Latest.state), 1), else_=0)
+    query = joined_rows(batch_id).add_columns(
+        func.coalesce(func.sum(not_final), 0), func.coalesce(func.sum(differs), 0)
+    )
+    with engine.connect() as connection:
+        pending, disagreeing = connection.execute(query).one()
+    return Settlement(int(pending), int(disagreeing))
+
+
+@dataclass(frozen=True, slots=True)
+class WordDifference:
+    """A row whose service's latest word differs from the ledger's state of its payout."""
+
+    row_number: int
+    external_id: str
+    state: str
+    service_status: str
+    outcome: RowOutcome
+    source: str | None
+    at: datetime
+
+
+def word_differences(engine: Engine, batch_id: str, limit: int) -> list[WordDifference]:
+    """The first `limit` rows, by row number, whose service's word differs from the ledger."""
+    word = service_status_expr()
+    query = (
+        joined_rows(batch_id)
+        .add_columns(
+            BatchRow.row_number,
+            Latest.external_id,
+            Latest.state,
+            word.label("word"),
+            outcome_expr().label("outcome"),
+            LatestWord.source,
+            LatestWord.checked_at,
+        )
+        .where(BatchRow.disposition.in_(OWN_PAYOUT), word.is_not(None), word != Latest.state)
+        .order_by(BatchRow.row_number)
+        .limit(limit)
+    )
+    with engine.connect() as connection:
+        return [
+            WordDifference(
+                int(r.row_number),
+                str(r.external_id),
+                str(r.state),
+                str(r.word),
+                RowOutcome(r.outcome),
+                r.source,
+                r.checked_at,
+            )
+            for r in connection.execute(query)
+        ]
+
+
+def latest_outcomes(engine: Engine, batch_id: str) -> dict[str, int]:
+    """Source rows per outcome, by one GROUP BY."""
+    outcome = outcome_expr()
+    query = joined_rows(batch_id).add_columns(outcome, func.count()).group_by(outcome)
+    with engine.connect() as connection:
+        return {str(name): int(n) for name, n in connection.execute(query)}
+
+
+@dataclass(frozen=True, slots=True)
+class PaidTotal:
+    """Payouts the service paid in one currency (by its latest word, else the ledger's state)."""
+
+    currency: str
+    payouts: int
+    amount: Decimal
+
+
+def _batch_payouts(batch_id: str) -> ColumnElement[bool]:
+    """The batch's own payouts and every later attempt of them (reruns in other batches)."""
+    own, later = aliased(Payout, name="own"), aliased(Payout, name="later")
+    rerun_of_own = (
+        select(later.external_id)
+        .join(
+            own,
+            and_(
+                later.root_external_id == func.coalesce(own.root_external_id, own.external_id),
+                later.attempt > own.attempt,
+            ),
+        )
+        .where(own.batch_id == batch_id)
+    )
+    return or_(Payout.batch_id == batch_id, Payout.external_id.in_(rerun_of_own))
+
+
+def service_paid_totals(engine: Engine, batch_id: str) -> list[PaidTotal]:
+    """Per currency, the payouts of the batch (its reruns' too) the service paid: every one the
+    service's latest word calls COMPLETED (the ledger's COMPLETED where it has no word), at the
+    service's amount. After a reconciliation this is the service's own total, a row paid twice
+    counted twice."""
+    dialect = engine.dialect.name
+    word = aliased(ServiceCheck, name="word")
+    heard = heard_since(word, Payout)
+    status = case((heard, word.status), else_=Payout.state)
+    currency = case((heard, func.coalesce(word.currency, Payout.currency)), else_=Payout.currency)
+    amount = case((heard, func.coalesce(word.amount, Payout.amount)), else_=Payout.amount)
+    query = (
+        select(currency, func.count(), exact_sum(amount, dialect))
+        .select_from(Payout)
+        .outerjoin(word, word.external_id == Payout.external_id)
+        .where(_batch_payouts(batch_id), status == S.COMPLETED.value)
+        .group_by(currency)
+        .order_by(currency)
+    )
+    with engine.connect() as connection:
+        return [
+            PaidTotal(str(cur), int(n), sum_value(total, dialect))
+            for cur, n, total in connection.execute(query)
         ]
 
 
@@ -188,20 +375,8 @@ def movements_since(engine: Engine, batch_id: str, since: datetime) -> list[Move
     """State changes recorded after `since` of the batch's own payouts and of their reruns (the
     rows' later attempts, which the report counts), summed per move."""
     dialect = engine.dialect.name
-    own, later = aliased(Payout, name="own"), aliased(Payout, name="later")
-    rerun_of_own = (
-        select(later.external_id)
-        .join(
-            own,
-            and_(
-                later.root_external_id == func.coalesce(own.root_external_id, own.external_id),
-                later.attempt > own.attempt,
-            ),
-        )
-        .where(own.batch_id == batch_id)
-    )
     totals: dict[tuple[str, str | None, str], Decimal] = {}
-    for payouts in (Payout.batch_id == batch_id, Payout.external_id.in_(rerun_of_own)):
+    for payouts in _batch_payouts(batch_id).clauses:
         query = (
             select(
                 Payout.currency,
@@ -219,6 +394,43 @@ def movements_since(engine: Engine, batch_id: str, since: datetime) -> list[Move
                 key = (str(cur), before, str(after))
                 totals[key] = totals.get(key, Decimal(0)) + sum_value(total, dialect)
     return [Movement(cur, before, after, amount) for (cur, before, after), amount in totals.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class OtherMovement:
+    """Another batch's state changes of one kind in one currency within a time window."""
+
+    batch_id: str
+    currency: str
+    from_state: str | None
+    to_state: str
+    amount: Decimal
+
+
+def other_movements(
+    engine: Engine, batch_id: str, since: datetime, until: datetime
+) -> list[OtherMovement]:
+    """State changes recorded in [since, until] of payouts of this ledger that are neither the
+    batch's own nor their reruns: what other batches moved the balance by meanwhile."""
+    dialect = engine.dialect.name
+    query = (
+        select(
+            Payout.batch_id,
+            Payout.currency,
+            StatusEvent.from_state,
+            StatusEvent.to_state,
+            exact_sum(Payout.amount, dialect),
+        )
+        .select_from(StatusEvent)
+        .join(Payout, Payout.external_id == StatusEvent.external_id)
+        .where(~_batch_payouts(batch_id), StatusEvent.at >= since, StatusEvent.at <= until)
+        .group_by(Payout.batch_id, Payout.currency, StatusEvent.from_state, StatusEvent.to_state)
+    )
+    with engine.connect() as connection:
+        return [
+            OtherMovement(str(b), str(cur), before, str(after), sum_value(total, dialect))
+            for b, cur, before, after, total in connection.execute(query)
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +461,11 @@ class ReportLine:
     earlier: str | None  # when rerun: the externalIds of the row's attempts before this one
     findings: str | None  # open or acknowledged finding kinds
     unsent: UnsentReason | None = None  # why the row has no payout of its own, if it has none
+    service_message: str | None = None  # the statusMessage of the service's latest word
+    service_source: str | None = None  # how that word was learned (`service_word.WordSource`)
+    # The ledger state of the payout the row's externalId names (another batch's for a
+    # CONFLICT or duplicate row): what the advice for such a row is checked against.
+    known_state: str | None = None
 
 
 def _aggregate_text(column: Any, dialect: str) -> ColumnElement[Any]:
@@ -335,6 +552,9 @@ def report_lines(engine: Engine, batch_id: str) -> Iterator[ReportLine]:
         ServiceCheck.status.label("service_status"),
         ServiceCheck.found.label("service_found"),
         ServiceCheck.checked_at,
+        ServiceCheck.status_message.label("service_message"),
+        ServiceCheck.source.label("service_source"),
+        Payout.state.label("known_state"),
         submitted_at.label("submitted_at"),
         final_status_at.label("final_status_at"),
         earlier.label("earlier"),
@@ -389,6 +609,9 @@ def _line(row: Any) -> ReportLine:
         earlier=row.earlier,
         findings=row.findings,
         unsent=None if row.unsent is None else UnsentReason(row.unsent),
+        service_message=row.service_message,
+        service_source=row.service_source,
+        known_state=row.known_state,
     )
 
 

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from payflow.api import PayoutsClient
 from payflow.api.errors import PaymentsApiError
-from payflow.ledger.states import FINAL_STATUSES, RowState, parse_api_status
+from payflow.ledger.states import FINAL_STATUSES, IllegalTransition, RowState, parse_api_status
 from payflow.links.minting import mint_link
 from payflow.links.store import LinkStore
 from payflow.serving import BackgroundServer
@@ -43,6 +43,11 @@ STATE_TEXT = {
     RowState.COMPLETED: ("Выплата выполнена", "Деньги отправлены на ваш счёт."),
 }
 NOT_DONE = ("Выплата не выполнена", "Обратитесь к отправителю выплаты.")
+# A payout the ledger holds as paid that the service does not confirm now: never "paid".
+UNCONFIRMED = (
+    "Статус выплаты уточняется",
+    "Мы не можем сейчас подтвердить выплату. Обратитесь к отправителю выплаты.",
+)
 PAGE = """<!doctype html><html lang="ru"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{title}</title>
@@ -122,13 +127,30 @@ def create_claims_app(
             )
         state = found.state
         try:
-            if state is RowState.VALIDATED or state not in FINAL_STATUSES:
+            # A COMPLETED payout too: the platform may reverse one with no webhook, and the
+            # recipient read "paid" while the widget said it was not.
+            if (
+                state is RowState.VALIDATED
+                or state not in FINAL_STATUSES
+                or state is RowState.COMPLETED
+            ):
                 payout = client.find_payout_by_external_id(found.external_id)
                 if payout is not None:
-                    store.record_status(
-                        found.external_id, payout.id, payout.status, payout.status_message
-                    )
+                    try:
+                        store.record_status(
+                            found.external_id, payout.id, payout.status, payout.status_message
+                        )
+                    except IllegalTransition as exc:
+                        # The ledger cannot follow (COMPLETED -> CANCELED): the service's word
+                        # is still what the recipient is told.
+                        logger.warning("claim: %s", exc)
                     state = parse_api_status(payout.status) or state
+                elif state is RowState.COMPLETED:
+                    logger.warning(
+                        "claim for externalId %s: the service does not know its payout",
+                        found.external_id,
+                    )
+                    return page(*UNCONFIRMED, 200)
             if state is not RowState.VALIDATED:
                 title, text = STATE_TEXT.get(state, NOT_DONE)
                 return page(title, text, 200)

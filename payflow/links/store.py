@@ -432,14 +432,18 @@ class LinkStore:
     def to_track(self, batch_id: str) -> list[str]:
         """externalIds worth a lookup: payouts not final, COMPLETED ones (the platform may
         correct one to FAILED with no webhook), and rows whose link was opened."""
+        return [external_id for external_id, _ in self.to_track_with_states(batch_id)]
+
+    def to_track_with_states(self, batch_id: str) -> list[tuple[str, str]]:
+        """`to_track`'s externalIds, each with its state in the ledger."""
         pending = [RowState.CREATED.value, RowState.PROCESSING.value, RowState.COMPLETED.value]
-        query = select(LinkPayout.external_id).where(
+        query = select(LinkPayout.external_id, LinkPayout.state).where(
             (LinkPayout.batch_id == batch_id) | LinkPayout.external_id.in_(_known_ids(batch_id)),
             LinkPayout.state.in_(pending)
             | ((LinkPayout.state == RowState.VALIDATED.value) & (LinkPayout.links_minted > 0)),
         )
         with self._reader.connect() as connection:
-            return list(connection.execute(query).scalars())
+            return [(str(ext), str(state)) for ext, state in connection.execute(query)]
 
 
 def _insert_values(batch_id: str, source_name: str, row: LinkRow, now: datetime) -> dict[str, Any]:

@@ -11,16 +11,19 @@ from dataclasses import dataclass
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.models import Payout
+from payflow.ledger import RowState
 from payflow.links.store import LinkStore
 
 
 @dataclass(frozen=True)
 class RefreshResult:
-    """Lookups made, rows that moved, rows with no payout at the service yet."""
+    """Lookups made, rows that moved, rows with no payout at the service yet, and the rows the
+    ledger holds as made (CREATED, PROCESSING, COMPLETED) the service answered 404 for."""
 
     looked_up: int
     moved: int
     not_found: int
+    unconfirmed: tuple[str, ...] = ()
 
 
 async def refresh_links(
@@ -28,7 +31,9 @@ async def refresh_links(
 ) -> RefreshResult:
     """Look up each unfinished, COMPLETED or opened row by externalId and record what the
     service says."""
-    external_ids = store.to_track(batch_id)
+    tracked = store.to_track_with_states(batch_id)
+    external_ids = [external_id for external_id, _ in tracked]
+    made = {external_id for external_id, state in tracked if state in MADE_STATES}
     slots = asyncio.Semaphore(concurrency)
 
     async def lookup(external_id: str) -> tuple[str, Payout | None]:
@@ -37,9 +42,18 @@ async def refresh_links(
 
     found = await asyncio.gather(*(lookup(ext) for ext in external_ids))
     moved = not_found = 0
+    unconfirmed: list[str] = []
     for external_id, payout in found:
         if payout is None:
             not_found += 1
+            if external_id in made:
+                # Never silence: the ledger says it was made, the service does not know it.
+                unconfirmed.append(external_id)
             continue
         moved += store.record_status(external_id, payout.id, payout.status, payout.status_message)
-    return RefreshResult(len(external_ids), moved, not_found)
+    return RefreshResult(len(external_ids), moved, not_found, tuple(sorted(unconfirmed)))
+
+
+MADE_STATES = frozenset(
+    {RowState.CREATED.value, RowState.PROCESSING.value, RowState.COMPLETED.value}
+)

@@ -14,6 +14,7 @@ from payflow.paying.balance import (
 )
 from payflow.paying.batch import ChunkLoop, ChunkResult, submit_batch, submit_chunk
 from payflow.paying.outcomes import Outcome, SubmitStats
+from payflow.paying.recheck import recheck_final
 from payflow.paying.requests import build_payout_request, payout_differences
 from payflow.paying.submit import submit_claimed
 from payflow.paying.track import Fetched, TrackResult, fetch_payout, refresh_batch, track_batch
@@ -33,6 +34,7 @@ __all__ = [
     "compare_balance",
     "fetch_payout",
     "payout_differences",
+    "recheck_final",
     "refresh_batch",
     "submit_batch",
     "submit_chunk",

@@ -198,6 +198,8 @@ def _record_polls(
             source=EventSource.POLL,
             external_id=ref.external_id,
             payout_id=payout.id,
+            amount=payout.amount,
+            currency=payout.currency,
         )
         for ref, payout in news
     ]

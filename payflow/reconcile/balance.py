@@ -3,8 +3,9 @@ did since, against the balance read at reconciliation.
 
 Each recorded state change moves money the way the spec says: the amount is held on create,
 debited on COMPLETED, released on FAILED, CANCELED and EXPIRED, and given back by a correction.
-Other activity on the account (another batch, refunds, orders) moves the balance too, so a
-drift is a question for a person, not proof of an error.
+Other activity on the account moves the balance too: what other batches of this ledger moved
+meanwhile is named and taken out of the drift; what is left (refunds, orders, fees, another
+system) is unexplained, a question for a person, not proof of an error.
 """
 
 from __future__ import annotations
@@ -91,6 +92,19 @@ class RollForward:
     moved_held: Decimal
     end_available: Decimal | None
     end_held: Decimal | None
+    # Other batches of this ledger that moved the available balance meanwhile: (batch, amount).
+    other_batches: tuple[tuple[str, Decimal], ...] = ()
+
+    @property
+    def other_available(self) -> Decimal:
+        """What other batches of this ledger moved the available balance by meanwhile."""
+        return sum((amount for _, amount in self.other_batches), Decimal(0))
+
+    @property
+    def unexplained_available(self) -> Decimal | None:
+        """The drift less what other batches of this ledger explain; None when unknown."""
+        drift = self.drift_available
+        return None if drift is None else drift - self.other_available
 
     @property
     def expected_available(self) -> Decimal | None:
@@ -126,6 +140,15 @@ def roll_forward(ledger: Ledger, batch_id: str) -> list[RollForward]:
     if not start:
         return []
     since = min(line.taken_at for line in start.values())
+    until = max(line.taken_at for line in end.values()) if end else ledger.now()
+    others: dict[str, dict[str, Decimal]] = {}
+    for other in ledger.other_movements(batch_id, since, until):
+        d_available, _ = EFFECTS.get((other.from_state, other.to_state), (0, 0))
+        if d_available:
+            by_batch = others.setdefault(other.currency, {})
+            by_batch[other.batch_id] = by_batch.get(other.batch_id, Decimal(0)) + (
+                d_available * other.amount
+            )
     moved: dict[str, list[Decimal]] = {}
     for movement in ledger.movements_since(batch_id, since):
         d_available, d_held = EFFECTS.get((movement.from_state, movement.to_state), (0, 0))
@@ -148,6 +171,7 @@ def roll_forward(ledger: Ledger, batch_id: str) -> list[RollForward]:
                 moved_held,
                 last.available if last else absent,
                 last.held if last else absent,
+                tuple(sorted((b, a) for b, a in others.get(currency, {}).items() if a)),
             )
         )
     return result

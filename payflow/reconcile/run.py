@@ -90,6 +90,8 @@ def _record_move(ledger: Ledger, external_id: str, payout: Payout) -> bool:
             status=payout.status,
             status_message=payout.status_message,
             source=EventSource.POLL,
+            amount=payout.amount,
+            currency=payout.currency,
         )
     except (IllegalTransition, LedgerError) as exc:
         # Kept for a person as a status_differs finding; never forced into the ledger.
@@ -98,7 +100,11 @@ def _record_move(ledger: Ledger, external_id: str, payout: Payout) -> bool:
 
 
 async def _refetch_earlier(
-    client: AsyncPayoutsClient, ledger: Ledger, page: list[ReportLine], slots: asyncio.Semaphore
+    client: AsyncPayoutsClient,
+    ledger: Ledger,
+    batch_id: str,
+    page: list[ReportLine],
+    slots: asyncio.Semaphore,
 ) -> dict[str, str]:
     """Fetch and record the earlier attempts of the page's rerun rows: a row shows its latest
     attempt, but a failed first attempt the platform pays after all is a second payment, and
@@ -110,18 +116,27 @@ async def _refetch_earlier(
             return external_id, await fetch_payout(client, external_id, None)
 
     statuses: dict[str, str] = {}
+    views: list[ServiceView] = []
     for external_id, fetched in await asyncio.gather(*(fetch(ext) for ext in earlier)):
         if fetched.payout is not None:
             await asyncio.to_thread(_record_move, ledger, external_id, fetched.payout)
             statuses[external_id] = fetched.payout.status
+        if fetched.answered:
+            views.append(_word_of(external_id, fetched))
+    # Kept as each earlier attempt's latest word: a first attempt paid after all is paid.
+    await asyncio.to_thread(ledger.save_service_views, batch_id, views)
     return statuses
 
 
 def _view(line: ReportLine, fetched: Fetched) -> ServiceView:
-    payout = fetched.payout
     assert line.external_id is not None
+    return _word_of(line.external_id, fetched)
+
+
+def _word_of(external_id: str, fetched: Fetched) -> ServiceView:
+    payout = fetched.payout
     return ServiceView(
-        external_id=line.external_id,
+        external_id=external_id,
         found=payout is not None,
         payout_id=payout.id if payout else None,
         status=payout.status if payout else None,
@@ -177,7 +192,7 @@ async def reconcile_batch(
             states_now.update(
                 (c.line.external_id, _state_now(c)) for c in checks if c.line.external_id
             )
-            states_now.update(await _refetch_earlier(client, ledger, page, slots))
+            states_now.update(await _refetch_earlier(client, ledger, batch_id, page, slots))
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
         recorded = await asyncio.to_thread(ledger.payout_states, members)

@@ -1,7 +1,12 @@
 """Reconciliation reports: the batch's rows, summary, findings and balance as XLSX and CSV."""
 
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS
-from payflow.reporting.markdown import failures_table, findings_table, summary_markdown
+from payflow.reporting.markdown import (
+    failures_table,
+    findings_table,
+    settlement_lines,
+    summary_markdown,
+)
 from payflow.reporting.reconciliation import (
     BatchReport,
     ReportPaths,
@@ -20,6 +25,7 @@ __all__ = [
     "failures_table",
     "findings_table",
     "report_paths",
+    "settlement_lines",
     "summary_markdown",
     "write_batch_report",
 ]

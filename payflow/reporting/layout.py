@@ -15,12 +15,15 @@ from enum import StrEnum
 
 from payflow.inert import inert_text
 from payflow.ledger import UNSENT_WORDS, Disposition, ReportLine, RowOutcome, UnsentReason
-from payflow.reconcile import Classification, FailureClass, FailureClasses
+from payflow.reconcile import Classification, FailureClasses
+from payflow.reconcile.advice import advise
 from payflow.redact import mask_requisites
 from payflow.schemas.iso4217 import quantized
 
 # 2.0: completed_at_utc, filled for failed rows too (none ever completed), is final_status_at_utc.
-LAYOUT_VERSION = "2.0"
+# 2.1: outcome from the service's latest word; service_learned_by (last); last_checked_at_utc:
+# when the service last said so, by any channel.
+LAYOUT_VERSION = "2.1"
 NOT_FOUND = "NOT_FOUND"  # the service's 404, as `payflow.ledger.totals` names it
 
 
@@ -162,11 +165,13 @@ ROW_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "outcome",
-        "paid, failed, corrected, canceled, expired, pending, not_sent, refused, "
-        "rejected or duplicate.",
+        "From the service's latest word once there is one: paid, paid (corrected from failed), "
+        "failed, not paid (corrected after completion), canceled, expired, pending, pending at "
+        "the service, not_sent, refused, rejected or duplicate.",
         Kind.TEXT,
-        11,
+        20,
         lambda r, c: r.outcome.value,
+        wrap=True,
     ),
     Column(
         "status_message",
@@ -208,7 +213,7 @@ ROW_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "last_checked_at_utc",
-        "When reconciliation last asked the service (UTC).",
+        "When the service last said so (UTC): a webhook, a poll, a reconcile or a rerun check.",
         Kind.TIME,
         20,
         lambda r, c: _time(r.checked_at),
@@ -237,32 +242,20 @@ ROW_COLUMNS: tuple[Column, ...] = (
         lambda r, c: _detail(r),
         wrap=True,
     ),
-)
-
-UNPAID_OUTCOMES = frozenset(
-    {
-        RowOutcome.FAILED,
-        RowOutcome.CORRECTED,
-        RowOutcome.CANCELED,
-        RowOutcome.EXPIRED,
-        RowOutcome.REFUSED,
-        RowOutcome.REJECTED,
-    }
+    Column(
+        "service_learned_by",
+        "How the ledger learned the service's latest word: webhook, poll, reconcile or rerun.",
+        Kind.TEXT,
+        12,
+        lambda r, c: r.service_source,
+    ),
 )
 
 
 def classification(line: ReportLine, classes: FailureClasses) -> Classification | None:
-    """The failure class of a row that did not pay; None for the others."""
-    if line.outcome not in UNPAID_OUTCOMES:
-        return None
-    if line.outcome is RowOutcome.REJECTED and line.first_batch_id is not None:
-        # "Fix the row and upload it again" would only meet that payout as a repeat or a conflict.
-        return Classification(
-            FailureClass.FIX_DETAILS,
-            f"Its externalId is already a payout of batch {line.first_batch_id}: look that "
-            "payout up before uploading the row again.",
-        )
-    return classes.classify(line.state, line.status_message)
+    """The failure class and next step of a row that did not pay, checked against the
+    service's word and the row's history (`reconcile.advice`); None for the others."""
+    return advise(line, classes)
 
 
 def row_cells(line: ReportLine, classes: FailureClasses) -> list[Cell]:

@@ -6,9 +6,11 @@ Artifacts hold figures, kinds and statusMessages only: no requisites, names or t
 from __future__ import annotations
 
 from payflow.ledger import UNSENT_WORDS, RowOutcome
+from payflow.ledger.totals import Settlement
 from payflow.reconcile import DRIFT_CAVEAT
 from payflow.reporting.money import money_text
 from payflow.reporting.summary import Summary
+from payflow.wording import counted
 
 
 def _cell(text: str) -> str:
@@ -32,10 +34,10 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             f"| {_cell(c.currency)} | {c.in_file} | {c.count(RowOutcome.REJECTED)}"
             f" | {c.count(RowOutcome.REFUSED)} | {c.count(RowOutcome.DUPLICATE)}"
             f" | {c.count(RowOutcome.NOT_SENT)} | {c.sent}"
-            f" | {c.count(RowOutcome.PAID)} | {money_text(c.amount(RowOutcome.PAID), c.currency)}"
+            f" | {c.paid} | {money_text(c.paid_amount, c.currency)}"
             f" | {c.count(RowOutcome.FAILED)} | {c.count(RowOutcome.CANCELED)}"
             f" | {c.count(RowOutcome.EXPIRED)} | {c.count(RowOutcome.CORRECTED)}"
-            f" | {c.count(RowOutcome.PENDING)} | {c.stuck} | {c.blocked_rate:.2%}"
+            f" | {c.pending} | {c.stuck} | {c.blocked_rate:.2%}"
             f" | {c.failed_rate:.2%} | {c.stalled_rate:.2%} |"
         )
     if summary.unsent:
@@ -70,6 +72,17 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
             )
             shown = " | ".join(money_text(figure, r.currency) for figure in figures)
             lines.append(f"| {r.currency} | {shown} |")
+        for r in summary.balance:
+            if r.other_batches:
+                named = ", ".join(
+                    f"{_cell(b)} ({money_text(a, r.currency)})" for b, a in r.other_batches
+                )
+                unexplained = money_text(r.unexplained_available, r.currency)
+                lines += [
+                    "",
+                    f"{r.currency}: other batches of this ledger meanwhile: {named}; "
+                    f"unexplained drift: {unexplained}",
+                ]
         lines += ["", DRIFT_CAVEAT]
     acknowledged = len(summary.unresolved_findings()) - len(summary.open_findings())
     # An acknowledged finding was read by a person and kept (with their note): not open.
@@ -89,6 +102,7 @@ def findings_table(summary: Summary) -> list[dict[str, str | int]]:
             "kind": f.kind,
             "state": f.state,
             "detail": f.detail,
+            "acknowledged": f.acknowledgement or "",
         }
         for f in summary.unresolved_findings()
     ]
@@ -108,3 +122,21 @@ def failures_table(summary: Summary) -> list[dict[str, str | int]]:
         }
         for g in summary.failures
     ]
+
+
+def settlement_lines(settlement: Settlement, batch_id: str) -> list[str]:
+    """What keeps a reconciled batch from done besides its findings (none: no lines)."""
+    lines = []
+    if settlement.not_final:
+        rows = counted(settlement.not_final, "row")
+        lines.append(
+            f"{rows} not final yet (pending here or at the service, or not sent): "
+            f"`payflow reconcile {batch_id}` again once they are"
+        )
+    if settlement.disagreeing:
+        rows = counted(settlement.disagreeing, "row")
+        lines.append(
+            f"{rows} where the service's word differs from the ledger's state: the report's "
+            "outcome follows the service; `payflow findings` lists them"
+        )
+    return lines

@@ -1,5 +1,6 @@
 """Write a batch's reconciliation report from the ledger: `<batch_id>-reconciliation.xlsx`
-and `.csv` (the rows sheet's layout), rows streamed once into both files."""
+and `.csv` (the rows sheet's layout), rows streamed once into both files; each report that says
+something new is kept as a version beside them (`versions.keep_version`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from pathlib import Path
 from payflow.atomic import replaced_together
 from payflow.file_access import make_folder
 from payflow.ledger import Ledger, RowOutcome
+from payflow.ledger.report_versions import ReportVersionView
 from payflow.reconcile import FailureClasses
 from payflow.reporting.layout import ROW_COLUMNS, csv_text, row_cells
 from payflow.reporting.summary import Summary, build_summary
+from payflow.reporting.versions import keep_version
 from payflow.reporting.workbook import WorkbookWriter
 
 
@@ -32,6 +35,7 @@ class BatchReport:
     csv: Path
     xlsx: Path
     summary: Summary
+    version: ReportVersionView | None = None  # kept now (None: it said what the last one did)
 
 
 def report_paths(out_dir: Path, batch_id: str) -> tuple[Path, Path]:
@@ -47,8 +51,11 @@ def write_batch_report(
     *,
     sandbox: bool,
     classes: FailureClasses | None = None,
+    made_by: str = "payflow",
 ) -> BatchReport:
-    """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL."""
+    """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL.
+    The files keep the stable names; a version is kept beside them and recorded as `made_by`'s
+    when it says something the last kept version did not."""
     classes = classes or FailureClasses.load()
     make_folder(out_dir)
     csv_path, xlsx_path = report_paths(out_dir, batch_id)
@@ -68,4 +75,5 @@ def write_batch_report(
                 workbook.add_row(cells, reasons)
         summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
         workbook.finish(summary, xlsx_part)
-    return BatchReport(csv_path, xlsx_path, summary)
+    version = keep_version(ledger, batch_id, (csv_path, xlsx_path), summary, made_by)
+    return BatchReport(csv_path, xlsx_path, summary, version)

@@ -21,7 +21,14 @@ from payflow.ledger import (
     RowOutcome,
     UnsentTotal,
 )
-from payflow.ledger.totals import BLOCKED_BEFORE_SENDING, FAILED_AFTER_SENDING, SENT_OUTCOMES
+from payflow.ledger.totals import (
+    BLOCKED_BEFORE_SENDING,
+    FAILED_AFTER_SENDING,
+    PAID_OUTCOMES,
+    PENDING_OUTCOMES,
+    SENT_OUTCOMES,
+    Settlement,
+)
 from payflow.reconcile import Classification, FailureClasses, RollForward, roll_forward
 
 NO_CURRENCY = "(none)"
@@ -35,6 +42,24 @@ class CurrencySummary:
     rows: Counter[RowOutcome] = field(default_factory=Counter)
     amounts: dict[RowOutcome, Decimal] = field(default_factory=dict)
     stuck: int = 0
+    # The payouts the service paid (its latest word; a row paid twice counts twice).
+    service_payouts: int = 0
+    service_amount: Decimal = Decimal(0)
+
+    @property
+    def paid(self) -> int:
+        """Rows the service paid (corrected from failed included)."""
+        return self.count(*PAID_OUTCOMES)
+
+    @property
+    def paid_amount(self) -> Decimal:
+        """Amount of the rows the service paid, at the service's amounts."""
+        return self.amount(*PAID_OUTCOMES)
+
+    @property
+    def pending(self) -> int:
+        """Rows not final at the service (pending here, or pending at the service again)."""
+        return self.count(*PENDING_OUTCOMES)
 
     def count(self, *outcomes: RowOutcome) -> int:
         """Rows with any of these outcomes."""
@@ -67,7 +92,7 @@ class CurrencySummary:
     @property
     def stalled_rate(self) -> Decimal:
         """Share of the sent rows still pending."""
-        return _rate(self.count(RowOutcome.PENDING), self.sent)
+        return _rate(self.pending, self.sent)
 
 
 def _rate(part: int, whole: int) -> Decimal:
@@ -93,6 +118,16 @@ class Summary:
     failures: list[FailureGroup]
     findings: list[FindingView]
     unsent: list[UnsentTotal] = field(default_factory=list)  # rows never sent, by reason
+    # Rows not final, rows the service disagrees with.
+    settlement: Settlement = field(default_factory=lambda: Settlement(0, 0))
+
+    @property
+    def settled(self) -> bool:
+        """Every row final and as the service says, and no finding open: `payflow reconcile`
+        exits 0 only then."""
+        return not (
+            self.open_findings() or self.settlement.not_final or self.settlement.disagreeing
+        )
 
     def open_findings(self) -> list[FindingView]:
         """Findings nobody has acknowledged and a later reconcile has not resolved: what a
@@ -122,6 +157,10 @@ def build_summary(
 ) -> Summary:
     """Read the batch's figures from the ledger."""
     by_currency = currency_summaries(ledger.outcome_totals(batch_id))
+    for paid in ledger.service_paid_totals(batch_id):
+        name = paid.currency or NO_CURRENCY
+        summary = by_currency.setdefault(name, CurrencySummary(name))
+        summary.service_payouts, summary.service_amount = paid.payouts, paid.amount
     findings = ledger.findings(batch_id)
     for (currency, kind), count in ledger.open_finding_counts(batch_id).items():
         if kind == FindingKind.STUCK:
@@ -139,4 +178,5 @@ def build_summary(
         failures,
         findings,
         [replace(t, currency=t.currency or NO_CURRENCY) for t in ledger.unsent_totals(batch_id)],
+        ledger.settlement(batch_id),
     )

@@ -50,11 +50,13 @@ CHART_LINES = 20  # lines of the sheet one 9 cm chart covers, with a gap below i
 Sheet = Any
 OUTCOME_COLOURS: dict[RowOutcome, str] = {
     RowOutcome.PAID: "C6EFCE",
+    RowOutcome.PAID_CORRECTED: "A9D08E",
     RowOutcome.FAILED: "FFC7CE",
     RowOutcome.CORRECTED: "F4B084",
     RowOutcome.CANCELED: "FFE699",
     RowOutcome.EXPIRED: "FFE699",
     RowOutcome.PENDING: "BDD7EE",
+    RowOutcome.PENDING_AT_SERVICE: "9BC2E6",
     RowOutcome.NOT_SENT: "D9D9D9",
     RowOutcome.REFUSED: "E4DFEC",
     RowOutcome.REJECTED: "E4DFEC",
@@ -63,11 +65,13 @@ OUTCOME_COLOURS: dict[RowOutcome, str] = {
 FILLS = {o: PatternFill("solid", start_color=c, end_color=c) for o, c in OUTCOME_COLOURS.items()}
 CHART_OUTCOMES = (
     RowOutcome.PAID,
+    RowOutcome.PAID_CORRECTED,
     RowOutcome.FAILED,
     RowOutcome.CORRECTED,
     RowOutcome.CANCELED,
     RowOutcome.EXPIRED,
     RowOutcome.PENDING,
+    RowOutcome.PENDING_AT_SERVICE,
 )
 OUTCOME_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "outcome"))
 CURRENCY_INDEX = ROW_COLUMNS.index(next(c for c in ROW_COLUMNS if c.name == "currency"))
@@ -82,9 +86,12 @@ FINDING_HEADER = (
     "detail",
     "opened_at_utc",
     "updated_at_utc",
+    "acknowledged_by",
+    "acknowledged_at_utc",
+    "acknowledgement_note",
 )
-FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0)
-README_WIDTHS = (24.0, 12.0, 90.0)
+FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0, 16.0, 20.0, 40.0)
+README_WIDTHS = (38.0, 12.0, 90.0)
 ROWS_PAGES_WIDE = 3
 
 
@@ -197,10 +204,18 @@ class WorkbookWriter:
                 text_cell(self.findings, finding.detail),
                 _styled(self.findings, finding.opened_at.replace(tzinfo=None), TIME_FORMAT),
                 _styled(self.findings, finding.updated_at.replace(tzinfo=None), TIME_FORMAT),
+                text_cell(self.findings, finding.acknowledged_by),
+                None
+                if finding.acknowledged_at is None
+                else _styled(
+                    self.findings, finding.acknowledged_at.replace(tzinfo=None), TIME_FORMAT
+                ),
+                text_cell(self.findings, finding.acknowledged_note),
             ]
             lines = max(
                 lines_needed(finding.external_id or "", FINDING_WIDTHS[2]),
                 lines_needed(finding.detail, FINDING_WIDTHS[5]),
+                lines_needed(finding.acknowledged_note or "", FINDING_WIDTHS[10]),
             )
             append_tall(self.findings, number, line, lines)
         _filter(self.findings, len(FINDING_HEADER), len(summary.findings))
@@ -319,6 +334,8 @@ CURRENCY_HEADER = (
     "sent",
     "paid_rows",
     "paid_amount",
+    "service_completed_payouts",
+    "service_completed_amount",
     "failed_rows",
     "failed_amount",
     "canceled_rows",
@@ -342,13 +359,15 @@ BALANCE_HEADER = (
     "actual_held",
     "drift_available",
     "drift_held",
+    "other_batches_available",
+    "unexplained_drift_available",
 )
 UNSENT_HEADER = ("currency", "rows", "why")
 FAILURE_HEADER = ("currency", "status", "status_message", "rows", "amount", "class", "next_step")
 NUMBER_HEADINGS = frozenset({"rows", "amount"})
 
 
-SUMMARY_WIDTHS = (26.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
+SUMMARY_WIDTHS = (38.0, 16.0, 34.0, 16.0, 16.0, 16.0, 70.0)
 """Figure names, then one column per currency; the failures block's status messages in the
 third column and next steps in the seventh (wrapped)."""
 
@@ -396,6 +415,8 @@ def _balance_values(r: RollForward) -> tuple[Decimal | None, ...]:
         r.end_held,
         r.drift_available,
         r.drift_held,
+        r.other_available,
+        r.unexplained_available,
     )
 
 
@@ -457,14 +478,16 @@ class _SummarySheet:
                     c.count(RowOutcome.DUPLICATE),
                     c.count(RowOutcome.NOT_SENT),
                     c.sent,
-                    c.count(RowOutcome.PAID),
-                    self.money(c.amount(RowOutcome.PAID), c.currency),
+                    c.paid,
+                    self.money(c.paid_amount, c.currency),
+                    c.service_payouts,
+                    self.money(c.service_amount, c.currency),
                     c.count(RowOutcome.FAILED),
                     self.money(c.amount(RowOutcome.FAILED), c.currency),
                     c.count(RowOutcome.CANCELED),
                     c.count(RowOutcome.EXPIRED),
                     c.count(RowOutcome.CORRECTED),
-                    c.count(RowOutcome.PENDING),
+                    c.pending,
                     c.stuck,
                     _styled(sheet, c.blocked_rate, rate),
                     _styled(sheet, c.failed_rate, rate),
@@ -498,6 +521,10 @@ class _SummarySheet:
             columns.append([self.money(v, r.currency) for v in _balance_values(r)])
         for line in _transposed(BALANCE_HEADER, columns):
             self.append(line)
+        for r in self.summary.balance:
+            if r.other_batches:
+                named = ", ".join(f"{b} ({a:+} {r.currency})" for b, a in r.other_batches)
+                self.append([f"{r.currency}: other batches of this ledger meanwhile: {named}"])
 
     def _unsent(self) -> None:
         self.append([_bold(self.sheet, "Rows never sent, by reason")])

@@ -12,6 +12,7 @@ from payflow.ledger import (
     FindingKind,
     FindingState,
     Ledger,
+    RowOutcome,
     RowState,
 )
 from payflow.rerun.classify import Classifier, FailureClass
@@ -61,6 +62,22 @@ class Candidates:
 
 
 def _reason(view: AttemptView) -> str:
+    if view.paid_by_service:
+        # The service's word, not the ledger's state: a FAILED row the platform paid after all
+        # (or whose earlier attempt it paid) was offered for a rerun, which pays twice.
+        if view.state is RowState.COMPLETED:
+            return "COMPLETED: it was paid"
+        return f"{view.outcome}: the service paid it (the ledger says {view.state}); never rerun"
+    if view.outcome == RowOutcome.PENDING_AT_SERVICE:
+        return (
+            f"pending at the service (it says {view.service_status}, the ledger {view.state}): "
+            "wait for its final status"
+        )
+    if view.outcome == RowOutcome.CORRECTED and view.state is RowState.COMPLETED:
+        return (
+            f"not paid: the service says {view.service_status} after completion; the ledger "
+            "holds it COMPLETED, so a rerun cannot link to it: take it up with the platform"
+        )
     if view.state is RowState.COMPLETED:
         return "COMPLETED: it was paid"
     if view.state is RowState.CONFLICT:
@@ -98,7 +115,12 @@ def find_candidates(ledger: Ledger, batch_id: str, classify: Classifier) -> Cand
             )
             ineligible.append(Ineligible(view.row_number, view.external_id, view.state, reason))
             continue
-        if view.state not in RERUNNABLE_STATES or view.external_id is None:
+        if (
+            view.state not in RERUNNABLE_STATES
+            or view.external_id is None
+            or view.paid_by_service
+            or view.outcome == RowOutcome.PENDING_AT_SERVICE
+        ):
             waiting = view.state is RowState.VALIDATED and view.attempt > 0
             ineligible.append(
                 Ineligible(view.row_number, view.external_id, view.state, _reason(view), waiting)

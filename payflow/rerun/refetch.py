@@ -8,12 +8,13 @@ twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import NotFoundError
-from payflow.ledger import RowState
+from payflow.api.models import Payout
+from payflow.ledger import RowState, ServiceView
 from payflow.rerun.candidates import Candidate
 
 FAILED_FINAL = frozenset({"FAILED", "CANCELED", "EXPIRED"})
@@ -27,10 +28,28 @@ class Dropped:
     reason: str
 
 
-async def _verdict(client: AsyncPayoutsClient, candidate: Candidate) -> str | None:
+Heard = Callable[[Sequence[ServiceView]], None]
+"""Keeps what the service said of each payout asked about (its latest word in the ledger)."""
+
+
+def _view(external_id: str, payout: Payout | None) -> ServiceView:
+    return ServiceView(
+        external_id=external_id,
+        found=payout is not None,
+        payout_id=payout.id if payout else None,
+        status=payout.status if payout else None,
+        status_message=payout.status_message if payout else None,
+        amount=payout.amount if payout else None,
+        currency=payout.currency if payout else None,
+    )
+
+
+async def _verdict(
+    client: AsyncPayoutsClient, candidate: Candidate, heard: list[ServiceView]
+) -> str | None:
     """None when the row's attempts all still failed for good at the service; else why it is
     dropped."""
-    reason = await _parent_verdict(client, candidate)
+    reason = await _parent_verdict(client, candidate, heard)
     if reason is not None:
         return reason
     for external_id in candidate.earlier:
@@ -38,6 +57,7 @@ async def _verdict(client: AsyncPayoutsClient, candidate: Candidate) -> str | No
             payout = await client.get_payout_by_external_id(external_id)
         except NotFoundError:
             continue  # refused before the service created it: it pays nobody
+        heard.append(_view(external_id, payout))
         status = payout.status.strip().upper()
         if status not in FAILED_FINAL:
             return (
@@ -47,11 +67,14 @@ async def _verdict(client: AsyncPayoutsClient, candidate: Candidate) -> str | No
     return None
 
 
-async def _parent_verdict(client: AsyncPayoutsClient, candidate: Candidate) -> str | None:
+async def _parent_verdict(
+    client: AsyncPayoutsClient, candidate: Candidate, heard: list[ServiceView]
+) -> str | None:
     if candidate.state is RowState.SUBMIT_REJECTED:
         found = await client.find_payout_by_external_id(candidate.external_id)
         if found is None:
             return None
+        heard.append(_view(candidate.external_id, found))
         return f"the service holds payout {found.id} ({found.status}) for it: reconcile first"
     try:
         if candidate.payout_id is not None:
@@ -60,6 +83,7 @@ async def _parent_verdict(client: AsyncPayoutsClient, candidate: Candidate) -> s
             payout = await client.get_payout_by_external_id(candidate.external_id)
     except NotFoundError:
         return "the service does not know this payout (is PAYFLOW_API_URL right?): not rerun"
+    heard.append(_view(candidate.external_id, payout))
     status = payout.status.strip().upper()
     if status in FAILED_FINAL:
         return None
@@ -67,15 +91,19 @@ async def _parent_verdict(client: AsyncPayoutsClient, candidate: Candidate) -> s
 
 
 async def refetch_parents(
-    client: AsyncPayoutsClient, chosen: Sequence[Candidate]
+    client: AsyncPayoutsClient, chosen: Sequence[Candidate], heard: Heard | None = None
 ) -> tuple[list[Candidate], list[Dropped]]:
-    """Split the chosen rows into those still failed at the service and those dropped."""
+    """Split the chosen rows into those still failed at the service and those dropped; what
+    the service said of each payout asked about goes to `heard` (the ledger's service word)."""
     kept: list[Candidate] = []
     dropped: list[Dropped] = []
+    views: list[ServiceView] = []
     for candidate in chosen:
-        reason = await _verdict(client, candidate)
+        reason = await _verdict(client, candidate, views)
         if reason is None:
             kept.append(candidate)
         else:
             dropped.append(Dropped(candidate, reason))
+    if heard is not None:
+        heard(views)
     return kept, dropped

@@ -83,6 +83,7 @@ class GroupRecorder:
                 source=EventSource.WEBHOOK,
                 external_id=event.external_id,
                 payout_id=event.payout_id,
+                amount=event.amount,
             )
             for event in events
         ]

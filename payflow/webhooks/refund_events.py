@@ -41,6 +41,9 @@ def record_refund_webhook(
             status=event.status,
             source=EventSource.WEBHOOK,
             status_message=event.status_message,
+            # Every field the service sent, whichever channel brought it: the refund report
+            # read a blank debitAmount where the first news came by webhook.
+            debit_amount=event.debit_amount,
             debit_currency=data.get("debitCurrency"),
             debit_basis=data.get("debitBasis"),
         )

@@ -9,7 +9,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import pytest
 from cli_support import payflow_env, run_payflow
+from openpyxl import load_workbook
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
@@ -75,6 +77,8 @@ def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
         tmp_path,
     )
     assert acked.returncode == 0 and "acknowledged" in acked.stdout
+    # Who acknowledged it, when, and their note: kept in the ledger and shown nowhere before.
+    assert "acknowledged by " in acked.stdout and ": asked the manager" in acked.stdout
     # Read and noted by a person, the finding no longer keeps the batch open: `findings` said
     # exit 0 while `payflow reconcile` (and the daily reconcile runs) stayed at "Open findings:
     # 1", exit 1, for good. The report still lists it.
@@ -84,6 +88,14 @@ def test_reconcile_reports_a_correction_and_findings_acknowledges_it(
     assert (counted["open_findings"], counted["acknowledged_findings"]) == (0, 1)
     report = Path(counted["csv"]).read_text(encoding="utf-8-sig")
     assert "corrected_after_completion" in report
+    [finding] = json.loads(run_payflow(["findings", batch_id, "--json"], env, tmp_path).stdout)
+    assert finding["note"] == "asked the manager" and finding["acknowledged_by"]
+    assert finding["acknowledged_at"]
+    sheet = load_workbook(counted["report"])["findings"]
+    header, row = (list(line) for line in sheet.iter_rows(values_only=True))
+    acknowledged = dict(zip(header, row, strict=True))
+    assert acknowledged["acknowledgement_note"] == "asked the manager"
+    assert acknowledged["acknowledged_by"] == finding["acknowledged_by"]
 
     unknown = run_payflow(["reconcile", "no-such-batch"], env, tmp_path)
     assert unknown.returncode == 2 and "no batch" in unknown.stderr
@@ -108,3 +120,63 @@ def test_reconcile_without_an_api_refuses_instead_of_reporting_every_payout_miss
         2,
         f"payflow: no batch {batch_id[:-1]!r} in the ledger at {home}",
     )
+
+
+@pytest.mark.slow  # four reconciliations on the command line: about 60 s here
+def test_reconcile_exits_0_only_when_every_row_is_final_and_as_the_service_says(
+    tmp_path, sandbox_server
+) -> None:
+    # Found by hand: 5 payouts of 20 still PROCESSING, and `payflow reconcile` exited 0 with no
+    # count of them in its --json.
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    batch_id = f"cli-{secrets.token_hex(3)}"
+    rows = [
+        PayoutInstruction(2, f"{batch_id}-1", Decimal(10), "XOF", "SIM", "2250705555", "A", "u"),
+        PayoutInstruction(3, f"{batch_id}-2", Decimal(20), "XOF", "SIM", "2250700001", "B", "v"),
+    ]
+
+    async def pay() -> None:
+        with Ledger.open(ledger_url) as ledger:
+            ledger.register_batch(batch_id, "cli.csv", rows, [])
+            async with AsyncPayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as c:
+                await submit_batch(
+                    c, ledger, batch_id, worker_id="w", chunk_size=5, callback_url=None
+                )
+                await track_batch(
+                    c, ledger, batch_id, deadline=1, poll_interval=0.05, quiet_period=0
+                )
+
+    asyncio.run(pay())
+    env = payflow_env(
+        home,
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox_server.url,
+        PAYFLOW_API_TOKEN=sandbox_server.token,
+    )
+    stuck = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+    assert stuck.returncode == 1, stuck.stderr
+    counts = json.loads(stuck.stdout)
+    assert (counts["open_findings"], counts["rows_not_final"], counts["settled"]) == (0, 1, False)
+
+    # The platform finishes the stuck one, then moves the paid one back to PROCESSING: the
+    # ledger cannot follow a COMPLETED payout back, and the row is not final at the service.
+    with Ledger.open(ledger_url) as ledger:
+        ids = {row.row_number: row.payout_id for row in ledger.batch_rows(batch_id)}
+    for row, status in ((2, "COMPLETED"), (3, "PROCESSING")):
+        httpx.post(
+            f"{sandbox_server.url}/_sandbox/payouts/{ids[row]}/status", json={"status": status}
+        ).raise_for_status()
+    moved = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+    assert moved.returncode == 1, moved.stderr
+    counts = json.loads(moved.stdout)
+    assert (counts["rows_not_final"], counts["rows_disagreeing_with_service"]) == (1, 1)
+    text = run_payflow(["reconcile", batch_id], env, tmp_path)
+    assert text.returncode == 1 and "1 row not final yet" in text.stdout, text.stdout
+
+    httpx.post(
+        f"{sandbox_server.url}/_sandbox/payouts/{ids[3]}/status", json={"status": "COMPLETED"}
+    ).raise_for_status()
+    done = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+    counts = json.loads(done.stdout)
+    assert (done.returncode, counts["rows_not_final"], counts["settled"]) == (0, 0, True), counts

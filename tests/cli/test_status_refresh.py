@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import pytest
 from cli_support import payflow_env, run_payflow, sim_instruction
 from sqlalchemy import create_engine, text
 from support.servers import free_port
@@ -17,7 +18,7 @@ from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
 from payflow.approvals import load_policy, record_decision
-from payflow.ledger import Ledger
+from payflow.ledger import Detected, FindingKind, Ledger
 from payflow.ledger.records import RejectedRow
 from payflow.ledger.run_beats import beat
 from payflow.links.records import LinkRow
@@ -383,3 +384,53 @@ def test_a_checker_without_the_api_token_reads_the_ledger_and_is_told_so(tmp_pat
     asked = run_payflow(["status", "b", "--refresh"], checker, tmp_path)
     assert asked.returncode == 2 and "PAYFLOW_API_TOKEN is not" in asked.stderr
     assert sandbox_stats(sandbox)["payoutReadsById"] == {}
+
+
+@pytest.mark.slow  # four commands run as subprocesses
+async def test_status_refresh_asks_about_final_rows_and_shows_the_services_word(
+    tmp_path, make_sandbox
+):
+    # Found the next day: `payflow status` counted a reversed payout as COMPLETED, exit 0, and
+    # never mentioned open findings; --refresh asked only about the rows not final.
+    sandbox = make_sandbox(processing_delay=0.05, final_delay=0.1)
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    with Ledger.open(ledger_url) as ledger:
+        await _submitted(ledger, sandbox, "moved", 2)
+    _wait_until_completed_at_the_service(sandbox.url, 2)
+    env = payflow_env(
+        home, tmp_path / "prefect", PAYFLOW_API_URL=sandbox.url, PAYFLOW_API_TOKEN=sandbox.token
+    )
+    code, shown = _status(env, tmp_path, "moved", "--refresh")
+    assert (code, shown["statuses"]) == (0, {"COMPLETED": 2})
+
+    [reversed_payout] = [
+        p["id"]
+        for p in sandbox_stats(sandbox.url)["payouts"]  # type: ignore[union-attr]
+        if p["externalId"] == "moved-1"
+    ]
+    httpx.post(
+        f"{sandbox.url}/_sandbox/payouts/{reversed_payout}/status", json={"status": "CANCELED"}
+    ).raise_for_status()
+    with Ledger.open(ledger_url) as ledger:
+        ledger.sync_findings(
+            "moved",
+            [Detected(2, "moved-1", FindingKind.STATUS_DIFFERS, "CANCELED at the service")],
+            unchecked_rows=set(),
+        )
+    code, shown = _status(env, tmp_path, "moved", "--refresh")
+    assert code == 1
+    assert shown["statuses"] == {"COMPLETED": 2}  # the ledger cannot follow COMPLETED back
+    assert shown["outcomes"] == {"paid": 1, "not paid (corrected after completion)": 1}
+    [word] = shown["service_word"]  # type: ignore[misc]
+    assert (word["externalId"], word["ledger"], word["service"], word["learned_by"]) == (
+        "moved-1",
+        "COMPLETED",
+        "CANCELED",
+        "poll",
+    )
+    assert shown["open_findings"] == 1
+    text_run = run_payflow(["status", "moved", "--no-refresh"], env, tmp_path)
+    assert text_run.returncode == 1
+    assert "ledger COMPLETED, service CANCELED" in text_run.stdout
+    assert "open findings: 1" in text_run.stdout

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
+import httpx
 import openpyxl
 import pytest
 from console_support import (
@@ -20,6 +23,7 @@ from console_support import (
     post_only,
     signed_in,
     upload_clean,
+    with_client_in_a_thread,
     workbook,
 )
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
@@ -28,12 +32,17 @@ from support.beats import at_past, dead_run_id
 from support.docs_images import keep_for_docs
 from support.stats import sandbox_stats
 
-from payflow.approvals import Pending, approval_status
+from payflow.api import AsyncPayoutsClient
+from payflow.approvals import Pending, approval_status, load_policy
 from payflow.ledger import RejectedRefund, RowState
 from payflow.ledger.actions import actions_of
 from payflow.ledger.run_beats import batch_beats, beat
+from payflow.model import PayoutInstruction
+from payflow.reconcile import ReconcileOptions, reconcile_batch
+from payflow.reporting import write_batch_report
 
 WIDTHS = {"wide": 1280, "phone": 390}
+QUIET = ReconcileOptions(stuck_after={"*": timedelta(hours=1)}, concurrency=4)
 
 
 @pytest.fixture(scope="module")
@@ -488,3 +497,65 @@ def test_ids_and_rule_names_wrap_only_at_their_own_separators(
         ), width
         assert _hidden_sideways(page) == [], width
         save_screenshot(page, tmp_path, f"console-rule-names-{width}.png")
+
+
+def test_the_batch_page_of_moved_payouts_reads_as_the_service_says(
+    console: Console, browser: Browser, tmp_path: Path, sandbox_server
+) -> None:
+    """Payouts the platform moved after the run (a reversal, a failure it paid after all, one
+    back to PROCESSING, an amount changed) read on the batch page as the service says, once
+    reconciled; the paid-after-failure row is offered for no rerun; an acknowledgement shows."""
+    ledger = console.ctx.ledger
+    ends = ((2, "0001"), (3, "1111"), (4, "0001"), (5, "0001"), (6, "2222"))
+    rows = [
+        PayoutInstruction(
+            n, f"moved-{n}", Decimal(1000 * n), "XOF", "SIM", f"2250799{n:02d}{last4}", "A", f"u{n}"
+        )
+        for n, last4 in ends
+    ]
+    ledger.register_batch("moved", "moved.csv", rows, [])
+    pay_with_the_engine(console, "moved")
+    ids = {r.row_number: r.payout_id for r in ledger.batch_rows("moved")}
+    for row, body in (
+        (2, {"status": "CANCELED"}),
+        (3, {"status": "COMPLETED"}),
+        (4, {"status": "PROCESSING"}),
+        (5, {"amount": "4500"}),
+    ):
+        httpx.post(
+            f"{sandbox_server.url}/_sandbox/payouts/{ids[row]}/status", json=body, timeout=10
+        ).raise_for_status()
+
+    async def reconciled(client: AsyncPayoutsClient) -> None:
+        await reconcile_batch(client, ledger, "moved", QUIET)
+
+    with_client_in_a_thread(console, reconciled)
+    first = ledger.findings("moved")[0]
+    ledger.acknowledge_finding("moved", first.id, actor="carl", note="asked the platform")
+
+    write_batch_report(
+        ledger, "moved", console.ctx.batch_dir("moved"), sandbox=True, made_by="carl"
+    )
+
+    page = _sign_in(browser, console, "mia")
+    page.goto(f"{console.url}/batches/moved")
+    versions = page.locator("#report-versions")
+    expect(versions).to_contain_text("carl")
+    expect(versions).to_contain_text("first version")
+    chart = page.locator("#summary svg")
+    for outcome in (
+        "paid (corrected from failed)",
+        "not paid (corrected after completion)",
+        "pending at the service",
+    ):
+        expect(chart).to_contain_text(outcome)
+    paid = page.locator("#amounts-table tr[data-currency=XOF] td").nth(1)
+    expect(paid).to_contain_text("7500")  # rows 3 and 5, at the amount the service holds now
+    expect(paid).to_contain_text("2 rows")
+    expect(page.locator("#findings")).to_contain_text("carl at ")
+    expect(page.locator("#findings")).to_contain_text("asked the platform")
+    # Only the row that truly failed is offered for a rerun: row 3 was paid after all.
+    groups = page.locator("#failed").inner_text()
+    assert "Recipient not found" in groups and "Recipient account is blocked" not in groups
+    assert "row 6" in groups and "row 3" not in groups
+    save_screenshot(page, tmp_path, "console-batch-moved-payouts.png")

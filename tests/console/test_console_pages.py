@@ -40,6 +40,7 @@ from payflow.ledger import (
     Detected,
     EventSource,
     FindingKind,
+    IntakeWarning,
     RejectedRefund,
     RowState,
 )
@@ -1009,3 +1010,24 @@ def test_the_batch_page_shows_the_amounts_paid_failed_and_pending_by_latest_atte
     assert _amounts(page) == {
         "KES": ["4700.00 · 3 rows", "1100.00 · 1 row", "900.00 · 1 row"],
     }
+
+
+def test_a_conflict_row_is_named_with_its_columns_and_its_warnings_are_not_an_approvers(
+    console: Console,
+) -> None:
+    # Found by hand: the pages said "1 row with a known externalId and other content" without
+    # naming the row or the column, and an approver was warned of an outlier on that row,
+    # which is never sent.
+    ledger = console.ctx.ledger
+    register_rows(ledger, "conflict-first", "conf-2")
+    [earlier] = [r for r in ledger.batch_rows("conflict-first")]
+    changed = PayoutInstruction(
+        2, "conf-2", Decimal(999999), "XOF", "SIM", earlier.requisites or "", "Awa Kone", "u-2"
+    )
+    outlier = IntakeWarning(2, "conf-2", "amount", "amount_outlier", "far above the others")
+    ledger.register_batch("conflict-later", "later.csv", [changed], [], warnings=[outlier])
+    assert ledger.intake_warnings("conflict-later") == []
+
+    page = _text(signed_in(console, "carl").get("/batches/conflict-later").text)
+    assert "Known externalId, other content" in page
+    assert "conf-2" in page and "conflict-first" in page and "amount" in page

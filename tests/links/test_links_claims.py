@@ -543,3 +543,53 @@ def test_a_merchant_id_that_is_no_uuid_gets_the_service_page_not_a_server_error(
         answer = httpx.get(read_claims(path)["m-1-row"])
     assert answer.status_code == 503, answer.text
     assert "Сервис временно недоступен" in answer.text
+
+
+def test_the_claim_page_asks_the_service_again_before_saying_a_payout_was_paid(
+    store: LinkStore, claims: ClaimsServer, sandbox_server, tmp_path: Path
+) -> None:
+    # Found by hand: a links payout corrected to FAILED after completion: the claim page told
+    # the recipient "Выплата выполнена" while the widget said it was not; the claims server
+    # never asked about a COMPLETED row again.
+    batch_id, path = issue(store, tmp_path, [("reck-1", "u1", "55", "")], claims.url)
+    claim_url = read_claims(path)["reck-1"]
+    payout = pay_through_widget(httpx.get(claim_url).headers["location"])["payout"]
+
+    async def refresh() -> Any:
+        async with AsyncPayoutsClient(sandbox_server.token, base_url=sandbox_server.url) as client:
+            return await refresh_links(client, store, batch_id)
+
+    deadline = time.monotonic() + 30
+    while asyncio.run(refresh()) and store.rows(batch_id)[0].state != "COMPLETED":
+        assert time.monotonic() < deadline, "the payout did not complete"
+        time.sleep(0.1)
+    assert "Выплата выполнена" in httpx.get(claim_url).text
+    httpx.post(
+        f"{sandbox_server.url}/_sandbox/payouts/{payout['id']}/status",
+        json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
+    ).raise_for_status()
+    page = httpx.get(claim_url)
+    assert page.status_code == 200
+    assert "Выплата выполнена" not in page.text and "Выплата не выполнена" in page.text
+    assert store.rows(batch_id)[0].state == "FAILED"
+
+
+def test_a_made_payout_a_new_sandbox_does_not_know_is_unconfirmed_never_silence(
+    store: LinkStore, claims: ClaimsServer, sandbox_server, make_sandbox, tmp_path: Path
+) -> None:
+    # Found by hand: `payflow links report` on the embedded sandbox asked a new, empty sandbox,
+    # ignored its 404s and kept COMPLETED for a payout corrected to FAILED.
+    batch_id, path = issue(store, tmp_path, [("gone-1", "u1", "40", "")], claims.url)
+    pay_through_widget(httpx.get(read_claims(path)["gone-1"]).headers["location"])
+
+    async def refresh(server: Any) -> Any:
+        async with AsyncPayoutsClient(server.token, base_url=server.url) as client:
+            return await refresh_links(client, store, batch_id)
+
+    deadline = time.monotonic() + 30
+    while asyncio.run(refresh(sandbox_server)) and store.rows(batch_id)[0].state != "COMPLETED":
+        assert time.monotonic() < deadline, "the payout did not complete"
+        time.sleep(0.1)
+    assert asyncio.run(refresh(sandbox_server)).unconfirmed == ()
+    empty = make_sandbox()  # what a later run's embedded sandbox is: it made none of them
+    assert asyncio.run(refresh(empty)).unconfirmed == ("gone-1",)

@@ -91,3 +91,27 @@ def test_the_receiver_records_refund_and_order_webhooks_and_refuses_forged_ones(
         assert _post(receiver, "ORDER_UPDATE", order, token).json() == {"recorded": True}
     [view] = ledger.refunds.rows("rb-1")
     assert view.state == RowState.COMPLETED and view.order_status == "REFUND"
+
+
+def test_a_refunds_first_news_by_webhook_keeps_every_field_the_service_sent(ledger, ledger_url):
+    # Found by hand: 9 refunds of 220 had a blank debitAmount in the report: their first news
+    # came by webhook, which carries it, and only the currency and basis were kept.
+    ext = _registered(ledger, "l-0002", "rb-2")
+    refund = {
+        "id": "rid-2",
+        "externalId": ext,
+        "orderId": ORDER,
+        "status": "PENDING",
+        "debitAmount": "1250000.50",
+        "debitCurrency": "RUB",
+        "debitBasis": "MERCHANT_RECEIVED",
+    }
+    token = "sandbox-secret-token"
+    with WebhookReceiver(ledger_url, token) as receiver:
+        assert _post(receiver, "REFUND_UPDATE", refund, token).json() == {"recorded": True}
+    [view] = ledger.refunds.rows("rb-2")
+    assert (view.debit_amount, view.debit_currency, view.debit_basis) == (
+        Decimal("1250000.50"),
+        "RUB",
+        "MERCHANT_RECEIVED",
+    )
