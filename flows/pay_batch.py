@@ -26,6 +26,8 @@ from payflow.connections import RunTarget, open_ledger, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
 from payflow.ledger import BatchCounts
+from payflow.notices import unpaid_rows
+from payflow.notify import tell
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
@@ -134,6 +136,7 @@ def pay_batch(
     # A run whose payouts did not all complete ends red in Prefect (and in its automations), as
     # `payflow run` exits 1: it read Completed whatever became of the payouts.
     unpaid = f"{result.by_latest.unpaid_line()}: payflow status {batch_id}"
+    tell(settings, lambda: unpaid_rows(open_ledger(target.ledger_url), batch_id))
     return Failed(name=NOT_ALL_PAID, message=unpaid, data=NotAllPaid(unpaid, result))
 
 

@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "approve": "approve",
     "pay": "pay",
     "console": "console",
+    "watchdog": "watchdog",
 }
 
 

@@ -18,6 +18,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import failure_classes, prepare, writable_folder
 from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
 from payflow.reconcile import options_from, reconcile_batch
+from payflow.reconcile.attention import unfinished
 from payflow.redact import printable
 from payflow.reporting import summary_markdown, write_batch_report
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, client_for, open_ledger
@@ -69,6 +70,7 @@ def reconcile_command(
                 return result.unanswered
 
             unanswered = asyncio.run(run())
+        left = unfinished(ledger.batch_counts(batch_id).by_state)
         out_dir = out or settings.reports_dir()
         report = write_batch_report(
             ledger, batch_id, out_dir, sandbox=endpoint.is_sandbox, classes=classes
@@ -89,6 +91,8 @@ def reconcile_command(
                     "acknowledged_findings": len(summary.unresolved_findings())
                     - len(open_findings),
                     "unanswered": unanswered,
+                    "unsent": left.unsent,
+                    "unconfirmed": left.unconfirmed,
                     "report": str(report.xlsx),
                     "csv": str(report.csv),
                     "sandbox": endpoint.is_sandbox,
@@ -100,9 +104,11 @@ def reconcile_command(
         if unanswered:
             payouts = counted(unanswered, "payout")
             print(f"{payouts} got no answer from the service; run again later")
+        if line := left.line(batch_id):
+            print(line)
         print(f"report: {report.xlsx}")
         print(f"        {report.csv}")
-    raise typer.Exit(1 if open_findings or unanswered else 0)
+    raise typer.Exit(1 if open_findings or unanswered or left.unsent or left.unconfirmed else 0)
 
 
 def _by_kind(findings: list[FindingView]) -> dict[str, int]:
