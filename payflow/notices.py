@@ -7,8 +7,8 @@ from __future__ import annotations
 from payflow.ledger import Ledger
 from payflow.ledger.counts import sums_by_currency
 from payflow.notify import Event, Notice, batch_notice
+from payflow.schemas.iso4217 import money_words
 from payflow.wording import counted
-from schemas.iso4217 import money_words
 
 
 def _to_send(ledger: Ledger, batch_id: str) -> str:

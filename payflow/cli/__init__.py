@@ -38,6 +38,7 @@ COMMAND_MODULES = {
     "pay": "pay",
     "console": "console",
     "watchdog": "watchdog",
+    "stop": "stop",
 }
 
 
