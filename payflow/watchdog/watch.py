@@ -20,11 +20,20 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from payflow.approvals.policy import ApprovalPolicy
-from payflow.approvals.status import Approved, Declined, Expired, approval_status
+from payflow.approvals.requirement import approval_requirement
+from payflow.approvals.status import (
+    Approved,
+    Declined,
+    Expired,
+    Pending,
+    Void,
+    approval_status,
+)
 from payflow.ledger import FindingKind, Ledger, RowState
 from payflow.ledger.leases import release_lease, take_lease
 from payflow.ledger.run_beats import STALE_AFTER, batch_beats
 from payflow.ledger.unsent import UnsentReason
+from payflow.notices import approval_expiring
 from payflow.notify import Event, Notice, batch_notice
 from payflow.paying.heartbeat import left_behind
 from payflow.wording import counted
@@ -34,6 +43,8 @@ logger = logging.getLogger(__name__)
 WATCHDOG_ACTOR = "watchdog"
 # Long enough for the resuming run to reach a worker and beat; then its beat keeps others off.
 RESUME_LEASE = timedelta(minutes=5)
+# How long before a waiting batch's approval expires the checkers are told.
+EXPIRING_WITHIN = timedelta(hours=1)
 LOOKED_AT = [
     RowState.VALIDATED.value,
     RowState.SUBMITTING.value,
@@ -173,9 +184,12 @@ def _watch_batch(
 ) -> Watched | None:
     now = ledger.now()
     beats = batch_beats(ledger, batch_id)
-    if any(b.alive(now) for b in beats):
-        return None  # a run beats: it pays, or waits for its approval, alive
     rows = rows_of(ledger, batch_id)
+    if any(b.alive(now) for b in beats):
+        # A run beats: it pays, or waits for its approval alive (then say so before it expires).
+        if rows.not_sent_yet:
+            _warn_expiring(ledger, policy, batch_id, holder, tell)
+        return None
     latest = runs.latest(batch_id) if runs is not None else None
     dead_living = latest is not None and latest.shown_living
     if (
@@ -252,6 +266,25 @@ def _watch_batch(
         )
     )
     return Watched(batch_id, Verdict.RESUMED, line, started)
+
+
+def _warn_expiring(
+    ledger: Ledger,
+    policy: ApprovalPolicy,
+    batch_id: str,
+    holder: str,
+    tell: Callable[[Notice], object],
+) -> None:
+    """Tell the checkers once when a batch still waiting for approval expires within
+    `EXPIRING_WITHIN` (the lease `notify:expiring:<batch>` makes it once)."""
+    status = approval_status(ledger, batch_id, policy)
+    if not isinstance(status, Pending | Void):
+        return
+    left = approval_requirement(ledger, batch_id, policy).expires_at - ledger.now()
+    if left > EXPIRING_WITHIN or left <= timedelta(0):
+        return
+    if take_lease(ledger, f"notify:expiring:{batch_id}", holder, left + EXPIRING_WITHIN):
+        tell(approval_expiring(ledger, batch_id, int(left.total_seconds())))
 
 
 def _record_answers(
