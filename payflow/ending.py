@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from payflow.approvals.policy import ApprovalPolicy
-from payflow.approvals.status import Declined, Expired, approval_status
+from payflow.approvals.status import Approved, Declined, Expired, approval_status
 from payflow.ledger import Ledger
 from payflow.ledger.actions import last_action
 from payflow.wording import counted
@@ -60,10 +60,12 @@ def batch_end(ledger: Ledger, batch_id: str, policy: ApprovalPolicy) -> BatchEnd
         )
     stop = last_action(ledger, batch_id, STOPPED, *STARTED_AGAIN)
     if stop is not None and stop.action == STOPPED:
+        approve = "" if isinstance(status, Approved) else f"`payflow approve {batch_id}`, then "
         return BatchEnd(
             "stopped",
             f"stopped by {stop.actor} at {stop.at:%Y-%m-%d %H:%M} UTC; {rows} not sent, every "
             "row in the ledger",
-            f"`payflow pay {batch_id}` sends each once (a row left SUBMITTING is looked up first)",
+            f"{approve}`payflow pay {batch_id}` sends each once (a row left SUBMITTING is looked "
+            "up first)",
         )
     return None
