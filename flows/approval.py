@@ -12,6 +12,7 @@ typed in the Prefect UI is recorded with `record_decision(..., via="prefect")`; 
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 from prefect import flow, get_run_logger, tags
 from prefect.artifacts import create_markdown_artifact
@@ -20,10 +21,11 @@ from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import Field
 
-from payflow.approvals import Approved, Declined, Expired
+from payflow.approvals import Approved, Declined, Expired, load_policy
 from payflow.approvals.form import with_refused_answer
 from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
 from payflow.connections import open_ledger
+from payflow.ending import batch_end
 from payflow.expected import ExpectedFailure
 from payflow.ledger.tables import USER_LENGTH
 from payflow.notices import approval_expired, approval_needed
@@ -128,6 +130,19 @@ def _settled(view: ApprovalView, batch_id: str, wait: bool) -> Approved | None:
     return None
 
 
+def _end_artifact(ledger_url: str, batch_id: str, approvals_file: str | None) -> None:
+    """The run's artifact of a declined or expired batch: what happened and what to do next
+    (the same words as `payflow status`)."""
+    policy = load_policy(Path(approvals_file) if approvals_file else None)
+    end = batch_end(open_ledger(ledger_url), batch_id, policy)
+    if end is not None:
+        create_markdown_artifact(
+            key="batch-end",
+            markdown=f"**Batch {batch_id}: {end.name}.** {end.said}.\n\nNext: {end.next_step}",
+            description="How the batch ended, and what to do next.",
+        )
+
+
 def _needed(ledger_url: str, batch_id: str, steps: int, seconds: int) -> Notice:
     return approval_needed(open_ledger(ledger_url), batch_id, steps, seconds)
 
@@ -153,7 +168,11 @@ def ensure_approved(
     refused: str | None = None  # why the last answer typed in the form was not recorded
     while True:
         view = read_approval(ledger_url, batch_id, approvals_file)
-        approved = _settled(view, batch_id, wait)
+        try:
+            approved = _settled(view, batch_id, wait)
+        except NotApproved:
+            _end_artifact(ledger_url, batch_id, approvals_file)
+            raise
         if approved is not None:
             return approved
         step += 1
@@ -178,6 +197,7 @@ def ensure_approved(
             why = "nobody approved it in time" if expired else f"no answer within {timeout} s"
             tell(Settings(), partial(_expired, ledger_url, batch_id, why))
             if expired:
+                _end_artifact(ledger_url, batch_id, approvals_file)
                 raise NotApproved(f"batch {batch_id}: {why}; nothing was paid", "Expired") from None
             raise BatchStopped(f"batch {batch_id}: {why}; nothing was paid") from None
         refused = record_answer(

@@ -118,6 +118,18 @@ def test_a_declined_batch_and_a_batch_not_all_paid_end_failed_in_one_line(
     assert tracebacks(run_log) == []
     assert "unexpected exception" not in run_log.lines()
     assert "declined by bob (wrong day)" in run_log.lines()
+    # The run's artifact says how the batch ended and what to do next, as `payflow status` does.
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        ends = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["batch-end"]))
+        )
+    assert any(
+        f"Batch {declined}: declined." in str(a.data) and "new externalIds" in str(a.data)
+        for a in ends
+    ), ends
 
 
 def test_an_unreadable_refund_file_and_links_file_end_failed_in_one_line(
