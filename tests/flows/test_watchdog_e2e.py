@@ -230,3 +230,36 @@ def test_b_an_approval_sent_to_a_dead_paused_run_is_recorded_and_the_batch_paid_
         ["taken"],
         ["waiting"],
     )
+
+
+def test_d_payflow_stop_cancels_the_batchs_run_keeps_every_row_and_the_watchdog_leaves_it(
+    stack: Stack,
+) -> None:
+    batch_id, ids = dropped_and_paused(stack, "stopped", 3, 500_000)
+    [run] = [r["id"] for r in pay_runs(stack, batch_id)]
+
+    said = stack.cli(*PAYFLOW, "stop", batch_id)
+
+    assert f"batch {batch_id}: " in said and "cancelled" in said
+    assert f"`payflow pay {batch_id}` goes on" in said
+    assert wait_for("the stopped run", lambda: final(stack, run)) == "CANCELLED"
+    status = subprocess.run(
+        [*PAYFLOW, "status", batch_id, "--no-refresh"],
+        cwd=REPO,
+        env=stack.env,
+        capture_output=True,
+        text=True,
+    )
+    last = status.stdout.strip().splitlines()[-1]
+    assert last.startswith("stopped by maker-e2e at "), status.stdout
+    assert last.endswith(
+        f"`payflow approve {batch_id}`, then `payflow pay {batch_id}` sends each once (a row "
+        "left SUBMITTING is looked up first)"
+    )
+    _, looked = watchdog_once(stack)
+    assert [x["verdict"] for x in looked if x["batch_id"] == batch_id] in ([], ["stopped"])
+    assert [r["id"] for r in pay_runs(stack, batch_id)] == [run]
+    states = stack.ledger("SELECT state FROM payouts WHERE batch_id = %s", batch_id)
+    assert sorted(s for (s,) in states) == ["VALIDATED"] * 3
+    sent = stack.sandbox_stats()["payoutsByExternalId"]
+    assert not {i for i in ids if i in sent}
