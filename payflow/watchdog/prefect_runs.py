@@ -52,6 +52,7 @@ class LatestRun:
     state_name: str
     message: str
     start_time: Any  # an aware datetime, or None before it started
+    resumes: int = 0  # runs of the batch the watchdog started (started_by "watchdog")
 
     @property
     def shown_living(self) -> bool:
@@ -132,6 +133,7 @@ def latest_pay_run(batch_id: str) -> LatestRun | None:
         state.name if state and state.name else "",
         (state.message or "") if state else "",
         newest.start_time,
+        sum(1 for r in runs if (r.parameters or {}).get("started_by") == WATCHDOG_ACTOR),
     )
 
 

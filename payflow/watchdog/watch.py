@@ -43,6 +43,8 @@ logger = logging.getLogger(__name__)
 WATCHDOG_ACTOR = "watchdog"
 # Long enough for the resuming run to reach a worker and beat; then its beat keeps others off.
 RESUME_LEASE = timedelta(minutes=5)
+# Resumes of one batch after which a run that died again is a finding, not another run.
+MAX_RESUMES = 3
 # How long before a waiting batch's approval expires the checkers are told.
 EXPIRING_WITHIN = timedelta(hours=1)
 LOOKED_AT = [
@@ -103,6 +105,8 @@ class RunState(Protocol):
     def failed(self) -> bool: ...
     @property
     def final(self) -> bool: ...
+    @property
+    def resumes(self) -> int: ...
 
 
 class Runs(Protocol):
@@ -245,6 +249,15 @@ def _watch_batch(
     if not died:
         release_lease(ledger, lease, holder)
         return None
+    if latest is not None and latest.resumes >= MAX_RESUMES:
+        # Its runs keep dying (a bug, a machine that cannot run it): another run would too.
+        return _not_resumed(
+            ledger,
+            batch_id,
+            f"its pay run died again after {counted(latest.resumes, 'resume')} by the watchdog "
+            f"(the last: {latest.name}); {unsent}",
+            tell,
+        )
     if runs is None:
         release_lease(ledger, lease, holder)
         return Watched(

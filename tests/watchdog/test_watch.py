@@ -36,6 +36,7 @@ class FakeRun:
     cancelled: bool = False
     failed: bool = False
     final: bool = False
+    resumes: int = 0
 
 
 @dataclass
@@ -185,3 +186,14 @@ def test_checkers_are_told_once_when_a_waiting_batch_is_about_to_expire(ledger, 
     [notice] = told
     assert notice.title == f"payflow: approval about to expire: batch {batch_id}"
     assert "it expires in" in notice.body and f"payflow approve {batch_id}" in notice.body
+
+
+def test_a_batch_whose_resumed_runs_keep_dying_becomes_a_finding_not_a_fourth_run(ledger):
+    batch_id = register(ledger, [row("wd-r1", 2)])
+    died_paying(ledger, batch_id)
+    runs = FakeRuns(FakeRun(shown_living=False, crashed=True, final=True, resumes=3))
+    told: list[Notice] = []
+    [watched] = look(ledger, runs, told)
+    assert watched.verdict is Verdict.NOT_RESUMED and runs.started == []
+    assert "died again after 3 resumes by the watchdog" in watched.line
+    assert [n.event.value for n in told] == ["finding opened"]
