@@ -12,6 +12,9 @@ one-time approval code that names its checker; an answer sent by
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
 from prefect import flow, get_run_logger, tags
 from prefect.artifacts import create_markdown_artifact
 from prefect.exceptions import FlowPauseTimeout
@@ -22,7 +25,12 @@ from pydantic import Field
 from payflow.approvals import Approved, Declined, Expired
 from payflow.approvals.form import with_refused_answer
 from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
+from payflow.connections import open_ledger
+from payflow.ending import batch_end
 from payflow.expected import ExpectedFailure
+from payflow.notices import approval_expired, approval_needed
+from payflow.notify import Notice, tell
+from payflow.settings import Settings
 from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
 from payflow.wording import counted
 
@@ -125,6 +133,26 @@ def _settled(view: ApprovalView, batch_id: str, wait: bool) -> Approved | None:
     return None
 
 
+def _end_artifact(ledger_url: str, batch_id: str) -> None:
+    """The run's artifact of a declined or expired batch: what happened and what to do next
+    (the same words as `payflow status`)."""
+    end = batch_end(open_ledger(ledger_url), batch_id)
+    if end is not None:
+        create_markdown_artifact(
+            key="batch-end",
+            markdown=f"**Batch {batch_id}: {end.name}.** {end.said}.\n\nNext: {end.next_step}",
+            description="How the batch ended, and what to do next.",
+        )
+
+
+def _needed(ledger_url: str, batch_id: str, steps: int, seconds: int) -> Notice:
+    return approval_needed(open_ledger(ledger_url), batch_id, steps, seconds)
+
+
+def _expired(ledger_url: str, batch_id: str, why: str) -> Notice:
+    return approval_expired(open_ledger(ledger_url), batch_id, why)
+
+
 def ensure_approved(
     ledger_url: str,
     batch_id: str,
@@ -141,7 +169,11 @@ def ensure_approved(
     refused: str | None = None  # why the last answer typed in the form was not recorded
     while True:
         view = read_approval(ledger_url, batch_id)
-        approved = _settled(view, batch_id, wait)
+        try:
+            approved = _settled(view, batch_id, wait)
+        except NotApproved:
+            _end_artifact(ledger_url, batch_id)
+            raise
         if approved is not None:
             return approved
         step += 1
@@ -153,17 +185,22 @@ def ensure_approved(
             "the paused await-approval run.",
         )
         timeout = max(1, min(timeout_seconds, view.seconds_left))
+        if step == 1:  # once per run: an answer refused asks again without a new message
+            steps = getattr(view.status, "steps_left", 1)
+            tell(Settings(), partial(_needed, ledger_url, batch_id, steps, timeout))
         try:
             with tags(batch_tag(batch_id)):
                 answer = await_approval(batch_id, form, timeout, view.has_warnings, step)
         except FlowPauseTimeout:
-            if isinstance(read_approval(ledger_url, batch_id).status, Expired):
-                raise NotApproved(
-                    f"batch {batch_id}: nobody approved it in time; nothing was paid", "Expired"
-                ) from None
-            raise BatchStopped(
-                f"batch {batch_id}: no answer within {timeout} s; nothing was paid"
-            ) from None
+            expired = isinstance(
+                read_approval(ledger_url, batch_id).status, Expired
+            )
+            why = "nobody approved it in time" if expired else f"no answer within {timeout} s"
+            tell(Settings(), partial(_expired, ledger_url, batch_id, why))
+            if expired:
+                _end_artifact(ledger_url, batch_id)
+                raise NotApproved(f"batch {batch_id}: {why}; nothing was paid", "Expired") from None
+            raise BatchStopped(f"batch {batch_id}: {why}; nothing was paid") from None
         refused = record_answer(
             ledger_url,
             batch_id,

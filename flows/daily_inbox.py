@@ -25,6 +25,8 @@ from payflow.inbox import (
     still_written,
 )
 from payflow.intake.problems import BatchFileError
+from payflow.notices import inbox_file_failed
+from payflow.notify import tell
 from payflow.runtime import ConfigurationError
 from payflow.settings import Settings
 from payflow.tasks.approve_batch import submit_in_flow
@@ -86,6 +88,7 @@ def _take_file(
         intake = intake_batch(str(path), made_by=claimed)
     except BatchFileError as exc:
         moved = settle_inbox_file(str(path), Settled.FAILED, str(exc))
+        _tell_failed(settings, path.name, str(exc), moved)
         return InboxOutcome(path.name, Settled.FAILED, reason=str(exc), moved_to=Path(moved).name)
     except ConfigurationError as exc:  # the worker's settings: its message names the one to fix
         logger.warning("%s stays in the inbox: %s", path.name, exc)
@@ -97,6 +100,7 @@ def _take_file(
     if counts.rows and counts.rejected == counts.rows:
         why = f"every one of its {counts.rows} rows was rejected; see {intake.rejects_csv}"
         moved = settle_inbox_file(str(path), Settled.FAILED, why)
+        _tell_failed(settings, path.name, why, moved)
         return InboxOutcome(
             path.name, Settled.FAILED, intake.batch_id, reason=why, moved_to=Path(moved).name
         )
@@ -120,3 +124,9 @@ def _take_file(
         maker_note=maker_note,
         moved_to=Path(moved).name,
     )
+
+
+def _tell_failed(settings: Settings, name: str, why: str, moved: str) -> None:
+    """Tell the maker their file failed: the note's first line, and where the whole note is."""
+    first = why.strip().splitlines()[0] if why.strip() else "see the note"
+    tell(settings, lambda: inbox_file_failed(name, first, f"{moved}.why.txt"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import timedelta
 from functools import partial
 from typing import Any, cast
 from uuid import UUID
@@ -25,13 +26,16 @@ from prefect.states import Failed
 from payflow.connections import RunTarget, open_ledger, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
-from payflow.ledger import BatchCounts
+from payflow.ledger import BatchCounts, utc_now
+from payflow.ledger.states import PENDING_STATES, TO_SEND_STATES
+from payflow.notices import unpaid_rows
+from payflow.notify import tell
 from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.run_end import NOT_ALL_PAID, REPORT_NOT_WRITTEN, record_pay_run_end
 from payflow.paying.workers import new_worker_id
-from payflow.progress_line import Throttled, progress_text
+from payflow.progress_line import Throttled, progress_text, rows_in, waiting_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted
@@ -43,6 +47,7 @@ from payflow.tasks.submit_payouts import (
     submit_payout_chunk,
 )
 from payflow.tasks.track_payouts import track_payouts
+from payflow.wording import counted
 
 
 @flow(
@@ -105,7 +110,17 @@ def pay_batch(
         sent = _submit_all(target, batch_id, knobs, before.to_send)
         if STOP.requested():
             raise RunInterrupted(batch_id, STOP.signal_name)
-        tracked = track_payouts(target, batch_id, knobs, on_progress=_track_progress(batch_id))
+        on_progress = _track_progress(target.ledger_url, batch_id, knobs.track_deadline)
+        tracked = track_payouts(target, batch_id, knobs, on_progress=on_progress)
+        if tracked.pending_external_ids and not STOP.requested():
+            # It waited for them until its deadline: said once more, with what follows them.
+            get_run_logger().warning(
+                "batch %s: tracking deadline passed with %s not final; the run ends unpaid, "
+                "reconcile-pending and the watchdog keep following them (payflow status %s)",
+                batch_id,
+                counted(len(tracked.pending_external_ids), "payout"),
+                batch_id,
+            )
         if STOP.requested():
             # Tracking stops on a signal as on its deadline: it read "still pending at the
             # deadline", exit 1, with no resume line; the next run tracks and reconciles.
@@ -141,6 +156,7 @@ def pay_batch(
     # A run whose payouts did not all complete ends red in Prefect (and in its automations), as
     # `payflow run` exits 1: it read Completed whatever became of the payouts.
     unpaid = f"{result.by_latest.unpaid_line()}: payflow status {batch_id}"
+    tell(settings, lambda: unpaid_rows(open_ledger(target.ledger_url), batch_id))
     return Failed(name=NOT_ALL_PAID, message=unpaid, data=NotAllPaid(unpaid, result))
 
 
@@ -189,16 +205,22 @@ def _check_balance(target: RunTarget, batch_id: str, reports: str) -> None:
     snapshot_balance(target, batch_id)
 
 
-def _track_progress(batch_id: str) -> Callable[[Mapping[str, int]], None]:
-    """A log line every ten seconds (worker logs), plus the run's progress artifact."""
+def _track_progress(
+    ledger_url: str, batch_id: str, deadline: float
+) -> Callable[[Mapping[str, int]], None]:
+    """A log line every ten seconds (worker logs), plus the run's progress artifact. Once only
+    payouts waiting for their final status are left, the line names them, how long each went
+    without news, and when tracking stops waiting (a run sat at "30 final" for 15 minutes with
+    no word of which row it waited for, or until when)."""
     logger = get_run_logger()
+    deadline_at = utc_now() + timedelta(seconds=deadline)
     artifact = cast(UUID, create_progress_artifact(0.0, description="rows final"))
     log_line = Throttled(logger.info)
     shown = -1.0
 
     def on_progress(counts: Mapping[str, int]) -> None:
         nonlocal shown
-        log_line(lambda: progress_text(batch_id, counts))
+        log_line(lambda: _line(counts))
         total = sum(counts.values())
         percent = 100.0 * BatchCounts(batch_id, counts).final / total if total else 100.0
         if round(percent, 1) != shown:
@@ -206,7 +228,23 @@ def _track_progress(batch_id: str) -> Callable[[Mapping[str, int]], None]:
             # Called inside the task's event loop: force the synchronous variant.
             update_progress_artifact(artifact, shown, _sync=True)  # type: ignore[call-arg]
 
+    def _line(counts: Mapping[str, int]) -> str:
+        line = progress_text(batch_id, counts)
+        pending = rows_in(counts, PENDING_STATES)
+        if not pending or rows_in(counts, TO_SEND_STATES):
+            return line
+        ledger = open_ledger(ledger_url)
+        refs = ledger.unfinished(batch_id) if pending <= WAITING_READ_AT_MOST else []
+        if not refs:
+            return line
+        return f"{line}; {waiting_text(refs, ledger.now(), deadline_at, total=pending)}"
+
     return on_progress
+
+
+# Past this many pending payouts the line only counts them (reading them all would cost more
+# than the line is worth).
+WAITING_READ_AT_MOST = 200
 
 
 def _submitted_line(batch_id: str, sent: int, rows: int) -> str:

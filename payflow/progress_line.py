@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 
+from payflow.ledger.records import PayoutRef
 from payflow.ledger.states import PENDING_STATES, SENT_STATES, TERMINAL_STATES, RowState
 from payflow.wording import counted
 
@@ -63,3 +65,35 @@ class Throttled:
         if self._last is None or now - self._last >= self._every:
             self._last = now
             self._emit(line())
+
+
+WAITING_SHOWN = 5  # pending payouts named one by one; past that, counted
+
+
+def waiting_text(
+    pending: Sequence[PayoutRef], now: datetime, deadline_at: datetime, *, total: int
+) -> str:
+    """What tracking waits for: the oldest pending payouts (externalId, state, how long without
+    news), how many in all, and when it stops waiting (then the run ends 1 and reconcile-pending
+    and the watchdog go on following them)."""
+    oldest = sorted(pending, key=lambda ref: ref.last_status_at or now)[:WAITING_SHOWN]
+    named = ", ".join(
+        f"{ref.external_id} {ref.state} for {_age(now - (ref.last_status_at or now))}"
+        for ref in oldest
+    )
+    more = f" and {total - len(oldest)} more" if total > len(oldest) else ""
+    left = _age(max(deadline_at - now, timedelta(0)))
+    return (
+        f"waiting for {counted(total, 'payout')}: {named}{more}; tracking stops at "
+        f"{deadline_at:%H:%M:%S} UTC (in {left}), then the run ends unpaid and reconcile-pending "
+        "follows them"
+    )
+
+
+def _age(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"

@@ -7,10 +7,11 @@ Nothing reads the environment at import time; build `Settings()` where a command
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 SANDBOX_TOKEN_DEFAULT = "sandbox-secret-token"
 
@@ -170,6 +171,24 @@ class Settings(BaseSettings):
         from payflow.file_access import shared_group_id
 
         shared_group_id(value)  # a ValueError saying what to do: one line naming the setting
+        return value
+
+    notify: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Where payflow tells people (approval needed or expiring, unpaid rows, "
+        "findings, crashed runs, failed inbox files): apprise URLs separated by spaces or commas "
+        "(mailto://, json://, slack://, tgram://...); unset: nobody is told.",
+    )
+    watchdog_deployment: str = Field(
+        default="pay-batch/pay-batch",
+        description="The deployment the watchdog starts a resuming pay run of (FLOW/DEPLOYMENT).",
+    )
+
+    @field_validator("notify", mode="before")
+    @classmethod
+    def _notify_is_a_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [url for url in value.replace(",", " ").split() if url]
         return value
 
     @property

@@ -17,8 +17,11 @@ from prefect.cache_policies import NO_CACHE
 
 from payflow.ledger.totals import RowOutcome
 from payflow.opening import why_not_written
+from payflow.notices import findings_opened
+from payflow.notify import tell
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
 from payflow.reconcile import reconcile_batch as reconcile_with_service
+from payflow.reconcile.attention import unfinished
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
 from payflow.reporting.summary import Summary, build_summary
 from payflow.settings import Settings
@@ -39,6 +42,8 @@ class ReconcileOutcome:
     # Set when the report could not be written (a full disk): the one line saying why and how
     # to write it; the run still ends with its figures from the ledger, exit 1, never 2.
     report_error: str = ""
+    unsent: int = 0  # rows VALIDATED or SUBMITTING after it
+    unconfirmed: int = 0  # payouts CREATED or PROCESSING after it
 
 
 def artifact_key(prefix: str, batch_id: str) -> str:
@@ -64,12 +69,12 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
     settings = Settings()
     ledger = open_ledger(target.ledger_url)
 
-    async def run() -> int:
+    async def run() -> tuple[int, int]:
         async with open_client(target, settings) as client:
             result = await reconcile_with_service(client, ledger, batch_id, options_from(settings))
-        return result.unanswered
+        return result.unanswered, result.findings.opened + result.findings.reopened
 
-    unanswered = asyncio.run(run())
+    unanswered, opened = asyncio.run(run())
     classes = FailureClasses.load(settings.failure_classes_path)
     try:
         report = write_batch_report(
@@ -101,6 +106,10 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         table=failures_table(summary),
         description="Failed rows by statusMessage, with their next steps.",
     )
+    left = unfinished(ledger.batch_counts(batch_id).by_state)
+    if opened:
+        open_now = len(summary.open_findings())
+        tell(settings, lambda: findings_opened(batch_id, opened, open_now))
     return ReconcileOutcome(
         batch_id,
         str(report.csv),
@@ -108,6 +117,8 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         len(summary.open_findings()),
         unanswered,
         corrected_count(summary),
+        left.unsent,
+        left.unconfirmed,
     )
 
 

@@ -203,7 +203,7 @@ async def crash_left_behind(run_id: str, why: str) -> None:
     approval pause), so that nothing resumes them."""
     async with get_client() as client:
         run = await client.read_flow_run(UUID(run_id))
-        await _crash_waiting(client, [run, *await _waiting_subflows(client, run)], why)
+        await _crash_waiting(client, [run, *await waiting_subflows(client, run)], why)
 
 
 async def _crash_waiting(client: PrefectClient, runs: list[FlowRun], why: str) -> None:
@@ -215,7 +215,7 @@ async def _crash_waiting(client: PrefectClient, runs: list[FlowRun], why: str) -
             await client.set_flow_run_state(run.id, Crashed(message=why), force=True)
 
 
-async def _waiting_subflows(client: PrefectClient, run: FlowRun) -> list[FlowRun]:
+async def waiting_subflows(client: PrefectClient, run: FlowRun) -> list[FlowRun]:
     """The run's subflows, and theirs, that are still Paused or Running."""
     found: list[FlowRun] = []
     parents = [run.id]

@@ -46,6 +46,8 @@ COMMAND_MODULES = {
     "logout": "signin",
     "whoami": "signin",
     "policy": "policy",
+    "watchdog": "watchdog",
+    "stop": "stop",
 }
 
 

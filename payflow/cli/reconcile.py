@@ -19,6 +19,7 @@ from payflow.cli.setup import failure_classes, prepare, writable_folder
 from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
 from payflow.opening import why_not_written
 from payflow.reconcile import options_from, reconcile_batch
+from payflow.reconcile.attention import unfinished
 from payflow.redact import printable
 from payflow.reporting import (
     BatchReport,
@@ -76,6 +77,7 @@ def reconcile_command(
                 return result.unanswered
 
             unanswered = asyncio.run(run())
+        left = unfinished(ledger.batch_counts(batch_id).by_state)
         out_dir = out or settings.reports_dir()
         not_written = ""
         try:
@@ -119,6 +121,8 @@ def reconcile_command(
                         report.version.xlsx_path if report and report.version is not None else None
                     ),
                     **({"report_error": not_written} if not_written else {}),
+                    "unsent": left.unsent,
+                    "unconfirmed": left.unconfirmed,
                     "sandbox": endpoint.is_sandbox,
                 }
             )
@@ -128,6 +132,8 @@ def reconcile_command(
         if unanswered:
             payouts = counted(unanswered, "payout")
             print(f"{payouts} got no answer from the service; run again later")
+        if line := left.line(batch_id):
+            print(line)
         for line in settlement_lines(summary.settlement, batch_id):
             print(line)
         if report is not None:
@@ -137,7 +143,9 @@ def reconcile_command(
                 print(f"kept as {report.version.xlsx_path} ({report.version.changes})")
     if not_written:
         print(not_written, file=sys.stderr if as_json else sys.stdout)
-    raise typer.Exit(0 if summary.settled and not unanswered and not not_written else 1)
+    raise typer.Exit(
+        0 if summary.settled and not (unanswered or not_written or left.unsent or left.unconfirmed) else 1
+    )
 
 
 def _by_kind(findings: list[FindingView]) -> dict[str, int]:

@@ -25,6 +25,7 @@ from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
+from payflow.ending import BatchEnd, batch_end
 from payflow.ledger import PAID_OUTCOMES, FindingState, Ledger, RowOutcome, RowState, utc_now
 from payflow.ledger.rejected import RejectedLine
 from payflow.ledger.run_beats import batch_beats
@@ -184,6 +185,8 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         # list never named one, and with none of the other kinds it gave no id to look at.
         link_batches = LinkStore(ledger.engine).newest_batches(SHOWN_BATCHES)
         sandbox = sandbox_served(ledger)
+        # A declined or expired batch read "3 VALIDATED", as if it were still to be paid.
+        ends = {h.batch_id: _end_of(settings, ledger, h.batch_id) for h, _ in shown}
     if as_json:
         batches = [
             {
@@ -194,6 +197,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
                 "made_by": header.made_by,
                 "kind": "refunds" if header.batch_id in refunds else "payouts",
                 "statuses": counts,
+                "end_state": end.name if (end := ends[header.batch_id]) else None,
             }
             for header, counts in shown
         ]
@@ -221,7 +225,12 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         maker = f" by {header.made_by}" if header.made_by else ""
         line = f"  {header.batch_id}  {when}  {header.source}{maker}"
         kind = " (refunds)" if header.batch_id in refunds else ""
-        typer.echo(printable(f"{line}  {counted(sum(counts.values()), 'row')}{kind}: {states}"))
+        end = ends[header.batch_id]
+        ended = f"; {end.name}, never paid" if end and end.name != "stopped" else ""
+        ended = f"; {end.name}" if end and end.name == "stopped" else ended
+        typer.echo(
+            printable(f"{line}  {counted(sum(counts.values()), 'row')}{kind}: {states}{ended}")
+        )
     if total > len(shown):
         typer.echo(f"  ... and {total - len(shown)} older (`payflow console` lists them all)")
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
@@ -240,6 +249,14 @@ def _echo_links_batches(lines: list[LinksBatchLine]) -> None:
         rows = counted(sum(line.counts.values()), "row")
         typer.echo(printable(f"  {line.batch_id}  {when}  {line.source_name}  {rows}: {states}"))
     typer.echo("`payflow links report BATCH_ID` shows one links batch, its claims and payouts")
+
+
+def _end_of(settings: Settings, ledger: Ledger, batch_id: str) -> BatchEnd | None:
+    """The batch's end state (declined, expired, stopped), or None (or the policy unreadable)."""
+    try:
+        return batch_end(ledger, batch_id)
+    except PolicyError:
+        return None
 
 
 def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:
@@ -380,6 +397,7 @@ def status(
             if str(ref.state) in unfinished
         ]
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
+        end = _end_of(settings, ledger, batch_id)
         sandbox = sandbox_served(ledger)
         waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
         waiting_run = _run_alive(ledger, batch_id) if waiting else None
@@ -406,6 +424,8 @@ def status(
         }
         if decline is not None:
             summary["declined_by"] = decline.approver
+        if end is not None:
+            summary["end_state"] = {"state": end.name, "said": end.said, "next": end.next_step}
         if reruns or latest != counts:
             summary.update(rerun_batches=reruns, latest_statuses=latest)
         if words:
@@ -433,6 +453,8 @@ def status(
             # Its rows stay VALIDATED for good: "not final yet" read as if they would still go.
             note = f" ({decline.note})" if decline.note else ""
             typer.echo(printable(f"declined by {decline.approver}{note}: nothing will be paid"))
+            if end is not None:
+                typer.echo(printable(f"next: {end.next_step}"))
         else:
             _echo_not_final(
                 f"not final yet ({len(pending)}):",
@@ -448,7 +470,13 @@ def status(
                 str(r["state"]) for r in pending
             }:
                 # A run stopped by a signal (or a crash) left them; nothing said how to go on.
-                typer.echo(_how_to_go_on(settings, batch_id, waiting, waiting_run))
+                # An expired batch read "`payflow pay` sends each once", and pay refused it.
+                said = end.line() if end is not None else None
+                typer.echo(
+                    printable(said)
+                    if said
+                    else _how_to_go_on(settings, batch_id, waiting, waiting_run)
+                )
             if set(latest) - unfinished - {RowState.COMPLETED.value}:
                 # The run listed its unpaid rows with their statusMessage; the operator back
                 # the next day read "FAILED 1", exit 1, with no why and no next step.

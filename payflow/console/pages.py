@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from payflow.approvals import Approved, approval_status
+from payflow.approvals import Approved, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
 from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
@@ -21,6 +21,7 @@ from payflow.console.paying import (
     is_paying,
     run_alive,
 )
+from payflow.ending import batch_end
 from payflow.ledger import BatchCounts, CurrencyTotal, Disposition, RefundRowView, RowState
 from payflow.ledger.actions import last_action
 from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
@@ -59,6 +60,8 @@ def batch_state(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     )
     if last is None:
         return _state_from_ledger(ctx, batch_id, counts)
+    if last.action != "declined" and (ended := _ended(ctx, batch_id, counts)) is not None:
+        return ended
     if last.action == "submitted":
         if counts.own_sent or not counts.to_send or run_alive(ctx, batch_id):
             # Approved and paid (or being paid) elsewhere after its submission here: `payflow
@@ -153,12 +156,29 @@ def waiting_note(ctx: ConsoleContext, batch_id: str, state: str) -> str | None:
     return last.detail if last is not None else None
 
 
+def _ended(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str | None:
+    """ "approval expired" or "stopped" (`payflow.ending`) for a batch with rows not sent: an
+    expired batch read "uploaded" (or, in `payflow status`, "3 VALIDATED") as if it could still
+    be paid."""
+    if not counts.to_send:
+        return None
+    try:
+        end = batch_end(ctx.ledger, batch_id)
+    except PolicyError:
+        return None
+    if end is None or end.name == "declined":
+        return None  # declined is read from the approvals and the action log above
+    return "approval expired" if end.name == "expired" else "stopped"
+
+
 def _state_from_ledger(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> str:
     """The state of a batch the console never acted on (the command line, a deployment did):
     from its rows and approval records, so one paid or declined elsewhere does not read as
     "nothing to pay" or "uploaded"."""
     if any(r.decision == "decline" for r in ctx.ledger.approvals_of(batch_id)):
         return "declined"
+    if (ended := _ended(ctx, batch_id, counts)) is not None:
+        return ended
     if awaits_approval(ctx, batch_id, counts):
         # A deployment's run beats while it waits for its approval (hours, for a daily run):
         # paused there, it pays nothing yet; a checker approves it here, with `payflow approve`

@@ -33,6 +33,13 @@ class FindingKind(StrEnum):
     CORRECTED = "corrected_after_completion"
     STUCK = "stuck"
     PAID_TWICE = "paid_twice"
+    NOT_RESUMED = "not_resumed"  # the watchdog found the batch's run dead and could not resume it
+
+
+# Findings reconciliation does not detect, so it never resolves them ("no longer seen"): the
+# watchdog's, about the batch (row 0), which an operator acknowledges.
+NOT_RECONCILED_KINDS = frozenset({FindingKind.NOT_RESUMED.value})
+BATCH_ROW = 0  # the row number of a finding about the whole batch
 
 
 class FindingState(StrEnum):
@@ -216,6 +223,8 @@ def sync_findings(
         for key, row in existing.items():
             if key in seen or row.state == "resolved" or row.row_number in unchecked_rows:
                 continue
+            if row.kind in NOT_RECONCILED_KINDS:
+                continue
             connection.execute(
                 update(Finding).where(Finding.id == row.id).values(state="resolved", updated_at=now)
             )
@@ -224,6 +233,46 @@ def sync_findings(
             )
             resolved += 1
     return FindingsSync(opened, reopened, resolved, unchanged)
+
+
+def open_batch_finding(
+    engine: Engine, batch_id: str, kind: FindingKind, detail: str, *, actor: str, now: datetime
+) -> bool:
+    """Open (or reopen) a finding about the whole batch; True when it was not open already."""
+    with engine.begin() as connection:
+        _one_writer_per_batch(connection, batch_id)
+        row = connection.execute(
+            select(Finding).where(
+                Finding.batch_id == batch_id,
+                Finding.row_number == BATCH_ROW,
+                Finding.kind == kind.value,
+            )
+        ).first()
+        if row is None:
+            inserted = connection.execute(
+                insert(Finding).values(
+                    batch_id=batch_id,
+                    row_number=BATCH_ROW,
+                    external_id=None,
+                    kind=kind.value,
+                    state=FindingState.OPEN.value,
+                    detail=detail,
+                    opened_at=now,
+                    updated_at=now,
+                )
+            ).inserted_primary_key
+            assert inserted is not None
+            _event(connection, int(inserted[0]), None, "open", actor, detail, now)
+            return True
+        if row.state != FindingState.RESOLVED.value:
+            return False  # open, or acknowledged by an operator: said once is enough
+        connection.execute(
+            update(Finding)
+            .where(Finding.id == row.id)
+            .values(state=FindingState.OPEN.value, detail=detail, updated_at=now)
+        )
+        _event(connection, row.id, row.state, "open", actor, detail, now)
+        return True
 
 
 def acknowledge(

@@ -37,6 +37,7 @@ from payflow.ledger.findings import (
     BalanceLine,
     Detected,
     FindingEventView,
+    FindingKind,
     FindingsSync,
     FindingView,
     ServiceView,
@@ -521,6 +522,14 @@ class Ledger:
         """Open, reopen and resolve the batch's findings from one reconciliation's view."""
         return findings.sync_findings(
             self._engine, batch_id, detected, unchecked_rows=unchecked_rows, now=self._clock()
+        )
+
+    def open_batch_finding(
+        self, batch_id: str, kind: FindingKind, detail: str, *, actor: str
+    ) -> bool:
+        """Open a finding about the whole batch (row 0); True when it was not open already."""
+        return findings.open_batch_finding(
+            self._engine, batch_id, kind, detail, actor=actor, now=self._clock()
         )
 
     def acknowledge_finding(

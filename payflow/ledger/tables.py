@@ -562,3 +562,15 @@ class ServiceBinding(Base):
     kind: Mapped[str] = mapped_column(String(STATE_LENGTH))
     bound_at: Mapped[datetime] = mapped_column(UTCDateTime())
     merchant_id: Mapped[str | None] = mapped_column(Text)
+
+
+class Lease(Base):
+    """A named lease: one holder until `expires_at` (the watchdog resuming a batch, a
+    notification sent once); taken again by anyone once expired."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(255))
+    taken_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

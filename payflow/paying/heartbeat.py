@@ -35,8 +35,9 @@ def beating(
         while not stop.wait(every):
             try:
                 beat(ledger, run_id, batch_id, label)
-            except Exception:  # a database blip must not end the run; the next beat may pass
-                logger.warning("pay run heartbeat of batch %s not written", batch_id, exc_info=True)
+            except Exception as exc:  # a database blip must not end the run; the next may pass
+                # One line each: a ledger down for a minute wrote six tracebacks per run.
+                logger.warning("pay run heartbeat of batch %s not written: %s", batch_id, _why(exc))
 
     thread = threading.Thread(target=keep_beating, daemon=True, name="pay-run-heartbeat")
     thread.start()
@@ -47,8 +48,14 @@ def beating(
         thread.join(timeout=every)
         try:
             end_beats(ledger, run_id)
-        except Exception:  # not recorded: the beat goes stale instead, a minute later
-            logger.warning("pay run end of batch %s not written", batch_id, exc_info=True)
+        except Exception as exc:  # not recorded: the beat goes stale instead, a minute later
+            logger.warning("pay run end of batch %s not written: %s", batch_id, _why(exc))
+
+
+def _why(exc: BaseException) -> str:
+    """The exception's kind and first line (a driver's message may span many)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
 
 
 def left_behind(

@@ -18,6 +18,7 @@ from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
 from payflow.approvals import load_policy, record_decision
+from payflow.ending import NEW_EXTERNAL_IDS
 from payflow.ledger import Detected, FindingKind, Ledger
 from payflow.ledger.records import RejectedRow
 from payflow.ledger.run_beats import beat
@@ -218,8 +219,37 @@ def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
     env = payflow_env(home, tmp_path / "prefect")
     done = run_payflow(["status", "d", "--no-refresh"], env, tmp_path)
     assert done.returncode == 1
-    assert done.stdout.splitlines()[-1] == "declined by bob (wrong month): nothing will be paid"
+    assert done.stdout.splitlines()[-2:] == [
+        "declined by bob (wrong month): nothing will be paid",
+        f"next: {NEW_EXTERNAL_IDS}",
+    ]
     assert "not final yet" not in done.stdout
+    # The list read "1 row: 1 VALIDATED", as if it were still to be paid.
+    listed = run_payflow(["status"], env, tmp_path)
+    assert "by mia  1 row: 1 VALIDATED; declined, never paid" in listed.stdout
+    [batch] = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)["batches"]
+    assert batch["end_state"] == "declined"
+
+
+def test_an_expired_batch_says_it_is_never_paid_not_payflow_pay(tmp_path):
+    # It said "`payflow pay e` sends each once", and `payflow pay` then refused the batch.
+    home = tmp_path / "home"
+    rules = tmp_path / "approvals.yaml"
+    rules.write_text(
+        'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 1\n',
+        encoding="utf-8",
+    )
+    two_hours_ago = datetime.now(UTC) - timedelta(hours=2)
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}", clock=lambda: two_hours_ago) as led:
+        led.register_batch("e", "e.csv", [sim_instruction("e", 1)], [])
+    env = {**payflow_env(home, tmp_path / "prefect"), "PAYFLOW_APPROVALS_FILE": str(rules)}
+    done = run_payflow(["status", "e", "--no-refresh"], env, tmp_path)
+    assert done.returncode == 1
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("its approval expired at ") and last.endswith(NEW_EXTERNAL_IDS), last
+    assert "payflow pay" not in done.stdout
+    end = json.loads(run_payflow(["status", "e", "--json", "--no-refresh"], env, tmp_path).stdout)
+    assert end["end_state"]["state"] == "expired"
 
 
 def test_a_batch_with_held_rows_says_how_to_pay_them(tmp_path):

@@ -1031,3 +1031,26 @@ def test_a_conflict_row_is_named_with_its_columns_and_its_warnings_are_not_an_ap
     page = _text(signed_in(console, "carl").get("/batches/conflict-later").text)
     assert "Known externalId, other content" in page
     assert "conf-2" in page and "conflict-first" in page and "amount" in page
+
+
+def test_a_batch_whose_approval_expired_reads_so_in_the_list_not_uploaded(
+    console: Console, tmp_path: Path
+) -> None:
+    # A batch nobody approved in time read "uploaded" here and "3 VALIDATED" in `payflow
+    # status`, as if it could still be paid; `payflow pay` refuses it.
+    from support.beats import at_past
+
+    rules = tmp_path / "expiring.yaml"
+    rules.write_text(
+        'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 1\n',
+        encoding="utf-8",
+    )
+    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
+    batch_id = register_rows(at_past(console.ctx.ledger, 7200), "cliexpired", "cli-exp-2")
+    checker = signed_in(console, "carl")
+    listed = checker.get("/batches").text
+    assert re.search(
+        rf'{batch_id}</small></td>\s*<td><span class="state s-approval-expired">', listed
+    )
+    page = checker.get(f"/batches/{batch_id}").text
+    assert re.search(r'id="state"[^>]*>approval expired<', page)

@@ -10,49 +10,46 @@ Then one large batch is paid by two pay runs at once, one on each worker.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
-from support.operators import add_people, set_ledger_policy, sign_in_at
-from support.postgres import fresh_postgres_database
-from support.prefect import prefect_server_on_postgres
-from support.servers import answers, free_port, start_group, stop_group
-from support.tracking import TRACK_QUIET_PERIOD
-from support.waiting import wait_until
+from support.deployments import (
+    APPROVER,
+    HEADER,
+    PAYFLOW,
+    REPO,
+    Stack,
+    batch_file,
+    deployed_stack,
+    final,
+    kill_worker_and_its_run,
+    paused,
+    pay_runs,
+    set_latency,
+    start,
+    start_worker,
+    wait_for,
+    worker_of_run,
+)
+from support.operators import add_people
+from support.servers import answers, free_port, stop_group
 
 from payflow.inbox import SCHEDULE_ACTOR
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
 from payflow.ledger.run_beats import STALE_AFTER
-from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(900)]
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-PREFECT, PAYFLOW = [str(BIN / "prefect")], [str(BIN / "payflow")]
-FAST_SANDBOX = ["--processing-delay", "0.05", "--final-delay", "0.1"]
-HEADER = "externalId,amount,currency,paymentType,requisites,name,userId\n"
-POLICY = 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 24\n'
-# What a worker's own approvals file says (nothing needs approval): it must decide nothing.
-NO_STEPS = 'currencies:\n  "*":\n    bands:\n      - {steps: 0}\n    expiry_hours: 24\n'
-MAKER, APPROVER = "maker-e2e", "checker-e2e"
-SANDBOX_OUTCOME_SUFFIXES = {"1111", "2222", "3333", "4444", "5555", "6666"}
 DEPLOYMENTS = {
     "daily-payouts",
     "pay-batch",
@@ -62,164 +59,14 @@ DEPLOYMENTS = {
     "rerun-failed",
     "refunds",
     "links",
+    "watchdog",
 }
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 150) -> Any:
-    """Poll `check` every half second until it returns something truthy."""
-    return wait_until(check, what=what, timeout=timeout, interval=0.5)
-
-
-@dataclass
-class Stack:
-    root: Path
-    prefect_url: str
-    sandbox_url: str
-    ledger_url: str
-    inbox: Path
-    reports: Path
-    env: dict[str, str]
-    worker_logs: dict[str, Path] = field(default_factory=dict)
-    workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-    running: ExitStack = field(default_factory=ExitStack)  # stops what the stack started
-
-    def api(self, method: str, path: str, body: Any = None) -> Any:
-        response = httpx.request(method, f"{self.prefect_url}{path}", json=body, timeout=30)
-        response.raise_for_status()
-        return response.json()
-
-    def runs(self, *, tags: list[str], flow: str | None = None, state: str | None = None) -> list:
-        body: dict[str, Any] = {"flow_runs": {"tags": {"all_": tags}}}
-        if state:
-            body["flow_runs"]["state"] = {"type": {"any_": [state]}}
-        if flow:
-            body["flows"] = {"name": {"any_": [flow]}}
-        return list(self.api("POST", "/flow_runs/filter", body))
-
-    def state_of(self, run_id: str) -> str:
-        return str(self.api("GET", f"/flow_runs/{run_id}")["state"]["type"])
-
-    def cli(self, *args: str, env: dict[str, str] | None = None) -> str:
-        done = subprocess.run(
-            args, cwd=REPO, env={**self.env, **(env or {})}, capture_output=True, text=True
-        )
-        assert done.returncode == 0, f"{args}: {done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    def deployment_run(self, name: str, *params: str) -> str:
-        out = self.cli(*PREFECT, "deployment", "run", name, *params)
-        match = re.search(r"UUID: ([0-9a-f-]{36})", out)
-        assert match, out
-        return match.group(1)
-
-    def person(self, name: str) -> dict[str, str]:
-        """The environment of `name`, signed in (`payflow login`) under their own home."""
-        home = self.root / f"home-of-{name}"
-        sign_in_at(self.ledger_url, name, home)
-        return {"PAYFLOW_HOME": str(home)}
-
-    def approve(self, batch_id: str, *, submit: bool = True) -> dict[str, Any]:
-        """The maker submits the batch a deployed run registered with no signed-in maker (its
-        file is the worker's account's), then the checker approves it."""
-        if submit:
-            self.cli(*PAYFLOW, "submit", batch_id, env=self.person(MAKER))
-        out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env=self.person(APPROVER))
-        return dict(json.loads(out.strip().splitlines()[-1]))
-
-    def sandbox_stats(self) -> dict[str, Any]:
-        return dict(httpx.get(f"{self.sandbox_url}/_sandbox/stats", timeout=30).json())
-
-    def ledger(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        with psycopg.connect(self.ledger_url.replace("+psycopg", ""), autocommit=True) as db:
-            return list(db.execute(sql, params).fetchall())
-
-
-def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return start_group(args, env, log, cwd=REPO)
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    root = tmp_path_factory.mktemp("daily-e2e")
-    (root / "approvals.yaml").write_text(NO_STEPS, encoding="utf-8")
-    with ExitStack() as running:  # left in reverse: workers, sandbox, ledger, Prefect server
-        # Runs are started by hand here; the cron and interval schedules are checked as data.
-        no_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"}
-        prefect_url = running.enter_context(prefect_server_on_postgres(root, **no_scheduler))
-        ledger_url = running.enter_context(fresh_postgres_database("payflow_e2e"))
-        with Ledger.open(ledger_url) as ledger:  # the policy and the people: ledger data
-            set_ledger_policy(ledger, POLICY)
-            add_people(ledger, **{MAKER: "maker", APPROVER: "checker"})
-        sandbox_port = free_port()
-        sandbox_url = f"http://127.0.0.1:{sandbox_port}"
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PAYFLOW_"))}
-        env = {
-            **base,
-            "PREFECT_HOME": str(root / "prefect-home"),
-            "PREFECT_API_URL": prefect_url,
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-            "PAYFLOW_API_URL": sandbox_url,
-            "PAYFLOW_API_TOKEN": SANDBOX_TOKEN_DEFAULT,
-            "PAYFLOW_LEDGER_URL": ledger_url,
-            "PAYFLOW_HOME": str(root / "home"),
-            "PAYFLOW_APPROVALS_FILE": str(root / "approvals.yaml"),
-            "PAYFLOW_CHECKOUT": str(REPO),
-            "PAYFLOW_INBOX": str(root / "inbox"),
-            "PAYFLOW_USER": APPROVER,  # names nobody: a worker's or a maker's claim counts not
-            # Small claims, a few requests in flight and quick polls: two runs of one batch overlap.
-            "PAYFLOW_CHUNK_SIZE": "100",
-            "PAYFLOW_MAX_IN_FLIGHT": "4",
-            "PAYFLOW_POLL_INTERVAL": "0.5",
-            "PAYFLOW_POLL_MAX_INTERVAL": "2",
-            "PAYFLOW_TRACK_QUIET_PERIOD": TRACK_QUIET_PERIOD,  # why: support.tracking
-        }
-        reports = root / "home" / "reports"
-        stack = Stack(root, prefect_url, sandbox_url, ledger_url, root / "inbox", reports, env)
-        stack.running = running
-        sandbox = [*PAYFLOW, "sandbox", "--port", str(sandbox_port), *FAST_SANDBOX]
-        running.callback(stop_group, start(sandbox, env, root / "sandbox.log"))
-        wait_for("the sandbox", lambda: answers(f"{sandbox_url}/_sandbox/stats"), timeout=60)
-        stack.cli(*PREFECT, "work-pool", "create", "payflow", "--type", "process")
-        stack.cli(*PREFECT, "--no-prompt", "deploy", "--all")
-        for name in ("worker-a", "worker-b"):
-            start_worker(stack, name, root / f"{name}.log")
-        yield stack
-
-
-def start_worker(stack: Stack, name: str, log: Path) -> None:
-    """A process worker of the `payflow` pool taking one flow run at a time."""
-    stack.worker_logs[name] = log
-    worker = [*PREFECT, "worker", "start", "--pool", "payflow", "--name", name, "--limit", "1"]
-    process = start(worker, {**stack.env, "PREFECT_WORKER_QUERY_SECONDS": "1"}, log)
-    stack.workers[name] = process
-    stack.running.callback(stop_group, process)
-
-
-def batch_file(path: Path, prefix: str, rows: int, first: int) -> tuple[str, list[str]]:
-    """A valid XOF mobile-money batch; requisites avoid the sandbox's failing suffixes."""
-    ids, lines, n = [], [], first
-    while len(ids) < rows:
-        phone = f"22507{n:08d}"
-        n += 1
-        if phone[-4:] in SANDBOX_OUTCOME_SUFFIXES:
-            continue
-        ids.append(f"{prefix}-{len(ids) + 1}")
-        lines.append(f"{ids[-1]},{1000 + 5 * len(ids)},XOF,SIM,{phone},Kouadio Yao,u-{n}\n")
-    path.write_text(HEADER + "".join(lines), encoding="utf-8")
-    return batch_id_of(path.read_bytes()), ids
-
-
-def pay_runs(stack: Stack, batch_id: str, state: str | None = None) -> list:
-    return stack.runs(tags=[f"batch:{batch_id}"], flow="pay-batch", state=state)
-
-
-def paused(stack: Stack, batch_id: str) -> list:
-    return stack.runs(tags=[f"batch:{batch_id}"], state="PAUSED")
-
-
-def final(stack: Stack, run_id: str) -> str | None:
-    state = stack.state_of(run_id)
-    return state if state in {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"} else None
+    with deployed_stack(tmp_path_factory.mktemp("daily-e2e")) as deployed:
+        yield deployed
 
 
 def test_every_deployment_is_deployed_with_the_daily_cron_in_its_timezone(stack: Stack) -> None:
@@ -282,20 +129,6 @@ def test_daily_inbox_pays_each_approved_file_once_and_sets_the_broken_one_aside(
     for batch_id in (first, second):
         assert (stack.reports / f"{batch_id}-reconciliation.csv").is_file()
         assert (stack.reports / f"{batch_id}-reconciliation.xlsx").is_file()
-
-
-def set_latency(stack: Stack, seconds: float) -> None:
-    url = f"{stack.sandbox_url}/_sandbox/faults"
-    httpx.post(url, json={"latency": seconds}, timeout=30).raise_for_status()
-
-
-def worker_of_run(stack: Stack) -> dict[str, str]:
-    """flow run id -> the worker that ran it, from the workers' own logs."""
-    owners = {}
-    for name, log in stack.worker_logs.items():
-        for run_id in re.findall(r"submitting flow run '([0-9a-f-]{36})'", log.read_text()):
-            owners[run_id] = name
-    return owners
 
 
 def test_a_large_batch_is_split_across_both_workers_and_nothing_is_paid_twice(
@@ -476,21 +309,6 @@ def test_approving_a_batch_whose_paused_run_died_with_its_worker_starts_a_run_th
     start_worker(stack, owner, stack.root / f"{owner}-restarted.log")
 
 
-def kill_worker_and_its_run(stack: Stack, run_id: str) -> str:
-    """SIGKILL the worker that took the run and the run's own process (a session of its own),
-    as a machine going down would; the worker's name."""
-    owner = wait_for("the run's worker", lambda: worker_of_run(stack).get(run_id))
-    killed = stack.workers[owner]
-    # Two runs may share a worker (seen in a full run on a loaded machine: ProcessLookupError),
-    # killed already with the first; each run lives in a session of its own, killed below.
-    if killed.poll() is None:
-        os.killpg(killed.pid, signal.SIGKILL)
-        killed.wait(timeout=30)
-    flow_pid = stack.api("GET", f"/flow_runs/{run_id}")["infrastructure_pid"]
-    os.kill(int(str(flow_pid).rpartition(":")[2]), signal.SIGKILL)
-    return str(owner)
-
-
 def test_a_file_dropped_again_pays_a_batch_whose_run_died_running_or_paused_and_not_a_live_one(
     stack: Stack,
 ) -> None:
@@ -585,8 +403,7 @@ def test_a_rerun_from_its_deployment_is_made_by_its_maker_parameter_who_cannot_a
 ) -> None:
     """Found in review: the rerun-failed deployment recorded the worker's user as the rerun
     batch's maker, so whoever started the run could approve the rerun themselves. Its `maker`
-    parameter is only a claim (anyone starting a run sets it): no checker approves the batch
-    until a signed-in maker submits it, and that maker may not approve it."""
+    parameter (as the daily deployment's) names the person, whom the two-person rule refuses."""
     stack.inbox.mkdir(exist_ok=True)
     path = stack.inbox / "thursday.csv"
     _, ids = batch_file(path, "e2e-rr", 2, 95_000)

@@ -27,6 +27,7 @@ def test_every_entrypoint_is_a_flow_in_flows():
         "reconcile-pending",
         "reconcile-recent",
         "rerun-failed",
+        "watchdog",
     }
     for deployment in deployments:
         file, _, name = deployment["entrypoint"].partition(":")
@@ -83,3 +84,9 @@ def test_every_deployment_that_registers_a_batch_names_its_maker_maker():
         # A run started with the old name fails before its body, having read nothing.
         with pytest.raises(SignatureMismatchError, match="made_by"):
             flow.validate_parameters({**required, "made_by": "mia"})
+
+
+def test_the_watchdog_looks_every_few_minutes_one_run_at_a_time():
+    [watchdog] = [d for d in _deployments() if d["name"] == "watchdog"]
+    [every] = watchdog["schedules"]
+    assert every["interval"] <= 300 and watchdog["concurrency_limit"] == 1

@@ -118,6 +118,18 @@ def test_a_declined_batch_and_a_batch_not_all_paid_end_failed_in_one_line(
     assert tracebacks(run_log) == []
     assert "unexpected exception" not in run_log.lines()
     assert "declined by bob (wrong day)" in run_log.lines()
+    # The run's artifact says how the batch ended and what to do next, as `payflow status` does.
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        ends = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["batch-end"]))
+        )
+    assert any(
+        f"Batch {declined}: declined." in str(a.data) and "new externalIds" in str(a.data)
+        for a in ends
+    ), ends
 
 
 def test_an_unreadable_refund_file_and_links_file_end_failed_in_one_line(
@@ -179,3 +191,26 @@ def test_an_unexpected_error_keeps_its_traceback():
     assert quiet.filter(expected) and expected.exc_info is None
     again = record_of(BatchFileError("a"), "Engine execution exited with unexpected exception")
     assert not quiet.filter(again)
+
+
+def test_an_approval_pause_that_timed_out_is_one_line_without_its_traceback():
+    # The pay run's approval subflow logged FlowPauseTimeout's whole traceback in the worker's
+    # log, before the run ended in one line ("no answer within ... s; nothing was paid").
+    from prefect.exceptions import FlowPauseTimeout
+
+    try:
+        raise FlowPauseTimeout("Flow run was paused and never resumed.")
+    except FlowPauseTimeout:
+        record = logging.LogRecord(
+            "prefect.flow_runs", logging.ERROR, __file__, 1, "Encountered exception", (),
+            sys.exc_info(),
+        )  # fmt: skip
+    assert OneLineForExpected().filter(record) is True
+    assert record.exc_info is None and record.getMessage() == "Encountered exception"
+    try:
+        raise ValueError("a bug")
+    except ValueError:
+        bug = logging.LogRecord(
+            "prefect.flow_runs", logging.ERROR, __file__, 1, "x", (), sys.exc_info()
+        )
+    assert OneLineForExpected().filter(bug) is True and bug.exc_info is not None

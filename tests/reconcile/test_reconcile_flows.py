@@ -84,3 +84,25 @@ def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
     with Ledger.open(ledger_url) as ledger:
         assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
     assert Path(outcomes[0].report_csv).read_text(encoding="utf-8").count("\n") == 2
+
+
+def test_reconcile_pending_never_calls_rows_left_by_a_killed_run_nothing_to_look_at(
+    prefect_api, home
+) -> None:
+    # A SIGKILLed run left 166 rows SUBMITTING (never sent) and the scheduled run ended
+    # Completed with "1 batch reconciled: nothing to look at".
+    _, ledger_url, reports = home
+    with Ledger.open(ledger_url) as ledger:
+        rows = [instruction(new_id("killed"), n, "0001") for n in (2, 3, 4)]
+        batch_id = register(ledger, rows)
+        assert len(ledger.claim_for_submit(batch_id, "gone-host:1:dead", 2)) == 2
+
+    state = reconcile_pending(out_dir=str(reports), return_state=True)
+
+    assert state.is_failed() and state.name == "Open findings"
+    [outcome] = reconcile_outcomes(state)
+    assert (outcome.unsent, outcome.unconfirmed) == (3, 0)
+    assert state.message == (
+        f"1 batch to look at: {batch_id} 3 rows not sent yet"
+        " (payflow status BATCH_ID says what comes next)"
+    )

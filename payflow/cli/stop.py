@@ -1,0 +1,39 @@
+"""`payflow stop BATCH_ID`: cancel the batch's pay runs through Prefect; every row stays."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from payflow.cli.app import app, fail
+from payflow.cli.batch_kinds import require_payout_batch
+from payflow.cli.setup import prepare
+from payflow.runtime import open_ledger
+
+
+@app.command("stop")
+def stop_command(
+    batch_id: Annotated[str, typer.Argument(help="The batch whose pay runs to stop.")],
+) -> None:
+    """Stop a batch's pay runs on Prefect (cancelled); its rows stay in the ledger, and
+    `payflow pay` goes on later. Exit 1 when no run was there to stop."""
+    settings = prepare()
+    from payflow.approvals.decide import prefect_api_configured
+    from payflow.approvals.identity import current_user
+
+    with open_ledger(settings) as ledger:
+        require_payout_batch(settings, ledger, batch_id)
+        if not prefect_api_configured():
+            fail(
+                "no Prefect server is configured (PREFECT_API_URL): a batch paid by `payflow run` "
+                "or `payflow pay` stops with Ctrl-C in its terminal, between two payouts"
+            )
+        from payflow.paying.stop import stop_batch
+
+        try:
+            stopped = stop_batch(ledger, batch_id, current_user(settings))
+        except Exception as exc:  # the server down: nothing was stopped, and nothing changed
+            fail(f"could not reach Prefect to stop batch {batch_id} ({type(exc).__name__})")
+    typer.echo(stopped.line(batch_id))
+    raise typer.Exit(0 if stopped.runs else 1)
