@@ -122,7 +122,6 @@ def test_reconcile_without_an_api_refuses_instead_of_reporting_every_payout_miss
     )
 
 
-<<<<<<< HEAD
 @pytest.mark.slow  # four reconciliations on the command line: about 60 s here
 def test_reconcile_exits_0_only_when_every_row_is_final_and_as_the_service_says(
     tmp_path, sandbox_server
@@ -149,28 +148,12 @@ def test_reconcile_exits_0_only_when_every_row_is_final_and_as_the_service_says(
                 )
 
     asyncio.run(pay())
-=======
-def test_reconcile_exits_1_while_rows_a_killed_run_left_are_unsent(tmp_path, sandbox_server):
-    # It exited 0 with "Open findings: 0" beside "pending 166": a killed run's rows, never sent.
-    home = tmp_path / "home"
-    batch_id = f"cli-{secrets.token_hex(3)}"
-    rows = [
-        PayoutInstruction(
-            n, f"{batch_id}-{n}", Decimal(10), "XOF", "SIM", f"225070000{n}", "A", "u"
-        )
-        for n in (2, 3)
-    ]
-    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
-        ledger.register_batch(batch_id, "cli.csv", rows, [])
-        assert ledger.claim_for_submit(batch_id, "gone-host:1:dead", 1)
->>>>>>> h38
     env = payflow_env(
         home,
         tmp_path / "prefect",
         PAYFLOW_API_URL=sandbox_server.url,
         PAYFLOW_API_TOKEN=sandbox_server.token,
     )
-<<<<<<< HEAD
     stuck = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
     assert stuck.returncode == 1, stuck.stderr
     counts = json.loads(stuck.stdout)
@@ -197,11 +180,30 @@ def test_reconcile_exits_1_while_rows_a_killed_run_left_are_unsent(tmp_path, san
     done = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
     counts = json.loads(done.stdout)
     assert (done.returncode, counts["rows_not_final"], counts["settled"]) == (0, 0, True), counts
-=======
+
+
+def test_reconcile_exits_1_while_rows_a_killed_run_left_are_unsent(tmp_path, sandbox_server):
+    # It exited 0 with "Open findings: 0" beside "pending 166": a killed run's rows, never sent.
+    home = tmp_path / "home"
+    batch_id = f"cli-{secrets.token_hex(3)}"
+    rows = [
+        PayoutInstruction(
+            n, f"{batch_id}-{n}", Decimal(10), "XOF", "SIM", f"225070000{n}", "A", "u"
+        )
+        for n in (2, 3)
+    ]
+    with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        ledger.register_batch(batch_id, "cli.csv", rows, [])
+        assert ledger.claim_for_submit(batch_id, "gone-host:1:dead", 1)
+    env = payflow_env(
+        home,
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox_server.url,
+        PAYFLOW_API_TOKEN=sandbox_server.token,
+    )
     done = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["unsent"] == 2
     said = run_payflow(["reconcile", batch_id], env, tmp_path)
     assert said.returncode == 1
     assert f"2 rows not sent yet: payflow status {batch_id} says what comes next" in said.stdout
->>>>>>> h38
