@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
+import secrets
 import threading
 import uuid
 from urllib.parse import urlsplit
@@ -23,8 +24,10 @@ from starlette.routing import Route
 
 from payflow.api import PayoutsClient
 from payflow.api.errors import PaymentsApiError
+from payflow.api.retry import RetryPolicy
 from payflow.ledger.states import FINAL_STATUSES, RowState, parse_api_status
 from payflow.links.minting import mint_link
+from payflow.links.records import ClaimLookup
 from payflow.links.store import LinkStore
 from payflow.serving import BackgroundServer
 
@@ -43,6 +46,20 @@ STATE_TEXT = {
     RowState.COMPLETED: ("Выплата выполнена", "Деньги отправлены на ваш счёт."),
 }
 NOT_DONE = ("Выплата не выполнена", "Обратитесь к отправителю выплаты.")
+# To a device other than the one that opened the claim first: nothing about the payout (whose
+# account it went to is the other device's business), only what to do.
+ALREADY_USED = (
+    "Ссылка уже использована",
+    "Эту ссылку уже открыли на другом устройстве, и выплата по ней оформляется там. Если это "
+    "были не вы, обратитесь к отправителю выплаты.",
+)
+# A recipient waits on the page while the claim is answered: a passing 5xx or 429 is retried
+# more often and sooner than a run's reads are (about 3 s at most, a Retry-After of up to 3 s
+# honoured), before "try later" is shown. The decision stays `RetryPolicy`'s.
+CLAIM_RETRY = RetryPolicy(max_retries=5, base_delay=0.1, max_delay=1.0, max_retry_after=3.0)
+# A random value per device, given at the first open; the claim keeps only its SHA-256.
+DEVICE_COOKIE = "payflow_claim_device"
+DEVICE_COOKIE_SECONDS = 90 * 24 * 3600  # longer than any claim lives
 PAGE = """<!doctype html><html lang="ru"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{title}</title>
@@ -120,6 +137,24 @@ def create_claims_app(
             return page(
                 "Ссылка не найдена", "Проверьте ссылку или обратитесь к отправителю выплаты.", 404
             )
+        device = request.cookies.get(DEVICE_COOKIE) or secrets.token_urlsafe(32)
+        if not store.hold_claim(found, device):
+            logger.info("claim for externalId %s opened on a second device", found.external_id)
+            return page(*ALREADY_USED, 409)
+        answer = _answer(found)
+        answer.set_cookie(
+            DEVICE_COOKIE,
+            device,
+            max_age=DEVICE_COOKIE_SECONDS,
+            path="/claim",
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+        return answer
+
+    def _answer(found: ClaimLookup) -> Response:
+        """The page (or widget link) of a claim this device holds."""
         state = found.state
         try:
             if state is RowState.VALIDATED or state not in FINAL_STATUSES:
