@@ -26,6 +26,7 @@ COMMAND_MODULES = {
     "validate": "validate",
     "run": "run",
     "status": "status",
+    "batches": "batches",
     "reconcile": "reconcile",
     "findings": "reconcile",
     "refund": "refund",
