@@ -176,23 +176,27 @@ def approval_line(
     totals: dict[str, Decimal] = {}
     for candidate in chosen:
         totals[candidate.currency] = totals.get(candidate.currency, Decimal(0)) + candidate.amount
-    steps, reasons = 0, []
+    steps, bands = 0, []
     for currency, total in sorted(totals.items()):
         needed, words = policy.rule_for(currency).steps_for(total)
         steps = max(steps, needed)
-        reasons.append(f"{money_words(total, currency)}: {words}")
-    why = "; ".join(reasons)
+        bands.append(f"{money_words(total, currency)}: {words}")
+    policy_words = "; ".join(bands)
+    reasons = [f"the approvals policy asks for it ({policy_words})"] if steps else []
     blocked = sum(1 for c in chosen if c.failure_class == FailureClass.DO_NOT_RETRY)
     if blocked:
-        steps = max(steps, 1)
-        why += f"; {counted(blocked, 'row')} of class do_not_retry, a warning a person acknowledges"
-    if console and steps == 0:
-        steps = 1
-        why += "; and in the console a checker approves every batch a maker submits"
-    if steps == 0:
-        return f"is sent without waiting for anyone: by the approvals policy, {why}"
-    people = "a second person" if steps == 1 else f"{steps} other people"
+        reasons.append(f"{counted(blocked, 'row')} of class do_not_retry, a warning a person reads")
+    if console:
+        reasons.append("in the console a checker approves every batch a maker submits")
+    if not reasons:
+        return (
+            "is sent without waiting for anyone: the approvals policy asks for no approval "
+            f"({policy_words})"
+        )
+    people = f"{steps} other people" if steps > 1 else "a second person"
+    alone = "" if steps else f" (the approvals policy alone asks for none: {policy_words})"
     return (
-        f"waits for {people} (a checker, never you, the maker) before anything is sent: by the "
-        f"approvals policy, {why}"
+        f"waits for {people} (a checker, never you, the maker) before anything is sent: "
+        + "; ".join(reasons)
+        + alone
     )

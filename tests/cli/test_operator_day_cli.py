@@ -188,12 +188,12 @@ def test_a_rerun_preview_says_whether_the_rows_wait_for_a_second_person_and_why(
     found = run_payflow(["rerun", "rb", "--rows", "2"], env, tmp_path)
     assert found.returncode == 0, found.stderr
     assert (
-        "  the rerun is sent without waiting for anyone: by the approvals policy, 100 XOF: from 0 "
-        "up to 1000000: 0 approval steps"
+        "  the rerun is sent without waiting for anyone: the approvals policy asks for no "
+        "approval (100 XOF: from 0 up to 1000000: 0 approval steps)"
     ) in found.stdout.splitlines(), found.stdout
     blocked = run_payflow(["rerun", "rb", "--rows", "2,3"], env, tmp_path)
     assert (
         "  the rerun waits for a second person (a checker, never you, the maker) before anything "
-        "is sent: by the approvals policy, 300 XOF: from 0 up to 1000000: 0 approval steps; "
-        "1 row of class do_not_retry, a warning a person acknowledges"
+        "is sent: 1 row of class do_not_retry, a warning a person reads (the approvals policy "
+        "alone asks for none: 300 XOF: from 0 up to 1000000: 0 approval steps)"
     ) in blocked.stdout.splitlines(), blocked.stdout
