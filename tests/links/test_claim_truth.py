@@ -114,3 +114,38 @@ def test_a_passing_fault_is_retried_before_the_recipient_sees_a_page(
     unavailable = [a for a in opened if "временно недоступен" in a.text]
     assert not unavailable, f"{len(unavailable)} of {len(opened)} opens showed the fault page"
     assert {a.status_code for a in opened} == {303}
+
+
+def test_of_many_devices_racing_on_postgresql_exactly_one_holds_the_claim() -> None:
+    # Several claims servers may share one PostgreSQL ledger: the binding is one conditional
+    # UPDATE, so of devices opening a claim at the same moment exactly one holds it.
+    from decimal import Decimal
+
+    from support.postgres import fresh_postgres_database
+
+    from payflow.links.records import LinkRow
+
+    with fresh_postgres_database() as url:
+        stores = [LinkStore.open(url) for _ in range(2)]
+        try:
+            rows = [LinkRow(2, "pg-1", "u1", Decimal("10"))]
+            stores[0].register("pg", "pg.csv", rows)
+            (issued,) = stores[0].issue_claims(stores[0].rows("pg"), days=1)
+            claim = stores[0].find_claim(issued.token)
+            assert claim is not None
+            start = threading.Barrier(8)
+            held: list[bool] = []
+
+            def open_on(n: int) -> None:
+                start.wait()
+                held.append(stores[n % 2].hold_claim(claim, f"device-{n}"))
+
+            threads = [threading.Thread(target=open_on, args=(n,)) for n in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert sorted(held) == [False] * 7 + [True]
+        finally:
+            for store in stores:
+                store.close()
