@@ -162,7 +162,11 @@ def rerun_rows(
     rerun_id = rerun_batch_id(batch_id, [a.instruction.external_id for a in attempts])
     rows_text = ", ".join(str(c.row_number) for c in kept)
     corrected = [c.row_number for c in kept if choice.fixes.get(c.row_number)]
-    fixed = f", corrected {', '.join(map(str, corrected))}" if corrected else ""
+    fixed = (
+        f"; details corrected in {plural(len(corrected), 'row')} {', '.join(map(str, corrected))}"
+        if corrected
+        else ""
+    )
     record_action(
         ctx.ledger, maker.name, "rerun", batch_id, detail=f"rows {rows_text} as {rerun_id}{fixed}"
     )
