@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
 from cli_support import payflow_env, run_payflow, sim_instruction
 from sqlalchemy import create_engine, text
 
@@ -197,3 +198,31 @@ def test_a_rerun_preview_says_whether_the_rows_wait_for_a_second_person_and_why(
         "is sent: 1 row of class do_not_retry, a warning a person reads (the approvals policy "
         "alone asks for none: 300 XOF: from 0 up to 1000000: 0 approval steps)"
     ) in blocked.stdout.splitlines(), blocked.stdout
+
+
+def test_validate_names_the_banks_that_serve_a_phone_for_an_unknown_bank(
+    tmp_path: Path, sandbox_server
+) -> None:  # type: ignore[no-untyped-def]
+    # Found by use: "Bank of Nowhere" got no list of the banks that serve that phone, though
+    # the banks list was asked for that very phone.
+    path = tmp_path / "sbp.csv"
+    path.write_text(
+        "externalId,amount,currency,paymentType,requisites,bankName,name,userId\n"
+        "sbp-1,1500,RUB,SBP,79161234567,Bank of Nowhere,Иванов Иван,u-1\n",
+        encoding="utf-8",
+    )
+    env = payflow_env(
+        tmp_path / "home",
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox_server.url,
+        PAYFLOW_API_TOKEN=sandbox_server.token,
+    )
+    done = run_payflow(["validate", str(path)], env, tmp_path)
+    assert done.returncode == 1, done.stderr
+    banks = httpx.get(
+        f"{sandbox_server.url}/v1/payouts/banks",
+        params={"account": "79161234567"},
+        headers={"X-Api-Token": sandbox_server.token},
+    ).json()
+    named = ", ".join(repr(bank["name"]) for bank in banks[:8])
+    assert f"the banks that serve this phone: {named}" in done.stdout + done.stderr, done.stdout
