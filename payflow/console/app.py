@@ -68,7 +68,7 @@ from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
 from payflow.schemas.iso4217 import amount_text
 from payflow.serving import BodyTooLarge, read_form
-from payflow.wording import counted
+from payflow.wording import api_trouble, counted
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).parent
@@ -508,8 +508,14 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     choice=choice,
                 )
             started = await run_in_threadpool(rerun_rows, ctx, batch_id, me(session), choice)
-        except RerunRefused as exc:
-            text = str(exc)
+        except (RerunRefused, PaymentsApiError) as exc:
+            # The service's lists check a correction, and each row is asked about again before
+            # it is rerun: an API that cannot answer is said here, the choice kept, not a 500.
+            text = (
+                api_trouble(exc, then="nothing was sent; try again", sandbox=ctx.target.sandbox)
+                if isinstance(exc, PaymentsApiError)
+                else str(exc)
+            )
             error = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
             return await _batch_page(request, session, batch_id, 400, error, choice)
         if started.rerun_batch_id is None:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from console_support import (
     CLEAN_ROWS,
@@ -218,3 +219,28 @@ def test_counts_before_approval_leave_rejected_rows_out_and_say_states_in_words(
     expect(states).to_have_text(["rejected in the file", "waiting for approval"])
     expect(maker.locator("#states")).not_to_contain_text("VALIDATED")
     _shots(maker, tmp_path, "counts-before-approval")
+
+
+def test_a_service_that_cannot_answer_a_correction_check_is_said_with_the_choice_kept(
+    console: Console,
+) -> None:
+    # The service's lists check a correction: an API failing then gave a server error page.
+    batch_id = _paid_with_failures(console, "sv")
+    maker = signed_in(console, "mia")
+    page = maker.get(f"/batches/{batch_id}").text
+    token = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert token is not None
+    httpx.post(f"{console.ctx.target.api_url}/_sandbox/faults", json={"fail_first": 50})
+    form = {
+        "csrf": token.group(1),
+        "row": [str(BAD_ROW)],
+        "reasons_read": "yes",
+        f"fix-{BAD_ROW}-requisites": "254712340444",
+        "step": "review",
+    }
+    refused = maker.post(f"/batches/{batch_id}/rerun", data=form)
+    httpx.post(f"{console.ctx.target.api_url}/_sandbox/faults", json={"fail_first": 0})
+    assert refused.status_code == 400, refused.text
+    assert "could not be asked" in refused.text and "nothing was sent; try again" in refused.text
+    assert re.search(rf'value="{BAD_ROW}" data-group="g\d+" class="row-box" checked>', refused.text)
+    assert 'value="254712340444"' in refused.text
