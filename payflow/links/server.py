@@ -34,16 +34,21 @@ from payflow.serving import BackgroundServer
 logger = logging.getLogger(__name__)
 
 NO_LEAK_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+# "the account given for this payout", never "your account": a claim opened before devices were
+# recorded (ledger revision 0022) may be shown to another device than the one that gave it.
 STATE_TEXT = {
     RowState.CREATED: (
         "Выплата принята",
-        "Деньги поступят на ваш счёт обычно в течение нескольких минут.",
+        "Деньги поступят на счёт, указанный для этой выплаты, обычно в течение нескольких минут.",
     ),
     RowState.PROCESSING: (
         "Выплата принята",
-        "Деньги поступят на ваш счёт обычно в течение нескольких минут.",
+        "Деньги поступят на счёт, указанный для этой выплаты, обычно в течение нескольких минут.",
     ),
-    RowState.COMPLETED: ("Выплата выполнена", "Деньги отправлены на ваш счёт."),
+    RowState.COMPLETED: (
+        "Выплата выполнена",
+        "Деньги отправлены на счёт, указанный для этой выплаты.",
+    ),
 }
 NOT_DONE = ("Выплата не выполнена", "Обратитесь к отправителю выплаты.")
 # To a device other than the one that opened the claim first: nothing about the payout (whose

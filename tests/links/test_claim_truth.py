@@ -99,6 +99,9 @@ def test_the_second_device_in_a_claim_race_is_told_the_claim_was_used(
             # The first device reopening its claim sees its payout, not a second form.
             mine = winner.get(url)
             assert mine.status_code == 200 and "Выплата" in mine.text, mine.text
+            # Said of "the account given for this payout": a claim opened before devices were
+            # recorded may reach another device, which was told "your account".
+            assert "указанный для этой выплаты" in mine.text and "ваш счёт" not in mine.text
         assert sandbox_stats(faulty.url)["payoutsByExternalId"][external_id] == 1
 
 
