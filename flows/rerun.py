@@ -30,7 +30,7 @@ from payflow.tasks.rerun_failed import (
     register_rerun_attempts,
     rerun_batches_to_pay,
 )
-from payflow.wording import counted
+from payflow.wording import counted, state_words
 
 SHOWN_ATTEMPTS = 10
 
@@ -224,7 +224,7 @@ def summary_lines(result: RerunResult) -> list[str]:
             f"then payflow pay {rerun_id}"
         )
     lines.append("  rows by latest attempt:")
-    lines += [f"    {state:<16} {n}" for state, n in sorted(result.statuses.items())]
+    lines += [f"    {state_words(state):<16} {n}" for state, n in sorted(result.statuses.items())]
     return lines
 
 

@@ -61,3 +61,38 @@ NOT_REFRESHED = (
     "payflow: not asked of the API (no PAYFLOW_API_TOKEN here): the ledger's states as the "
     "paying side last recorded them"
 )
+
+
+# What an operator calls the ledger's own row states (the service's statuses, COMPLETED,
+# FAILED..., read as the service's documents name them). VALIDATED is said by why the row is not
+# sent: `unsent_words` gives the batch's reason when it has one.
+LEDGER_STATE_WORDS = {
+    "VALIDATED": "not sent yet",
+    "SUBMITTING": "being sent",
+    "HELD": "held as a repeat",
+    "REJECTED": "rejected in the file",
+    "CONFLICT": "externalId conflict",
+    "SUBMIT_REJECTED": "refused by the service",
+}
+WAITING_FOR_APPROVAL = "waiting for approval"
+APPROVAL_EXPIRED = "approval expired"
+
+
+def unsent_words(
+    *, declined_by: str | None = None, waiting: bool = False, expired: bool = False
+) -> str | None:
+    """Why a batch's rows are not sent, in an operator's words ("declined by ana", "approval
+    expired", "waiting for approval"); None when it gives no reason (not submitted, stopped)."""
+    if declined_by:
+        return f"declined by {declined_by}"
+    if expired:
+        return APPROVAL_EXPIRED
+    return WAITING_FOR_APPROVAL if waiting else None
+
+
+def state_words(state: str, unsent: str | None = None) -> str:
+    """A row state as an operator reads it: "not sent yet" (or `unsent`, the batch's reason)
+    for VALIDATED, "being sent" for SUBMITTING...; a service status as the service names it."""
+    if state == "VALIDATED" and unsent:
+        return unsent
+    return LEDGER_STATE_WORDS.get(state, state)

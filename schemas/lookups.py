@@ -107,14 +107,19 @@ def resolve_sbp_banks(
 
 
 SUGGESTED_BANKS = 3
+LISTED_BANKS = 8  # named when no listed bank is close to what was written
 
 
 def _not_found_message(given: str, listed: Sequence[BankInfo]) -> str:
     message = f"no bank for this phone has the id or name {given!r}"
     close = close_bank_names(given, [bank.name for bank in listed])
     if close:
-        message += "; did you mean " + " or ".join(repr(name) for name in close) + "?"
-    return message
+        return message + "; did you mean " + " or ".join(repr(name) for name in close) + "?"
+    # Nothing close ("Bank of Nowhere"): the banks that do serve this phone, to choose from.
+    names = list(dict.fromkeys(bank.name or bank.id for bank in listed))
+    shown = ", ".join(repr(name) for name in names[:LISTED_BANKS])
+    more = f" and {len(names) - LISTED_BANKS} more" if len(names) > LISTED_BANKS else ""
+    return f"{message}; the banks that serve this phone: {shown}{more}"
 
 
 def close_bank_names(given: str, names: Sequence[str]) -> list[str]:

@@ -23,8 +23,7 @@ from payflow.rerun import (
     refetch_parents,
     register_rerun,
 )
-from payflow.schemas.lookups import sbp_phones
-from payflow.schemas.validation import validate_rows
+from payflow.rerun.checking import validate_with_lookups
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_client, open_ledger
 
@@ -65,10 +64,7 @@ class ValidationRunner:
     def __call__(self, raw: RawBatch) -> ValidationReport:
         async def fetch() -> ValidationReport:
             async with open_client(self._target, self._settings) as client:
-                lookups = await fetch_lookups(client, sbp_phones(raw))
-            return validate_rows(
-                raw, services=lookups.services, banks_for_phones=prefetched(lookups.banks)
-            )
+                return await validate_with_lookups(client, raw)
 
         return asyncio.run(fetch())
 

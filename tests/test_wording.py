@@ -56,3 +56,18 @@ def test_a_webhook_url_without_the_receivers_path_is_named():
     assert _receiver_path("https://pay.example.com/payflow/webhooks/")
     assert not _receiver_path("https://pay.example.com")
     assert not _receiver_path("https://pay.example.com/hooks")
+
+
+def test_row_states_read_in_an_operators_words():
+    # Found by use: a batch waiting for approval, declined or expired read "3 VALIDATED".
+    from payflow.wording import state_words, unsent_words
+
+    assert state_words("VALIDATED") == "not sent yet"
+    assert state_words("VALIDATED", unsent_words(waiting=True)) == "waiting for approval"
+    assert state_words("VALIDATED", unsent_words(declined_by="carl")) == "declined by carl"
+    assert state_words("VALIDATED", unsent_words(expired=True, waiting=True)) == (
+        "approval expired"
+    )
+    assert state_words("SUBMITTING", "declined by carl") == "being sent"
+    assert state_words("COMPLETED") == "COMPLETED"  # the service's statuses keep their names
+    assert unsent_words() is None

@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "validate": "validate",
     "run": "run",
     "status": "status",
+    "batches": "batches",
     "reconcile": "reconcile",
     "findings": "reconcile",
     "refund": "refund",

@@ -254,6 +254,7 @@ def serve_command(
     """Answer claim URLs: mint a signed widget link and redirect the recipient to it."""
     from payflow.api import PayoutsClient
     from payflow.links.server import (
+        CLAIM_RETRY,
         MerchantId,
         claims_lead_elsewhere,
         claims_uvicorn_config,
@@ -289,7 +290,7 @@ def serve_command(
             widget_url = settings.widget_url
         store = LinkStore.open(ledger_url)
         stack.callback(store.close)
-        client = stack.enter_context(PayoutsClient(token, base_url=api_url))
+        client = stack.enter_context(PayoutsClient(token, base_url=api_url, retry=CLAIM_RETRY))
         merchant = MerchantId(client)
         try:
             # Asked now, so a token or merchant the widget refuses is said here in one line,

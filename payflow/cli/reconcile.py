@@ -173,6 +173,7 @@ def findings_command(
         findings = ledger.findings(batch_id)
     finally:
         ledger.close()
+    still_open = sum(1 for f in findings if f.state == FindingState.OPEN)
     if as_json:
         print(
             json.dumps(
@@ -195,6 +196,9 @@ def findings_command(
             )
         )
     else:
+        if ack is not None:
+            # It printed the list alone and exited 1: nothing said the acknowledgement was taken.
+            print(f"finding #{ack} acknowledged (note kept in its history)")
         if not findings:
             print(f"batch {batch_id}: no findings")
         for f in findings:
@@ -202,4 +206,11 @@ def findings_command(
             print(printable(line))  # a detail may quote the service's text, which a terminal obeys
             if f.acknowledgement:
                 print(printable(f"{'':<9}acknowledged by {f.acknowledgement}"))
-    raise typer.Exit(1 if any(f.state == FindingState.OPEN for f in findings) else 0)
+        if still_open:
+            print(
+                f"{counted(still_open, 'finding')} still open (exit 1): look into each, then "
+                f"`payflow findings {batch_id} --ack ID --note TEXT`"
+            )
+        elif findings:
+            print("no finding is open (exit 0)")
+    raise typer.Exit(1 if still_open else 0)

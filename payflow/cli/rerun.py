@@ -14,6 +14,7 @@ import typer
 
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals import PolicyError
+from payflow.approvals.store import active_policy
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import held_lines, not_paid_lines
@@ -36,6 +37,7 @@ from payflow.rerun import (
     preview_lines,
     read_corrections,
 )
+from payflow.rerun.preview import approval_line
 from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
 from payflow.settings import Settings
 from payflow.wording import RUN_AGAIN_TO_RESUME, api_trouble
@@ -48,6 +50,10 @@ def _preview(
         candidates = find_candidates(ledger, batch_id, classifier(settings.failure_classes_path))
         chosen = choose(candidates, selection)
         lines = preview_lines(candidates, chosen, selection)
+        if chosen and not selection.empty:
+            # It did not say that the rerun may wait for a second person, nor why.
+            policy = active_policy(ledger).policy
+            lines.insert(-1, f"  the rerun {approval_line(chosen, policy)}")
         if corrections is None or not chosen:
             return lines
         # Checked now as --reviewed would check them (the batch rules, with the API's banks and

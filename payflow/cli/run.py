@@ -62,7 +62,7 @@ from payflow.stopping import (
     stop_on_signals,
 )
 from payflow.webhooks import WEBHOOK_PATH, WebhookReceiver
-from payflow.wording import counted, plural
+from payflow.wording import counted, plural, state_words
 
 if TYPE_CHECKING:
     from payflow.acts.actor import Actor
@@ -419,11 +419,11 @@ def _print_result(
         f"{counts.by_state.get('REJECTED', 0)} rejected, {result.submitted} submitted by this run"
     )
     for state, count in counts.statuses.items():
-        print(f"  {state:<16} {count}")
+        print(f"  {state_words(state):<16} {count}")
     if result.rerun_moved:
         print("  rows by latest attempt (a rerun sent some again):")
         for state, count in result.by_latest.statuses.items():
-            print(f"    {state:<16} {count}")
+            print(f"    {state_words(state):<16} {count}")
     if counts.by_state.get("CONFLICT"):
         known = counted(counts.by_state["CONFLICT"], "row")
         print(f"  {known} with a known externalId and other content:")

@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, NoReturn
 
@@ -20,13 +21,21 @@ import typer
 
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
-from payflow.approvals import Pending, PolicyError, Void, approval_status
+from payflow.approvals import Expired, Pending, PolicyError, Void, approval_status
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
 from payflow.ending import BatchEnd, batch_end
-from payflow.ledger import PAID_OUTCOMES, FindingState, Ledger, RowOutcome, RowState, utc_now
+from payflow.ledger import (
+    PAID_OUTCOMES,
+    Disposition,
+    FindingState,
+    Ledger,
+    RowOutcome,
+    RowState,
+    utc_now,
+)
 from payflow.ledger.rejected import RejectedLine
 from payflow.ledger.run_beats import batch_beats
 from payflow.ledger.service_binding import sandbox_served
@@ -44,7 +53,7 @@ from payflow.runtime import (
     open_ledger,
 )
 from payflow.settings import Settings
-from payflow.wording import NOT_REFRESHED, api_trouble, counted
+from payflow.wording import NOT_REFRESHED, api_trouble, counted, state_words, unsent_words
 
 STALE_AFTER = timedelta(minutes=1)
 SHOWN_PENDING = 50
@@ -145,9 +154,10 @@ def _refund_status(
     raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)
 
 
-def _echo_states(counts: dict[str, int]) -> None:
+def _echo_states(counts: dict[str, int], unsent: str | None = None) -> None:
+    """Rows per state, each named as an operator says it (`wording.state_words`)."""
     for state, count in sorted(counts.items()):
-        typer.echo(f"  {state:<16} {count}")
+        typer.echo(f"  {state_words(state, unsent):<16} {count}")
 
 
 def _echo_sandbox(sandbox: bool | None) -> None:
@@ -220,7 +230,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         return
     typer.echo(f"batches in the ledger {settings.ledger_place}, newest first:")
     for header, counts in shown:
-        states = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        states = ", ".join(f"{n} {state_words(state)}" for state, n in sorted(counts.items()))
         when = f"{header.created_at:%Y-%m-%d %H:%M} UTC"
         maker = f" by {header.made_by}" if header.made_by else ""
         line = f"  {header.batch_id}  {when}  {header.source}{maker}"
@@ -232,7 +242,11 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
             printable(f"{line}  {counted(sum(counts.values()), 'row')}{kind}: {states}{ended}")
         )
     if total > len(shown):
-        typer.echo(f"  ... and {total - len(shown)} older (`payflow console` lists them all)")
+        # It said "`payflow console` lists them all": the command line had no way to them.
+        typer.echo(
+            f"  ... and {total - len(shown)} older: `payflow batches --page 2` lists them "
+            "(--since DATE, --file NAME, --maker NAME, --state STATE search them)"
+        )
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
     _echo_links_batches(link_batches)
     _echo_sandbox(sandbox)
@@ -259,16 +273,47 @@ def _end_of(settings: Settings, ledger: Ledger, batch_id: str) -> BatchEnd | Non
         return None
 
 
-def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> int:
-    """Approval steps the batch still waits for (0: none, or the policy cannot be read)."""
+def _steps_waiting(settings: Settings, ledger: Ledger, batch_id: str) -> tuple[int, bool]:
+    """Approval steps the batch still waits for (0: none, or the policy cannot be read), and
+    whether its approval expired."""
     try:
         found = approval_status(ledger, batch_id)
     except PolicyError:
-        return 0  # the run that pays it says so in one line
-    return found.steps_left if isinstance(found, Pending | Void) else 0
+        return 0, False  # the run that pays it says so in one line
+    steps = found.steps_left if isinstance(found, Pending | Void) else 0
+    return steps, isinstance(found, Expired)
 
 
 SHOWN_REJECTS = 10
+
+
+@dataclass(frozen=True)
+class OwnAndEarlier:
+    """What this batch sent itself, beside its rows whose payout an earlier batch made (a file
+    run again): "8 rows: 8 COMPLETED" read as if this run had paid them."""
+
+    sent: int  # its own payouts sent or being sent
+    earlier: int  # rows whose payout another batch registered (same externalId and content)
+    already_paid: int  # of those, COMPLETED
+
+    def line(self) -> str:
+        """`sent by this run: 0; already paid: 8 (by an earlier batch: never sent again)`."""
+        others = self.earlier - self.already_paid
+        rest = f"; sent by an earlier batch, not paid yet: {others}" if others else ""
+        return (
+            f"sent by this run: {self.sent}; already paid: {self.already_paid}{rest} (same "
+            "externalId as an earlier batch: never sent again)"
+        )
+
+
+def _own_and_earlier(ledger: Ledger, batch_id: str) -> OwnAndEarlier:
+    earlier = [
+        row.state
+        for row in ledger.batch_rows(batch_id)
+        if row.disposition is Disposition.ALREADY_KNOWN
+    ]
+    paid = sum(1 for state in earlier if state is RowState.COMPLETED)
+    return OwnAndEarlier(ledger.batch_counts(batch_id).own_sent, len(earlier), paid)
 
 
 def _echo_rejected(
@@ -399,7 +444,10 @@ def status(
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
         end = _end_of(settings, ledger, batch_id)
         sandbox = sandbox_served(ledger)
-        waiting = _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else 0
+        waiting, expired = (
+            _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else (0, False)
+        )
+        own = _own_and_earlier(ledger, batch_id)
         waiting_run = _run_alive(ledger, batch_id) if waiting else None
         rejected = (
             ledger.rejected_rows(batch_id, SHOWN_REJECTS)
@@ -432,10 +480,17 @@ def status(
             summary.update(outcomes=outcomes, service_word=[_word_json(w) for w in words])
         if findings_open:
             summary["open_findings"] = len(findings_open)
+        if own.earlier:
+            summary.update(sent_by_this_batch=own.sent, already_paid=own.already_paid)
         typer.echo(json.dumps(summary))
     else:
         typer.echo(f"batch {batch_id}")
-        _echo_states(counts)
+        unsent = unsent_words(
+            declined_by=decline.approver if decline else None, waiting=waiting > 0, expired=expired
+        )
+        _echo_states(counts, unsent)
+        if own.earlier:
+            typer.echo(own.line())
         _echo_rejected(settings, batch_id, *rejected)
         _echo_conflicts(*conflicts)
         if reruns:
@@ -458,7 +513,10 @@ def status(
         else:
             _echo_not_final(
                 f"not final yet ({len(pending)}):",
-                [f"  row {r['row']:>6}  {r['externalId']}  {r['state']}" for r in pending],
+                [
+                    f"  row {r['row']:>6}  {r['externalId']}  {state_words(str(r['state']))}"
+                    for r in pending
+                ],
             )
             if counts.get(RowState.HELD.value):
                 # A deployed run's batch showed "HELD 1" and nothing said how to pay it.

@@ -59,7 +59,7 @@ from payflow.console.paying import (
     rows_left,
 )
 from payflow.console.reconciling import reconcile_now
-from payflow.console.reruns import rerun_rows
+from payflow.console.reruns import RerunChoice, rerun_choice, rerun_rows, review_rerun
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
 from payflow.ledger.actions import record_action
 from payflow.reconcile import FailureTableError
@@ -68,7 +68,7 @@ from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
 from payflow.schemas.iso4217 import amount_text
 from payflow.serving import BodyTooLarge, read_form
-from payflow.wording import counted
+from payflow.wording import api_trouble, counted
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).parent
@@ -276,6 +276,10 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     async def home(request: Request) -> Response:
         return RedirectResponse("/batches", status_code=303)
 
+    async def favicon(request: Request) -> Response:
+        # Browsers ask for it beside every page whatever the page links: it was a 404 each time.
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
     @page()
     async def batches(request: Request, session: Session) -> Response:
         raw_page = request.query_params.get("page", "1")
@@ -364,6 +368,18 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 facts=ctx.ledger.batch_facts(batch_id),
                 refunds=refunds,
             )
+        return await _batch_page(request, session, batch_id)
+
+    async def _batch_page(
+        request: Request,
+        session: Session,
+        batch_id: str,
+        status: int = 200,
+        rerun_error: str | None = None,
+        choice: RerunChoice | None = None,
+    ) -> Response:
+        """The batch's page; `choice` and `rerun_error`: the rerun form as the maker left it,
+        and what it still needs (it showed a bare message and dropped the chosen rows)."""
         counts = ctx.ledger.batch_counts(batch_id)
         state = pages.batch_state(ctx, batch_id, counts)
         summary = await run_in_threadpool(pages.summary, ctx, batch_id)
@@ -372,11 +388,14 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             request,
             session,
             "batch.html",
+            status,
             batch_id=batch_id,
             rerun_end=pages.rerun_end(batch_id),
             source=source_of(ctx, batch_id),
             facts=facts,
             counts=counts,
+            final=pages.final_figures(counts),
+            state_rows=pages.state_rows(ctx, batch_id, counts, state),
             state=state,
             summary=summary,
             bars=pages.chart_bars(summary.outcomes),
@@ -392,6 +411,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             report_versions=ctx.ledger.report_versions(batch_id),
             last_heard=last_heard(ctx, batch_id),
             notice=session.notice_for(batch_id),
+            rerun_error=rerun_error,
+            choice=choice or RerunChoice(),
         )
 
     @page(roles=("maker",))
@@ -475,13 +496,34 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     async def rerun(request: Request, session: Session) -> Response:
         batch_id = request.path_params["batch_id"]
         form = request.state.form
-        rows = [int(v) for v in form.getlist("row") if isinstance(v, str) and v.isdigit()]
+        values = {k: v for k, v in form.multi_items() if isinstance(v, str) and k != "row"}
+        rows = [v for v in form.getlist("row") if isinstance(v, str)]
+        choice = rerun_choice(values, rows)
+        step = values.get("step", "send")
+        if step == "edit":  # back from the review to change the choice: the form as it was
+            return await _batch_page(request, session, batch_id, choice=choice)
         try:
-            started = await run_in_threadpool(
-                rerun_rows, ctx, batch_id, me(session), rows, form.get("reasons_read") == "yes"
+            if step == "review":
+                review = await run_in_threadpool(review_rerun, ctx, batch_id, me(session), choice)
+                return render(
+                    request,
+                    session,
+                    "rerun_review.html",
+                    batch_id=batch_id,
+                    review=review,
+                    choice=choice,
+                )
+            started = await run_in_threadpool(rerun_rows, ctx, batch_id, me(session), choice)
+        except (RerunRefused, PaymentsApiError) as exc:
+            # The service's lists check a correction, and each row is asked about again before
+            # it is rerun: an API that cannot answer is said here, the choice kept, not a 500.
+            text = (
+                api_trouble(exc, then="nothing was sent; try again", sandbox=ctx.target.sandbox)
+                if isinstance(exc, PaymentsApiError)
+                else str(exc)
             )
-        except RerunRefused as exc:
-            return message(request, session, 400, str(exc))
+            error = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+            return await _batch_page(request, session, batch_id, 400, error, choice)
         if started.rerun_batch_id is None:
             return message(request, session, 409, "Nothing to rerun: " + "; ".join(started.dropped))
         notice = "rerun registered; a checker must approve it"
@@ -554,6 +596,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
 
     routes = [
         Route("/", home),
+        Route("/favicon.ico", favicon),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
         Route("/batches", batches),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from payflow.approvals import Approved, PolicyError, approval_status
+from payflow.approvals import Approved, Expired, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
 from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
@@ -28,10 +28,12 @@ from payflow.ledger.refund_book import OPEN_STATES as REFUND_OPEN_STATES
 from payflow.ledger.rejected import RejectedLine
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.reconcile.advice import UNPAID_OUTCOMES
+from payflow.redact import mask_requisites
 from payflow.refunds.report import not_refunded, why_not_refunded
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
 from payflow.schemas.iso4217 import money_words
+from payflow.wording import state_words, unsent_words
 
 
 @dataclass(frozen=True)
@@ -334,18 +336,74 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
     return lines, max(1, -(-total // size))
 
 
+@dataclass(frozen=True)
+class FinalFigures:
+    """How far the rows to pay are: rows rejected in the file are never sent, so they are
+    neither final nor left to do (before approval "6 of 21 final", a 28 % bar, counted them)."""
+
+    final: int
+    of: int
+    rejected: int
+
+    @property
+    def line(self) -> str:
+        """`0 of 15 final · 6 rejected in the file, never sent`."""
+        text = f"{self.final} of {self.of} final"
+        return text + (
+            f" · {self.rejected} rejected in the file, never sent" if self.rejected else ""
+        )
+
+
+def final_figures(counts: BatchCounts) -> FinalFigures:
+    """The batch's rows to pay that are final, of how many, beside those rejected."""
+    return FinalFigures(
+        counts.final - counts.rejected, counts.rows - counts.rejected, counts.rejected
+    )
+
+
+def unsent_reason(ctx: ConsoleContext, batch_id: str, state: str) -> str | None:
+    """Why the batch's VALIDATED rows are not sent, in an operator's words, or None."""
+    if state == "declined":
+        decline = next(
+            (r for r in ctx.ledger.approvals_of(batch_id) if r.decision == "decline"), None
+        )
+        done = last_action(ctx.ledger, batch_id, "declined")
+        who = decline.approver if decline else (done.actor if done else None)
+        return unsent_words(declined_by=who or "a checker")
+    if state == "awaiting approval":
+        status = approval_status(ctx.ledger, batch_id)
+        return unsent_words(expired=isinstance(status, Expired), waiting=True)
+    return None
+
+
+def state_rows(
+    ctx: ConsoleContext, batch_id: str, counts: BatchCounts, state: str
+) -> list[tuple[str, str, int]]:
+    """(state, the operator's words for it, rows) of the "Rows by state" table."""
+    unsent = unsent_reason(ctx, batch_id, state)
+    return [(name, state_words(name, unsent), n) for name, n in sorted(counts.by_state.items())]
+
+
 def progress(ctx: ConsoleContext, batch_id: str) -> dict[str, object]:
     """The small JSON the batch page polls: rows per state and whether the run is over."""
     counts = ctx.ledger.batch_counts(batch_id)
     state = batch_state(ctx, batch_id, counts)
+    figures = final_figures(counts)
     return {
         "batch": batch_id,
         "rows": counts.rows,
         "final": counts.final,
+        "to_pay": figures.of,
+        "to_pay_final": figures.final,
+        "final_line": figures.line,
         "by_state": dict(sorted(counts.by_state.items())),
+        "states": state_rows(ctx, batch_id, counts, state),
         "state": state,
         "running": state == "paying",
     }
+
+
+SHOWN_DETAILS = 200  # failed rows whose sent details the page shows beside the correction
 
 
 @dataclass
@@ -360,6 +418,8 @@ class Summary:
     # Rows refused as a known externalId with other content: how many, and the first ones.
     conflicts: tuple[int, list[RejectedLine]] = (0, [])
     rerun_batches: list[RerunLine] = field(default_factory=list)
+    # Each failed row's details a rerun may correct, as sent: requisites masked, the bank.
+    sent_details: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -398,6 +458,13 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
     )
     out.groups = group_candidates(candidates.eligible)
     out.conflicts = ctx.ledger.conflict_rows(batch_id, SHOWN_CONFLICTS)
+    for candidate in candidates.eligible[:SHOWN_DETAILS]:
+        sent = ctx.ledger.payout_instruction(candidate.external_id)
+        if sent is not None:
+            bank = f", bankName {sent.bank_name}" if sent.bank_name else ""
+            out.sent_details[candidate.external_id] = (
+                f"sent to {mask_requisites(sent.requisites)}{bank}"
+            )
     out.findings = [
         (f.row_number, f.kind, f.state, f.detail, f.acknowledgement or "")
         for f in ctx.ledger.findings(batch_id)

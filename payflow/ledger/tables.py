@@ -432,6 +432,8 @@ class LinkClaim(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     opened_count: Mapped[int] = mapped_column(Integer, default=0)
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # SHA-256 of the cookie of the first device that opened the claim: the only one it serves.
+    device_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class Approval(Base):

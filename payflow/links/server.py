@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
+import secrets
 import threading
 import uuid
 from urllib.parse import urlsplit
@@ -23,24 +24,31 @@ from starlette.routing import Route
 
 from payflow.api import PayoutsClient
 from payflow.api.errors import PaymentsApiError
+from payflow.api.retry import RetryPolicy
 from payflow.ledger.states import FINAL_STATUSES, IllegalTransition, RowState, parse_api_status
 from payflow.links.minting import mint_link
+from payflow.links.records import ClaimLookup
 from payflow.links.store import LinkStore
 from payflow.serving import BackgroundServer
 
 logger = logging.getLogger(__name__)
 
 NO_LEAK_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+# "the account given for this payout", never "your account": a claim opened before devices were
+# recorded (ledger revision 0022) may be shown to another device than the one that gave it.
 STATE_TEXT = {
     RowState.CREATED: (
         "Выплата принята",
-        "Деньги поступят на ваш счёт обычно в течение нескольких минут.",
+        "Деньги поступят на счёт, указанный для этой выплаты, обычно в течение нескольких минут.",
     ),
     RowState.PROCESSING: (
         "Выплата принята",
-        "Деньги поступят на ваш счёт обычно в течение нескольких минут.",
+        "Деньги поступят на счёт, указанный для этой выплаты, обычно в течение нескольких минут.",
     ),
-    RowState.COMPLETED: ("Выплата выполнена", "Деньги отправлены на ваш счёт."),
+    RowState.COMPLETED: (
+        "Выплата выполнена",
+        "Деньги отправлены на счёт, указанный для этой выплаты.",
+    ),
 }
 NOT_DONE = ("Выплата не выполнена", "Обратитесь к отправителю выплаты.")
 # A payout the ledger holds as paid that the service does not confirm now: never "paid".
@@ -48,6 +56,20 @@ UNCONFIRMED = (
     "Статус выплаты уточняется",
     "Мы не можем сейчас подтвердить выплату. Обратитесь к отправителю выплаты.",
 )
+# To a device other than the one that opened the claim first: nothing about the payout (whose
+# account it went to is the other device's business), only what to do.
+ALREADY_USED = (
+    "Ссылка уже использована",
+    "Эту ссылку уже открыли на другом устройстве, и выплата по ней оформляется там. Если это "
+    "были не вы, обратитесь к отправителю выплаты.",
+)
+# A recipient waits on the page while the claim is answered: a passing 5xx or 429 is retried
+# more often and sooner than a run's reads are (about 3 s at most, a Retry-After of up to 3 s
+# honoured), before "try later" is shown. The decision stays `RetryPolicy`'s.
+CLAIM_RETRY = RetryPolicy(max_retries=5, base_delay=0.1, max_delay=1.0, max_retry_after=3.0)
+# A random value per device, given at the first open; the claim keeps only its SHA-256.
+DEVICE_COOKIE = "payflow_claim_device"
+DEVICE_COOKIE_SECONDS = 90 * 24 * 3600  # longer than any claim lives
 PAGE = """<!doctype html><html lang="ru"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{title}</title>
@@ -125,6 +147,24 @@ def create_claims_app(
             return page(
                 "Ссылка не найдена", "Проверьте ссылку или обратитесь к отправителю выплаты.", 404
             )
+        device = request.cookies.get(DEVICE_COOKIE) or secrets.token_urlsafe(32)
+        if not store.hold_claim(found, device):
+            logger.info("claim for externalId %s opened on a second device", found.external_id)
+            return page(*ALREADY_USED, 409)
+        answer = _answer(found)
+        answer.set_cookie(
+            DEVICE_COOKIE,
+            device,
+            max_age=DEVICE_COOKIE_SECONDS,
+            path="/claim",
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+        return answer
+
+    def _answer(found: ClaimLookup) -> Response:
+        """The page (or widget link) of a claim this device holds."""
         state = found.state
         try:
             # A COMPLETED payout too: the platform may reverse one with no webhook, and the

@@ -256,6 +256,22 @@ class LinkStore:
             expired=found.expires_at <= self._clock(),
         )
 
+    def hold_claim(self, claim: ClaimLookup, device: str) -> bool:
+        """True when `device` (a random cookie value) holds the claim: it is the first device
+        that opened it (bound now, atomically) or opened it before. False: another device did;
+        of two devices racing, exactly one wins."""
+        mine = token_hash(device)
+        with self._engine.begin() as connection:
+            connection.execute(
+                update(LinkClaim)
+                .where(LinkClaim.id == claim.claim_id, LinkClaim.device_hash.is_(None))
+                .values(device_hash=mine)
+            )
+            holder = connection.execute(
+                select(LinkClaim.device_hash).where(LinkClaim.id == claim.claim_id)
+            ).scalar_one()
+        return secrets.compare_digest(str(holder), mine)
+
     def mark_opened(self, claim: ClaimLookup) -> None:
         """Count a widget link minted for this claim (the report shows opened, unused claims)."""
         now = self._clock()

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
 
+from payflow.approvals.policy import ApprovalPolicy
 from payflow.ledger import NewAttempt
 from payflow.model import PayoutInstruction
 from payflow.redact import mask_requisites
 from payflow.rerun.candidates import Candidate, Candidates
+from payflow.rerun.classify import FailureClass
 from payflow.rerun.selection import CLI_WORDS, ChoiceWords, Selection
 from payflow.schemas.iso4217 import money_words
 from payflow.wording import counted, plural
@@ -163,3 +165,38 @@ def correction_lines(
                 + ", ".join(changes)
             )
     return lines
+
+
+def approval_line(
+    chosen: Sequence[Candidate], policy: ApprovalPolicy, *, console: bool = False
+) -> str:
+    """Whether a rerun of the `chosen` rows waits for a second person, and why: the approvals
+    policy's band per currency, a do_not_retry row (a warning a person must acknowledge), and,
+    `console`, that a checker there approves every batch a maker submits."""
+    totals: dict[str, Decimal] = {}
+    for candidate in chosen:
+        totals[candidate.currency] = totals.get(candidate.currency, Decimal(0)) + candidate.amount
+    steps, bands = 0, []
+    for currency, total in sorted(totals.items()):
+        needed, words = policy.rule_for(currency).steps_for(total)
+        steps = max(steps, needed)
+        bands.append(f"{money_words(total, currency)}: {words}")
+    policy_words = "; ".join(bands)
+    reasons = [f"the approvals policy asks for it ({policy_words})"] if steps else []
+    blocked = sum(1 for c in chosen if c.failure_class == FailureClass.DO_NOT_RETRY)
+    if blocked:
+        reasons.append(f"{counted(blocked, 'row')} of class do_not_retry, a warning a person reads")
+    if console:
+        reasons.append("in the console a checker approves every batch a maker submits")
+    if not reasons:
+        return (
+            "is sent without waiting for anyone: the approvals policy asks for no approval "
+            f"({policy_words})"
+        )
+    people = f"{steps} other people" if steps > 1 else "a second person"
+    alone = "" if steps else f" (the approvals policy alone asks for none: {policy_words})"
+    return (
+        f"waits for {people} (a checker, never you, the maker) before anything is sent: "
+        + "; ".join(reasons)
+        + alone
+    )

@@ -186,9 +186,9 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
     assert listed.returncode == 0, listed.stderr
     # Newest first, each with its file and its rows per state as the ledger holds them.
     assert [line.split()[0] for line in lines[1:4]] == ["mar", "feb", "jan"]
-    assert lines[1].endswith("mar.csv  2 rows: 2 VALIDATED")
-    assert lines[3].endswith("jan.csv  1 row: 1 VALIDATED")
-    assert lines[4].endswith("year.xlsx, sheet Q1  1 row: 1 VALIDATED")
+    assert lines[1].endswith("mar.csv  2 rows: 2 not sent yet")
+    assert lines[3].endswith("jan.csv  1 row: 1 not sent yet")
+    assert lines[4].endswith("year.xlsx, sheet Q1  1 row: 1 not sent yet")
 
     as_json = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)
     assert as_json["total"] == 4

@@ -346,10 +346,16 @@ def test_a_claim_opened_twice_mints_two_links_and_produces_one_payout(
     assert stats["payoutsByExternalId"] == {"c-1": 1}
     (view,) = store.rows(batch_id)
     assert view.links_minted == 2
-    # Opened again once the payout exists: its state, not a third link.
-    third = httpx.get(url)
+    # Opened again once the payout exists: its state, not a third link, on the device that
+    # opened it; another device is told the claim was used, and nothing of the payout.
+    with httpx.Client() as same_device:
+        same_device.cookies = http.cookies
+        third = same_device.get(url)
     assert third.status_code == 200
     assert "Выплата" in third.text and "payout-widget" not in third.text
+    other = httpx.get(url)
+    assert other.status_code == 409 and "Ссылка уже использована" in other.text
+    assert "Выплата" not in other.text
 
 
 def test_unknown_and_expired_claims_get_a_clear_page(

@@ -69,14 +69,17 @@ def test_secrets_reach_no_log_artifact_or_report(
         PayoutsClient(sandbox.token, base_url=sandbox.url) as client,
         ClaimsServer(store, client, SecretStr(sandbox.token), sandbox.url) as server,
     ):
-        for external_id in ("leak-1", "leak-1", "leak-2"):
-            local = urls[external_id].replace("https://pay.example.test", server.url)
-            links.append(httpx.get(local).headers["location"])
+        # Each recipient's browser keeps its cookies: a claim opens again on the same device.
+        with httpx.Client() as browser:
+            for external_id in ("leak-1", "leak-1", "leak-2"):
+                local = urls[external_id].replace("https://pay.example.test", server.url)
+                links.append(browser.get(local).headers["location"])
+            devices = [c.value for c in browser.cookies.jar if c.name == "payflow_claim_device"]
         assert pay_through_widget(links[0])["created"] is True
     report_links(store, next(iter(out.glob("*-links.csv"))).name.split("-")[0], out, sandbox=True)
     store.close()
 
-    secrets = [*tokens, sandbox.token]
+    secrets = [*tokens, sandbox.token, *devices]
     for link in links:
         query = query_of(link)
         secrets += [link, query["signature"], query["payload"]]

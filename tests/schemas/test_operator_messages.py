@@ -103,6 +103,22 @@ def test_a_bank_name_that_matches_nothing_suggests_close_names() -> None:
     assert "did you mean" not in messages[4]
 
 
+def test_an_unknown_bank_with_nothing_close_lists_the_banks_that_serve_the_phone() -> None:
+    # Found by use: "Bank of Nowhere" got "no bank for this phone has the id or name" and no
+    # list to choose from, though the banks list was asked for that very phone.
+    many = [BankInfo(f"10000000{n:04d}", f"Банк {n}") for n in range(10)]
+    report = validate(
+        row("SBP", bankName="Bank of Nowhere"),
+        banks_for_phones=lambda phones: {p: many for p in phones},
+    )
+    (problem,) = report.rejects
+    assert problem.rule == "sbp_bank_not_found"
+    assert problem.message.endswith(
+        "; the banks that serve this phone: 'Банк 0', 'Банк 1', 'Банк 2', 'Банк 3', 'Банк 4', "
+        "'Банк 5', 'Банк 6', 'Банк 7' and 2 more"
+    )
+
+
 def test_close_bank_names_prefers_names_containing_the_given_text() -> None:
     from payflow.schemas.lookups import close_bank_names
 

@@ -43,17 +43,17 @@ function setUpProgress() {
       setTimeout(tick, 2000);
       return;
     }
-    body.replaceChildren(...Object.entries(data.by_state).map(([name, n]) => {
+    body.replaceChildren(...data.states.map(([name, words, n]) => {
       const row = document.createElement("tr");
       row.dataset.state = name;
-      const a = document.createElement("td"); a.textContent = name;
+      const a = document.createElement("td"); a.textContent = words;
       const b = document.createElement("td"); b.textContent = n; b.className = "num";
       row.append(a, b);
       return row;
     }));
-    bar.max = data.rows || 1;
-    bar.value = data.final;
-    line.textContent = data.final + " of " + data.rows + " final";
+    bar.max = data.to_pay || 1;
+    bar.value = data.to_pay_final;
+    line.textContent = data.final_line;
     state.textContent = data.state;
     if (data.running) {
       setTimeout(tick, 1000);
