@@ -13,7 +13,6 @@ one-time approval code that names its checker; an answer sent by
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 from prefect import flow, get_run_logger, tags
 from prefect.artifacts import create_markdown_artifact
@@ -192,9 +191,7 @@ def ensure_approved(
             with tags(batch_tag(batch_id)):
                 answer = await_approval(batch_id, form, timeout, view.has_warnings, step)
         except FlowPauseTimeout:
-            expired = isinstance(
-                read_approval(ledger_url, batch_id).status, Expired
-            )
+            expired = isinstance(read_approval(ledger_url, batch_id).status, Expired)
             why = "nobody approved it in time" if expired else f"no answer within {timeout} s"
             tell(Settings(), partial(_expired, ledger_url, batch_id, why))
             if expired:

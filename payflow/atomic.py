@@ -35,8 +35,6 @@ def _part(path: Path, mode: int | None = None) -> Path:
     return temporary
 
 
-
-
 @contextmanager
 def replaced(path: Path) -> Iterator[Path]:
     """Yield a new empty file beside `path`; on success it replaces `path`, else it is removed."""
@@ -64,7 +62,8 @@ def replaced_together(*paths: Path) -> Iterator[tuple[Path, ...]]:
 @contextmanager
 def created(path: Path, mode: int | None = None) -> Iterator[Path]:
     """As `replaced`, for a file that must be new: it appears whole at `path` with `mode` (by
-    default payflow.file_access's, from its creation on), and FileExistsError when `path` exists; it never replaces a file."""
+    default payflow.file_access's, from its creation on), and FileExistsError when `path`
+    exists; it never replaces a file."""
     temporary = _part(path, mode)
     try:
         yield temporary

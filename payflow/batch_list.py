@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
 
 from payflow.ledger import Ledger, RowState
 from payflow.links.store import LinkStore
@@ -154,8 +153,8 @@ def list_batches(
     return BatchPage(shown, total, page, pages)
 
 
-def approval_words(ledger: Ledger, policy_file: Path | None) -> Approval:
-    """`Approval` read from the ledger's approval records under the approvals policy file."""
+def approval_words(ledger: Ledger) -> Approval:
+    """`Approval` read from the ledger's approval records under each batch's recorded policy."""
     from payflow.approvals import (
         Declined,
         Expired,
@@ -163,21 +162,16 @@ def approval_words(ledger: Ledger, policy_file: Path | None) -> Approval:
         PolicyError,
         Void,
         approval_status,
-        load_policy,
     )
-
-    try:
-        policy = load_policy(policy_file)
-    except PolicyError:
-        policy = None
 
     def words(batch_id: str) -> str | None:
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
         if decline is not None:
             return unsent_words(declined_by=decline.approver)
-        if policy is None:
+        try:
+            status = approval_status(ledger, batch_id)
+        except PolicyError:
             return None
-        status = approval_status(ledger, batch_id, policy)
         if isinstance(status, Declined):
             return unsent_words(declined_by=status.by)
         return unsent_words(

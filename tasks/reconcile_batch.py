@@ -16,9 +16,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from payflow.ledger.totals import RowOutcome
-from payflow.opening import why_not_written
 from payflow.notices import findings_opened
 from payflow.notify import tell
+from payflow.opening import why_not_written
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
 from payflow.reconcile import reconcile_batch as reconcile_with_service
 from payflow.reconcile.attention import unfinished
@@ -117,8 +117,8 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         len(summary.open_findings()),
         unanswered,
         corrected_count(summary),
-        left.unsent,
-        left.unconfirmed,
+        unsent=left.unsent,
+        unconfirmed=left.unconfirmed,
     )
 
 

@@ -10,7 +10,6 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from payflow.intake import RawBatch, ValidationReport
-from payflow.intake.lookups import fetch_lookups, prefetched
 from payflow.ledger import AttemptsOutcome, NewAttempt, ServiceView, WordSource
 from payflow.rerun import (
     Candidate,

@@ -67,7 +67,7 @@ def batches_command(
         found = list_batches(
             ledger,
             search,
-            approval_words(ledger, settings.approvals_file),
+            approval_words(ledger),
             page=page,
             per_page=per_page,
         )

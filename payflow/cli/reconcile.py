@@ -144,7 +144,9 @@ def reconcile_command(
     if not_written:
         print(not_written, file=sys.stderr if as_json else sys.stdout)
     raise typer.Exit(
-        0 if summary.settled and not (unanswered or not_written or left.unsent or left.unconfirmed) else 1
+        0
+        if summary.settled and not (unanswered or not_written or left.unsent or left.unconfirmed)
+        else 1
     )
 
 

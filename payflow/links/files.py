@@ -47,8 +47,9 @@ def write_claims_file(
                 claim_url(base_url, claim.token),
             )
         )
-    # Owner-only (or the shared group's) from its creation (never readable by others, not even for a moment), new
-    # (never over an earlier claims file) and whole (a full disk leaves no half file).
+    # Owner-only (or the shared group's) from its creation (never readable by others, not even
+    # for a moment), new (never over an earlier claims file) and whole (a full disk leaves no
+    # half file).
     # With a BOM, as every CSV payflow writes: Excel read a Cyrillic userId without one as
     # mojibake, and the operator matches each line to its recipient by it.
     with (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from payflow.approvals.policy import load_policy
 from payflow.ledger import Ledger
 from payflow.ledger.run_beats import STALE_AFTER
 from payflow.notify import send
@@ -15,8 +14,9 @@ __all__ = ["Verdict", "Watched", "run_watchdog"]
 
 
 def run_watchdog(settings: Settings, ledger: Ledger, *, with_prefect: bool) -> list[Watched]:
-    """One look at every batch with unfinished rows, with the settings' policy, deployment and
-    notifications; `with_prefect` False: no Prefect server to read or start runs on."""
+    """One look at every batch with unfinished rows, with the ledger's policy and the settings'
+    deployment and notifications; `with_prefect` False: no Prefect server to read or start
+    runs on."""
     runs = None
     if with_prefect:
         from payflow.watchdog.prefect_runs import PrefectRuns  # Prefect's client: only here
@@ -24,7 +24,6 @@ def run_watchdog(settings: Settings, ledger: Ledger, *, with_prefect: bool) -> l
         runs = PrefectRuns(ledger, settings.watchdog_deployment, STALE_AFTER)
     return watch_once(
         ledger,
-        load_policy(settings.approvals_file),
         runs,
         holder=new_worker_id(),
         record_answer=record_form_answer,

@@ -10,25 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from payflow.approvals.policy import ApprovalPolicy
 from payflow.approvals.view import record_prefect_answer
 from payflow.ledger import Ledger
 
 
-def record_form_answer(
-    ledger: Ledger, batch_id: str, policy: ApprovalPolicy, answer: dict[str, Any]
-) -> str | None:
+def record_form_answer(ledger: Ledger, batch_id: str, answer: dict[str, Any]) -> str | None:
     """Record one answer of Prefect's approval form; None when recorded (or already settled),
-    else why it was refused."""
-    approver = answer.get("approver")
-    if not isinstance(approver, str) or not isinstance(answer.get("approve"), bool):
-        return "the form's answer has no approve and approver"
+    else why it was refused. It counts only with the checker's one-time approval code."""
+    if not isinstance(answer.get("approve"), bool):
+        return "the form's answer has no approve"
     return record_prefect_answer(
         ledger,
         batch_id,
-        policy,
         approve=bool(answer["approve"]),
-        approver=approver,
+        approval_code=str(answer.get("approval_code", "")),
         acknowledge_warnings=bool(answer.get("acknowledge_warnings", False)),
         decline_reason=str(answer.get("decline_reason", "")),
     )

@@ -19,7 +19,6 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any, Protocol
 
-from payflow.approvals.policy import ApprovalPolicy
 from payflow.approvals.requirement import approval_requirement
 from payflow.approvals.status import (
     Approved,
@@ -118,7 +117,7 @@ class Runs(Protocol):
     def start(self, batch_id: str) -> str: ...
 
 
-RecordAnswer = Callable[[Ledger, str, ApprovalPolicy, dict[str, Any]], str | None]
+RecordAnswer = Callable[[Ledger, str, dict[str, Any]], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +150,6 @@ def rows_of(ledger: Ledger, batch_id: str) -> Rows:
 
 def watch_once(
     ledger: Ledger,
-    policy: ApprovalPolicy,
     runs: Runs | None,
     *,
     holder: str,
@@ -164,9 +162,7 @@ def watch_once(
     done: list[Watched] = []
     for batch_id in ledger.batches_with(LOOKED_AT):
         try:
-            watched = _watch_batch(
-                ledger, policy, runs, batch_id, holder, record_answer, tell, stale_after
-            )
+            watched = _watch_batch(ledger, runs, batch_id, holder, record_answer, tell, stale_after)
         except Exception as exc:  # one batch's trouble (Prefect down) must not hide the others
             logger.warning("watchdog: batch %s not looked at: %s", batch_id, _one_line(exc))
             continue
@@ -178,7 +174,6 @@ def watch_once(
 
 def _watch_batch(
     ledger: Ledger,
-    policy: ApprovalPolicy,
     runs: Runs | None,
     batch_id: str,
     holder: str,
@@ -192,7 +187,7 @@ def _watch_batch(
     if any(b.alive(now) for b in beats):
         # A run beats: it pays, or waits for its approval alive (then say so before it expires).
         if rows.not_sent_yet:
-            _warn_expiring(ledger, policy, batch_id, holder, tell)
+            _warn_expiring(ledger, batch_id, holder, tell)
         return None
     latest = runs.latest(batch_id) if runs is not None else None
     dead_living = latest is not None and latest.shown_living
@@ -212,9 +207,9 @@ def _watch_batch(
     answered = ""
     if dead_living:
         assert latest is not None and runs is not None
-        answered = _record_answers(ledger, policy, batch_id, runs, latest.run_id, record_answer)
+        answered = _record_answers(ledger, batch_id, runs, latest.run_id, record_answer)
         runs.crash(latest.run_id, LEFT_BEHIND)
-    status = approval_status(ledger, batch_id, policy)
+    status = approval_status(ledger, batch_id)
     unsent = f"{counted(rows.unsent, 'row')} unsent"
     if not rows.unsent:
         release_lease(ledger, lease, holder)
@@ -283,17 +278,16 @@ def _watch_batch(
 
 def _warn_expiring(
     ledger: Ledger,
-    policy: ApprovalPolicy,
     batch_id: str,
     holder: str,
     tell: Callable[[Notice], object],
 ) -> None:
     """Tell the checkers once when a batch still waiting for approval expires within
     `EXPIRING_WITHIN` (the lease `notify:expiring:<batch>` makes it once)."""
-    status = approval_status(ledger, batch_id, policy)
+    status = approval_status(ledger, batch_id)
     if not isinstance(status, Pending | Void):
         return
-    left = approval_requirement(ledger, batch_id, policy).expires_at - ledger.now()
+    left = approval_requirement(ledger, batch_id).expires_at - ledger.now()
     if left > EXPIRING_WITHIN or left <= timedelta(0):
         return
     if take_lease(ledger, f"notify:expiring:{batch_id}", holder, left + EXPIRING_WITHIN):
@@ -302,7 +296,6 @@ def _warn_expiring(
 
 def _record_answers(
     ledger: Ledger,
-    policy: ApprovalPolicy,
     batch_id: str,
     runs: Runs,
     run_id: str,
@@ -311,9 +304,8 @@ def _record_answers(
     """Record each answer typed into the dead run's form; what became of them, for the line."""
     said = []
     for answer in runs.answers(run_id):
-        refused = record_answer(ledger, batch_id, policy, answer)
-        who = answer.get("approver", "?")
-        said.append(f"{who}'s answer in its form {'recorded' if refused is None else 'refused'}")
+        refused = record_answer(ledger, batch_id, answer)
+        said.append(f"an answer in its form {'recorded' if refused is None else 'refused'}")
         if refused:
             logger.warning("watchdog: batch %s: form answer not recorded: %s", batch_id, refused)
     return "; " + ", ".join(said) if said else ""

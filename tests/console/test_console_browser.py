@@ -33,7 +33,7 @@ from support.docs_images import keep_for_docs
 from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
-from payflow.approvals import Pending, approval_status, load_policy
+from payflow.approvals import Pending, approval_status
 from payflow.ledger import RejectedRefund, RowState
 from payflow.ledger.actions import actions_of
 from payflow.ledger.run_beats import batch_beats, beat

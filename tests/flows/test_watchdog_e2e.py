@@ -202,9 +202,7 @@ def test_b_an_approval_sent_to_a_dead_paused_run_is_recorded_and_the_batch_paid_
     killed = kill_worker_and_its_run(stack, dead)
     start_worker(stack, killed, stack.root / f"{killed}-after-b.log")
     # Prefect's form: the server takes the answer and sets the run Running, with nobody there.
-    stack.api(
-        "POST", f"/flow_runs/{pause}/resume", {"run_input": {"approve": True}}
-    )
+    stack.api("POST", f"/flow_runs/{pause}/resume", {"run_input": {"approve": True}})
     assert wait_for("the resume", lambda: stack.state_of(pause) == "RUNNING", timeout=30)
     assert stack.ledger("SELECT approver FROM approvals WHERE batch_id = %s", batch_id) == []
     past_the_window(stack, dead)
