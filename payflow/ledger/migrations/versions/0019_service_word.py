@@ -5,7 +5,7 @@
 `report_versions` records each reconciliation report written (who, when, what changed).
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-11-29
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019"
-down_revision: str | None = "0017"
+down_revision: str | None = "0018"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -2,7 +2,7 @@
 notification sent once).
 
 Revision ID: 0020
-Revises: 0017
+Revises: 0019
 Create Date: 2026-11-29
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0020"
-down_revision: str | None = "0017"
+down_revision: str | None = "0019"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -5,7 +5,7 @@ Every payout registered before gets its keys computed here, so a row of a file p
 revision is found as a repeat of a row written another way, or to other requisites, after it.
 
 Revision ID: 0021
-Revises: 0017
+Revises: 0020
 Create Date: 2026-11-29
 """
 
@@ -20,7 +20,7 @@ from payflow.model import person_key, repeat_key
 from payflow.schemas.recipients import canonical_requisites
 
 revision: str = "0021"
-down_revision: str | None = "0017"
+down_revision: str | None = "0020"
 branch_labels: str | None = None
 depends_on: str | None = None
 

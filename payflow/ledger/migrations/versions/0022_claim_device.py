@@ -2,7 +2,7 @@
 device gets a widget link from the claim, so a second device is told it was used.
 
 Revision ID: 0022
-Revises: 0017
+Revises: 0021
 Create Date: 2026-11-29
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0022"
-down_revision: str | None = "0017"
+down_revision: str | None = "0021"
 branch_labels: str | None = None
 depends_on: str | None = None
 
