@@ -277,7 +277,8 @@ def last_change(engine: Engine, batch_id: str) -> datetime | None:
 
 def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
     """The warnings validation gave the batch's maker, as they read then, by row; only of rows
-    the batch may send: an approver was warned of an outlier on a CONFLICT row, never sent."""
+    the batch may send (an approver was warned of an outlier on a CONFLICT row, never sent)
+    and of the file itself (a column not sent: no row of the batch)."""
     query = (
         select(
             BatchWarning.row_number,
@@ -286,14 +287,14 @@ def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
             BatchWarning.rule,
             BatchWarning.message,
         )
-        .join(
+        .outerjoin(
             BatchRow,
             (BatchRow.batch_id == BatchWarning.batch_id)
             & (BatchRow.row_number == BatchWarning.row_number),
         )
         .where(
             BatchWarning.batch_id == batch_id,
-            BatchRow.disposition == Disposition.NEW.value,
+            (BatchRow.row_number.is_(None)) | (BatchRow.disposition == Disposition.NEW.value),
         )
         .order_by(BatchWarning.row_number, BatchWarning.id)
     )

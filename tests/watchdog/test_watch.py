@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from paying_support import register, row
 from support.beats import at_past, dead_run_id
+from support.operators import actor, add_people, set_ledger_policy
 
-from payflow.approvals.policy import ApprovalPolicy, load_policy
+from payflow.acts import submit
+from payflow.acts.auth import issue_code
 from payflow.approvals.status import record_decision
 from payflow.ledger import Ledger
 from payflow.ledger.run_beats import beat
 from payflow.notify import Notice
 from payflow.watchdog.answers import record_form_answer
 from payflow.watchdog.watch import Verdict, watch_once
-
-POLICY = load_policy(None)  # XOF batches this small need no approval step
 
 
 @dataclass
@@ -73,10 +73,9 @@ def look(
     runs: FakeRuns | None,
     told: list[Notice],
     holder: str = "w1",
-    policy: ApprovalPolicy = POLICY,
 ):
     return watch_once(
-        ledger, policy, runs, holder=holder, record_answer=record_form_answer, tell=told.append
+        ledger, runs, holder=holder, record_answer=record_form_answer, tell=told.append
     )
 
 
@@ -109,23 +108,30 @@ def test_a_run_that_beats_is_left_alone_and_a_dead_one_resumed_once(ledger):
 def test_an_answer_typed_in_a_dead_runs_form_is_recorded_with_the_approve_checks(ledger):
     big = [row(f"wd-big-{n}", n, amount=Decimal(900_000)) for n in (2, 3)]  # over the 0-step band
     batch_id = register(ledger, big)
-    ledger.set_maker(batch_id, "mia")
+    add_people(ledger, mia="maker,checker", carl="checker")
+    submit(ledger, batch_id, actor(ledger, "mia"))
     beat(at_past(ledger, 120), dead_run_id(), batch_id, "flow run paused")
-    runs = FakeRuns(FakeRun(state_name="Running"), [{"approve": True, "approver": "mia"}])
+    # A name typed in the form is nobody: only a checker's one-time code counts, and the
+    # maker's own code is refused as `payflow approve` refuses her: the run asks again.
+    own = issue_code(ledger, batch_id, actor(ledger, "mia"))
+    answers = [{"approve": True, "approver": "carl", "approval_code": "NOPE"}]
+    runs = FakeRuns(
+        FakeRun(state_name="Running"), [*answers, {"approve": True, "approval_code": own}]
+    )
     told: list[Notice] = []
 
     [refused] = look(ledger, runs, told)
-    # The maker's own answer is refused, as `payflow approve` refuses it: the run asks again.
-    assert "mia's answer in its form refused" in refused.line
+    assert "an answer in its form refused, an answer in its form refused" in refused.line
     assert "asks for approval again" in refused.line
     assert ledger.approvals_of(batch_id) == []
 
-    runs.answers_given = [{"approve": True, "approver": "carl"}]
+    code = issue_code(ledger, batch_id, actor(ledger, "carl"))
+    runs.answers_given = [{"approve": True, "approval_code": code}]
     runs.newest = FakeRun(run_id="run-2")
     beat(at_past(ledger, 120), dead_run_id(), batch_id, "flow run paused again")
     # The run started in its place died paused too; the next watchdog (its lease) looks again.
     [recorded] = look(ledger, runs, told, holder="w1")
-    assert "carl's answer in its form recorded" in recorded.line
+    assert "an answer in its form recorded" in recorded.line
     assert [(r.approver, r.via) for r in ledger.approvals_of(batch_id)] == [("carl", "prefect")]
 
 
@@ -175,14 +181,14 @@ def test_declined_batches_and_batches_awaiting_a_person_are_not_the_watchdogs(le
 
 
 def test_checkers_are_told_once_when_a_waiting_batch_is_about_to_expire(ledger, tmp_path):
-    rules = tmp_path / "approvals.yaml"
-    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 0.5\n')
-    policy = load_policy(rules)
+    set_ledger_policy(
+        ledger, 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 0.5\n'
+    )
     batch_id = register(ledger, [row("wd-x1", 2)])
     beat(ledger, "worker-7.example:1:cafe", batch_id, "flow run paused")  # waits alive
     told: list[Notice] = []
-    assert look(ledger, FakeRuns(None), told, policy=policy) == []
-    assert look(ledger, FakeRuns(None), told, holder="w2", policy=policy) == []
+    assert look(ledger, FakeRuns(None), told) == []
+    assert look(ledger, FakeRuns(None), told, holder="w2") == []
     [notice] = told
     assert notice.title == f"payflow: approval about to expire: batch {batch_id}"
     assert "it expires in" in notice.body and f"payflow approve {batch_id}" in notice.body
