@@ -39,18 +39,20 @@ def quiet_prefect(home: Path, access: FileAccess | None = None) -> None:
     """Set payflow's Prefect defaults in this process (and so in the temporary server it starts);
     PAYFLOW_HOME and Prefect's home under it are made with `access`'s folder mode."""
     usable_home(home)
-    make_folder(home, access)
     for key, value in prefect_environment(home).items():
         os.environ.setdefault(key, value)
-    if os.environ["PREFECT_HOME"] == prefect_environment(home)["PREFECT_HOME"]:
-        make_folder(Path(os.environ["PREFECT_HOME"]), access)
+    ours = os.environ["PREFECT_HOME"] == prefect_environment(home)["PREFECT_HOME"]
+    try:
+        make_folder(home, access)
+        if ours:
+            make_folder(Path(os.environ["PREFECT_HOME"]), access)
+    except PermissionError as exc:
+        raise _home_refused(Path(exc.filename or home), "(its folder is not writable)") from None
 
 
 def usable_home(home: Path) -> None:
     """A ConfigurationError naming PAYFLOW_HOME when this OS user cannot write there (another
     person's home): Prefect's profile and the log failed with a traceback."""
-    from payflow.runtime import ConfigurationError
-
     places = (home, home / "prefect", home / "prefect" / "profiles.toml", home / "logs")
     for path in (*places, home / "logs" / "payflow.log"):
         try:
@@ -62,11 +64,17 @@ def usable_home(home: Path) -> None:
             owner = describe_owner(path)
         except PermissionError:
             owner = "not readable"
-        raise ConfigurationError(
-            f"PAYFLOW_HOME: this OS user cannot write {path} ({owner}): give each person their "
-            "own PAYFLOW_HOME, and share the ledger through PAYFLOW_LEDGER_URL with "
-            "PAYFLOW_SHARED_GROUP or PostgreSQL (see docs/multi-user.md)"
-        )
+        raise _home_refused(path, f"({owner})")
+
+
+def _home_refused(path: Path, why: str) -> Exception:
+    from payflow.runtime import ConfigurationError
+
+    return ConfigurationError(
+        f"PAYFLOW_HOME: this OS user cannot write {path} {why}: give each person their own "
+        "PAYFLOW_HOME, and share the ledger through PAYFLOW_LEDGER_URL with "
+        "PAYFLOW_SHARED_GROUP or PostgreSQL (see docs/multi-user.md)"
+    )
 
 
 def log_to_file(home: Path) -> Path:

@@ -49,6 +49,7 @@ def _mode(path: Path) -> tuple[int, str]:
     return stat.S_IMODE(info.st_mode), grp.getgrgid(info.st_gid).gr_name
 
 
+@pytest.mark.slow
 def test_two_os_users_share_a_ledger_maker_and_checker_and_it_pays_once(
     two_os_users: OsUsers, make_sandbox
 ) -> None:
@@ -104,6 +105,12 @@ def test_what_two_people_cannot_share_ends_in_one_line(two_os_users: OsUsers, ma
     cases = {
         "PAYFLOW_SHARED_GROUP": _env(
             users, checker, sandbox, PAYFLOW_LEDGER_URL=solo, PAYFLOW_SHARED_GROUP="pf-no-such"
+        ),
+        f"OS user {checker} is not in group {maker!r}": _env(
+            users,
+            checker,
+            sandbox,
+            PAYFLOW_SHARED_GROUP=maker,  # the maker's own group
         ),
         "share the ledger through a group (PAYFLOW_SHARED_GROUP": _env(
             users, checker, sandbox, PAYFLOW_LEDGER_URL=solo
