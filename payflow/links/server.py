@@ -64,7 +64,7 @@ ALREADY_USED = (
     "были не вы, обратитесь к отправителю выплаты.",
 )
 # A recipient waits on the page while the claim is answered: a passing 5xx or 429 is retried
-# more often and sooner than a run's reads are (about 3 s at most, a Retry-After of up to 3 s
+# more often and sooner than a run's reads are (2.5 s of backoff at most; a Retry-After of up to 3 s
 # honoured), before "try later" is shown. The decision stays `RetryPolicy`'s.
 CLAIM_RETRY = RetryPolicy(max_retries=5, base_delay=0.1, max_delay=1.0, max_retry_after=3.0)
 # A random value per device, given at the first open; the claim keeps only its SHA-256.

@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import pytest
 from cli_support import payflow_env, run_payflow, sim_instruction
 from sqlalchemy import create_engine, text
 
@@ -70,6 +71,7 @@ def _made(ledger_url: str, batch: str, *, by: str | None, days_ago: int) -> None
     engine.dispose()
 
 
+@pytest.mark.slow  # eight commands, each a process of its own
 def test_batches_lists_every_kind_searches_and_pages(tmp_path: Path) -> None:
     # Found by use: `payflow status` said "... and 10 older (payflow console lists them all)";
     # on the command line nothing listed or searched them.

@@ -119,6 +119,7 @@ def test_a_passing_fault_is_retried_before_the_recipient_sees_a_page(
     assert {a.status_code for a in opened} == {303}
 
 
+@pytest.mark.postgres
 def test_of_many_devices_racing_on_postgresql_exactly_one_holds_the_claim() -> None:
     # Several claims servers may share one PostgreSQL ledger: the binding is one conditional
     # UPDATE, so of devices opening a claim at the same moment exactly one holds it.
