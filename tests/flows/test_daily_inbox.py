@@ -4,6 +4,7 @@ exists; a broken file goes to `failed/` with its note; the others are not held u
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 import pwd
 import threading
@@ -160,10 +161,12 @@ def test_a_daily_batch_made_by_the_workers_own_account_says_it_is_not_a_person(t
     # dropped without `maker` was made by the worker's account, and its summary said nothing.
     mine = tmp_path / "copied.csv"
     mine.write_text(GOOD, encoding="utf-8")
+    # PAYFLOW_USER names nobody: the note names the worker's own OS account.
     settings = Settings(user="svc-payflow")
+    account = getpass.getuser()
 
-    assert file_maker_note(mine, settings) == worker_account_note("svc-payflow")
-    assert file_maker_note(mine, settings, "  ") == worker_account_note("svc-payflow")
+    assert file_maker_note(mine, settings) == worker_account_note(account)
+    assert file_maker_note(mine, settings, "  ") == worker_account_note(account)
     assert file_maker_note(mine, settings, "mia") is None
     outcomes = [
         InboxOutcome("copied.csv", Settled.PROCESSED, "b1", "r1", maker_note="not a person"),
@@ -175,7 +178,7 @@ def test_a_daily_batch_made_by_the_workers_own_account_says_it_is_not_a_person(t
     ]
     if os.geteuid() == 0:  # handing a file to another OS user needs root
         os.chown(mine, pwd.getpwnam("daemon").pw_uid, -1)
-        assert file_maker_note(mine, settings) is None  # made by daemon, a person
+        assert file_maker_note(mine, settings) is None  # dropped by daemon, an OS account
 
 
 def _append_rows(path, rows: int, every: float) -> threading.Thread:
