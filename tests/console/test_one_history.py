@@ -18,6 +18,8 @@ from console_support import csrf_of, signed_in, start_console, upload_clean
 from support.operators import as_person
 from support.stats import sandbox_stats
 
+from payflow.acts.auth import redeem_code
+
 pytestmark = pytest.mark.timeout(600)
 
 
@@ -71,3 +73,24 @@ def test_a_console_batch_approved_and_paid_on_the_command_line_reads_paid_in_the
     finally:
         console.server.stop()
         console.ctx.ledger.close()
+
+
+def test_a_checker_gets_a_one_time_code_for_prefects_form_in_the_console(console) -> None:
+    maker = signed_in(console, "mia")
+    batch_id = upload_clean(maker, "code.csv", "code")
+    page = maker.get(f"/batches/{batch_id}").text
+    assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
+    refused = maker.post(f"/batches/{batch_id}/code", data={"csrf": csrf_of(page)})
+    assert refused.status_code == 403  # a maker gets no code
+
+    checker = signed_in(console, "carl")
+    page = checker.get(f"/batches/{batch_id}").text
+    assert 'id="code-form"' in page
+    shown = checker.post(
+        f"/batches/{batch_id}/code", data={"csrf": csrf_of(page)}, follow_redirects=True
+    ).text
+    found = re.search(r"approval code for Prefect's pause form: ([A-Z0-9]+) ", shown)
+    assert found, shown
+    checker_of_code = redeem_code(console.ctx.ledger, batch_id, found.group(1))
+    assert checker_of_code is not None and checker_of_code.name == "carl"
+    assert redeem_code(console.ctx.ledger, batch_id, found.group(1)) is None  # once
