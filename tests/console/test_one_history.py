@@ -89,7 +89,7 @@ def test_a_checker_gets_a_one_time_code_for_prefects_form_in_the_console(console
     shown = checker.post(
         f"/batches/{batch_id}/code", data={"csrf": csrf_of(page)}, follow_redirects=True
     ).text
-    found = re.search(r"approval code for Prefect's pause form: ([A-Z0-9]+) ", shown)
+    found = re.search(r"approval code for Prefect&#39;s pause form: ([A-Z0-9]+) ", shown)
     assert found, shown
     checker_of_code = redeem_code(console.ctx.ledger, batch_id, found.group(1))
     assert checker_of_code is not None and checker_of_code.name == "carl"
