@@ -29,6 +29,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from payflow.acts import Actor
+from payflow.acts.actor import CONSOLE
+from payflow.acts.auth import CODE_MINUTES, issue_code
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import (
     ApprovalRefused,
@@ -488,6 +491,20 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             return message(request, session, 409, f"Not started: {exc}.")
         return told(session, batch_id, notice)
 
+    @page(roles=("checker",))
+    async def approval_code(request: Request, session: Session) -> Response:
+        # Prefect's pause form counts an answer only with a one-time code: the checker gets it
+        # here (shown once, in the page's notice; the ledger keeps its hash).
+        batch_id = request.path_params["batch_id"]
+        code = await run_in_threadpool(
+            issue_code, ctx.ledger, batch_id, Actor(me(session), CONSOLE)
+        )
+        notice = (
+            f"one-time approval code for Prefect's pause form: {code} (yours, for this batch, "
+            f"once, within {CODE_MINUTES:g} minutes)"
+        )
+        return told(session, batch_id, notice)
+
     @page()
     async def progress(request: Request, session: Session) -> Response:
         return JSONResponse(pages.progress(ctx, request.path_params["batch_id"]))
@@ -608,6 +625,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         Route("/batches/{batch_id}/approve", approve_form, methods=["GET"]),
         Route("/batches/{batch_id}/approve", approve, methods=["POST"]),
         Route("/batches/{batch_id}/go-on", go_on, methods=["POST"]),
+        Route("/batches/{batch_id}/code", approval_code, methods=["POST"]),
         Route("/batches/{batch_id}/progress.json", progress),
         Route("/batches/{batch_id}/rerun", rerun, methods=["POST"]),
         Route("/batches/{batch_id}/reconcile", reconcile, methods=["POST"]),

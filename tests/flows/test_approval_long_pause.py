@@ -27,14 +27,18 @@ from prefect.client.schemas.filters import (
 from prefect.deployments import run_deployment
 from prefect.flow_runs import resume_flow_run
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from support.operators import actor, add_people
 from support.prefect import prefect_server_on_postgres
 from support.servers import start_group, stop_group
 from support.stats import sandbox_stats
 from support.tracking import TRACK_QUIET_PERIOD
 
+from payflow.acts import submit
+from payflow.acts.auth import issue_code
 from payflow.flows.approval import batch_tag
 from payflow.flows.payout_batch import payout_batch
 from payflow.intake import batch_id_of
+from payflow.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[2]
 PAUSED_LONGER_THAN = 330.0  # seconds: past the ~4 minutes after which the old layout crashed
@@ -119,6 +123,19 @@ def _children_of(run_id: UUID) -> list[str]:
     return asyncio.run(read())
 
 
+def _answer_with_a_code(tmp_path: Path, tag: str) -> dict[str, object]:
+    """The form's answer of a checker: the batch (a file of the worker's own account, so no
+    signed-in maker) is submitted by a maker first, then the checker's one-time code."""
+    batch_id = tag.removeprefix("batch:")
+    with Ledger.open(f"sqlite:///{(tmp_path / 'home' / 'ledger.sqlite3').resolve()}") as ledger:
+        add_people(ledger, mia="maker", bob="checker")
+        submit(ledger, batch_id, actor(ledger, "mia"))
+        return {
+            "approve": True,
+            "approval_code": issue_code(ledger, batch_id, actor(ledger, "bob")),
+        }
+
+
 def _wait_for(condition, what: str, timeout: float = START_TIMEOUT):
     deadline = time.monotonic() + timeout
     while True:
@@ -184,11 +201,11 @@ def test_a_pause_past_five_minutes_keeps_the_slot_and_pays_after_resume(
             assert sandbox_stats(sandbox.url)["createAttempts"] == {}
             time.sleep(5)
 
-        resume_flow_run(paused, run_input={"approve": True, "approver": "long-pause-test"})
+        resume_flow_run(paused, run_input=_answer_with_a_code(tmp_path, tags[holder]))
         _wait_for(lambda: _state(holder) == "COMPLETED", "the first run to complete")
         # Only now does the other run get the slot; it pauses for its own approval.
         paused_two = _wait_for(lambda: _paused_child(tags[waiter]), "the second run's pause")
-        resume_flow_run(paused_two, run_input={"approve": True, "approver": "long-pause-test"})
+        resume_flow_run(paused_two, run_input=_answer_with_a_code(tmp_path, tags[waiter]))
         _wait_for(lambda: _state(waiter) == "COMPLETED", "the second run to complete")
     finally:
         stop_group(worker)

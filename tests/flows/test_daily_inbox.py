@@ -4,6 +4,7 @@ exists; a broken file goes to `failed/` with its note; the others are not held u
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 import pwd
 import threading
@@ -26,13 +27,17 @@ from prefect.client.schemas.objects import State
 from prefect.client.schemas.sorting import ArtifactSort, FlowRunSort
 from prefect.states import Crashed, Failed, Paused, Running
 from support.beats import at_past, dead_run_id, elsewhere_run_id
+from support.operators import PASSWORD, actor, add_people
 
+from payflow.acts import decide
 from payflow.approvals import ApprovalRefused, record_decision
 from payflow.approvals.identity import current_user, file_maker_note, worker_account_note
 from payflow.approvals.resume import batch_tag
+from payflow.approvals.store import terms_of
 from payflow.connections import RunTarget
 from payflow.console.context import ConsoleContext
 from payflow.console.deployed import start_through_prefect
+from payflow.console.operators import add_operator
 from payflow.flows.approval import await_approval
 from payflow.flows.daily_inbox import InboxFilesFailed, daily_payouts
 from payflow.flows.pay_batch import pay_batch
@@ -160,10 +165,12 @@ def test_a_daily_batch_made_by_the_workers_own_account_says_it_is_not_a_person(t
     # dropped without `maker` was made by the worker's account, and its summary said nothing.
     mine = tmp_path / "copied.csv"
     mine.write_text(GOOD, encoding="utf-8")
+    # PAYFLOW_USER names nobody: the note names the worker's own OS account.
     settings = Settings(user="svc-payflow")
+    account = getpass.getuser()
 
-    assert file_maker_note(mine, settings) == worker_account_note("svc-payflow")
-    assert file_maker_note(mine, settings, "  ") == worker_account_note("svc-payflow")
+    assert file_maker_note(mine, settings) == worker_account_note(account)
+    assert file_maker_note(mine, settings, "  ") == worker_account_note(account)
     assert file_maker_note(mine, settings, "mia") is None
     outcomes = [
         InboxOutcome("copied.csv", Settled.PROCESSED, "b1", "r1", maker_note="not a person"),
@@ -175,7 +182,7 @@ def test_a_daily_batch_made_by_the_workers_own_account_says_it_is_not_a_person(t
     ]
     if os.geteuid() == 0:  # handing a file to another OS user needs root
         os.chown(mine, pwd.getpwnam("daemon").pw_uid, -1)
-        assert file_maker_note(mine, settings) is None  # made by daemon, a person
+        assert file_maker_note(mine, settings) is None  # dropped by daemon, an OS account
 
 
 def _append_rows(path, rows: int, every: float) -> threading.Thread:
@@ -376,6 +383,10 @@ def test_a_dropped_files_maker_is_its_owner_who_then_cannot_approve_it(
     # A file the worker's own user owns (a transfer job's copy): the deployment's maker.
     copied = inbox / "copied.csv"
     copied.write_text(big.replace("inbox-1", "inbox-2"), encoding="utf-8")
+    # The daemon account is dora's: the operators store maps an OS account to a person.
+    with Ledger.open(ledger_url) as ledger:
+        add_people(ledger, carl="checker")
+        add_operator(ledger, "dora", "maker", PASSWORD, os_account="daemon")
 
     with pytest.raises(InboxFilesFailed):  # no pay deployment here: the batches stay registered
         daily_payouts(str(inbox), pay_deployment="no-such/deployment", quiet_seconds=0, maker="mia")
@@ -385,11 +396,16 @@ def test_a_dropped_files_maker_is_its_owner_who_then_cannot_approve_it(
             name: ledger.batch_facts(batch_id_of((inbox / name).read_bytes())).made_by
             for name in ("daemon.csv", "copied.csv")
         }
-        assert made == {"daemon.csv": "daemon", "copied.csv": "mia"}
-        batch_id = batch_id_of(dropped.read_bytes())
-        with pytest.raises(ApprovalRefused, match="daemon made batch"):
-            record_decision(ledger, batch_id, approver="daemon", decision="approve")
-        record_decision(ledger, batch_id, approver="mia", decision="approve")
+        # The dropped file is dora's batch; the copy's `maker` parameter is only a claim.
+        assert made == {"daemon.csv": "dora", "copied.csv": "mia"}
+        batch_id, copy_id = batch_id_of(dropped.read_bytes()), batch_id_of(copied.read_bytes())
+        assert terms_of(ledger, batch_id).maker == "dora"  # type: ignore[union-attr]
+        assert terms_of(ledger, copy_id).maker is None  # type: ignore[union-attr]
+        with pytest.raises(ApprovalRefused, match="dora made batch"):
+            record_decision(ledger, batch_id, approver="dora", decision="approve")
+        with pytest.raises(ApprovalRefused, match="has no signed-in maker"):
+            decide(ledger, copy_id, actor(ledger, "carl"), approve=True, via="cli")
+        decide(ledger, batch_id, actor(ledger, "carl"), approve=True, via="cli")
 
 
 def _console_on(ledger: Ledger, tmp_path) -> ConsoleContext:

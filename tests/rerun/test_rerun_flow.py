@@ -271,8 +271,8 @@ def test_a_rerun_whose_maker_names_nobody_is_made_by_the_workers_account_and_say
     assert blank.waiting == {rerun_id: "Pending"}
     said = [line for line in summary_lines(blank) if "not a person" in line]
     assert said == [
-        f"  maker recorded as {account}, this worker's account and not a person: anyone else "
-        "can approve; start the run with parameter maker=<who asked> to name its maker"
+        f"  maker recorded as {account}, this worker's account and not a person: a signed-in "
+        "maker submits the batch (payflow submit BATCH) before a checker may approve it"
     ]
     named = paid_batch(sandbox, ledger, "named", ("2222",), amount=Decimal(2_000_000))
     result = rerun(sandbox, ledger, named, all_failed=True, reviewed=True, maker="mia")

@@ -17,7 +17,7 @@ from payflow.console.operators import add_operator, operator_named
 from payflow.ledger import Ledger
 from payflow.settings import Settings
 
-PASSWORD = "correct-horse-battery"
+PASSWORD = "correct horse battery"  # the console tests' too
 
 
 def add_people(ledger: Ledger, **people: str) -> None:
