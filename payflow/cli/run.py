@@ -317,8 +317,9 @@ def run_command(
         bool,
         typer.Option(
             "--allow-repeat",
-            help="Pay rows held because the same recipient, amount and currency was paid "
-            "in the last 30 days under another externalId (then a second person approves).",
+            help="Pay rows held because the same person (requisites, userId or name) was paid "
+            "the same amount and currency by another payout in the last 30 days (then a second "
+            "person approves).",
         ),
     ] = False,
 ) -> None:
