@@ -65,3 +65,23 @@ def test_a_file_without_external_ids_is_not_told_of_another_external_id() -> Non
         "same recipient, amount and currency as row 3: a likely double payment",
         "same recipient, amount and currency as row 2: a likely double payment",
     ]
+
+
+@pytest.mark.parametrize(
+    ("payment_type", "written", "shown"),
+    [
+        ("SBP", "9351230001", "*******0001"),  # as 79351230001, the payout it is
+        ("EMAIL", "Who@Example.COM", "***********.com"),
+        ("SIM", "2250700001234", "*********1234"),
+    ],
+)
+def test_the_report_names_the_recipient_in_canonical_form(
+    payment_type: str, written: str, shown: str
+) -> None:
+    from types import SimpleNamespace
+
+    from payflow.reporting.layout import ROW_COLUMNS
+
+    (column,) = [c for c in ROW_COLUMNS if c.name == "requisites_masked"]
+    line = SimpleNamespace(payment_type=payment_type, requisites=written)
+    assert column.value(line, None) == shown  # type: ignore[arg-type]
