@@ -8,7 +8,7 @@ import pandas as pd
 
 from payflow.intake.identity import canonical_column
 from payflow.intake.problems import Problem, shown_value
-from payflow.model import AMOUNT_OUTLIER, DOUBLE_PAYMENT
+from payflow.model import AMOUNT_OUTLIER, DERIVED_PREFIX, DOUBLE_PAYMENT
 from payflow.schemas.column_rules import CENTS
 from payflow.schemas.iso4217 import amount_text
 
@@ -42,13 +42,17 @@ def _double_payments(frame: pd.DataFrame) -> list[Problem]:
         rows = [all_rows[p] for p in positions]
         for position, row in zip(positions, rows, strict=True):
             others = ", ".join(str(r) for r in rows if r != row)
+            # A file without externalIds gave its rows ids of their own: there is no other
+            # externalId the operator wrote to speak of, only the other row.
+            derived = str(ids[position]).startswith(DERIVED_PREFIX)
             problems.append(
                 Problem(
                     row,
                     "requisites",
                     DOUBLE_PAYMENT,
-                    f"same recipient, amount and currency as row {others} with another "
-                    "externalId: a likely double payment",
+                    f"same recipient, amount and currency as row {others}"
+                    + ("" if derived else " with another externalId")
+                    + ": a likely double payment",
                     ids[position],
                     shown_value("requisites", requisites[position]),
                 )

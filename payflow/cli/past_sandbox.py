@@ -9,7 +9,7 @@ from pathlib import Path
 from payflow.cli.app import fail
 from payflow.cli.setup import failure_classes
 from payflow.ledger import BatchCounts, Ledger, RowState
-from payflow.ledger.states import FINAL_STATUSES, PENDING_STATES
+from payflow.ledger.states import FINAL_STATUSES, PENDING_STATES, POLLABLE_STATES
 from payflow.paying import SubmitStats
 from payflow.reporting import write_batch_report
 from payflow.run_results import PayResult
@@ -82,11 +82,23 @@ def resume_hint(settings: Settings, batch_id: str, resume: str) -> str:
     """How to go on after a stop: `resume`, unless this run's embedded sandbox, which ends with
     it, holds payouts the batch still follows or has rows left beside them; the run named would
     start a new sandbox and refuse the batch (`as_the_ledger_holds_it`)."""
-    if gone := stranded(settings, batch_id):
+    if stranded(settings, batch_id):
+        with open_ledger(settings) as ledger:
+            counts = ledger.batch_counts(batch_id)
+        # Rows the service answered apart from rows claimed for sending when the stop came: one
+        # POST and 399 claimed read "400 rows went to this run's embedded sandbox".
+        sent = counts.count(POLLABLE_STATES, FINAL_STATUSES)
+        claimed = counts.count(frozenset({RowState.SUBMITTING}))
+        went = f"{counted(sent, 'row')} {'was' if sent == 1 else 'were'} sent to this run's"
+        doubt = (
+            f", and {counted(claimed, 'row')} being sent when it stopped may have reached it,"
+            if claimed
+            else ""
+        )
         return (
-            f"{counted(gone, 'row')} went to this run's embedded sandbox, which ends with it, "
-            "so no run can resume the batch; to run the file on the sandbox again, use a fresh "
-            "ledger (another PAYFLOW_HOME)"
+            f"{went} embedded sandbox{doubt} which ends with this run, so no run can resume the "
+            "batch; to run the file on the sandbox again, use a fresh ledger (another "
+            "PAYFLOW_HOME)"
         )
     return f"Resume with: {resume}"
 

@@ -36,7 +36,13 @@ from payflow.cli.ledger_checks import (
 )
 from payflow.cli.past_sandbox import as_the_ledger_holds_it, resume_hint
 from payflow.cli.progress import LedgerProgress
-from payflow.cli.question import EXIT_ON_SIGNAL, ask, signal_exit_code
+from payflow.cli.question import (
+    EXIT_ON_SIGNAL,
+    ask,
+    piped_answer,
+    piped_line,
+    signal_exit_code,
+)
 from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.cli.signin import acting
 from payflow.intake import BatchFileError
@@ -108,7 +114,9 @@ def _confirm(
     the run as before paying). True when it showed the approval the batch will wait for."""
     if yes or not counts.to_send:
         return False
-    if not sys.stdin.isatty():
+    # `echo y | payflow run FILE` worked 78 s, then said it needed --yes: a piped line answers.
+    piped = None if sys.stdin.isatty() else piped_line()
+    if not sys.stdin.isatty() and piped is None:
         fail("confirmation needed: run again with --yes to pay without a prompt")
     # The maker confirmed "Pay 1 new row?" and only then read that the batch waits for a
     # second person, and why (a row paying a recipient paid another amount an hour ago).
@@ -120,8 +128,11 @@ def _confirm(
         )
         for line in approval_lines(settings, counts.batch_id):
             say(line)
-    question = "Submit {} for approval?" if steps else "Pay {}?"
-    if not ask(question.format(counted(counts.to_send, "new row"))) and not STOP.requested():
+    question = ("Submit {} for approval?" if steps else "Pay {}?").format(
+        counted(counts.to_send, "new row")
+    )
+    confirmed = ask(question) if piped is None else piped_answer(question, piped)
+    if not confirmed and not STOP.requested():
         fail("not confirmed; nothing was paid", exit_code=EXIT_NOT_ALL_COMPLETED)
     return bool(steps)
 
@@ -326,8 +337,9 @@ def run_command(
         bool,
         typer.Option(
             "--allow-repeat",
-            help="Pay rows held because the same recipient, amount and currency was paid "
-            "in the last 30 days under another externalId (then a second person approves).",
+            help="Pay rows held because the same person (requisites, userId or name) was paid "
+            "the same amount and currency by another payout in the last 30 days (then a second "
+            "person approves).",
         ),
     ] = False,
 ) -> None:

@@ -45,10 +45,11 @@ from payflow.schemas.recipients import canonical_requisites
 
 REPEAT_WINDOW = timedelta(days=30)
 IN_FLIGHT = (RowState.SUBMITTING, RowState.CREATED, RowState.PROCESSING)
+# "Another payout", not "another externalId": a file without externalIds has none to name.
 HOLD_MESSAGE = (
-    "held: the same person (requisites, userId or name) was paid the same amount and currency, "
-    "or it is in flight, under another externalId within 30 days; run again with --allow-repeat "
-    "to pay it"
+    "held: the same person (requisites, userId or name) was paid the same amount and currency "
+    "by another payout, or it is in flight, within 30 days; run again with --allow-repeat to "
+    "pay it"
 )
 RELEASE_MESSAGE = "repeat acknowledged by the operator (--allow-repeat)"
 

@@ -19,6 +19,7 @@ from payflow.reconcile import Classification, FailureClasses
 from payflow.reconcile.advice import advise
 from payflow.redact import mask_requisites
 from payflow.schemas.iso4217 import quantized
+from payflow.schemas.recipients import canonical_requisites
 
 # 2.0: completed_at_utc, filled for failed rows too (none ever completed), is final_status_at_utc.
 # 2.1: outcome from the service's latest word; service_learned_by (last); last_checked_at_utc:
@@ -49,6 +50,14 @@ class Column:
     width: float
     value: Callable[[ReportLine, Classification | None], Cell]
     wrap: bool = False  # free text of any length: wrapped in the XLSX, its line made taller
+
+
+def _masked_recipient(payment_type: str | None, requisites: str | None) -> str:
+    """The recipient as the report names it: the canonical form (the one the repeat check and
+    the derived id compare), masked; never what was sent, which the ledger keeps as written."""
+    if not requisites:
+        return ""
+    return mask_requisites(canonical_requisites(payment_type or "", requisites))
 
 
 def _amount(value: Decimal | None, currency: str | None) -> Decimal | None:
@@ -133,10 +142,11 @@ ROW_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "requisites_masked",
-        "Recipient requisites, all but the last 4 characters masked (a rejected row's too).",
+        "Recipient requisites in canonical form (an SBP phone as 79XXXXXXXXX), all but the last "
+        "4 characters masked (a rejected row's too, as the file had it).",
         Kind.TEXT,
         18,
-        lambda r, c: mask_requisites(r.requisites),
+        lambda r, c: _masked_recipient(r.payment_type, r.requisites),
     ),
     Column(
         "recipient_name",

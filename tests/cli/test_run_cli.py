@@ -168,3 +168,30 @@ def test_without_yes_and_without_a_terminal_nothing_is_paid(tmp_path, prefect_ho
     )
     assert "Traceback" not in done.stderr
     assert sandbox_stats(sandbox.url)["createAttempts"] == {}
+
+
+@pytest.mark.parametrize(("piped", "code", "paid"), [("y\n", 0, True), ("no\n", 1, False)])
+def test_a_piped_answer_is_the_answer(tmp_path, prefect_home, make_sandbox, piped, code, paid):
+    # `echo y | payflow run FILE` worked 78 s, then said "confirmation needed" (issue 36).
+    sandbox = make_sandbox()
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+    )
+    done = subprocess.run(
+        [*PAYFLOW, "run", str(SAMPLE)],
+        env=env,
+        cwd=tmp_path,
+        input=piped,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+    assert done.returncode == code, done.stdout + done.stderr
+    assert f"[y/N]: {piped.strip()} (read from standard input)" in done.stderr
+    assert "confirmation needed" not in done.stderr and "Traceback" not in done.stderr
+    assert bool(sandbox_stats(sandbox.url)["createAttempts"]) is paid

@@ -514,10 +514,13 @@ def test_ctrl_c_on_the_embedded_sandbox_names_no_resume_that_would_be_refused(
         "the ledger. "
     )
     assert "Resume with" not in last
+    # The rows the sandbox answered, from the ledger: it said "400 rows went to this run's
+    # embedded sandbox" when 1 was sent and 399 were only claimed (issue 36).
+    sent = sum(counts.by_state.get(s, 0) for s in ("CREATED", "PROCESSING", "COMPLETED"))
+    assert f"{sent} row{'' if sent == 1 else 's'} w" in last and "sent to this run's" in last
     assert last.endswith(
-        "went to this run's embedded sandbox, which ends with it, so no run can resume the "
-        "batch; to run the file on the sandbox again, use a fresh ledger (another "
-        "PAYFLOW_HOME)"
+        "which ends with this run, so no run can resume the batch; to run the file on the "
+        "sandbox again, use a fresh ledger (another PAYFLOW_HOME)"
     )
     again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
     assert again.returncode == 2, again.stderr

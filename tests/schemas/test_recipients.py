@@ -45,3 +45,43 @@ def test_the_column_form_agrees_with_the_function_row_by_row() -> None:
     written = pd.Series([w for _, w in cases], index=kinds.index)
     expected = [canonical_requisites(k, w) for k, w in cases]
     assert canonical_column(kinds, written).tolist() == expected
+
+
+def test_a_file_without_external_ids_is_not_told_of_another_external_id() -> None:
+    # Issue 36, item 9: "with another externalId" for a file that has no externalId column.
+    from payflow.intake import batch_from_rows
+    from payflow.intake.lookups import ServiceInfo
+    from payflow.tasks.validate_batch import validate_rows
+
+    header = ["amount", "currency", "paymentType", "requisites", "name", "userId"]
+    rows = [["1500", "XOF", "SIM", "2250700001234", "Awa", "u-1"]] * 2
+    report = validate_rows(
+        batch_from_rows([header, *rows]),
+        services=[ServiceInfo(1, "SIM", "XOF")],
+        banks_for_phones=None,
+    )
+    twins = [p.message for p in report.warnings if p.rule == "possible_double_payment"]
+    assert twins == [
+        "same recipient, amount and currency as row 3: a likely double payment",
+        "same recipient, amount and currency as row 2: a likely double payment",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("payment_type", "written", "shown"),
+    [
+        ("SBP", "9351230001", "*******0001"),  # as 79351230001, the payout it is
+        ("EMAIL", "Who@Example.COM", "***********.com"),
+        ("SIM", "2250700001234", "*********1234"),
+    ],
+)
+def test_the_report_names_the_recipient_in_canonical_form(
+    payment_type: str, written: str, shown: str
+) -> None:
+    from types import SimpleNamespace
+
+    from payflow.reporting.layout import ROW_COLUMNS
+
+    (column,) = [c for c in ROW_COLUMNS if c.name == "requisites_masked"]
+    line = SimpleNamespace(payment_type=payment_type, requisites=written)
+    assert column.value(line, None) == shown  # type: ignore[arg-type]
