@@ -286,14 +286,15 @@ def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
             BatchWarning.rule,
             BatchWarning.message,
         )
-        .join(
+        .outerjoin(
             BatchRow,
             (BatchRow.batch_id == BatchWarning.batch_id)
             & (BatchRow.row_number == BatchWarning.row_number),
         )
         .where(
             BatchWarning.batch_id == batch_id,
-            BatchRow.disposition == Disposition.NEW.value,
+            # A warning about the file as a whole (row 1, its header) has no row of its own.
+            (BatchRow.disposition == Disposition.NEW.value) | BatchRow.row_number.is_(None),
         )
         .order_by(BatchWarning.row_number, BatchWarning.id)
     )
