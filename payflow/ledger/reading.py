@@ -277,8 +277,7 @@ def last_change(engine: Engine, batch_id: str) -> datetime | None:
 
 def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
     """The warnings validation gave the batch's maker, as they read then, by row; only of rows
-    the batch may send (an approver was warned of an outlier on a CONFLICT row, never sent)
-    and of the file itself (a column not sent: no row of the batch)."""
+    the batch may send: an approver was warned of an outlier on a CONFLICT row, never sent."""
     query = (
         select(
             BatchWarning.row_number,
@@ -294,7 +293,8 @@ def intake_warnings(engine: Engine, batch_id: str) -> list[IntakeWarning]:
         )
         .where(
             BatchWarning.batch_id == batch_id,
-            (BatchRow.row_number.is_(None)) | (BatchRow.disposition == Disposition.NEW.value),
+            # A warning about the file as a whole (row 1, its header) has no row of its own.
+            (BatchRow.disposition == Disposition.NEW.value) | BatchRow.row_number.is_(None),
         )
         .order_by(BatchWarning.row_number, BatchWarning.id)
     )

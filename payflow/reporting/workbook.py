@@ -90,7 +90,7 @@ FINDING_HEADER = (
     "acknowledged_at_utc",
     "acknowledgement_note",
 )
-FINDING_WIDTHS = (10.0, 10.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0, 16.0, 20.0, 40.0)
+FINDING_WIDTHS = (12.0, 12.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0, 16.0, 20.0, 40.0)
 README_WIDTHS = (38.0, 12.0, 90.0)
 ROWS_PAGES_WIDE = 3
 

@@ -127,7 +127,10 @@ def find_candidates(ledger: Ledger, batch_id: str, classify: Classifier) -> Cand
             )
             continue
         assert view.amount is not None and view.currency is not None
-        failure_class, next_step = classify(view.state.value, view.status_message)
+        # The service's word when it has one (FAILED in the ledger, CANCELED at the service).
+        failure_class, next_step = classify(
+            view.service_status or view.state.value, view.status_message
+        )
         root = view.root_external_id or view.external_id
         earlier = ledger.earlier_attempts(root, view.attempt) if view.attempt else []
         eligible.append(
