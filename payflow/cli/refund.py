@@ -172,4 +172,4 @@ def refund_maker(settings: Settings) -> str:
     from payflow.cli.signin import acting
 
     with open_ledger(settings) as ledger:
-        return acting(settings, ledger, "maker", "registers refunds").name
+        return acting(settings, ledger, "maker", "registers refunds", binds_sandbox=True).name

@@ -360,7 +360,7 @@ def run_command(
     approval_shown = False
     resume = f"payflow run {file} --yes"
     with open_ledger(settings) as ledger:
-        maker = acting(settings, ledger, "maker", "registers a batch")
+        maker = acting(settings, ledger, "maker", "registers a batch", binds_sandbox=True)
     try:
         check_ledger(settings)
         # Checked once here, before Prefect is waited for: the intake and pay flows run below

@@ -53,12 +53,15 @@ def signed_in(settings: Settings, ledger: Ledger) -> Actor | None:
     return session_actor(ledger, token) if token else None
 
 
-def acting(settings: Settings, ledger: Ledger, role: str, doing: str) -> Actor:
+def acting(
+    settings: Settings, ledger: Ledger, role: str, doing: str, *, binds_sandbox: bool = False
+) -> Actor:
     """The signed-in operator holding `role`; in the embedded sandbox without a sign-in, the
     PAYFLOW_USER (or OS) name as a sandbox-only person, said in one line; else one line and
-    exit 2."""
+    exit 2. `binds_sandbox`: this command binds a ledger no run has bound to the embedded
+    sandbox before it registers anything (`payflow run` without PAYFLOW_API_URL)."""
     actor = signed_in(settings, ledger)
-    if actor is None and _sandbox_only(settings, ledger):
+    if actor is None and _sandbox_only(settings, ledger, binds_sandbox):
         name = settings.user or getpass.getuser()
         print(
             f"payflow: embedded sandbox, no money moves: acting as {name} (PAYFLOW_USER or the "
@@ -76,12 +79,16 @@ def acting(settings: Settings, ledger: Ledger, role: str, doing: str) -> Actor:
     return actor
 
 
-def _sandbox_only(settings: Settings, ledger: Ledger) -> bool:
+def _sandbox_only(settings: Settings, ledger: Ledger, binds_sandbox: bool) -> bool:
     """True when nothing this ledger holds can be paid by a real service: the settings name no
-    API and the ledger is bound to the embedded sandbox (or to nothing yet)."""
+    API and the ledger is bound to the embedded sandbox. A ledger no run has bound counts only
+    for a command that binds it to the sandbox itself: a checker's laptop without
+    PAYFLOW_API_URL approving on a shared ledger a deployment is about to bind to the payments
+    API would otherwise record a PAYFLOW_USER name as a person, and real money would move."""
     from payflow.ledger.service_binding import sandbox_served
 
-    return settings.uses_sandbox and sandbox_served(ledger) is not False
+    served = sandbox_served(ledger)
+    return settings.uses_sandbox and (served is True or (served is None and binds_sandbox))
 
 
 def _password(name: str, from_stdin: bool) -> str:

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import payflow_env, run_payflow, write_sim_batch
-from support.operators import PASSWORD, as_person, ledger_url_of
+from cli_support import payflow_env, run_payflow, sim_instruction, write_sim_batch
+from support.operators import PASSWORD, actor, add_people, as_person, ledger_url_of
 from support.stats import sandbox_stats
 
+from payflow.acts import submit
 from payflow.approvals.policy import default_policy_text
+from payflow.cli.signin import NOT_SIGNED_IN
 from payflow.ledger import Ledger
 
 # The shipped default, except that every XOF batch needs one approval (the default lets a small
@@ -203,3 +205,19 @@ def _login(env: dict[str, str], cwd: Path, name: str, password: str):
         check=False,
         timeout=120,
     )
+
+
+def test_payflow_user_names_nobody_on_a_ledger_no_run_has_bound(tmp_path, prefect_home):
+    # A checker's laptop holds no PAYFLOW_API_URL; the shared ledger's first batch waits for a
+    # deployment that has not bound it yet. "Embedded sandbox, no money moves" would have taken
+    # PAYFLOW_USER=petr as a person, and the deployment's worker would then pay for real.
+    env = payflow_env(tmp_path / "home", prefect_home, signed_in=None, PAYFLOW_USER="petr")
+    rows = [sim_instruction("unbound", n) for n in (1, 2)]
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        ledger.register_batch("unbound", "unbound.csv", rows, [])
+        add_people(ledger, olga="maker")
+        submit(ledger, "unbound", actor(ledger, "olga"))
+    refused = run_payflow(["approve", "unbound"], env, tmp_path)
+    assert (refused.returncode, refused.stderr.strip()) == (2, f"payflow: {NOT_SIGNED_IN}")
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        assert ledger.approvals_of("unbound") == []
