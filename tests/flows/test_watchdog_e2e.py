@@ -125,10 +125,15 @@ def test_c_an_approval_nobody_gives_in_time_ends_in_one_line_and_tells_the_maker
 
     message = f"batch {batch_id}: no answer within 5 s; nothing was paid"
     assert stack.api("GET", f"/flow_runs/{run}")["state"]["message"].endswith(message)
-    lines = run_logs(stack)
+
+    # Logs reach the server in batches, after the run's final state: wait for its last line.
+    def with_the_last_line() -> list[str] | None:
+        found = run_logs(stack)
+        return found if any(message in line for line in found) else None
+
+    lines = wait_for("the run's last log line", with_the_last_line, timeout=60)
     # The pause's FlowPauseTimeout was logged with its whole traceback in the worker's log.
     assert not [line for line in lines if "Traceback" in line], lines
-    assert any(message in line for line in lines), lines
     for log in stack.worker_logs.values():
         assert "Traceback" not in log.read_text(), log
     asked, asked_mail = notices(sinks, f"payflow: approval needed: batch {batch_id}")
