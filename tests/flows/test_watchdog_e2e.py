@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from support.deployments import (
     APPROVER,
+    MAKER,
     PAYFLOW,
     REPO,
     Stack,
@@ -204,10 +205,15 @@ def test_b_an_approval_sent_to_a_dead_paused_run_is_recorded_and_the_batch_paid_
     batch_id, ids = dropped_and_paused(stack, "answered", 4, 400_000)
     [dead] = [run["id"] for run in pay_runs(stack, batch_id)]
     [pause] = [run["id"] for run in paused(stack, batch_id)]
+    # The maker submits the batch the daily run registered; the checker gets a one-time code
+    # for the form (a name typed there counts for nothing).
+    stack.cli(*PAYFLOW, "submit", batch_id, env=stack.person(MAKER))
+    code = stack.cli(*PAYFLOW, "approve", batch_id, "--code", env=stack.person(APPROVER)).strip()
     killed = kill_worker_and_its_run(stack, dead)
     start_worker(stack, killed, stack.root / f"{killed}-after-b.log")
     # Prefect's form: the server takes the answer and sets the run Running, with nobody there.
-    stack.api("POST", f"/flow_runs/{pause}/resume", {"run_input": {"approve": True}})
+    answer = {"approve": True, "approval_code": code}
+    stack.api("POST", f"/flow_runs/{pause}/resume", {"run_input": answer})
     assert wait_for("the resume", lambda: stack.state_of(pause) == "RUNNING", timeout=30)
     assert stack.ledger("SELECT approver FROM approvals WHERE batch_id = %s", batch_id) == []
     past_the_window(stack, dead)
@@ -226,7 +232,7 @@ def test_b_an_approval_sent_to_a_dead_paused_run_is_recorded_and_the_batch_paid_
     sent = stack.sandbox_stats()["payoutsByExternalId"]
     assert {i: sent.get(i) for i in ids} == dict.fromkeys(ids, 1)
     body, _ = notices(sinks, f"payflow: run crashed and resumed: batch {batch_id}")
-    assert f"{APPROVER}'s answer in its form recorded" in body["message"]
+    assert "an answer in its form recorded" in body["message"]
     assert [x["verdict"] for x in by_hand if x["batch_id"] == batch_id] in (
         [],
         ["resumed"],
@@ -241,7 +247,7 @@ def test_d_payflow_stop_cancels_the_batchs_run_keeps_every_row_and_the_watchdog_
     batch_id, ids = dropped_and_paused(stack, "stopped", 3, 500_000)
     [run] = [r["id"] for r in pay_runs(stack, batch_id)]
 
-    said = stack.cli(*PAYFLOW, "stop", batch_id)
+    said = stack.cli(*PAYFLOW, "stop", batch_id, env=stack.person(MAKER))
 
     assert f"batch {batch_id}: " in said and "cancelled" in said
     assert f"`payflow pay {batch_id}` goes on" in said
