@@ -1,7 +1,8 @@
 """Reconciliation as Prefect tasks: the pay flow's balance snapshot and its last step.
 
 `snapshot_balance` runs when a batch starts paying; `reconcile_batch` re-fetches every payout,
-syncs findings, writes the report and publishes the summary as artifacts.
+syncs findings, writes the report and publishes the summary as artifacts; `report_batch`, the
+pay run's last step, writes the same report and artifacts from the ledger alone.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from payflow.ledger import Ledger
 from payflow.ledger.totals import RowOutcome
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
 from payflow.reconcile import reconcile_batch as reconcile_with_service
@@ -64,10 +66,22 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         return result.unanswered
 
     unanswered = asyncio.run(run())
-    classes = FailureClasses.load(settings.failure_classes_path)
-    report = write_batch_report(
-        ledger, batch_id, Path(out_dir), sandbox=target.sandbox, classes=classes
-    )
+    return _published(ledger, batch_id, out_dir, target.sandbox, unanswered)
+
+
+@task(name="report-batch", cache_policy=NO_CACHE)
+def report_batch(target: RunTarget, batch_id: str, out_dir: str) -> ReconcileOutcome:
+    """The pay run's end: the report and its artifacts from the ledger, where webhooks and polls
+    put each final status; re-fetching every payout is the scheduled reconciliation's job."""
+    return _published(open_ledger(target.ledger_url), batch_id, out_dir, target.sandbox, 0)
+
+
+def _published(
+    ledger: Ledger, batch_id: str, out_dir: str, sandbox: bool, unanswered: int
+) -> ReconcileOutcome:
+    """Write the XLSX/CSV report from the ledger and publish its summary as artifacts."""
+    classes = FailureClasses.load(Settings().failure_classes_path)
+    report = write_batch_report(ledger, batch_id, Path(out_dir), sandbox=sandbox, classes=classes)
     summary = report.summary
     create_markdown_artifact(
         key=artifact_key("reconciliation", batch_id),

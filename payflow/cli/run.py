@@ -410,6 +410,8 @@ def _print_result(result: PayResult, not_paid: list[str], *, as_json: bool) -> N
         print(f"  follow them with `payflow status {result.batch_id}`")
     for line in not_paid:
         print(line)
+    if rechecked := result.not_rechecked_line():
+        print(rechecked)
     print(f"report: {result.report_xlsx}")
     print(f"        {result.report_csv}")
     if result.sandbox:

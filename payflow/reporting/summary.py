@@ -23,6 +23,7 @@ from payflow.ledger import (
 )
 from payflow.ledger.totals import BLOCKED_BEFORE_SENDING, FAILED_AFTER_SENDING, SENT_OUTCOMES
 from payflow.reconcile import Classification, FailureClasses, RollForward, roll_forward
+from payflow.wording import not_rechecked_line
 
 NO_CURRENCY = "(none)"
 
@@ -93,6 +94,13 @@ class Summary:
     failures: list[FailureGroup]
     findings: list[FindingView]
     unsent: list[UnsentTotal] = field(default_factory=list)  # rows never sent, by reason
+    not_rechecked: int = 0  # sent payouts no reconciliation re-fetched since their last news
+
+    def not_rechecked_line(self) -> str | None:
+        """Whether the figures were re-checked against the service, and when they will be."""
+        if not self.not_rechecked:
+            return None
+        return not_rechecked_line(self.not_rechecked, self.batch_id, embedded=self.sandbox)
 
     def open_findings(self) -> list[FindingView]:
         """Findings nobody has acknowledged and a later reconcile has not resolved: what a
@@ -139,4 +147,5 @@ def build_summary(
         failures,
         findings,
         [replace(t, currency=t.currency or NO_CURRENCY) for t in ledger.unsent_totals(batch_id)],
+        ledger.not_rechecked(batch_id),
     )
