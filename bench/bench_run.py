@@ -338,7 +338,7 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
             f"    bound {bound:.1f} s; ratio bound / run = {bound / figures.wall:.2f} "
             f"(CPU s: {used}; floor on {CORES} cores {floor:.1f} s)"
         )
-    if figures.rows and "run" in figures.cpu:
+    if bound and "run" in figures.cpu:
         per_row = 1000 * figures.cpu["run"] / figures.rows
         wall_per_row = 1000 * figures.wall / figures.rows
         print(
