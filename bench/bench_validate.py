@@ -44,7 +44,10 @@ def write_batch(path: Path, rows: int, sbp_phones: int = 10**9) -> None:
                 line = f"x-{n},{100 + n % 900},KES,SIM,2547{n % 10**8:08d},,Wanjiru Kamau,u{n},,"
             elif kind == 2:
                 phone = f"79{n % sbp_phones:09d}"
-                line = f"x-{n},{n % 9000 + 1}.50,RUB,SBP,{phone},100000000111,Иван,u{n},,"
+                # Each of a phone's rows pays another amount: one recipient paid the same amount
+                # twice is a warning, and 25,000 of them would time the warnings report.
+                amount = n // sbp_phones + 1 if sbp_phones < rows else n % 9000 + 1
+                line = f"x-{n},{amount}.50,RUB,SBP,{phone},100000000111,Иван,u{n},,"
             else:
                 account = accounts[n % 1000]
                 line = f"x-{n},{(n % 997) * 5 + 10}.25,RUB,BANK_ACCOUNT,{account},,Пётр,u{n},,{BIK}"
