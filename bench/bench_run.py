@@ -1,7 +1,7 @@
 """`payflow run` end to end: where the time of a run goes, and its ratio to the bound.
 
     .venv/bin/python bench/bench_run.py [--rows 1000[,5000,20000]] [--prefect temporary|server]
-        [--in-flight 32] [--latency 0.05] [--no-webhooks] [--quick-checks]
+        [--in-flight 32] [--latency 0.05] [--no-webhooks] [--quick-checks] [--reconcile]
 
 Each size runs `payflow run FILE --yes --json` as an operator would, in its own process, with a
 fresh PAYFLOW_HOME (ledger, logs, reports) and the settings of a real deployment: the sandbox in
@@ -23,7 +23,9 @@ the sandbox, the webhook receiver and a running Prefect server from /proc) and t
 over the cores: no run can be shorter than that on this machine, whatever the bound says.
 
 `--quick-checks` also times `payflow --help` and `payflow validate` of 300 rows, and counts the
-modules `payflow --help` imports. Asserts nothing: on a shared machine this is a measurement,
+modules `payflow --help` imports. `--reconcile` times, after each size, what the scheduled
+reconciliation does (`payflow reconcile BATCH`: every payout re-fetched); the run itself reads
+the ledger and re-fetches none. Asserts nothing: on a shared machine this is a measurement,
 not a test; print `uptime` beside every figure.
 """
 
@@ -176,6 +178,7 @@ class RunFigures:
     marks: dict[str, float] = field(default_factory=dict)
     summary: dict[str, object] = field(default_factory=dict)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per process in the run
+    peak_mb: float = 0.0  # the largest RSS of any finished child so far (this run's, once large)
     said: str = ""  # the run's last line on stderr when it did not pay every row
 
 
@@ -244,16 +247,10 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     started = time.time()
-    done = subprocess.run(
-        [*PAYFLOW, "run", str(file), "--yes", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.time() - started
+    done, wall = payflow_json(["run", str(file), "--yes"], env)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = RunFigures(rows, wall, done.returncode, load())
+    figures.peak_mb = children.ru_maxrss / 1024
     if done.returncode != 0:
         figures.said = (done.stderr.strip().splitlines() or [""])[-1]
     figures.cpu["run"] = (children.ru_utime - children_before.ru_utime) + (
@@ -275,6 +272,17 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     return figures
 
 
+def payflow_json(
+    args: list[str], env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`payflow ARGS --json` to its end, and the seconds it took."""
+    started = time.time()
+    done = subprocess.run(
+        [*PAYFLOW, *args, "--json"], env=env, capture_output=True, text=True, check=False
+    )
+    return done, time.time() - started
+
+
 def payout_reads(sandbox_url: str) -> float:
     """GET /v1/payouts/{id} the sandbox has answered so far (polls and reconciliation)."""
     return float(httpx.get(f"{sandbox_url}/_sandbox/stats", timeout=60).json()["payoutReads"])
@@ -290,7 +298,7 @@ PHASES = (
     ("intake's end, totals, confirm", "pay-batch-begin"),
     ("approve, balance, submit (last POST recorded)", "submit_last"),
     ("track (to the last final status)", "final_last"),
-    ("reconcile and report (pay flow ends)", "pay-batch-end"),
+    ("report from the ledger (pay flow ends)", "pay-batch-end"),
 )
 
 
@@ -309,7 +317,7 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
     polls = int(figures.marks.get("polls", 0))
     print(f"    status moves recorded: {webhooks} by webhook, {polls} by poll")
     reads = int(figures.marks.get("reads", 0))
-    print(f"    payouts read by id (polls, then reconciliation's one per payout): {reads}")
+    print(f"    payouts read by id (the run's polls; it re-fetches none at its end): {reads}")
     if figures.cpu:
         total = sum(figures.cpu.values())
         used = ", ".join(f"{role} {seconds:.1f}" for role, seconds in figures.cpu.items())
@@ -324,7 +332,19 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
         # it once read 0.90.
         print(f"    no ratio: the run did not pay every row ({figures.said})")
     elif bound:
-        print(f"    bound {bound:.1f} s; ratio bound / run = {bound / figures.wall:.2f}")
+        used = ", ".join(f"{role} {seconds:.1f}" for role, seconds in figures.cpu.items())
+        floor = sum(figures.cpu.values()) / CORES
+        print(
+            f"    bound {bound:.1f} s; ratio bound / run = {bound / figures.wall:.2f} "
+            f"(CPU s: {used}; floor on {CORES} cores {floor:.1f} s)"
+        )
+    if bound and "run" in figures.cpu:
+        per_row = 1000 * figures.cpu["run"] / figures.rows
+        wall_per_row = 1000 * figures.wall / figures.rows
+        print(
+            f"    run process: {per_row:.2f} ms of CPU per row, {wall_per_row:.2f} ms of wall per "
+            f"row; peak memory of the finished runs so far {figures.peak_mb:.0f} MB"
+        )
 
 
 def timed(command: list[str], env: dict[str, str], times: int = 3) -> list[float]:
@@ -399,7 +419,13 @@ def prefect_server(work: Path, env: dict[str, str]) -> Iterator[str]:
 
 
 def pay(
-    work: Path, env: dict[str, str], rows: int, *, webhooks: bool, again: bool = False
+    work: Path,
+    env: dict[str, str],
+    rows: int,
+    *,
+    webhooks: bool,
+    again: bool = False,
+    reconcile: bool = False,
 ) -> RunFigures:
     """Pay a fresh batch of `rows` (or the same one `again`) with its own PAYFLOW_HOME."""
     home = work / f"home-{rows}"
@@ -416,7 +442,26 @@ def pay(
             log = work / f"webhooks-{rows}.log"
             stack.enter_context(serve(receiver, run_env, ready, log, "webhook receiver"))
             run_env["PAYFLOW_WEBHOOK_URL"] = f"http://127.0.0.1:{port}/webhooks"
-        return run_once(file, run_env, home)
+        figures = run_once(file, run_env, home)
+        if reconcile and figures.summary.get("batch_id"):
+            reconcile_after(str(figures.summary["batch_id"]), run_env)
+        return figures
+
+
+def reconcile_after(batch_id: str, env: dict[str, str]) -> None:
+    """What the scheduled reconciliation does after the run: `payflow reconcile BATCH`, which
+    re-fetches every payout of the batch at PAYFLOW_MAX_IN_FLIGHT requests at once."""
+    reads_before = payout_reads(env["PAYFLOW_API_URL"])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done, wall = payflow_json(["reconcile", batch_id], env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    reads = payout_reads(env["PAYFLOW_API_URL"]) - reads_before
+    print(
+        f"    then the scheduled reconciliation (payflow reconcile, exit {done.returncode}): "
+        f"{wall:.1f} s for {reads:.0f} payouts re-fetched at {env['PAYFLOW_MAX_IN_FLIGHT']} in "
+        f"flight (its CPU {cpu:.1f} s) ({load()})"
+    )
 
 
 def main() -> None:
@@ -428,6 +473,9 @@ def main() -> None:
     parser.add_argument("--no-webhooks", action="store_true", help="polling alone")
     parser.add_argument("--quick-checks", action="store_true", help="--help and validate too")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--reconcile", action="store_true", help="time `payflow reconcile` after each size"
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.rows.split(",")]
     print(f"machine: {machine()}")
@@ -472,7 +520,8 @@ def main() -> None:
         print_run(pay(work, env, 10, webhooks=not args.no_webhooks), None)
         for rows in sizes:
             bound = rows / (args.in_flight / args.latency) + processing + final
-            print_run(pay(work, env, rows, webhooks=not args.no_webhooks), bound)
+            figures = pay(work, env, rows, webhooks=not args.no_webhooks, reconcile=args.reconcile)
+            print_run(figures, bound)
         print("  the same 10-row file again (nothing to pay: the fixed cost of a run):")
         print_run(pay(work, env, 10, webhooks=not args.no_webhooks, again=True), None)
     if args.keep:

@@ -1,4 +1,4 @@
-"""Paying a batch already in the ledger: approval, balance, submit, track, reconcile, report.
+"""Paying a batch already in the ledger: approval, balance, submit, track, report.
 
 It starts from a batch id, never from a file: what was registered (and approved) is what pays.
 """
@@ -39,8 +39,8 @@ from payflow.progress_line import Throttled, progress_text, rows_in, waiting_tex
 from payflow.run_results import PayResult
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted
-from payflow.tasks.count_batch import count_batch, count_latest_attempts
-from payflow.tasks.reconcile_batch import reconcile_batch, snapshot_balance, write_batch_report_only
+from payflow.tasks.count_batch import count_batch, count_latest_attempts, count_not_rechecked
+from payflow.tasks.reconcile_batch import report_batch, snapshot_balance, write_batch_report_only
 from payflow.tasks.submit_payouts import (
     check_merchant_balance,
     release_dead_leases,
@@ -125,12 +125,14 @@ def pay_batch(
             # Tracking stops on a signal as on its deadline: it read "still pending at the
             # deadline", exit 1, with no resume line; the next run tracks and reconciles.
             raise RunInterrupted(batch_id, STOP.signal_name)
-        # Re-fetches every payout (a COMPLETED one may have been corrected with no webhook),
-        # records findings and writes the report.
-        reconciled = reconcile_batch(target, batch_id, reports)
+        # The report from the ledger, where webhooks and polls put each final status: the run
+        # does not re-fetch every payout; the scheduled reconciliation (reconcile-pending, then
+        # reconcile-recent daily) and `payflow reconcile` do, and the summary says so.
+        reconciled = report_batch(target, batch_id, reports)
         # Read after the last state change: every figure below and the exit code follow it.
         counts = count_batch(target.ledger_url, batch_id)
         latest = count_latest_attempts(target.ledger_url, batch_id)
+        unchecked = count_not_rechecked(target.ledger_url, batch_id)
     result = PayResult(
         batch_id=batch_id,
         counts=counts,
@@ -142,6 +144,7 @@ def pay_batch(
         corrections=reconciled.corrected,
         latest=latest,
         report_error=reconciled.report_error,
+        not_rechecked=unchecked,
     )
     create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
     if result.all_completed and not result.report_error:

@@ -1,6 +1,7 @@
 """Keep checking after the run: payouts still open every 30 minutes, completed ones daily.
 
-`reconcile_pending` re-fetches batches with payouts not final and refreshes their reports;
+`reconcile_pending` re-fetches batches with payouts not final or not re-fetched since a pay run
+ended (the run itself reads the ledger) and refreshes their reports;
 `reconcile_recent` re-fetches batches with COMPLETED payouts of the last days, so a manual
 correction (which sends no webhook) becomes a finding. A run that leaves a batch with open
 findings or unanswered payouts ends Failed (`NEEDS_ATTENTION`), as `payflow reconcile` exits 1,
@@ -77,10 +78,13 @@ def _reconcile_all(
 def reconcile_pending(
     out_dir: str | None = None, api_url: str | None = None, sandbox: bool = False
 ) -> Ended:
-    """Reconcile every batch that still has payouts not final, and refresh its report."""
+    """Reconcile every batch that still has payouts not final, or payouts not re-fetched since
+    their last news (a pay run reads webhooks and polls and leaves the re-fetch to this run),
+    and refresh its report."""
     quiet_expected_failures()
     ledger = open_ledger(Settings().ledger_url_or_default())
-    return _ended(_reconcile_all(ledger.batches_with(PENDING_STATES), out_dir, api_url, sandbox))
+    batch_ids = sorted({*ledger.batches_with(PENDING_STATES), *ledger.batches_not_rechecked()})
+    return _ended(_reconcile_all(batch_ids, out_dir, api_url, sandbox))
 
 
 @flow(name="reconcile-recent", persist_result=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 from payflow.ledger import BatchCounts
 from payflow.ledger.states import NOT_PAID_STATES
 from payflow.paying import SubmitStats
+from payflow.wording import not_rechecked_line
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class PayResult:
     # The one line saying the report could not be written (why, and the command that writes
     # it); "" when it was. The run still ends with its figures, exit 1 (never 2: money moved).
     report_error: str = ""
+    # Sent payouts no reconciliation re-fetched yet: the run reads what webhooks and polls said.
+    not_rechecked: int = 0
 
     @property
     def submitted(self) -> int:
@@ -67,6 +70,12 @@ class PayResult:
         """True only when every row of the batch is paid by its latest attempt: exit code 0."""
         return self.by_latest.all_completed
 
+    def not_rechecked_line(self) -> str | None:
+        """Whether the service was asked again about the payouts, and when it will be."""
+        if not self.not_rechecked:
+            return None
+        return not_rechecked_line(self.not_rechecked, self.batch_id, embedded=self.sandbox)
+
     def as_json(self) -> dict[str, object]:
         """The machine-readable summary (`--json`)."""
         return {
@@ -76,6 +85,7 @@ class PayResult:
             "submitted": self.submitted,
             "statuses": self.counts.statuses,
             **({"latest_statuses": self.by_latest.statuses} if self.rerun_moved else {}),
+            "not_rechecked": self.not_rechecked,
             "report": self.report_xlsx or None,
             **({"report_error": self.report_error} if self.report_error else {}),
             "sandbox": self.sandbox,
@@ -95,6 +105,7 @@ class PayResult:
             *(f"| {state} | {count} |" for state, count in self.counts.statuses.items()),
             "",
             *(self._latest_markdown() if self.rerun_moved else []),
+            *([line, ""] if (line := self.not_rechecked_line()) else []),
             f"Report: `{Path(self.report_xlsx).name}`"
             if self.report_xlsx
             else f"Report: {self.report_error}",

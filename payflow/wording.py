@@ -24,6 +24,28 @@ def report_not_written(folder: object, why: str, command: str) -> str:
     )
 
 
+# How soon the scheduled reconciliation re-fetches a batch's payouts (prefect.yaml's
+# reconcile-pending runs every 30 minutes and takes batches with payouts not yet re-checked).
+RECHECKED_WITHIN = "30 minutes"
+
+
+def not_rechecked_line(n: int, batch_id: str, *, embedded: bool = False) -> str:
+    """The pay run's word on its figures: read from the ledger (webhooks and polls), `n` payouts
+    not yet re-fetched, and when that happens (never, on the `embedded` sandbox, gone with its
+    run)."""
+    if embedded:
+        return (
+            f"{counted(n, 'payout')} not re-checked against the service: the embedded sandbox "
+            "ends with this run, so no reconciliation can ask it again"
+        )
+    return (
+        f"{counted(n, 'payout')} not yet re-checked against the service: the scheduled "
+        f"reconciliation re-fetches them within {RECHECKED_WITHIN} (reconcile-pending), then "
+        "daily through the correction window (reconcile-recent); "
+        f"`payflow reconcile {batch_id}` does it now"
+    )
+
+
 def plural(n: int, noun: str) -> str:
     """`noun` as it goes with `n`: "row" for 1, "rows" otherwise ("batch", "batches"; "people")."""
     if n == 1:

@@ -1,7 +1,8 @@
 """Reconciliation as Prefect tasks: the pay flow's balance snapshot and its last step.
 
 `snapshot_balance` runs when a batch starts paying; `reconcile_batch` re-fetches every payout,
-syncs findings, writes the report and publishes the summary as artifacts.
+syncs findings, writes the report and publishes the summary as artifacts; `report_batch`, the
+pay run's last step, writes the same report and artifacts from the ledger alone.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from payflow.ledger import Ledger
 from payflow.ledger.totals import RowOutcome
 from payflow.notices import findings_opened
 from payflow.notify import tell
@@ -75,20 +77,47 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         return result.unanswered, result.findings.opened + result.findings.reopened
 
     unanswered, opened = asyncio.run(run())
+    return _published(ledger, batch_id, out_dir, target.sandbox, unanswered, opened)
+
+
+@task(name="report-batch", cache_policy=NO_CACHE)
+def report_batch(target: RunTarget, batch_id: str, out_dir: str) -> ReconcileOutcome:
+    """The pay run's end: the report and its artifacts from the ledger, where webhooks and polls
+    put each final status; re-fetching every payout is the scheduled reconciliation's job."""
+    return _published(open_ledger(target.ledger_url), batch_id, out_dir, target.sandbox, 0, 0)
+
+
+def _published(
+    ledger: Ledger, batch_id: str, out_dir: str, sandbox: bool, unanswered: int, opened: int
+) -> ReconcileOutcome:
+    """Write the XLSX/CSV report from the ledger and publish its summary as artifacts; tell
+    people of the `opened` findings."""
+    settings = Settings()
     classes = FailureClasses.load(settings.failure_classes_path)
+    left = unfinished(ledger.batch_counts(batch_id).by_state)
     try:
         report = write_batch_report(
-            ledger, batch_id, Path(out_dir), sandbox=target.sandbox, classes=classes
+            ledger, batch_id, Path(out_dir), sandbox=sandbox, classes=classes
         )
     except OSError as exc:
         # After money moved: the figures are in the ledger, the report can be written later.
         command = f"payflow reconcile {batch_id} --out DIR"
         why = report_not_written(out_dir, why_not_written(exc), command)
         get_run_logger().warning(why)
-        summary = build_summary(ledger, batch_id, classes, sandbox=target.sandbox)
-        open_findings = len(summary.open_findings())
+        summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
+        if opened:
+            open_now = len(summary.open_findings())
+            tell(settings, lambda: findings_opened(batch_id, opened, open_now))
         return ReconcileOutcome(
-            batch_id, "", "", open_findings, unanswered, corrected_count(summary), report_error=why
+            batch_id,
+            "",
+            "",
+            len(summary.open_findings()),
+            unanswered,
+            corrected_count(summary),
+            report_error=why,
+            unsent=left.unsent,
+            unconfirmed=left.unconfirmed,
         )
     summary = report.summary
     create_markdown_artifact(
@@ -106,7 +135,6 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> Reconcile
         table=failures_table(summary),
         description="Failed rows by statusMessage, with their next steps.",
     )
-    left = unfinished(ledger.batch_counts(batch_id).by_state)
     if opened:
         open_now = len(summary.open_findings())
         tell(settings, lambda: findings_opened(batch_id, opened, open_now))

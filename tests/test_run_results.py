@@ -28,3 +28,21 @@ def test_a_batch_never_rerun_is_counted_by_its_own_rows():
         assert not own.all_completed and not own.rerun_moved
         assert "latest_statuses" not in own.as_json()
         assert "Rows by latest attempt" not in own.summary_markdown()
+
+
+def test_the_run_says_which_payouts_are_not_yet_rechecked_and_when():
+    # Issue 40: the run reads the ledger and re-fetches nothing at its end; its summary says so.
+    counts = BatchCounts("b1", {"COMPLETED": 2})
+    result = PayResult("b1", counts, SubmitStats(), "r.csv", "r.xlsx", False, not_rechecked=2)
+    line = result.not_rechecked_line()
+    assert line == (
+        "2 payouts not yet re-checked against the service: the scheduled reconciliation "
+        "re-fetches them within 30 minutes (reconcile-pending), then daily through the "
+        "correction window (reconcile-recent); `payflow reconcile b1` does it now"
+    )
+    assert result.as_json()["not_rechecked"] == 2 and line in result.summary_markdown()
+    embedded = PayResult("b1", counts, SubmitStats(), "r.csv", "r.xlsx", True, not_rechecked=1)
+    assert "the embedded sandbox ends with this run" in str(embedded.not_rechecked_line())
+    rechecked = PayResult("b1", counts, SubmitStats(), "r.csv", "r.xlsx", False)
+    assert rechecked.not_rechecked_line() is None
+    assert "re-checked" not in rechecked.summary_markdown()

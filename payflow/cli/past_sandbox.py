@@ -123,6 +123,7 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
         folder = out or settings.reports_dir()
         report = write_batch_report(ledger, batch_id, folder, sandbox=True, classes=classes)
         latest = ledger.latest_summary(batch_id)
+        unchecked = ledger.not_rechecked(batch_id)
     return PayResult(
         batch_id,
         counts,
@@ -131,4 +132,5 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
         str(report.xlsx),
         sandbox=True,
         latest=latest,
+        not_rechecked=unchecked,
     )

@@ -451,6 +451,8 @@ def _print_result(
         print(f"  follow them with `payflow status {result.batch_id}`")
     for line in not_paid:
         print(line)
+    if rechecked := result.not_rechecked_line():
+        print(rechecked)
     if result.report_error:
         print(result.report_error)
     else:

@@ -80,6 +80,12 @@ def shown_text(value: int | float, number_format: str | None) -> str | None:
     return f"{rounded:f}{'%' if percent else ''}"
 
 
+def fixes_decimals(number_format: str | None) -> bool:
+    """Whether a number under this format may show another number than it holds
+    (`shown_text` may say so): the format fixes how many decimals it shows."""
+    return _format_shape(number_format or "General") is not None
+
+
 _LITERAL = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]|_.|\*.')
 _PLACEHOLDER = "0#?"
 

@@ -314,7 +314,7 @@ def _frame_from_rows(rows: list[list[str]], name: str) -> pd.DataFrame:
         raise BatchFileError(empty_file(name))
     header, body = rows[0], rows[1:]
     width = len(header)
-    body = [(r + [""] * width)[:width] for r in body]
+    body = [r if len(r) == width else (r + [""] * width)[:width] for r in body]
     return pd.DataFrame(body, columns=[str(h) for h in header], dtype=str)
 
 

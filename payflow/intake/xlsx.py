@@ -10,17 +10,21 @@ from itertools import islice
 from typing import Any
 from xml.etree.ElementTree import ParseError
 
+from openpyxl.cell.read_only import EMPTY_CELL
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
-from payflow.intake.cells import LostDigitsError, cell_text, shown_text
+from payflow.intake.cells import LostDigitsError, cell_text, fixes_decimals, shown_text
 from payflow.intake.columns import PAYOUT_COLUMNS, ReadColumns
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_error
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem, SheetToChoose, shown_value
 from payflow.intake.unpacking import refuse_bombs
+from payflow.intake.xlsx_fast import CALAMINE_READS, Special, calamine_rows, plain_sheet
 from payflow.intake.xlsx_scan import sheet_problems
+
+_CORRUPT = (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +37,8 @@ class _Opened:
     sheet_paths: dict[str, str]
 
 
-def _open(data: bytes, name: str, limits: ReadLimits) -> _Opened:
+def _reader(data: bytes, name: str, limits: ReadLimits) -> ExcelReader:
+    """An openpyxl reader over an archive checked for bombs before any part is parsed."""
     try:
         # What load_workbook does, keeping the reader: its archive and its workbook parser say
         # where each sheet's XML is, which the read-only workbook keeps only in private fields.
@@ -41,8 +46,15 @@ def _open(data: bytes, name: str, limits: ReadLimits) -> _Opened:
         # keep_links off: a linked workbook's cached cells are never read (nor unpacked whole).
         reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
         refuse_bombs(reader.archive, name, len(data), limits.max_cell_chars)
+    except _CORRUPT as exc:
+        raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
+    return reader
+
+
+def _open(reader: ExcelReader, name: str) -> _Opened:
+    try:
         reader.read()
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+    except _CORRUPT as exc:
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
     paths = {sheet.name: rel.target for sheet, rel in reader.parser.find_sheets()}
     return _Opened(reader.wb, reader.archive, paths)
@@ -71,15 +83,15 @@ def read_xlsx_cells(
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
     once, naming a title row or another sheet that seems to hold them. `columns` are those
     the caller reads: hidden and merged cells, dates and formula errors count only there."""
-    opened = _open(data, name, limits)
+    reader = _reader(data, name, limits)
+    fast = _read_plain(reader, data, name, sheet, limits, missing_columns, columns)
+    if fast is not None:
+        return fast
+    opened = _open(reader, name)
     workbook = opened.workbook
     try:
         worksheet = _chosen_sheet(workbook, name, sheet, missing_columns)
-        rows: list[list[str]] = []
-        problems: list[Problem] = []
-        header: list[str] = []
-        reads: list[str | None] = []  # the column each header feeds, None where it feeds none
-        blank_run = 0
+        table = _Table(name, limits, columns)
         # The stated size (<dimension>) may be wrong: trusted, it would cut rows off silently.
         # max_col bounds the width instead: a stated 16,384 columns would pad every row to it.
         worksheet.reset_dimensions()
@@ -87,43 +99,217 @@ def read_xlsx_cells(
         cells = worksheet.iter_rows(max_col=limits.max_columns + 1)
         for offset, values in enumerate(cells):
             if offset == 0:
-                header = [cell_text(c.value).strip() for c in values]
-                while header and not header[-1]:
-                    header.pop()
-                limits.check_columns(name, len(header))
-                missing = missing_columns(header) if missing_columns else []
+                missing = table.start([c.value for c in values], missing_columns)
                 if missing:
                     top = [[cell_text(c.value) for c in row] for row in islice(cells, SCANNED_ROWS)]
                     raise missing_columns_error(
-                        name, header, top, missing, lambda: other_sheet_headers(workbook, sheet)
+                        name,
+                        table.header,
+                        top,
+                        missing,
+                        lambda: other_sheet_headers(workbook, sheet),
                     )
-                rows.append(header)
-                reads = [columns.column_of(h) if h else None for h in header]
                 continue
-            texts = _row_text(
-                values[: len(header)], header, reads, columns, offset + 1, problems, limits, name
-            )
-            if any(texts):
-                blank_run = 0
-                limits.check_rows(name, offset)
-            else:
-                blank_run += 1
-                limits.check_blank_run(name, offset + 1 - blank_run, blank_run)
-            rows.append(texts)
+            number = offset + 1
+            # openpyxl pads every row to max_col: the cells past the header are read only when
+            # one holds something (a column under no header is named, as in a CSV).
+            width = len(table.header)
+            if set(map(id, values[width:])) <= _PADDING:  # by identity: cells compare oddly
+                values = values[:width]
+            texts = [
+                ""
+                if c is EMPTY_CELL
+                else table.cell(number, index, c.value, c.number_format, error=c.data_type == "e")
+                for index, c in enumerate(values)
+            ]
+            table.add(number, texts)
         path = opened.sheet_paths.get(worksheet.title)
         if path is None:  # never seen: unscanned, hidden rows would be paid unseen
             raise BatchFileError(f"{name}: sheet {worksheet.title!r} has no part in the workbook")
-        problems += sheet_problems(opened.archive, path, header, rows, columns)
         read = SheetRead(worksheet.title, worksheet.title == workbook.sheetnames[0])
+        return table.finish(opened.archive, path), table.problems, read
     except ParseError as exc:  # openpyxl parses a sheet's XML only as its rows are read
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
     finally:
         workbook.close()
-    # A row a read problem emptied is kept, to be rejected with its reason, not dropped as blank.
-    emptied = {problem.row for problem in problems}
-    while len(rows) > 1 and not any(rows[-1]) and len(rows) not in emptied:
-        rows.pop()
-    return rows, problems, read
+
+
+def _read_plain(
+    reader: ExcelReader,
+    data: bytes,
+    name: str,
+    sheet: str | None,
+    limits: ReadLimits,
+    missing_columns: MissingColumns | None,
+    columns: ReadColumns,
+) -> tuple[list[list[str]], list[Problem], SheetRead] | None:
+    """The sheet read by calamine when `payflow.intake.xlsx_fast` vouches for it and it reads
+    as openpyxl would read it; None for openpyxl's reader to read it."""
+    try:
+        plain = plain_sheet(reader, sheet, limits, fixes_decimals)
+    except _CORRUPT:
+        return None  # openpyxl's reader names the fault
+    if plain is None:
+        return None
+    rows = calamine_rows(data, plain.title)
+    if not rows:
+        return None
+    table = _Table(name, limits, columns)
+    if table.start(rows[0], missing_columns):
+        return None  # refused with the hints openpyxl's workbook gives (other sheets' headers)
+    specials = plain.specials
+    special_rows = {row for row, _ in specials}
+    numbers: dict[Any, str] = {}  # each distinct number's text, once (amounts repeat)
+    longest = limits.max_cell_chars
+    for number, values in enumerate(rows[1:], start=2):
+        texts: list[str] | None = values
+        if number in special_rows or not set(map(type, values)) <= _TEXT:
+            texts = _plain_texts(table, number, values, specials, numbers)
+        if texts is None:
+            return None  # a date by calamine's reading of a style, not by openpyxl's
+        if texts and max(map(len, texts)) > longest:
+            index = next(i for i, text in enumerate(texts) if len(text) > longest)
+            limits.check_cell(name, number, table.column_name(index), len(texts[index]))
+        table.add(number, texts)
+    read = SheetRead(plain.title, plain.first)
+    return table.finish(reader.archive, plain.path), table.problems, read
+
+
+_TEXT = {str}
+_PADDING = {id(EMPTY_CELL)}
+_NUMBERS = (float, int, bool)
+
+
+def _plain_texts(
+    table: _Table,
+    number: int,
+    values: list[Any],
+    specials: dict[tuple[int, int], Special],
+    numbers: dict[Any, str],
+) -> list[str] | None:
+    """A row's texts from calamine's values, its special cells decoded as openpyxl reads them;
+    None when calamine read a date where openpyxl reads a number."""
+    texts: list[str] = []
+    for index, value in enumerate(values):
+        kind = type(value)
+        special = specials.get((number, index + 1))
+        if special is None and kind is str:
+            text = value
+        elif special is None and kind is float and value in numbers:
+            text = numbers[value]
+        elif special is None and kind in _NUMBERS:
+            text = table.cell(number, index, value, "General", error=False)
+            if kind is float and text:
+                numbers[value] = text
+        elif special is None:
+            return None
+        else:
+            held = value if special.value is CALAMINE_READS else special.value
+            text = table.cell(number, index, held, special.number_format, error=False)
+        texts.append(text)
+    return texts
+
+
+class _Table:
+    """The rows read so far (header first), their read problems and the row limits, the same
+    for either reader."""
+
+    def __init__(self, name: str, limits: ReadLimits, columns: ReadColumns) -> None:
+        self.name = name
+        self.limits = limits
+        self.columns = columns
+        self.header: list[str] = []
+        self.reads: list[str | None] = []  # the column each header feeds, None where none
+        self.rows: list[list[str]] = []
+        self.problems: list[Problem] = []
+        self.blank_run = 0
+
+    def start(self, values: list[Any], missing_columns: MissingColumns | None) -> list[str]:
+        """Take the header row; the required columns it lacks (then nothing is taken)."""
+        header = [cell_text(v).strip() for v in values]
+        while header and not header[-1]:
+            header.pop()
+        self.header = header
+        self.limits.check_columns(self.name, len(header))
+        missing = list(missing_columns(header)) if missing_columns else []
+        if not missing:
+            self.rows.append(header)
+            self.reads = [self.columns.column_of(h) if h else None for h in header]
+        return missing
+
+    def column_name(self, index: int) -> str:
+        return self.header[index] if index < len(self.header) else ""
+
+    def cell(self, row: int, index: int, value: Any, number_format: str, *, error: bool) -> str:
+        """One cell's text, and its problems when a column read holds it: a number that lost
+        digits or shows another number, a date, a formula's error. A column no reader reads
+        (or under no header) is sent nowhere, whatever it holds."""
+        read_as = self.reads[index] if index < len(self.reads) else None
+        column = self.column_name(index)
+        try:
+            text = cell_text(value)
+        except LostDigitsError as exc:
+            if read_as is not None:
+                self.problems.append(Problem(row, column, "number_lost_digits", str(exc)))
+            # Unread, it still counts as filled (a value under no header is named).
+            text = "" if read_as is not None else str(value)
+        # type(), not isinstance: a bool is an int too, and TRUE has no number format to hide.
+        if type(value) in (int, float) and read_as is not None:
+            shown = shown_text(value, number_format)
+            if shown is not None:
+                # A phone shown as a percentage is still personal data: masked like a value.
+                message = SHOWN_OTHERWISE.format(
+                    column=column,
+                    shown=shown_value(read_as, shown),
+                    held=shown_value(read_as, text),
+                    format=number_format,
+                )
+                self.problems.append(Problem(row, column, "number_shown_otherwise", message))
+                text = ""  # read as nothing: its one reject is this one
+        if (error or isinstance(value, dt.date | dt.time)) and read_as is not None:
+            problem = _not_as_typed(row, column, read_as, text, self.columns, error=error)
+            if problem is not None:
+                self.problems.append(problem)
+                text = ""  # read as nothing: its one reject is this one
+        # Every column, read or not: a bound on what reading holds (as the XML scan before it,
+        # which knows no columns), not a judgement of a value sent.
+        if len(text) > self.limits.max_cell_chars:
+            self.limits.check_cell(self.name, row, column, len(text))
+        return text
+
+    def add(self, row: int, texts: list[str]) -> None:
+        """One data row (`row`: its number in the sheet), under the row limits."""
+        if any(texts):
+            self.blank_run = 0
+            self.limits.check_rows(self.name, row - 1)
+        else:
+            self.blank_run += 1
+            self.limits.check_blank_run(self.name, row - self.blank_run, self.blank_run)
+        self.rows.append(texts)
+
+    def finish(self, archive: zipfile.ZipFile, path: str) -> list[list[str]]:
+        """The rows, with the sheet's XML problems added: a header widened to the last column
+        holding a value (a column under no header is named, as in a CSV, not dropped) and the
+        trailing empty rows dropped."""
+        rows, header = self.rows, self.header
+        width = max((_filled_width(texts) for texts in rows[1:]), default=0)
+        header.extend([""] * (width - len(header)))
+        self.problems += sheet_problems(archive, path, header, rows, self.columns)
+        # A row a read problem emptied is kept, to be rejected with its reason, not dropped:
+        # past the last value calamine read too (a formula with no saved result holds none).
+        emptied = {problem.row for problem in self.problems}
+        rows.extend([] for _ in range(len(rows), max(emptied, default=0)))
+        while len(rows) > 1 and not any(rows[-1]) and len(rows) not in emptied:
+            rows.pop()
+        return rows
+
+
+def _filled_width(texts: list[str]) -> int:
+    """One past the last cell of a row holding anything."""
+    for index in range(len(texts) - 1, -1, -1):
+        if texts[index]:
+            return index + 1
+    return 0
 
 
 def _chosen_sheet(
@@ -167,58 +353,6 @@ SHOWN_OTHERWISE = (
     "another number than it holds; format the column as Number with two decimals (or as Text) "
     "and type the value meant"
 )
-
-
-def _row_text(
-    cells: tuple[Any, ...],
-    header: list[str],
-    reads: list[str | None],
-    columns: ReadColumns,
-    row: int,
-    problems: list[Problem],
-    limits: ReadLimits,
-    name: str,
-) -> list[str]:
-    """A row's texts, and the problems of the cells of the columns read (`reads`, of `columns`,
-    in the header's order; None where a header feeds no column): a number
-    that lost digits or shows another number, a date, a formula's error. A column no reader
-    reads is sent nowhere, whatever it holds."""
-    texts: list[str] = []
-    for index, cell in enumerate(cells):
-        value = cell.value
-        read_as = reads[index]
-        try:
-            text = cell_text(value)
-        except LostDigitsError as exc:
-            if read_as is not None:
-                problems.append(Problem(row, header[index], "number_lost_digits", str(exc)))
-            # Unread, it still counts as filled (a value under no header is named).
-            text = "" if read_as is not None else str(value)
-        # type(), not isinstance: a bool is an int too, and TRUE has no number format to hide.
-        if type(value) in (int, float) and read_as is not None:
-            shown = shown_text(value, cell.number_format)
-            if shown is not None:
-                # A phone shown as a percentage is still personal data: masked like a value.
-                message = SHOWN_OTHERWISE.format(
-                    column=header[index],
-                    shown=shown_value(read_as, shown),
-                    held=shown_value(read_as, text),
-                    format=cell.number_format,
-                )
-                problems.append(Problem(row, header[index], "number_shown_otherwise", message))
-                text = ""  # read as nothing: its one reject is this one
-        error = cell.data_type == "e"
-        if (error or isinstance(value, dt.date | dt.time)) and read_as is not None:
-            problem = _not_as_typed(row, header[index], read_as, text, columns, error=error)
-            if problem is not None:
-                problems.append(problem)
-                text = ""  # read as nothing: its one reject is this one
-        # Every column, read or not: a bound on what reading holds (as the XML scan before it,
-        # which knows no columns), not a judgement of a value sent.
-        if len(text) > limits.max_cell_chars:
-            limits.check_cell(name, row, header[index], len(text))
-        texts.append(text)
-    return texts
 
 
 DATE_CELL = (

@@ -499,6 +499,14 @@ class Ledger:
         """Batches owning payouts in `states` (with news since `since`)."""
         return totals.batches_with(self._reader, states, since)
 
+    def not_rechecked(self, batch_id: str) -> int:
+        """The batch's sent payouts no reconciliation re-fetched since their last news."""
+        return totals.not_rechecked(self._reader, batch_id)
+
+    def batches_not_rechecked(self) -> list[str]:
+        """Batches owning a sent payout no reconciliation re-fetched since its last news."""
+        return totals.batches_not_rechecked(self._reader)
+
     def rerun_links(self) -> list[tuple[str, str, str]]:
         """(externalId, externalId it reruns, state) of every rerun payout."""
         return totals.rerun_links(self._reader)

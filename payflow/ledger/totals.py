@@ -625,6 +625,40 @@ def batches_with(engine: Engine, states: list[str], since: datetime | None = Non
         return [str(b) for b in connection.scalars(query)]
 
 
+def _not_rechecked() -> ColumnElement[bool]:
+    """A payout the service has not been asked about since the ledger last changed it: sent
+    (it has a payout id), and no reconciliation stored the service's answer after its news."""
+    return and_(
+        Payout.payout_id.is_not(None),
+        or_(ServiceCheck.external_id.is_(None), ServiceCheck.checked_at < Payout.updated_at),
+    )
+
+
+def not_rechecked(engine: Engine, batch_id: str) -> int:
+    """How many of the batch's sent payouts no reconciliation re-fetched since their news."""
+    query = (
+        select(func.count())
+        .select_from(Payout)
+        .outerjoin(ServiceCheck, ServiceCheck.external_id == Payout.external_id)
+        .where(Payout.batch_id == batch_id, _not_rechecked())
+    )
+    with engine.connect() as connection:
+        return int(connection.scalar(query) or 0)
+
+
+def batches_not_rechecked(engine: Engine) -> list[str]:
+    """Batch ids owning a sent payout no reconciliation re-fetched since its news."""
+    query = (
+        select(Payout.batch_id)
+        .outerjoin(ServiceCheck, ServiceCheck.external_id == Payout.external_id)
+        .where(_not_rechecked())
+        .distinct()
+        .order_by(Payout.batch_id)
+    )
+    with engine.connect() as connection:
+        return [str(b) for b in connection.scalars(query)]
+
+
 def rerun_links(engine: Engine) -> list[tuple[str, str, str]]:
     """(externalId, the externalId it reruns, its state) for every rerun payout."""
     query = select(Payout.external_id, Payout.reruns_external_id, Payout.state).where(

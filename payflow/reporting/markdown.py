@@ -88,6 +88,8 @@ def summary_markdown(summary: Summary, report_name: str | None = None) -> str:
     # An acknowledged finding was read by a person and kept (with their note): not open.
     also = f" ({acknowledged} acknowledged)" if acknowledged else ""
     lines += ["", f"Open findings: {len(summary.open_findings())}{also}"]
+    if line := summary.not_rechecked_line():
+        lines += ["", line]
     if report_name:
         lines += ["", f"Full report: `{report_name}`"]
     return "\n".join(lines)

@@ -30,6 +30,7 @@ from payflow.ledger.totals import (
     Settlement,
 )
 from payflow.reconcile import Classification, FailureClasses, RollForward, roll_forward
+from payflow.wording import not_rechecked_line
 
 NO_CURRENCY = "(none)"
 
@@ -120,6 +121,7 @@ class Summary:
     unsent: list[UnsentTotal] = field(default_factory=list)  # rows never sent, by reason
     # Rows not final, rows the service disagrees with.
     settlement: Settlement = field(default_factory=lambda: Settlement(0, 0))
+    not_rechecked: int = 0  # sent payouts no reconciliation re-fetched since their last news
 
     @property
     def settled(self) -> bool:
@@ -128,6 +130,12 @@ class Summary:
         return not (
             self.open_findings() or self.settlement.not_final or self.settlement.disagreeing
         )
+
+    def not_rechecked_line(self) -> str | None:
+        """Whether the figures were re-checked against the service, and when they will be."""
+        if not self.not_rechecked:
+            return None
+        return not_rechecked_line(self.not_rechecked, self.batch_id, embedded=self.sandbox)
 
     def open_findings(self) -> list[FindingView]:
         """Findings nobody has acknowledged and a later reconcile has not resolved: what a
@@ -179,4 +187,5 @@ def build_summary(
         findings,
         [replace(t, currency=t.currency or NO_CURRENCY) for t in ledger.unsent_totals(batch_id)],
         ledger.settlement(batch_id),
+        ledger.not_rechecked(batch_id),
     )

@@ -460,6 +460,8 @@ class _SummarySheet:
         self.append([_bold(sheet, f"Batch {summary.batch_id}")])
         if summary.sandbox:
             self.append([NO_REAL_MONEY_NOTE])
+        if rechecked := summary.not_rechecked_line():
+            self.append([rechecked])
         self.append([])
         self.append(
             [

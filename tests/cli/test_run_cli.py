@@ -40,10 +40,13 @@ def test_sample_run_on_the_embedded_sandbox_is_quiet_and_completes(tmp_path, pre
         "rejected",
         "submitted",
         "statuses",
+        "not_rechecked",
         "report",
         "sandbox",
     }
     assert summary["statuses"] == {"COMPLETED": summary["rows"]} and summary["sandbox"] is True
+    # Issue 40: the run re-fetched none of them; its embedded sandbox ends with it.
+    assert summary["not_rechecked"] == summary["submitted"]
     assert Path(summary["report"]).is_file()
     for noise in NOISE:
         assert noise not in done.stderr, f"{noise!r} reached the operator:\n{done.stderr}"

@@ -220,54 +220,55 @@ def test_one_run_looks_each_sbp_phone_up_once(tmp_path, prefect_home, make_sandb
     assert json.loads(done.stdout)["statuses"] == {"COMPLETED": 4}
 
 
-@pytest.mark.timeout(600)  # two whole runs, each with its own embedded sandbox
-def test_a_correction_without_webhook_is_in_the_printed_figures_and_the_exit_code(
-    tmp_path, prefect_home
+def _summary_sheet_text(report: str) -> str:
+    from openpyxl import load_workbook
+
+    workbook = load_workbook(report, read_only=True)
+    try:
+        cells = workbook["summary"].iter_rows(values_only=True)
+        return "\n".join(str(value) for row in cells for value in row if value is not None)
+    finally:
+        workbook.close()
+
+
+def test_the_run_reads_the_ledger_and_leaves_the_refetch_to_reconciliation(
+    tmp_path, prefect_home, make_sandbox
 ):
-    # The embedded sandbox: the run's own receiver records COMPLETED from the webhook, and the
-    # platform corrects the 6666 payout to FAILED at once, with no webhook. Only the final
-    # correction check can see it.
+    # Issue 40: the run's figures come from the ledger (webhooks and polls); it no longer
+    # re-fetches every payout at its end, and says so. A correction the platform makes after
+    # the run (no webhook) is found by the scheduled reconciliation or `payflow reconcile`.
+    sandbox = make_sandbox()
     batch = tmp_path / "corrected.csv"
-    _write(batch, [_sim("corr-1", "2250700001234"), _sim("corr-2", "2250700006666")])
-    env = payflow_env(
-        tmp_path / "home",
-        prefect_home,
-        PAYFLOW_SANDBOX_PROCESSING_DELAY="0.05",
-        PAYFLOW_SANDBOX_FINAL_DELAY="0.1",
-        PAYFLOW_SANDBOX_CORRECTION_DELAY="0",
-    )
+    _write(batch, [_sim("corr-1", "2250700001234"), _sim("corr-2", "2250700001235")])
+    env = _env(tmp_path, prefect_home, sandbox)
 
-    as_json = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    done = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
 
-    assert as_json.returncode == 1, as_json.stderr
-    summary = json.loads(as_json.stdout)
-    assert summary["statuses"] == {"COMPLETED": 1, "FAILED": 1}
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    batch_id = summary["batch_id"]
+    assert (summary["statuses"], summary["not_rechecked"]) == ({"COMPLETED": 2}, 2)
+    said = "2 payouts not yet re-checked against the service: the scheduled reconciliation"
+    assert said in _summary_sheet_text(summary["report"])
     with _ledger(tmp_path / "home") as ledger:
-        assert ledger.batch_summary(summary["batch_id"]) == summary["statuses"]
-    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8-sig") as handle:
-        states = {r["external_id"]: r["ledger_state"] for r in csv.DictReader(handle)}
-    assert states == {"corr-1": "COMPLETED", "corr-2": "FAILED"}
+        assert ledger.batches_not_rechecked() == [batch_id]  # what reconcile-pending takes
+    payouts = sandbox_stats(sandbox.url)["payouts"]
+    payout_id = next(p["id"] for p in payouts if p["externalId"] == "corr-2")
+    httpx.post(
+        f"{sandbox.url}/_sandbox/payouts/{payout_id}/status",
+        json={"status": "FAILED", "statusMessage": "Corrected by the platform"},
+        timeout=10,
+    ).raise_for_status()
 
-    again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
-    assert again.returncode == 1, again.stderr
-    lines = again.stdout.splitlines()
-    assert "  FAILED           1" in lines and "  COMPLETED        1" in lines
-    # The unpaid row is shown with its statusMessage, read from the ledger, and how to review
-    # it; with --json those lines go to stderr.
-    not_paid = lines.index("  not paid: 1 row, by statusMessage:")
-    assert lines[not_paid + 1].startswith(
-        "    1 x 'Corrected by the platform after a bank-side error' ["
-    )
-    assert lines[not_paid + 2] == "        row 3"
-    assert f"  `payflow rerun {summary['batch_id']}` (it sends nothing) or in the report" in lines
-    assert "  not paid: 1 row, by statusMessage:" in as_json.stderr.splitlines()
-    # The run again had a new embedded sandbox, which knows neither payout: asked, it answered
-    # 404 and each row became a false "missing at the service" finding in a rewritten report.
+    checked = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+
+    assert checked.returncode == 1, checked.stderr  # the correction is an open finding
     with _ledger(tmp_path / "home") as ledger:
-        kinds = [finding.kind for finding in ledger.findings(summary["batch_id"])]
-    assert "missing_at_service" not in kinds and len(kinds) == 1, kinds  # the correction's
-    with Path(summary["report"]).with_suffix(".csv").open(encoding="utf-8-sig") as handle:
-        assert {r["service_status"] for r in csv.DictReader(handle)} == {"COMPLETED", "FAILED"}
+        assert ledger.batch_summary(batch_id) == {"COMPLETED": 1, "FAILED": 1}
+        assert (ledger.not_rechecked(batch_id), ledger.batches_not_rechecked()) == (0, [])
+        kinds = [finding.kind for finding in ledger.findings(batch_id)]
+    assert kinds == ["corrected_after_completion"]
+    assert "not yet re-checked" not in _summary_sheet_text(summary["report"])
 
 
 def test_a_batch_left_pending_on_a_past_embedded_sandbox_is_not_followed_on_a_new_one(

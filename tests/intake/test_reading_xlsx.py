@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -243,3 +244,98 @@ def test_rows_under_a_merged_cell_are_rejected_not_paid_without_its_value(tmp_pa
         (4, "serviceId", "merged_cell", "x-3"),
     ]
     assert report.rejects[0].message.startswith("serviceId is part of the merged cells H2:H4")
+
+
+def test_a_trailing_column_with_values_and_no_header_is_reported_as_in_csv(
+    tmp_path: Path,
+) -> None:
+    # Issue 36 item 5: a forgotten serviceId header at the sheet's end was dropped with no
+    # word ("3 rows, 3 valid"), while in the middle of the sheet, or in a CSV, it was named.
+    rows = [HEADER, [*ROW, "201"], [*ROW[:6], "x-2"], [*ROW[:6], "x-3", None, "202"]]
+    raw = read_batch_file(write_xlsx(tmp_path / "b.xlsx", rows))
+    eighth, ninth = len(HEADER) + 1, len(HEADER) + 2
+    assert raw.unknown_columns == (
+        f"column {eighth} (no header, 1 value)",
+        f"column {ninth} (no header, 1 value)",
+    )
+    position = len(HEADER) + 2
+    two = read_batch_file(write_xlsx(tmp_path / "c.xlsx", [HEADER, *([[*ROW, "", 7]] * 2)]))
+    assert two.unknown_columns == (f"column {position} (no header, 2 values)",)
+    assert list(two.frame.columns) == HEADER
+
+
+def _both_readers(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    """What calamine's fast path and openpyxl's reader make of one workbook."""
+    from payflow.intake import xlsx
+
+    calls: list[bool] = []
+    plain = xlsx._read_plain
+
+    def recorded(*args: object, **kwargs: object) -> object:
+        read = plain(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(read is not None)
+        return read
+
+    monkeypatch.setattr(xlsx, "_read_plain", recorded)
+    fast = read_batch_file(path)
+    assert calls == [True], "the fast path should have read this workbook"
+    monkeypatch.setattr(xlsx, "_read_plain", lambda *args, **kwargs: None)
+    slow = read_batch_file(path)
+    return (fast.frame.to_dict(), fast.read_problems, fast.unknown_columns), (
+        slow.frame.to_dict(),
+        slow.read_problems,
+        slow.unknown_columns,
+    )
+
+
+def test_the_fast_reader_reads_what_openpyxl_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 40: calamine reads the plain sheets; every value, number format, date, boolean,
+    # long number and hidden or merged cell must read as openpyxl's reader read it.
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append([*HEADER, "note", "", "extra"])
+    sheet.append([1500.5, *ROW[1:3], 2250700000000, *ROW[4:], "n", None, "kept"])
+    sheet.append([15, *ROW[1:6], "x-2", datetime(2026, 1, 5), None, None])
+    sheet.append([1500.456, *ROW[1:3], 12345678901234567890, *ROW[4:6], "x-3", True])
+    sheet.append([300, *ROW[1:6], datetime(2026, 1, 5, 12, 30), "free text"])
+    sheet.append([0.1 + 0.2, *ROW[1:6], "x-5", "=1+1"])
+    sheet["A3"].number_format = "0%"  # shows 1500%: a reject
+    sheet["A4"].number_format = "#,##0.00"  # shows 1,500.46: a reject
+    sheet["A5"].number_format = "0.00"  # shows 300.00: the number it holds
+    sheet.row_dimensions[6].hidden = True
+    sheet.merge_cells("F4:F5")
+    path = tmp_path / "mixed.xlsx"
+    workbook.save(path)
+
+    fast, slow = _both_readers(path, monkeypatch)
+
+    assert fast == slow
+    problems = {(p.row, p.rule) for p in fast[1]}  # type: ignore[index]
+    assert {(3, "number_shown_otherwise"), (4, "number_shown_otherwise")} <= problems
+    assert (5, "date_cell") in problems and (6, "hidden_row") in problems
+
+
+@pytest.mark.parametrize(
+    "far", ["XFD2", "A300000", "BM2"], ids=["last-column", "far-row", "past-64-columns"]
+)
+def test_a_cell_far_from_the_rest_is_read_by_openpyxl_not_as_one_huge_grid(
+    tmp_path: Path, far: str
+) -> None:
+    # calamine holds a sheet as one grid up to its farthest cell: XFD200000 asked it for
+    # 100 GB and aborted the process. Such a sheet is left to openpyxl's reader, a row at a time.
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append(HEADER)
+    sheet.append(ROW)
+    sheet[far] = "far away"
+    workbook.save(tmp_path / "far.xlsx")
+    if far == "A300000":
+        with pytest.raises(BatchFileError, match="PAYFLOW_MAX_BLANK_ROWS"):
+            read_batch_file(tmp_path / "far.xlsx")
+        return
+    raw = read_batch_file(tmp_path / "far.xlsx")
+    assert raw.frame.loc[2].tolist() == ROW
