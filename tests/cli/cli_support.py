@@ -151,7 +151,8 @@ def write_sim_batch(path: Path, rows: int, prefix: str) -> list[str]:
 
 def sim_instruction(batch: str, n: int) -> PayoutInstruction:
     """Row `n + 1` of a batch registered straight into a ledger: an XOF wallet payout whose
-    externalId and requisites name the batch and the row."""
+    externalId, requisites and person (name, userId) name the batch and the row: the same
+    person paid the same amount by two batches is a repeat (held), whatever the requisites."""
     return PayoutInstruction(
         row_number=n + 1,
         external_id=f"{batch}-{n}",
@@ -159,6 +160,6 @@ def sim_instruction(batch: str, n: int) -> PayoutInstruction:
         currency="XOF",
         payment_type="SIM",
         requisites=f"2250700{n:02d}{ord(batch[0]) % 100:02d}01",
-        name="Awa Kone",
-        user_id=f"u-{n}",
+        name=f"Awa Kone {batch}-{n}",
+        user_id=f"u-{batch}-{n}",
     )

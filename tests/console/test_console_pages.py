@@ -250,11 +250,12 @@ def test_a_file_with_a_row_another_batch_paid_can_still_be_submitted(console: Co
     ledger.claim_for_submit(first, "w", 10)
     ledger.mark_created("k-c-ok-1", "p-k1", "COMPLETED", None)
 
-    # The first row as paid; the others new, to other recipients (else held as repeats).
+    # The first row as paid; the others new, to other people (else held as repeats: the same
+    # userId or name paid the same amount is one, whatever the requisites).
     paid_row = (f"k-{CLEAN_ROWS[0][0]}", *CLEAN_ROWS[0][1:])
     others = [
-        (f"k2-{ext}", amount, cur, kind, req[:-5] + "9" + req[-4:], *rest)
-        for ext, amount, cur, kind, req, *rest in CLEAN_ROWS[1:]
+        (f"k2-{ext}", amount, cur, kind, req[:-5] + "9" + req[-4:], f"{name} II", f"{user}-2")
+        for ext, amount, cur, kind, req, name, user in CLEAN_ROWS[1:]
     ]
     rows = [paid_row, *others]
     token = csrf_of(maker.get("/upload").text)
@@ -995,7 +996,8 @@ def test_the_batch_page_shows_the_amounts_paid_failed_and_pending_by_latest_atte
     pay_with_the_engine(console, batch_id)
     page = maker.get(f"/batches/{batch_id}").text
     assert _amounts(page) == {
-        "KES": ["4000.00 · 2 rows", "2700.00 · 3 rows", "0.00 · 0 rows"],
+        # KES is paid in whole units: shown without .00 (issue 36).
+        "KES": ["4000 · 2 rows", "2700 · 3 rows", "0 · 0 rows"],
     }
 
     # Rows 4 (700 KES) and 5 (900 KES) sent again: one paid, one still at the service. The
@@ -1008,7 +1010,7 @@ def test_the_batch_page_shows_the_amounts_paid_failed_and_pending_by_latest_atte
         console.ctx.ledger.mark_created(claimed.instruction.external_id, f"p-{row}", status)
     page = maker.get(f"/batches/{batch_id}").text
     assert _amounts(page) == {
-        "KES": ["4700.00 · 3 rows", "1100.00 · 1 row", "900.00 · 1 row"],
+        "KES": ["4700 · 3 rows", "1100 · 1 row", "900 · 1 row"],
     }
 
 

@@ -188,7 +188,7 @@ async def test_rows_reusing_a_paid_id_take_nothing_from_that_payout(
     assert [(r["source_row"], r["currency"], r["amount_asked"]) for r in lines] == [
         ("2", "XOF", "10"),
         ("3", "", ""),
-        ("4", "KES", "999.00"),  # its own amount, not the paid payout's 700
+        ("4", "KES", "999"),  # its own amount (KES: whole units), not the paid payout's 700
     ]
     # Row 3's id is the earlier batch's payout: "fix the row and upload it again" would only
     # meet that payout as a repeat or a conflict.
