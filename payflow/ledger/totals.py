@@ -44,6 +44,7 @@ from payflow.ledger.attempts import (
 )
 from payflow.ledger.reading import by_row_number
 from payflow.ledger.records import OWN_PAYOUT, Disposition
+from payflow.ledger.service_word import WordSource
 from payflow.ledger.states import RowState
 from payflow.ledger.tables import BatchRow, Finding, Payout, ServiceCheck, StatusEvent
 from payflow.ledger.unsent import UnsentReason, unsent_expr
@@ -625,12 +626,23 @@ def batches_with(engine: Engine, states: list[str], since: datetime | None = Non
         return [str(b) for b in connection.scalars(query)]
 
 
+# Words that are the payout's own news, not a re-fetch: the pay run's webhooks and polls
+# (a row written before revision 0019 has no source and came from a reconciliation).
+_NEWS = (WordSource.WEBHOOK.value, WordSource.POLL.value)
+
+
 def _not_rechecked() -> ColumnElement[bool]:
     """A payout the service has not been asked about since the ledger last changed it: sent
-    (it has a payout id), and no reconciliation stored the service's answer after its news."""
+    (it has a payout id), and no re-fetch (a reconciliation, a rerun's check) stored the
+    service's answer after its news. The webhook or poll that brought the news is no
+    re-check: a correction a second later was missed by a run that read it once."""
     return and_(
         Payout.payout_id.is_not(None),
-        or_(ServiceCheck.external_id.is_(None), ServiceCheck.checked_at < Payout.updated_at),
+        or_(
+            ServiceCheck.external_id.is_(None),
+            ServiceCheck.source.in_(_NEWS),
+            ServiceCheck.checked_at < Payout.updated_at,
+        ),
     )
 
 
