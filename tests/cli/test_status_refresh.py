@@ -13,11 +13,12 @@ import httpx
 import pytest
 from cli_support import payflow_env, run_payflow, sim_instruction
 from sqlalchemy import create_engine, text
+from support.operators import set_ledger_policy
 from support.servers import free_port
 from support.stats import sandbox_stats
 
 from payflow.api import AsyncPayoutsClient
-from payflow.approvals import load_policy, record_decision
+from payflow.approvals import record_decision
 from payflow.ending import NEW_EXTERNAL_IDS
 from payflow.ledger import Detected, FindingKind, Ledger
 from payflow.ledger.records import RejectedRow
@@ -207,15 +208,11 @@ def test_status_without_a_batch_lists_the_newest_batches_from_the_ledger(tmp_pat
 def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
     # Its rows stay VALIDATED for good; "not final yet (6)" read as if they would still go.
     home = tmp_path / "home"
-    rules = tmp_path / "approvals.yaml"
-    rules.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 1}\n', encoding="utf-8")
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}") as ledger:
+        set_ledger_policy(ledger, 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n')
         ledger.register_batch("d", "d.csv", [sim_instruction("d", 1)], [])
         ledger.set_maker("d", "mia")
-        record_decision(
-            ledger, "d", approver="bob", decision="decline", note="wrong month",
-            policy=load_policy(rules),
-        )  # fmt: skip
+        record_decision(ledger, "d", approver="bob", decision="decline", note="wrong month")
     env = payflow_env(home, tmp_path / "prefect")
     done = run_payflow(["status", "d", "--no-refresh"], env, tmp_path)
     assert done.returncode == 1
@@ -226,7 +223,7 @@ def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
     assert "not final yet" not in done.stdout
     # The list read "1 row: 1 VALIDATED", as if it were still to be paid.
     listed = run_payflow(["status"], env, tmp_path)
-    assert "by mia  1 row: 1 VALIDATED; declined, never paid" in listed.stdout
+    assert "by mia  1 row: 1 not sent yet; declined, never paid" in listed.stdout
     [batch] = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)["batches"]
     assert batch["end_state"] == "declined"
 
@@ -234,15 +231,13 @@ def test_a_declined_batch_says_so_instead_of_not_final_yet(tmp_path):
 def test_an_expired_batch_says_it_is_never_paid_not_payflow_pay(tmp_path):
     # It said "`payflow pay e` sends each once", and `payflow pay` then refused the batch.
     home = tmp_path / "home"
-    rules = tmp_path / "approvals.yaml"
-    rules.write_text(
-        'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 1\n',
-        encoding="utf-8",
-    )
     two_hours_ago = datetime.now(UTC) - timedelta(hours=2)
     with Ledger.open(f"sqlite:///{home / 'ledger.sqlite3'}", clock=lambda: two_hours_ago) as led:
+        set_ledger_policy(
+            led, 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 1\n'
+        )
         led.register_batch("e", "e.csv", [sim_instruction("e", 1)], [])
-    env = {**payflow_env(home, tmp_path / "prefect"), "PAYFLOW_APPROVALS_FILE": str(rules)}
+    env = payflow_env(home, tmp_path / "prefect")
     done = run_payflow(["status", "e", "--no-refresh"], env, tmp_path)
     assert done.returncode == 1
     last = done.stdout.strip().splitlines()[-1]
