@@ -16,8 +16,10 @@ from payflow.cli.app import app, fail
 from payflow.cli.setup import check_bound_service, listening_socket, prepare
 from payflow.console.exposure import Exposure, ExposureRefused, proxy_addresses
 from payflow.console.operators import OperatorError, add_operator, operator_count, parse_roles
+from payflow.ledger import Ledger
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
+from payflow.settings import Settings
 
 console_app = typer.Typer(
     help="The operators' web console: upload, approve, follow, reconcile, rerun.",
@@ -175,7 +177,25 @@ def add_user_command(
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
         with open_ledger(settings) as ledger:
+            _may_add_operators(settings, ledger)
             operator = add_operator(ledger, name, roles, password, os_account=os_account)
     except OperatorError as exc:
         fail(f"{exc}; nothing was created")
     typer.echo(f"operator {operator.name} ({operator.role}) created")
+
+
+def _may_add_operators(settings: Settings, ledger: Ledger) -> None:
+    """Once the ledger has an admin, only a signed-in admin adds operators: anyone who could
+    write the ledger could otherwise add a checker and approve their own batch. Before that
+    (a new ledger), anyone may, and is told to add an admin first."""
+    from payflow.cli.signin import acting
+    from payflow.console.operators import has_admin
+
+    if has_admin(ledger):
+        acting(settings, ledger, "admin", "adds operators")
+    else:
+        print(
+            "payflow: this ledger has no admin yet, so anyone who can write it adds operators: "
+            "add an admin first (--role admin), then only a signed-in admin can",
+            file=sys.stderr,
+        )

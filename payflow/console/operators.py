@@ -135,3 +135,11 @@ def operator_count(ledger: Ledger) -> int:
     """How many operators exist (0: the first-run message tells how to add one)."""
     with reader(ledger.engine).connect() as conn:
         return len(conn.execute(select(ConsoleOperator.name)).all())
+
+
+def has_admin(ledger: Ledger) -> bool:
+    """Whether any operator holds the admin role: from then on only a signed-in admin adds
+    operators (a maker who could add one could make herself a checker)."""
+    with reader(ledger.engine).connect() as conn:
+        roles = conn.execute(select(ConsoleOperator.role)).scalars().all()
+    return any("admin" in parse_roles(str(role)) for role in roles)

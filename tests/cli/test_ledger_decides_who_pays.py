@@ -24,6 +24,7 @@ from support.stats import sandbox_stats
 from payflow.acts import submit
 from payflow.approvals.policy import default_policy_text
 from payflow.cli.signin import NOT_SIGNED_IN
+from payflow.console.operators import operator_named
 from payflow.ledger import Ledger
 
 # The shipped default, except that every XOF batch needs one approval (the default lets a small
@@ -111,7 +112,14 @@ def test_an_approvals_file_or_payflow_user_in_a_makers_environment_pays_nothing(
     assert sandbox_stats(api.url)["payoutsByExternalId"] == {f"olga-{n}": 1 for n in (1, 2, 3)}
 
 
-def test_login_whoami_logout(tmp_path, env):
+def test_login_whoami_logout(tmp_path, prefect_home, api):
+    env = payflow_env(
+        tmp_path / "home",
+        prefect_home,
+        signed_in=None,
+        PAYFLOW_API_URL=api.url,
+        PAYFLOW_API_TOKEN=api.token,
+    )
     added = subprocess.run(
         [*_payflow(), "console", "add-user", "mia", "--role", "maker,checker"],
         input=PASSWORD + "\n",
@@ -221,3 +229,32 @@ def test_payflow_user_names_nobody_on_a_ledger_no_run_has_bound(tmp_path, prefec
     assert (refused.returncode, refused.stderr.strip()) == (2, f"payflow: {NOT_SIGNED_IN}")
     with Ledger.open(ledger_url_of(env)) as ledger:
         assert ledger.approvals_of("unbound") == []
+
+
+def test_once_the_ledger_has_an_admin_only_a_signed_in_admin_adds_operators(tmp_path, prefect_home):
+    # A maker who can write the ledger added a checker of her own and approved her batch.
+    env = payflow_env(tmp_path / "home", prefect_home, signed_in=None)
+
+    def add(who: dict[str, str], name: str, role: str) -> subprocess.CompletedProcess[str]:
+        args = ["console", "add-user", name, "--role", role]
+        return subprocess.run(
+            [*_payflow(), *args],
+            input=PASSWORD + "\n",
+            env=who,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    first = add(env, "ada", "admin")
+    assert first.returncode == 0 and "this ledger has no admin yet" in first.stderr, first.stderr
+    nobody = add(env, "fake-checker", "checker")
+    assert nobody.returncode == 2 and "not signed in" in nobody.stderr, nobody.stderr
+    olga = as_person(env, "olga", "maker")
+    own = add(olga, "olgas-friend", "checker")
+    assert own.returncode == 2 and "only an admin adds operators" in own.stderr, own.stderr
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        assert operator_named(ledger, "fake-checker") is None
+        assert operator_named(ledger, "olgas-friend") is None
+    assert add(as_person(env, "ada"), "petr", "checker").returncode == 0
