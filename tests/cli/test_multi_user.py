@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, write_sim_batch
+from support.operators import PASSWORD
 from support.os_users import OsUsers, two_os_users
 from support.people import acting_as
 from support.stats import sandbox_stats
@@ -31,6 +32,7 @@ def _env(users: OsUsers, user: str, sandbox: SandboxServer, **extra: str) -> dic
     env = payflow_env(
         home / ".payflow",
         home / ".prefect",
+        signed_in=None,  # each person signs in as their own OS user (`sign_in`)
         PAYFLOW_API_URL=sandbox.url,
         PAYFLOW_API_TOKEN=sandbox.token,
         PAYFLOW_LEDGER_URL=f"sqlite:///{users.shared() / 'ledger.sqlite3'}",
@@ -59,6 +61,20 @@ def test_two_os_users_share_a_ledger_maker_and_checker_and_it_pays_once(
     ids = write_sim_batch(batch, 3, f"mu-{maker}")
     batch.write_text(batch.read_text(encoding="utf-8").replace(",1000,", f",{AMOUNT},"))
     shutil.chown(batch, maker)
+
+    # The maker makes the ledger (the group's) with both people in it; each signs in as
+    # their own OS user, the session kept in their own home.
+    for name, role in ((maker, "maker"), (checker, "checker")):
+        added = users.run(
+            maker,
+            ["console", "add-user", name, "--role", role],
+            _env(users, maker, sandbox),
+            answer=PASSWORD,
+        )
+        assert added.returncode == 0, added.stderr
+    for name in (maker, checker):
+        signed = users.run(name, ["login", name], _env(users, name, sandbox), answer=PASSWORD)
+        assert signed.returncode == 0, signed.stderr
 
     made = users.run(maker, ["run", str(batch), "--yes", "--json"], _env(users, maker, sandbox))
     assert made.returncode == 1, made.stderr

@@ -43,9 +43,15 @@ class OsUsers:
     python: str  # an interpreter every user may run (the venv's may live under /root)
 
     def run(
-        self, user: str, args: list[str], env: dict[str, str], timeout: float = 240
+        self,
+        user: str,
+        args: list[str],
+        env: dict[str, str],
+        timeout: float = 240,
+        answer: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """`payflow ARGS` run as the OS user `user`, in their folder, with only `env`."""
+        """`payflow ARGS` run as the OS user `user`, in their folder, with only `env`; `answer`
+        is its standard input (a password), else none."""
         variables = [f"{key}={value}" for key, value in env.items()]
         command = ["runuser", "-u", user, "--", "env", "-i", *variables, self.python]
         return subprocess.run(
@@ -54,7 +60,8 @@ class OsUsers:
             capture_output=True,
             text=True,
             timeout=timeout,
-            stdin=subprocess.DEVNULL,
+            input=answer,
+            stdin=None if answer is not None else subprocess.DEVNULL,
             check=False,
         )
 
