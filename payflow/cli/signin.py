@@ -63,11 +63,15 @@ def acting(
     actor = signed_in(settings, ledger)
     if actor is None and _sandbox_only(settings, ledger, binds_sandbox):
         name = settings.user or getpass.getuser()
-        print(
-            f"payflow: embedded sandbox, no money moves: acting as {name} (PAYFLOW_USER or the "
-            "OS user) without a sign-in",
-            file=sys.stderr,
-        )
+        if settings.user:
+            # Said when PAYFLOW_USER names someone: it does so only here, where no money moves.
+            # As the OS user (the sample run, a demo) the line would only be noise above
+            # whatever the command says next (a file's one-line refusal).
+            print(
+                f"payflow: embedded sandbox, no money moves: acting as {name} (PAYFLOW_USER) "
+                "without a sign-in",
+                file=sys.stderr,
+            )
         # Never an admin: the policy is changed only by signed-in admins, sandbox or not.
         actor = Actor(Operator(name, SANDBOX_ROLES), SANDBOX_USER)
     if actor is None:

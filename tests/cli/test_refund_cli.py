@@ -96,8 +96,8 @@ def test_the_sample_refunds_on_the_embedded_sandbox_and_a_second_run_refunds_not
     listing = run_payflow(["status"], env, tmp_path)
     # Its maker, as a payout batch's: the listing named nobody, since no refund run recorded one.
     assert (
-        "refunds_sample.csv by rita  7 rows (refunds): 3 COMPLETED, 1 FAILED, 2 REJECTED, "
-        "1 SUBMIT_REJECTED" in listing.stdout
+        "refunds_sample.csv by rita  7 rows (refunds): 3 COMPLETED, 1 FAILED, "
+        "2 rejected in the file, 1 refused by the service" in listing.stdout
     )
     listed = json.loads(run_payflow(["status", "--json"], env, tmp_path).stdout)["batches"]
     assert [(b["kind"], b["made_by"]) for b in listed] == [("refunds", "rita")]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow
+from support.operators import as_person
 from support.stats import sandbox_stats
 
 HEADER = "amount,currency,paymentType,requisites,name,userId,bankName"
@@ -72,7 +73,7 @@ def test_phone_forms_and_a_corrected_account_pay_nobody_twice_without_a_second_p
     batch_id = json.loads(allowed.stdout)["batch_id"]
     assert _posts(sandbox.url) == paid, "the maker alone paid a repeat"
 
-    checker = {**env, "PAYFLOW_USER": "checker"}
+    checker = as_person(env, "carl", "checker")  # a second person, signed in
     approved = run_payflow(["approve", batch_id, "--acknowledge-warnings"], checker, tmp_path)
     assert approved.returncode == 0, approved.stdout + approved.stderr
     paying = run_payflow(["pay", batch_id, "--json"], env, tmp_path)
