@@ -1041,13 +1041,12 @@ def test_a_batch_whose_approval_expired_reads_so_in_the_list_not_uploaded(
     # A batch nobody approved in time read "uploaded" here and "3 VALIDATED" in `payflow
     # status`, as if it could still be paid; `payflow pay` refuses it.
     from support.beats import at_past
+    from support.operators import set_ledger_policy
 
-    rules = tmp_path / "expiring.yaml"
-    rules.write_text(
+    set_ledger_policy(
+        console.ctx.ledger,
         'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours: 1\n',
-        encoding="utf-8",
     )
-    console.ctx.settings = console.ctx.settings.model_copy(update={"approvals_file": rules})
     batch_id = register_rows(at_past(console.ctx.ledger, 7200), "cliexpired", "cli-exp-2")
     checker = signed_in(console, "carl")
     listed = checker.get("/batches").text
