@@ -184,7 +184,9 @@ def batch_file(path: Path, prefix: str, rows: int, first: int) -> tuple[str, lis
         if phone[-4:] in SANDBOX_OUTCOME_SUFFIXES:
             continue
         ids.append(f"{prefix}-{len(ids) + 1}")
-        lines.append(f"{ids[-1]},{1000 + 5 * len(ids)},XOF,SIM,{phone},Kouadio Yao,u-{n}\n")
+        # One person per row (name and userId by the phone): the same person paid the same
+        # amount by another batch of the stack is a repeat, held (invariant 11).
+        lines.append(f"{ids[-1]},{1000 + 5 * len(ids)},XOF,SIM,{phone},Kouadio Yao {n},u-{n}\n")
     path.write_text(HEADER + "".join(lines), encoding="utf-8")
     return batch_id_of(path.read_bytes()), ids
 
