@@ -92,11 +92,11 @@ def save_workbook(workbook: Any, path: Path) -> None:
         with ZipFile(path, "w", ZIP_DEFLATED, allowZip64=True) as archive:
             ExcelWriter(workbook, archive).write_data()
     except BaseException:
-        _abandon(workbook)
+        abandon_workbook(workbook)
         raise
 
 
-def _abandon(workbook: Any) -> None:
+def abandon_workbook(workbook: Any) -> None:
     """Close what a failed save left open: a write-only sheet's row and XML generators, closed
     later by the garbage collector, printed lxml tracebacks ("Exception ignored in ...")."""
     for sheet in getattr(workbook, "_sheets", []):

@@ -60,20 +60,24 @@ def write_batch_report(
     make_folder(out_dir)
     csv_path, xlsx_path = report_paths(out_dir, batch_id)
     workbook = WorkbookWriter(batch_id, sandbox=sandbox)
-    with replaced_together(csv_path, xlsx_path) as (csv_part, xlsx_part):
-        with csv_part.open("w", newline="", encoding="utf-8-sig") as handle:
-            writer = csv.writer(handle)
-            writer.writerow([column.name for column in ROW_COLUMNS])
-            for line in ledger.report_lines(batch_id):
-                cells = row_cells(line, classes)
-                writer.writerow([csv_text(cell) for cell in cells])
-                reasons = (
-                    json.loads(line.reasons)
-                    if line.outcome is RowOutcome.REJECTED and line.reasons
-                    else ([] if line.outcome is RowOutcome.REJECTED else None)
-                )
-                workbook.add_row(cells, reasons)
-        summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
-        workbook.finish(summary, xlsx_part)
+    try:
+        with replaced_together(csv_path, xlsx_path) as (csv_part, xlsx_part):
+            with csv_part.open("w", newline="", encoding="utf-8-sig") as handle:
+                writer = csv.writer(handle)
+                writer.writerow([column.name for column in ROW_COLUMNS])
+                for line in ledger.report_lines(batch_id):
+                    cells = row_cells(line, classes)
+                    writer.writerow([csv_text(cell) for cell in cells])
+                    reasons = (
+                        json.loads(line.reasons)
+                        if line.outcome is RowOutcome.REJECTED and line.reasons
+                        else ([] if line.outcome is RowOutcome.REJECTED else None)
+                    )
+                    workbook.add_row(cells, reasons)
+            summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
+            workbook.finish(summary, xlsx_part)
+    except BaseException:
+        workbook.abandon()  # a CSV that failed (a full disk) left the XLSX's rows open
+        raise
     version = keep_version(ledger, batch_id, (csv_path, xlsx_path), summary, made_by)
     return BatchReport(csv_path, xlsx_path, summary, version)

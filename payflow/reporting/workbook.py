@@ -20,7 +20,7 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from payflow.atomic import save_workbook
+from payflow.atomic import abandon_workbook, save_workbook
 from payflow.inert import text_cell
 from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT, RollForward
@@ -222,6 +222,11 @@ class WorkbookWriter:
         self._write_readme()
         _SummarySheet(self._summary, summary).write()
         save_workbook(self.workbook, path)
+
+    def abandon(self) -> None:
+        """Close the sheets' open row streams when the report is given up before `finish`
+        (its CSV hit a full disk): left to the garbage collector they printed lxml tracebacks."""
+        abandon_workbook(self.workbook)
 
     def _write_readme(self) -> None:
         sheet = self._readme
