@@ -37,8 +37,10 @@ def submit_for_approval(ctx: ConsoleContext, batch_id: str, maker: Operator) -> 
         # decide it.
         raise ApprovalRefused(f"batch {batch_id} is {type(status).__name__.lower()}")
     terms = terms_of(ctx.ledger, batch_id)
-    if is_submitted(ctx, batch_id) and (terms is None or terms.maker is not None):
-        # A deployed run's batch waiting with no signed-in maker is submitted here, once.
+    if is_submitted(ctx, batch_id) and terms is not None and terms.maker is not None:
+        # A deployed run's batch waiting with no signed-in maker is submitted here, once; so is
+        # one with no terms yet (registered before the ledger kept them), which a checker's
+        # decision would otherwise hold to no maker and refuse: stuck with no way on.
         raise ApprovalRefused(f"batch {batch_id} was already submitted for approval")
     if not ctx.ledger.batch_counts(batch_id).to_send:
         raise ApprovalRefused("this batch has no rows to pay; nothing to approve")

@@ -119,7 +119,7 @@ def test_a_console_only_maker_corrects_a_recipient_not_found_row_and_it_is_paid(
     )
     expect(maker.locator("#approval-note")).to_contain_text(
         "in the console a checker approves every batch a maker submits (the approvals policy "
-        "alone asks for none: 700.00 KES"
+        "alone asks for none: 700 KES"
     )
     assert "254712340444" not in maker.locator("#review").inner_text()
     _shots(maker, tmp_path, "rerun-review")

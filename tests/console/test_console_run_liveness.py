@@ -144,6 +144,11 @@ def test_approving_beside_a_deployment_run_waiting_for_it_starts_no_run_here_and
     batch_id = register_rows(ledger, "besidepaused", "bp-2", "bp-3")
     checker = signed_in(console, "carl")
     with beating(ledger, batch_id, "flow run patient-owl", every=0.05):
+        # A deployed run's batch has no signed-in maker: a maker submits it before any checker
+        # may approve it (the run's OS name or parameter names nobody).
+        maker = signed_in(console, "mia")
+        page = maker.get(f"/batches/{batch_id}").text
+        assert maker.post(f"/batches/{batch_id}/submit", data={"csrf": csrf_of(page)}).is_redirect
         form = checker.get(f"/batches/{batch_id}/approve").text
         answered = checker.post(
             f"/batches/{batch_id}/approve", data={"csrf": csrf_of(form), "decision": "approve"}
