@@ -104,10 +104,13 @@ def watchdog_once(stack: Stack) -> tuple[int, list[dict[str, Any]]]:
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line]
 
 
-def past_the_window(stack: Stack, run_id: str) -> None:
-    """Sleep until the run started over STALE_AFTER ago (the heartbeats' window), and a little."""
+def past_the_window(stack: Stack, run_id: str, last_heard: datetime) -> None:
+    """Sleep until the run started, and was last heard (`last_heard`), over STALE_AFTER ago (the
+    heartbeats' window), and a little. A killed run's process may linger as a zombie no one
+    reaps: then only its beat's age tells the watchdog it is gone, not the run's start."""
     start = datetime.fromisoformat(stack.api("GET", f"/flow_runs/{run_id}")["start_time"])
-    time.sleep(max(0.0, (start + STALE_AFTER - datetime.now(UTC)).total_seconds()) + 3)
+    since = max(start, last_heard)
+    time.sleep(max(0.0, (since + STALE_AFTER - datetime.now(UTC)).total_seconds()) + 3)
 
 
 def test_c_an_approval_nobody_gives_in_time_ends_in_one_line_and_tells_the_maker(
@@ -210,13 +213,14 @@ def test_b_an_approval_sent_to_a_dead_paused_run_is_recorded_and_the_batch_paid_
     stack.cli(*PAYFLOW, "submit", batch_id, env=stack.person(MAKER))
     code = stack.cli(*PAYFLOW, "approve", batch_id, "--code", env=stack.person(APPROVER)).strip()
     killed = kill_worker_and_its_run(stack, dead)
+    last_heard = datetime.now(UTC)
     start_worker(stack, killed, stack.root / f"{killed}-after-b.log")
     # Prefect's form: the server takes the answer and sets the run Running, with nobody there.
     answer = {"approve": True, "approval_code": code}
     stack.api("POST", f"/flow_runs/{pause}/resume", {"run_input": answer})
     assert wait_for("the resume", lambda: stack.state_of(pause) == "RUNNING", timeout=30)
     assert stack.ledger("SELECT approver FROM approvals WHERE batch_id = %s", batch_id) == []
-    past_the_window(stack, dead)
+    past_the_window(stack, dead, last_heard)
 
     # The scheduled watchdog and one from a shell at the same time: one resuming run.
     scheduled = stack.deployment_run("watchdog/watchdog")
