@@ -51,8 +51,8 @@ PAUSED_LONGER_THAN = 330.0  # seconds: past the ~4 minutes after which the old l
 POOL = "long-pause"
 # Above the shipped approval rules' limits (XOF 1,000,000, KES 130,000): one approval step.
 BATCH = """externalId,amount,currency,paymentType,requisites,name,userId
-{p}-1,2000000,XOF,SIM,225070000010{d},Kouadio Yao,u-1
-{p}-2,200000,KES,SIM,25471234567{d},Wanjiru Kamau,u-2
+{p}-1,2000000,XOF,SIM,225070000010{d},Kouadio Yao {d},u-1-{d}
+{p}-2,200000,KES,SIM,25471234567{d},Wanjiru Kamau {d},u-2-{d}
 """  # {d}: another recipient per batch, so the second batch holds no repeat of the first
 
 # Each wait's limit, for a loaded machine: CI once gave up after 180 s waiting for the second
