@@ -38,7 +38,7 @@ def commands_markdown() -> str:
     command list; a group's subcommands follow it."""
     import typer
 
-    from payflow.cli import COMMAND_MODULES, _register_commands
+    from payflow.cli import COMMAND_MODULES, _register_commands, command_summaries
     from payflow.cli.app import app
 
     _register_commands()
@@ -47,7 +47,13 @@ def commands_markdown() -> str:
     top = typer.core.TyperGroup.context_class(
         root, info_name="payflow", max_content_width=HELP_WIDTH, terminal_width=HELP_WIDTH
     )
-    parts = ["### `payflow`", "", "```text", root.get_help(top).rstrip(), "```", ""]
+    # `payflow --help` lists each command's whole summary in the CLI's order; the app's own
+    # list follows the order its modules were imported in, which differs between processes.
+    listing = typer.core.TyperGroup(name="payflow", help=root.help, rich_markup_mode=None)
+    for name, summary in command_summaries().items():
+        listing.add_command(typer.core.TyperCommand(name, help=summary, short_help=summary))
+    listed = type(top)(listing, info_name="payflow", max_content_width=HELP_WIDTH)
+    parts = ["### `payflow`", "", "```text", listing.get_help(listed).rstrip(), "```", ""]
     for name in dict.fromkeys(COMMAND_MODULES):
         parts += _command_help(root.commands[name], name, top)
     return "\n".join(parts)

@@ -5,6 +5,8 @@ help says how to make payouts fail."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,17 @@ def test_the_sandbox_help_says_how_to_make_payouts_fail(
     sandbox_page = (DOCS / "sandbox.md").read_text("utf-8")
     for end in OUTCOMES:
         assert f"| `{end}` |" in sandbox_page
+
+
+def test_the_commands_page_does_not_depend_on_which_command_loaded_first() -> None:
+    # CI failed once: another test in the same worker had imported a command's module first,
+    # and the page's command list followed the import order.
+    check = (
+        "import payflow.cli.stop, payflow.cli.policy\n"
+        "from payflow.docs_pages import stale_pages\n"
+        "print(stale_pages())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stderr
