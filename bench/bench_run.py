@@ -6,8 +6,9 @@
 Each size runs `payflow run FILE --yes --json` as an operator would, in its own process, with a
 fresh PAYFLOW_HOME (ledger, logs, reports) and the settings of a real deployment: the sandbox in
 its own process (`payflow sandbox --latency L`) at PAYFLOW_API_URL, a webhook receiver in its
-own process (`payflow webhooks`) at PAYFLOW_WEBHOOK_URL, PAYFLOW_MAX_IN_FLIGHT=32, and an
-approvals file that asks for no approval (the bench times paying, not waiting). With
+own process (`payflow webhooks`) at PAYFLOW_WEBHOOK_URL, PAYFLOW_MAX_IN_FLIGHT=32, and a
+signed-in maker whose ledger's policy asks for no approval (the bench times paying, not
+waiting). With
 `--prefect server` a Prefect server is started once beforehand and reused through PREFECT_API_URL;
 with `temporary` (the default) every run starts its own, as `payflow run` does with no
 PREFECT_API_URL.
@@ -27,6 +28,11 @@ modules `payflow --help` imports. `--reconcile` times, after each size, what the
 reconciliation does (`payflow reconcile BATCH`: every payout re-fetched); the run itself reads
 the ledger and re-fetches none. Asserts nothing: on a shared machine this is a measurement,
 not a test; print `uptime` beside every figure.
+
+`--py-spy FOLDER` runs each `payflow run` under `py-spy record` (py-spy on PATH: `pip install
+py-spy`, not a payflow dependency), every thread and child process (the temporary Prefect server) sampled, and leaves each run's folded stacks
+(`--format raw`, one line per stack with its samples) in FOLDER; the CPU printed for the run
+then includes py-spy's own.
 """
 
 from __future__ import annotations
@@ -240,6 +246,10 @@ def ledger_marks(ledger: Path, since: float) -> dict[str, float]:
     return marks
 
 
+# The folder `--py-spy` leaves the runs' profiles in (empty: no profiling).
+PROFILE: list[Path] = []
+
+
 def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     """`payflow run FILE --yes --json` in its own process, timed, with its phases."""
     rows = sum(1 for _ in file.open(encoding="utf-8")) - 1
@@ -247,7 +257,7 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     started = time.time()
-    done, wall = payflow_json(["run", str(file), "--yes"], env)
+    done, wall = payflow_json(["run", str(file), "--yes"], env, profile=_profile_to(file))
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = RunFigures(rows, wall, done.returncode, load())
     figures.peak_mb = children.ru_maxrss / 1024
@@ -272,14 +282,28 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     return figures
 
 
+def _profile_to(file: Path) -> Path | None:
+    """Where the run of `file` leaves its profile with `--py-spy` (a new name each run)."""
+    if not PROFILE:
+        return None
+    return PROFILE[0] / f"{file.stem}-{time.strftime('%H%M%S')}"
+
+
 def payflow_json(
-    args: list[str], env: dict[str, str]
+    args: list[str], env: dict[str, str], profile: Path | None = None
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`payflow ARGS --json` to its end, and the seconds it took."""
+    """`payflow ARGS --json` to its end, and the seconds it took; under py-spy with `profile`."""
+    command = [*PAYFLOW, *args, "--json"]
+    if profile is not None:
+        # Raw folded stacks: sorted and summed with a few lines of shell, where a flame graph
+        # only shows; --nonblocking so the sampling does not stop the run's threads.
+        spy = ["py-spy", "record", "--nonblocking", "--subprocesses", "--rate", "100"]
+        command = [*spy, "--format", "raw", "-o", f"{profile}.txt", "--", *command]
     started = time.time()
-    done = subprocess.run(
-        [*PAYFLOW, *args, "--json"], env=env, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if profile is not None:
+        # py-spy prints its own lines on stdout before the run's JSON line, which stays last.
+        print(f"    profile: {profile}.txt")
     return done, time.time() - started
 
 
@@ -433,6 +457,7 @@ def pay(
     file = work / f"batch-{rows}.csv"
     if not again:
         write_batch(file, rows, f"b{rows}-{time.time_ns()}")
+        sign_in(run_env)
     with ExitStack() as stack:
         if webhooks:
             port = free_port()
@@ -446,6 +471,31 @@ def pay(
         if reconcile and figures.summary.get("batch_id"):
             reconcile_after(str(figures.summary["batch_id"]), run_env)
         return figures
+
+
+def sign_in(env: dict[str, str]) -> None:
+    """Make the fresh ledger of PAYFLOW_HOME ask for no approval, add a maker and sign in as
+    them: against a service (not the embedded sandbox) nobody pays without a sign-in, and the
+    shipped policy asks a checker to approve a large RUB total. The bench times paying, not
+    waiting; the policy is stored as `payflow policy set` and a second admin's confirm would."""
+    password = "a bench password"
+    for command in (
+        ["console", "add-user", "bench", "--role", "maker", "--role", "admin", "--password-stdin"],
+        ["login", "bench", "--password-stdin"],
+    ):
+        done = subprocess.run(
+            [*PAYFLOW, *command], env=env, input=password, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"payflow {command[0]} failed: {done.stderr.strip()}")
+    no_approvals = (
+        "from payflow.approvals.store import add_version\n"
+        "from payflow.runtime import open_ledger\n"
+        "from payflow.settings import Settings\n"
+        "body = 'currencies:\\n  \"*\":\\n    bands:\\n      - {steps: 0}\\n'\n"
+        "add_version(open_ledger(Settings()), body, 'bench', confirmed=True)\n"
+    )
+    subprocess.run([sys.executable, "-c", no_approvals], env=env, check=True)
 
 
 def reconcile_after(batch_id: str, env: dict[str, str]) -> None:
@@ -476,7 +526,11 @@ def main() -> None:
     parser.add_argument(
         "--reconcile", action="store_true", help="time `payflow reconcile` after each size"
     )
+    parser.add_argument("--py-spy", type=Path, help="profile each run into this folder")
     args = parser.parse_args()
+    if args.py_spy:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+        PROFILE.append(args.py_spy.resolve())
     sizes = [int(size) for size in args.rows.split(",")]
     print(f"machine: {machine()}")
     print(
@@ -484,11 +538,6 @@ def main() -> None:
     )
     work = Path(tempfile.mkdtemp(prefix="bench-run-"))
     env = base_env()
-    # The default policy asks a checker to approve a large RUB total: the run would stop there
-    # and the bench would time waiting, not paying. Measure paying: no approval steps.
-    no_approvals = work / "approvals.yaml"
-    no_approvals.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 0}\n')
-    env["PAYFLOW_APPROVALS_FILE"] = str(no_approvals)
     if args.quick_checks:
         quick_checks(env, work)
     sandbox_port = free_port()
