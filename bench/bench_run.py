@@ -19,9 +19,11 @@ submit, last final status). The bound of a run is rows / (in_flight / latency) p
 sandbox's processing and final delays: no run can finish sooner. After the sizes, a run of the
 last file again (nothing left to pay) gives the fixed cost of a run.
 
-Each run also prints the CPU seconds each process used while it ran (the run from its rusage;
-the sandbox, the webhook receiver and a running Prefect server from /proc) and their sum spread
-over the cores: no run can be shorter than that on this machine, whatever the bound says.
+Each run also prints the CPU seconds each process used while it ran (the run from its rusage,
+less what the temporary Prefect server it started used, printed apart; the sandbox, the webhook
+receiver and a running Prefect server from /proc) and their sum spread over the cores: no run
+can be shorter than that on this machine, whatever the bound says. The run's CPU per row is the
+run process's own.
 
 `--quick-checks` also times `payflow --help` and `payflow validate` of 300 rows, and counts the
 modules `payflow --help` imports. `--reconcile` times, after each size, what the scheduled
@@ -30,9 +32,9 @@ the ledger and re-fetches none. Asserts nothing: on a shared machine this is a m
 not a test; print `uptime` beside every figure.
 
 `--py-spy FOLDER` runs each `payflow run` under `py-spy record` (py-spy on PATH: `pip install
-py-spy`, not a payflow dependency), every thread and child process (the temporary Prefect server) sampled, and leaves each run's folded stacks
-(`--format raw`, one line per stack with its samples) in FOLDER; the CPU printed for the run
-then includes py-spy's own.
+py-spy`, not a payflow dependency), every thread and child process (the temporary Prefect
+server) sampled, and leaves each run's folded stacks (`--format raw`, one line per stack with
+its samples) in FOLDER; the CPU printed for the run then includes py-spy's own and its server's.
 """
 
 from __future__ import annotations
@@ -47,9 +49,10 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -257,15 +260,20 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     started = time.time()
-    done, wall = payflow_json(["run", str(file), "--yes"], env, profile=_profile_to(file))
+    done, wall, started_by_run = payflow_json(
+        ["run", str(file), "--yes"], env, profile=_profile_to(file)
+    )
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = RunFigures(rows, wall, done.returncode, load())
     figures.peak_mb = children.ru_maxrss / 1024
     if done.returncode != 0:
         figures.said = (done.stderr.strip().splitlines() or [""])[-1]
-    figures.cpu["run"] = (children.ru_utime - children_before.ru_utime) + (
+    run_and_its_children = (children.ru_utime - children_before.ru_utime) + (
         children.ru_stime - children_before.ru_stime
     )
+    figures.cpu["run"] = run_and_its_children - started_by_run
+    if started_by_run:
+        figures.cpu["its Prefect server"] = started_by_run
     for role, before in servers_before.items():
         if role in SERVERS:
             figures.cpu[role] = cpu_seconds(SERVERS[role].pid) - before
@@ -291,8 +299,9 @@ def _profile_to(file: Path) -> Path | None:
 
 def payflow_json(
     args: list[str], env: dict[str, str], profile: Path | None = None
-) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`payflow ARGS --json` to its end, and the seconds it took; under py-spy with `profile`."""
+) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """`payflow ARGS --json` to its end, the seconds it took, and the CPU seconds of the
+    processes it started (its temporary Prefect server); under py-spy with `profile`."""
     command = [*PAYFLOW, *args, "--json"]
     if profile is not None:
         # Raw folded stacks: sorted and summed with a few lines of shell, where a flame graph
@@ -300,11 +309,65 @@ def payflow_json(
         spy = ["py-spy", "record", "--nonblocking", "--subprocesses", "--rate", "100"]
         command = [*spy, "--format", "raw", "-o", f"{profile}.txt", "--", *command]
     started = time.time()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    watcher = DescendantsCpu(process.pid)
+    watcher.start()
+    stdout, stderr = process.communicate()
+    watcher.stop()
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     if profile is not None:
         # py-spy prints its own lines on stdout before the run's JSON line, which stays last.
         print(f"    profile: {profile}.txt")
-    return done, time.time() - started
+    # Under py-spy the run itself is py-spy's child: its CPU is not split off.
+    return done, time.time() - started, 0.0 if profile else watcher.seconds()
+
+
+class DescendantsCpu(threading.Thread):
+    """The CPU seconds of a process's descendants (not its own), read from /proc every 0.2 s
+    while they live: the run's rusage counts its temporary Prefect server's CPU as its own
+    once it reaps it. The last 0.2 s of a descendant's life may go unseen."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self._pid = pid
+        self._seen: dict[int, float] = {}
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.2):
+            for pid in _descendants(self._pid):
+                # One may end between the listing and the read.
+                with suppress(OSError, IndexError, ValueError):
+                    self._seen[pid] = cpu_seconds(pid)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def seconds(self) -> float:
+        return sum(self._seen.values())
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (Linux /proc/PID/task/TID/children)."""
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            queue.extend(children)
+    return found
 
 
 def payout_reads(sandbox_url: str) -> float:
@@ -503,7 +566,7 @@ def reconcile_after(batch_id: str, env: dict[str, str]) -> None:
     re-fetches every payout of the batch at PAYFLOW_MAX_IN_FLIGHT requests at once."""
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done, wall = payflow_json(["reconcile", batch_id], env)
+    done, wall, _ = payflow_json(["reconcile", batch_id], env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     reads = payout_reads(env["PAYFLOW_API_URL"]) - reads_before
