@@ -6,8 +6,9 @@
 Each size runs `payflow run FILE --yes --json` as an operator would, in its own process, with a
 fresh PAYFLOW_HOME (ledger, logs, reports) and the settings of a real deployment: the sandbox in
 its own process (`payflow sandbox --latency L`) at PAYFLOW_API_URL, a webhook receiver in its
-own process (`payflow webhooks`) at PAYFLOW_WEBHOOK_URL, PAYFLOW_MAX_IN_FLIGHT=32, and an
-approvals file that asks for no approval (the bench times paying, not waiting). With
+own process (`payflow webhooks`) at PAYFLOW_WEBHOOK_URL, PAYFLOW_MAX_IN_FLIGHT=32, and a
+signed-in maker whose ledger's policy asks for no approval (the bench times paying, not
+waiting). With
 `--prefect server` a Prefect server is started once beforehand and reused through PREFECT_API_URL;
 with `temporary` (the default) every run starts its own, as `payflow run` does with no
 PREFECT_API_URL.
@@ -18,15 +19,22 @@ submit, last final status). The bound of a run is rows / (in_flight / latency) p
 sandbox's processing and final delays: no run can finish sooner. After the sizes, a run of the
 last file again (nothing left to pay) gives the fixed cost of a run.
 
-Each run also prints the CPU seconds each process used while it ran (the run from its rusage;
-the sandbox, the webhook receiver and a running Prefect server from /proc) and their sum spread
-over the cores: no run can be shorter than that on this machine, whatever the bound says.
+Each run also prints the CPU seconds each process used while it ran (the run from its rusage,
+less what the temporary Prefect server it started used, printed apart; the sandbox, the webhook
+receiver and a running Prefect server from /proc) and their sum spread over the cores: no run
+can be shorter than that on this machine, whatever the bound says. The run's CPU per row is the
+run process's own.
 
 `--quick-checks` also times `payflow --help` and `payflow validate` of 300 rows, and counts the
 modules `payflow --help` imports. `--reconcile` times, after each size, what the scheduled
 reconciliation does (`payflow reconcile BATCH`: every payout re-fetched); the run itself reads
 the ledger and re-fetches none. Asserts nothing: on a shared machine this is a measurement,
 not a test; print `uptime` beside every figure.
+
+`--py-spy FOLDER` runs each `payflow run` under `py-spy record` (py-spy on PATH: `pip install
+py-spy`, not a payflow dependency), every thread and child process (the temporary Prefect
+server) sampled, and leaves each run's folded stacks (`--format raw`, one line per stack with
+its samples) in FOLDER; the CPU printed for the run then includes py-spy's own and its server's.
 """
 
 from __future__ import annotations
@@ -41,9 +49,10 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -240,6 +249,10 @@ def ledger_marks(ledger: Path, since: float) -> dict[str, float]:
     return marks
 
 
+# The folder `--py-spy` leaves the runs' profiles in (empty: no profiling).
+PROFILE: list[Path] = []
+
+
 def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     """`payflow run FILE --yes --json` in its own process, timed, with its phases."""
     rows = sum(1 for _ in file.open(encoding="utf-8")) - 1
@@ -247,15 +260,20 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     started = time.time()
-    done, wall = payflow_json(["run", str(file), "--yes"], env)
+    done, wall, started_by_run = payflow_json(
+        ["run", str(file), "--yes"], env, profile=_profile_to(file)
+    )
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = RunFigures(rows, wall, done.returncode, load())
     figures.peak_mb = children.ru_maxrss / 1024
     if done.returncode != 0:
         figures.said = (done.stderr.strip().splitlines() or [""])[-1]
-    figures.cpu["run"] = (children.ru_utime - children_before.ru_utime) + (
+    run_and_its_children = (children.ru_utime - children_before.ru_utime) + (
         children.ru_stime - children_before.ru_stime
     )
+    figures.cpu["run"] = run_and_its_children - started_by_run
+    if started_by_run:
+        figures.cpu["its Prefect server"] = started_by_run
     for role, before in servers_before.items():
         if role in SERVERS:
             figures.cpu[role] = cpu_seconds(SERVERS[role].pid) - before
@@ -272,15 +290,84 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
     return figures
 
 
+def _profile_to(file: Path) -> Path | None:
+    """Where the run of `file` leaves its profile with `--py-spy` (a new name each run)."""
+    if not PROFILE:
+        return None
+    return PROFILE[0] / f"{file.stem}-{time.strftime('%H%M%S')}"
+
+
 def payflow_json(
-    args: list[str], env: dict[str, str]
-) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`payflow ARGS --json` to its end, and the seconds it took."""
+    args: list[str], env: dict[str, str], profile: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """`payflow ARGS --json` to its end, the seconds it took, and the CPU seconds of the
+    processes it started (its temporary Prefect server); under py-spy with `profile`."""
+    command = [*PAYFLOW, *args, "--json"]
+    if profile is not None:
+        # Raw folded stacks: sorted and summed with a few lines of shell, where a flame graph
+        # only shows; --nonblocking so the sampling does not stop the run's threads.
+        spy = ["py-spy", "record", "--nonblocking", "--subprocesses", "--rate", "100"]
+        command = [*spy, "--format", "raw", "-o", f"{profile}.txt", "--", *command]
     started = time.time()
-    done = subprocess.run(
-        [*PAYFLOW, *args, "--json"], env=env, capture_output=True, text=True, check=False
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    return done, time.time() - started
+    watcher = DescendantsCpu(process.pid)
+    watcher.start()
+    stdout, stderr = process.communicate()
+    watcher.stop()
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    if profile is not None:
+        # py-spy prints its own lines on stdout before the run's JSON line, which stays last.
+        print(f"    profile: {profile}.txt")
+    # Under py-spy the run itself is py-spy's child: its CPU is not split off.
+    return done, time.time() - started, 0.0 if profile else watcher.seconds()
+
+
+class DescendantsCpu(threading.Thread):
+    """The CPU seconds of a process's descendants (not its own), read from /proc every 0.2 s
+    while they live: the run's rusage counts its temporary Prefect server's CPU as its own
+    once it reaps it. The last 0.2 s of a descendant's life may go unseen."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self._pid = pid
+        self._seen: dict[int, float] = {}
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.2):
+            for pid in _descendants(self._pid):
+                # One may end between the listing and the read.
+                with suppress(OSError, IndexError, ValueError):
+                    self._seen[pid] = cpu_seconds(pid)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def seconds(self) -> float:
+        return sum(self._seen.values())
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (Linux /proc/PID/task/TID/children)."""
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            queue.extend(children)
+    return found
 
 
 def payout_reads(sandbox_url: str) -> float:
@@ -433,6 +520,7 @@ def pay(
     file = work / f"batch-{rows}.csv"
     if not again:
         write_batch(file, rows, f"b{rows}-{time.time_ns()}")
+        sign_in(run_env)
     with ExitStack() as stack:
         if webhooks:
             port = free_port()
@@ -448,12 +536,37 @@ def pay(
         return figures
 
 
+def sign_in(env: dict[str, str]) -> None:
+    """Make the fresh ledger of PAYFLOW_HOME ask for no approval, add a maker and sign in as
+    them: against a service (not the embedded sandbox) nobody pays without a sign-in, and the
+    shipped policy asks a checker to approve a large RUB total. The bench times paying, not
+    waiting; the policy is stored as `payflow policy set` and a second admin's confirm would."""
+    password = "a bench password"
+    for command in (
+        ["console", "add-user", "bench", "--role", "maker", "--role", "admin", "--password-stdin"],
+        ["login", "bench", "--password-stdin"],
+    ):
+        done = subprocess.run(
+            [*PAYFLOW, *command], env=env, input=password, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"payflow {command[0]} failed: {done.stderr.strip()}")
+    no_approvals = (
+        "from payflow.approvals.store import add_version\n"
+        "from payflow.runtime import open_ledger\n"
+        "from payflow.settings import Settings\n"
+        "body = 'currencies:\\n  \"*\":\\n    bands:\\n      - {steps: 0}\\n'\n"
+        "add_version(open_ledger(Settings()), body, 'bench', confirmed=True)\n"
+    )
+    subprocess.run([sys.executable, "-c", no_approvals], env=env, check=True)
+
+
 def reconcile_after(batch_id: str, env: dict[str, str]) -> None:
     """What the scheduled reconciliation does after the run: `payflow reconcile BATCH`, which
     re-fetches every payout of the batch at PAYFLOW_MAX_IN_FLIGHT requests at once."""
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done, wall = payflow_json(["reconcile", batch_id], env)
+    done, wall, _ = payflow_json(["reconcile", batch_id], env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     reads = payout_reads(env["PAYFLOW_API_URL"]) - reads_before
@@ -476,7 +589,11 @@ def main() -> None:
     parser.add_argument(
         "--reconcile", action="store_true", help="time `payflow reconcile` after each size"
     )
+    parser.add_argument("--py-spy", type=Path, help="profile each run into this folder")
     args = parser.parse_args()
+    if args.py_spy:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+        PROFILE.append(args.py_spy.resolve())
     sizes = [int(size) for size in args.rows.split(",")]
     print(f"machine: {machine()}")
     print(
@@ -484,11 +601,6 @@ def main() -> None:
     )
     work = Path(tempfile.mkdtemp(prefix="bench-run-"))
     env = base_env()
-    # The default policy asks a checker to approve a large RUB total: the run would stop there
-    # and the bench would time waiting, not paying. Measure paying: no approval steps.
-    no_approvals = work / "approvals.yaml"
-    no_approvals.write_text('currencies:\n  "*":\n    bands:\n      - {steps: 0}\n')
-    env["PAYFLOW_APPROVALS_FILE"] = str(no_approvals)
     if args.quick_checks:
         quick_checks(env, work)
     sandbox_port = free_port()

@@ -9,7 +9,7 @@ import pytest
 from console_support import CLEAN_ROWS, PASSWORD, Console, batch_csv, csrf_of, signed_in
 from sqlalchemy import func, select
 
-from payflow.console.operators import OperatorError, add_operator
+from payflow.console.operators import _DUMMY_HASH, _HASHER, OperatorError, add_operator
 from payflow.console.signin_limits import SignInLimits, Verdict
 from payflow.ledger.tables import Batch, ConsoleAction
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
@@ -162,6 +162,13 @@ def test_an_operator_named_like_another_in_other_capitals_is_refused(console: Co
 def _sign_in(client: httpx.Client, name: str, password: str) -> httpx.Response:
     token = csrf_of(client.get("/login").text)
     return client.post("/login", data={"csrf": token, "name": name, "password": password})
+
+
+def test_an_unknown_name_is_checked_against_a_hash_as_costly_as_an_operators() -> None:
+    # The hash an unknown name is verified against is written out, not made at import: it must
+    # have the parameters every operator's hash gets, or a wrong name would answer faster.
+    assert not _HASHER.check_needs_rehash(_DUMMY_HASH)
+    assert _HASHER.verify(_DUMMY_HASH, "not a password of anyone")
 
 
 def test_a_names_failures_slow_it_down_and_never_refuse_it() -> None:
