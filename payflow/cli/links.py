@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_batch
+from payflow.cli.exposure import CertFile, ForwardedAllowIps, Host, KeyFile, checked_exposure
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import (
     check_bound_service,
@@ -249,9 +250,15 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 @links_app.command("serve")
 def serve_command(
     port: int = typer.Option(8090, "--port", min=1, max=65535, help="Port to listen on."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    host: Host = "127.0.0.1",
+    certfile: CertFile = None,
+    keyfile: KeyFile = None,
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """Answer claim URLs: mint a signed widget link and redirect the recipient to it."""
+    exposure = checked_exposure(
+        host, certfile, keyfile, forwarded_allow_ips, serves="claim pages and their cookie"
+    )
     from payflow.api import PayoutsClient
     from payflow.links.server import (
         CLAIM_RETRY,
@@ -301,7 +308,7 @@ def serve_command(
         except PaymentsApiError as exc:
             fail(f"cannot answer claims: {exc}")
         app_ = create_claims_app(store, client, token, widget_url, merchant)
-        server = uvicorn.Server(claims_uvicorn_config(app_, host, port))
+        server = uvicorn.Server(claims_uvicorn_config(app_, host, port, exposure))
         for stop_signal in (signal.SIGTERM, signal.SIGINT):
             signal.signal(stop_signal, _stopped)
         if claims_lead_elsewhere(settings.links_url, port):
@@ -314,6 +321,7 @@ def serve_command(
                 "address before issuing claims",
                 err=True,
             )
-        typer.echo(f"payflow links: answering claims on http://{host}:{port}/claim/...", err=True)
+        claims_at = exposure.url(port) + "claim/..."
+        typer.echo(f"payflow links: answering claims on {claims_at}", err=True)
         server.run(sockets=[listening])
     typer.echo("payflow links: stopped", err=True)
