@@ -109,9 +109,11 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
         "claims": result.figures.claims,
         "statuses": result.figures.statuses,
         "not_paid": result.figures.unpaid,
-        "report": result.report_xlsx,
+        "report": result.report_xlsx or None,
         "sandbox": sandbox,
     }
+    if result.report_error:
+        summary["report_error"] = result.report_error
     unconfirmed = list(result.refreshed.unconfirmed) if result.refreshed else []
     if unconfirmed:
         summary["unconfirmed"] = unconfirmed
@@ -157,8 +159,11 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
     elif result.action == "reissue":
         # Silence read as a reissue that wrote its file somewhere the operator did not look.
         print("claims: none reissued: no unused claim of this batch has expired")
-    print(f"report: {result.report_xlsx}")
-    print(f"        {result.report_csv}")
+    if result.report_error:
+        print(result.report_error)
+    else:
+        print(f"report: {result.report_xlsx}")
+        print(f"        {result.report_csv}")
 
 
 @links_app.command("issue")
@@ -193,7 +198,8 @@ def issue_command(
     action: Action = "issue" if file else "reissue"
     result = _run_flow(settings, str(file) if file else str(reissue), action, out, sheet)
     _print(result, as_json, sandbox=settings.uses_sandbox)
-    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected else EXIT_OK)
+    # A report not written (a full disk) is exit 1, never 2: the claims are issued.
+    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected or result.report_error else EXIT_OK)
 
 
 @links_app.command("report")
@@ -217,7 +223,8 @@ def report_command(
     # Done only when every recipient was paid: a used claim may still be a failed payout, and a
     # payout the service could not confirm is not known to be paid.
     confirmed = not (result.refreshed and result.refreshed.unconfirmed)
-    raise typer.Exit(EXIT_OK if result.figures.all_paid and confirmed else EXIT_NOT_ALL_PAID)
+    done = result.figures.all_paid and confirmed and not result.report_error
+    raise typer.Exit(EXIT_OK if done else EXIT_NOT_ALL_PAID)
 
 
 def unconfirmed_lines(unconfirmed: list[str], *, sandbox: bool) -> list[str]:
