@@ -53,10 +53,9 @@ class KeptLookups:
     def told(self, not_checked: Sequence[str], phones: Sequence[str]) -> list[str]:
         """A report's `not_checked` lines with these lists: `notes` first, and without the
         generic "the services list is unavailable" lines, which the notes say better."""
-        generic = (
-            [] if self.services is not None else [n for n in not_checked if NO_SERVICES_LIST in n]
-        )
-        return [*self.notes(phones), *(n for n in not_checked if n not in generic)]
+        if self.services is None:
+            not_checked = [note for note in not_checked if NO_SERVICES_LIST not in note]
+        return [*self.notes(phones), *not_checked]
 
     def notes(self, phones: Sequence[str], now: datetime | None = None) -> list[str]:
         """What the operator is told: whose lists these are and how old, and what waits."""
