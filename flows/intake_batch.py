@@ -7,13 +7,22 @@ from prefect import flow
 from payflow.approvals.identity import current_user
 from payflow.connections import run_target
 from payflow.expected import quiet_expected_failures
+from payflow.intake.kept import kept_banks
 from payflow.intake.report_files import summary_lines
 from payflow.run_results import IntakeResult
+from payflow.runtime import holds_api_token
 from payflow.settings import Settings
 from payflow.tasks.count_batch import count_batch
 from payflow.tasks.read_batch import read_batch
 from payflow.tasks.register_rows import register_rows
-from payflow.tasks.resolve_banks import load_services, prefetched, resolve_banks, sbp_phones
+from payflow.tasks.resolve_banks import (
+    keep_lookups,
+    load_kept_lookups,
+    load_services,
+    prefetched,
+    resolve_banks,
+    sbp_phones,
+)
 from payflow.tasks.validate_batch import validate_batch
 from payflow.tasks.write_report import write_rejects
 
@@ -40,11 +49,22 @@ def intake_batch(
     in_flight = bank_lookups_in_flight or min(settings.max_in_flight, BANK_LOOKUPS_IN_FLIGHT)
     with run_target(settings, api_url, sandbox) as target:
         raw = read_batch(path, sheet)
-        services = load_services(target)
-        banks = resolve_banks(target, sbp_phones(raw), concurrency=in_flight)
-        report = validate_batch(
-            raw, services=services, banks_for_phones=prefetched(banks), strict=strict
-        )
+        phones = sbp_phones(raw)
+        if target.sandbox or holds_api_token(settings):
+            services = load_services(target)
+            banks = resolve_banks(target, phones, concurrency=in_flight)
+            keep_lookups(target.ledger_url, services, banks)
+            report = validate_batch(
+                raw, services=services, banks_for_phones=prefetched(banks), strict=strict
+            )
+        else:
+            # A maker's process without the token: the lists a paying process kept; what they
+            # cannot check is marked, and the paying process checks it before sending.
+            kept = load_kept_lookups(target.ledger_url, phones)
+            report = validate_batch(
+                raw, services=kept.services, banks_for_phones=kept_banks(kept), strict=strict
+            )
+            report.not_checked = kept.told(report.not_checked, phones)
         registered = register_rows(report, target.ledger_url, maker)
         counts = count_batch(target.ledger_url, report.batch_id)
     rejects: tuple[str | None, str | None] = (None, None)

@@ -12,6 +12,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from payflow.connections import run_target, serves_sandbox
 from payflow.expected import quiet_expected_failures
+from payflow.links.batch import LinksReport
 from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
 from payflow.settings import Settings
@@ -47,6 +48,7 @@ class LinksResult:
     refreshed: RefreshResult | None = None
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # how the file's cells were read
+    report_error: str = ""  # why the report was not written (its paths then ""), and the fix
 
 
 @flow(name="payout-links", persist_result=False, log_prints=False)
@@ -81,13 +83,12 @@ def payout_links(
             settings.link_claim_days,
         )
         problems = [*checked.problems, *registered.conflicts]
-        paths, figures = write_links_report(ledger_url, checked.batch_id, reports, on_sandbox)
+        written = write_links_report(ledger_url, checked.batch_id, reports, on_sandbox)
         result = LinksResult(
             checked.batch_id,
             action,
-            str(paths.csv),
-            str(paths.xlsx),
-            figures,
+            *_report_paths(written),
+            written.figures,
             rows=checked.rows,
             rejected=registered.rejected,
             already_known=registered.already_known,
@@ -96,6 +97,7 @@ def payout_links(
             claims_file=issued.path,
             problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],
             notices=[notice.message for notice in checked.notices],
+            report_error=written.error,
         )
     else:
         check_links_batch(ledger_url, source)
@@ -112,12 +114,12 @@ def payout_links(
                 settings.links_url,
                 settings.link_claim_days,
             )
-        paths, figures = write_links_report(ledger_url, source, reports, on_sandbox)
+        written = write_links_report(ledger_url, source, reports, on_sandbox)
+        figures = written.figures
         result = LinksResult(
             source,
             action,
-            str(paths.csv),
-            str(paths.xlsx),
+            *_report_paths(written),
             figures,
             # Every row of the file, from the ledger: a report is not told them by an issue run.
             rows=sum(figures.statuses.values()) + figures.rejected,
@@ -126,9 +128,17 @@ def payout_links(
             claims_issued=issued.claims if issued else 0,
             claims_file=issued.path if issued else None,
             refreshed=refreshed,
+            report_error=written.error,
         )
     create_markdown_artifact(key="links-summary", markdown=summary_markdown(result))
     return result
+
+
+def _report_paths(written: LinksReport) -> tuple[str, str]:
+    """The report's CSV and XLSX paths, or empty ones when it could not be written."""
+    if written.paths is None:
+        return "", ""
+    return str(written.paths.csv), str(written.paths.xlsx)
 
 
 def summary_markdown(result: LinksResult) -> str:

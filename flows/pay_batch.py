@@ -43,6 +43,7 @@ from payflow.tasks.count_batch import count_batch, count_latest_attempts, count_
 from payflow.tasks.reconcile_batch import report_batch, snapshot_balance, write_batch_report_only
 from payflow.tasks.submit_payouts import (
     check_merchant_balance,
+    check_unchecked_rows,
     release_dead_leases,
     submit_payout_chunk,
 )
@@ -105,6 +106,7 @@ def pay_batch(
                 wait=wait_for_approval,
                 timeout_seconds=approval_timeout_seconds,
             )
+            check_unchecked_rows(target, batch_id)
             _check_balance(target, batch_id, reports)
         release_dead_leases(target, batch_id)
         sent = _submit_all(target, batch_id, knobs, before.to_send)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from prefect import flow, get_run_logger
@@ -39,6 +40,7 @@ class RefundBatchResult:
     pending: list[str] = field(default_factory=list)
     stats: SubmitStats = field(default_factory=SubmitStats)
     notices: list[str] = field(default_factory=list)  # how the file's cells were read
+    report_error: str = ""  # why the report was not written (its paths then ""), and the fix
 
     @property
     def all_completed(self) -> bool:
@@ -65,12 +67,14 @@ def refund_batch(
     if names_nobody(maker):
         get_run_logger().warning(worker_account_note(made_by))
     reports = out_dir or str(settings.reports_dir())
+    # What writes the report once there is room: the same file again refunds nothing twice.
+    again = f"payflow refund {shlex.quote(path)} --yes --out DIR"
     with run_target(settings, api_url, sandbox, callback_url) as target:
         prepared = prepare_refund_file(target, path, sheet, made_by)
         batch_id = prepared.batch_id
         balance = check_refund_funds(target, batch_id)
         if not balance.ok:
-            write_refund_batch_report(target, batch_id, reports, target.sandbox)
+            write_refund_batch_report(target, batch_id, reports, target.sandbox, again)
             raise BatchStopped(balance.message.replace("nothing submitted", "nothing refunded"))
         stats = submit_refund_batch(target, batch_id, new_worker_id())
         if STOP.requested():
@@ -78,17 +82,18 @@ def refund_batch(
         tracked = track_refund_batch(target, batch_id)
         if STOP.requested():
             raise RunInterrupted(batch_id, STOP.signal_name)
-        paths = write_refund_batch_report(target, batch_id, reports, target.sandbox)
+        written = write_refund_batch_report(target, batch_id, reports, target.sandbox, again)
     return RefundBatchResult(
         batch_id=batch_id,
         rows=prepared.validation.rows,
         rejected=prepared.validation.rejected,
         already_known=prepared.validation.known,
         statuses=dict(tracked.counts),
-        report_csv=str(paths.csv),
-        report_xlsx=str(paths.xlsx),
+        report_csv=str(written.paths.csv) if written.paths else "",
+        report_xlsx=str(written.paths.xlsx) if written.paths else "",
         sandbox=target.sandbox,
         pending=tracked.pending_external_ids,
         stats=stats,
         notices=[notice.message for notice in prepared.file.notices],
+        report_error=written.error,
     )

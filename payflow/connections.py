@@ -25,6 +25,7 @@ from payflow.runtime import (
     api_endpoint,
     api_token,
     client_for,
+    holds_api_token,
 )
 from payflow.settings import Settings
 
@@ -100,7 +101,9 @@ def check_service_binding(settings: Settings, sandbox: bool, api_url: str | None
             "would use the embedded sandbox (PAYFLOW_API_URL is not set): set PAYFLOW_API_URL, or "
             "try the sandbox with another PAYFLOW_HOME; nothing was sent"
         )
-    if sandbox:
+    if sandbox or not holds_api_token(settings):
+        # Without the token nothing is sent (a maker registering, a checker approving): the
+        # merchant is bound by the first process that holds it.
         return
     merchant = _token_merchant(settings, api_url or settings.api_url)
     if not merchant:  # the API did not say whose token it is: the kind is all there is

@@ -84,13 +84,19 @@ def client_for(
     )
 
 
+def holds_api_token(settings: Settings) -> bool:
+    """Whether this process holds PAYFLOW_API_TOKEN: a maker's or checker's need not (their
+    acts only read and write the ledger); the paying side must."""
+    return settings.api_token is not None and bool(settings.api_token.get_secret_value())
+
+
 def api_token(settings: Settings, *, sandbox: bool) -> SecretStr:
     """The token for requests and webhook signatures: the merchant's, or the sandbox's."""
     if sandbox:
         from payflow.sandbox import SandboxConfig
 
         return SecretStr(SandboxConfig.from_env().token)
-    if settings.api_token is None or not settings.api_token.get_secret_value():
+    if settings.api_token is None or not holds_api_token(settings):
         raise ConfigurationError("PAYFLOW_API_URL is set but PAYFLOW_API_TOKEN is not")
     return settings.api_token
 

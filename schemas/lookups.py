@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import compress
 
 import numpy as np
@@ -21,6 +22,8 @@ from payflow.schemas.column_rules import type_destination
 from payflow.schemas.requisites import REQUISITES_RULES
 from payflow.schemas.rules import RulesTable, load_rules
 from payflow.schemas.text_checks import cells, distinct_keys, fullmatch_flags
+
+NO_SERVICES_LIST = "the services list is unavailable"
 
 
 def _problem(frame: pd.DataFrame, row: int, column: str, rule: str, message: str) -> Problem:
@@ -55,22 +58,51 @@ def _sbp_phone_pattern(table: RulesTable) -> str | None:
     return REQUISITES_RULES[rule].pattern if rule else None
 
 
+@dataclass(frozen=True)
+class BankCheck:
+    """`resolve_sbp_banks`' answer: a bank id per SBP row (an id kept, a name resolved), the
+    resolutions, the rejects, and the rows whose phone has no banks list at hand (`unchecked`,
+    their bankName as written): checked later by a process that can ask the service."""
+
+    ids: dict[int, str]
+    resolutions: list[BankResolution]
+    problems: list[Problem]
+    unchecked: list[int]
+
+
+def bank_verdict(given: str, listed: Sequence[BankInfo]) -> tuple[str | None, str, str]:
+    """The bank id `given` (an id or a name) stands for among a phone's `listed` banks, or
+    None with the rule and message it breaks: the one judgement of intake and the paying
+    process's check before sending."""
+    if any(bank.id == given for bank in listed):
+        return given, "", ""
+    if not listed:
+        return None, "sbp_no_bank_for_phone", "no bank offers SBP payouts to this phone number"
+    named = [bank for bank in listed if bank.name.casefold() == given.strip().casefold()]
+    if len(named) == 1:
+        return named[0].id, "", ""
+    if named:
+        return (
+            None,
+            "sbp_bank_ambiguous",
+            f"{len(named)} banks for this phone are named {given!r}; give the bank id",
+        )
+    return None, "sbp_bank_not_found", _not_found_message(given, listed)
+
+
 def resolve_sbp_banks(
     frame: pd.DataFrame, rows: pd.Index, banks_for_phones: BanksForPhones | None
-) -> tuple[dict[int, str], list[BankResolution], list[Problem]]:
+) -> BankCheck:
     """Bank id per SBP row (an id kept, a name resolved), the resolutions, and the rejects."""
     at = frame.index.get_indexer(rows)
     sbp_at = at[cells(frame["paymentType"])[at] == SBP]
     if len(sbp_at) == 0:
-        return {}, [], []
+        return BankCheck({}, [], [], [])
     sbp_rows = frame.index[sbp_at].tolist()
     if banks_for_phones is None:
         message = "the banks list is not available, so bankName cannot be checked"
-        return (
-            {},
-            [],
-            [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp_rows],
-        )
+        refused = [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp_rows]
+        return BankCheck({}, [], refused, [])
     phones = cells(frame["requisites"])[sbp_at].tolist()
     givens = cells(frame["bankName"])[sbp_at].tolist()
     banks = banks_for_phones(list(dict.fromkeys(phones)))  # distinct, in file order
@@ -82,28 +114,21 @@ def resolve_sbp_banks(
     ids: dict[int, str] = dict(compress(zip(sbp_rows, givens, strict=True), by_id))
     resolutions: list[BankResolution] = []
     problems: list[Problem] = []
+    unchecked: list[int] = []
     for i in np.flatnonzero(~by_id).tolist():
         row, phone, given = sbp_rows[i], phones[i], givens[i]
-        listed = banks.get(phone, ())
-        if not listed:
-            message = "no bank offers SBP payouts to this phone number"
-            problems.append(_problem(frame, row, "requisites", "sbp_no_bank_for_phone", message))
+        if phone not in banks:  # lists kept from a paying process: this phone was never asked
+            ids[row] = given
+            unchecked.append(row)
             continue
-        named = [bank for bank in listed if bank.name.casefold() == given.strip().casefold()]
-        if len(named) == 1:
-            ids[row] = named[0].id
-            resolutions.append(BankResolution(row, given, named[0].id))
+        bank_id, rule, message = bank_verdict(given, banks[phone])
+        if bank_id is not None:
+            ids[row] = bank_id
+            resolutions.append(BankResolution(row, given, bank_id))
             continue
-        rule, message = (
-            (
-                "sbp_bank_ambiguous",
-                f"{len(named)} banks for this phone are named {given!r}; give the bank id",
-            )
-            if named
-            else ("sbp_bank_not_found", _not_found_message(given, listed))
-        )
-        problems.append(_problem(frame, row, "bankName", rule, message))
-    return ids, resolutions, problems
+        column = "requisites" if rule == "sbp_no_bank_for_phone" else "bankName"
+        problems.append(_problem(frame, row, column, rule, message))
+    return BankCheck(ids, resolutions, problems, unchecked)
 
 
 SUGGESTED_BANKS = 3
@@ -153,7 +178,7 @@ def check_services(
     if len(at) == 0:
         return [], []
     if services is None:
-        return [], [f"serviceId of {len(at)} row(s) not checked: the services list is unavailable"]
+        return [], [f"serviceId of {len(at)} row(s) not checked: {NO_SERVICES_LIST}"]
     by_id = {service.id: service for service in services}
     key_cells = [cells(frame[c])[at] for c in _SERVICE_KEY]
     if pair_rows is not None:
@@ -207,8 +232,12 @@ def check_enabled_pairs(
         (s.payment_type, s.currency) for s in services or () if s.payment_type and s.currency
     }
     if not enabled:
-        why = "unavailable" if services is None else "silent on types and currencies"
-        return [], [f"paymentType and currency pairs not checked: the services list is {why}"]
+        why = (
+            NO_SERVICES_LIST
+            if services is None
+            else "the services list is silent on types and currencies"
+        )
+        return [], [f"paymentType and currency pairs not checked: {why}"]
     at = frame.index.get_indexer(rows)
     if "serviceId" in frame:
         # A given serviceId is checked against its own service's pair (service_mismatch).

@@ -61,12 +61,13 @@ def validate_rows(
     )
     pair_rejects, pairs_not_checked = check_enabled_pairs(frame, pair_rows, services)
     bank_rows = _clean(frame.index, rejects, ("paymentType", "requisites", "bankName"))
-    bank_ids, resolutions, bank_rejects = resolve_sbp_banks(frame, bank_rows, banks_for_phones)
-    rejects += service_rejects + pair_rejects + bank_rejects
+    banks = resolve_sbp_banks(frame, bank_rows, banks_for_phones)
+    rejects += service_rejects + pair_rejects + banks.problems
     not_checked += pairs_not_checked
     valid_rows = _without(frame.index, rejects)
     # A rejected row's bank was resolved too, but only the rows paid take their bank id.
-    bank_ids = {row: bank for row, bank in bank_ids.items() if row in valid_rows}
+    bank_ids = {row: bank for row, bank in banks.ids.items() if row in valid_rows}
+    unchecked = _unchecked(valid_rows, banks.unchecked, services is None)
     warnings = find_warnings(_rows(prepared, valid_rows))
     del prepared  # its helper columns are not needed past here, and a million rows is a lot
     if strict and warnings:
@@ -81,13 +82,24 @@ def validate_rows(
         rows=len(frame),
         rejects=rejects,
         warnings=[*raw.notices, *notices, *_unknown_columns(raw), *warnings],
-        bank_resolutions=resolutions,
+        bank_resolutions=banks.resolutions,
         not_checked=not_checked,
+        unchecked=unchecked,
         reject_cells=_rejected_cells(frame, rejects),
         valid=len(valid_rows),
         legacy_ids=legacy_ids,
         build_instructions=partial(_instructions, frame, valid_rows, bank_ids),
     )
+
+
+def _unchecked(valid_rows: pd.Index, bank_rows: list[int], no_services: bool) -> dict[int, str]:
+    """Valid rows whose bank (a phone never looked up) or service (no services list at all)
+    waits for the paying process's check: row -> "bank", "service" or "bank,service"."""
+    valid = set(valid_rows.tolist())
+    marks = {row: "bank" for row in bank_rows if row in valid}
+    if no_services:
+        marks = {row: ",".join(filter(None, (marks.get(row), "service"))) for row in valid}
+    return marks
 
 
 def _rows(frame: pd.DataFrame, rows: pd.Index) -> pd.DataFrame:

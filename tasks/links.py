@@ -15,6 +15,7 @@ from prefect.cache_policies import NO_CACHE
 from payflow.intake.lookups import ServiceInfo, fetch_services
 from payflow.links.batch import (
     ClaimsFile,
+    LinksReport,
     RegisteredLinks,
     expired_unused,
     issue_claims_file,
@@ -23,7 +24,6 @@ from payflow.links.batch import (
     require_links_batch,
 )
 from payflow.links.records import LinkRow, LinkView
-from payflow.links.report import LinksFigures, LinksReportPaths
 from payflow.links.rows import LinkRowsReport, check_link_services, read_link_rows
 from payflow.links.store import LinkStore
 from payflow.links.tracking import RefreshResult, refresh_links
@@ -99,9 +99,8 @@ def track_link_payouts(target: RunTarget, batch_id: str) -> RefreshResult:
 
 
 @task(name="write-links-report", cache_policy=NO_CACHE)
-def write_links_report(
-    ledger_url: str, batch_id: str, out_dir: str, sandbox: bool
-) -> tuple[LinksReportPaths, LinksFigures]:
+def write_links_report(ledger_url: str, batch_id: str, out_dir: str, sandbox: bool) -> LinksReport:
     """The links report from the ledger: claims used, open, expired unused; payout statuses;
-    the rows the file had rejected; the sandbox note when the embedded sandbox served."""
+    the rows the file had rejected; the sandbox note when the embedded sandbox served. A full
+    disk leaves no file and says so (`LinksReport.error`): payouts may have moved."""
     return report_links(open_link_store(ledger_url), batch_id, Path(out_dir), sandbox=sandbox)

@@ -8,13 +8,14 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from payflow.opening import why_not_written
 from payflow.paying import SubmitStats
-from payflow.refunds.report import write_refund_report
+from payflow.refunds.report import RefundReport, write_refund_report
 from payflow.refunds.submit import submit_refunds
 from payflow.refunds.track import RefundTrackResult, track_refunds
-from payflow.reporting.reconciliation import ReportPaths
 from payflow.settings import Settings
 from payflow.tasks.connections import RunTarget, open_client, open_ledger, worker_is_dead
+from payflow.wording import report_not_written
 
 
 @task(name="submit-refunds", cache_policy=NO_CACHE)
@@ -50,8 +51,12 @@ def track_refund_batch(target: RunTarget, batch_id: str) -> RefundTrackResult:
 
 @task(name="write-refund-report", cache_policy=NO_CACHE)
 def write_refund_batch_report(
-    target: RunTarget, batch_id: str, out_dir: str, sandbox: bool
-) -> ReportPaths:
-    """Write the refund reconciliation report from the ledger."""
+    target: RunTarget, batch_id: str, out_dir: str, sandbox: bool, command: str
+) -> RefundReport:
+    """Write the refund reconciliation report from the ledger. A full disk leaves no file and
+    says why in one line with `command`, which writes it later: refunds may have moved."""
     rows = open_ledger(target.ledger_url).refunds.rows(batch_id)
-    return write_refund_report(Path(out_dir), batch_id, rows, sandbox=sandbox)
+    try:
+        return RefundReport(write_refund_report(Path(out_dir), batch_id, rows, sandbox=sandbox))
+    except OSError as exc:
+        return RefundReport(None, report_not_written(out_dir, why_not_written(exc), command))

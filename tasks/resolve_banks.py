@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from payflow.intake.kept import KeptLookups, keep_fetched, kept_lookups
 from payflow.intake.lookups import (
     DEFAULT_CONCURRENCY,
     BankInfo,
@@ -21,10 +22,17 @@ from payflow.intake.lookups import (
     prefetched,
 )
 from payflow.schemas.lookups import sbp_phones
-from payflow.tasks.connections import RunTarget, open_client
+from payflow.tasks.connections import RunTarget, open_client, open_ledger
 from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
 
-__all__ = ["load_services", "prefetched", "resolve_banks", "sbp_phones"]
+__all__ = [
+    "keep_lookups",
+    "load_kept_lookups",
+    "load_services",
+    "prefetched",
+    "resolve_banks",
+    "sbp_phones",
+]
 
 
 @task(
@@ -61,3 +69,17 @@ def load_services(target: RunTarget) -> list[ServiceInfo]:
             return await fetch_services(client)
 
     return asyncio.run(run())
+
+
+@task(name="keep-lookups", cache_policy=NO_CACHE)
+def keep_lookups(
+    ledger_url: str, services: list[ServiceInfo], banks: dict[str, list[BankInfo]]
+) -> None:
+    """Prefect task: keep the lists just fetched, for makers' processes without the token."""
+    keep_fetched(open_ledger(ledger_url), services, banks)
+
+
+@task(name="load-kept-lookups", cache_policy=NO_CACHE)
+def load_kept_lookups(ledger_url: str, phones: Sequence[str]) -> KeptLookups:
+    """Prefect task: the lists a paying process kept, for a process without the token."""
+    return kept_lookups(open_ledger(ledger_url), phones)

@@ -11,6 +11,7 @@ from prefect.cache_policies import NO_CACHE
 from payflow.connections import RunTarget, open_ledger, with_client
 from payflow.paying import BalanceCheck, ChunkResult, check_balance, submit_chunk
 from payflow.paying.knobs import PayKnobs
+from payflow.paying.precheck import Prechecked, check_marked_rows
 from payflow.paying.workers import release_dead_leases as release_leases_of_dead_workers
 from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_only
 
@@ -25,6 +26,20 @@ from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_on
 def check_merchant_balance(target: RunTarget, totals: Mapping[str, Decimal]) -> BalanceCheck:
     """Compare what the batch still has to pay with the merchant balance, per currency."""
     return with_client(target, lambda client: check_balance(client, totals))
+
+
+@task(
+    name="check-marked-rows",
+    cache_policy=NO_CACHE,
+    retries=READ_RETRIES,
+    retry_delay_seconds=READ_RETRY_DELAYS,
+    retry_condition_fn=transient_only,
+)
+def check_unchecked_rows(target: RunTarget, batch_id: str) -> Prechecked:
+    """Check the rows a maker's process registered without their bank or service checked
+    (it held no API token), before any is sent: unmarked, or refused unsent."""
+    ledger = open_ledger(target.ledger_url)
+    return with_client(target, lambda client: check_marked_rows(client, ledger, batch_id))
 
 
 @task(name="release-dead-leases", cache_policy=NO_CACHE)

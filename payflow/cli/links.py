@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_batch
+from payflow.cli.exposure import CertFile, ForwardedAllowIps, Host, KeyFile, checked_exposure
 from payflow.cli.ledger_checks import check_ledger
 from payflow.cli.setup import (
     check_bound_service,
@@ -108,9 +109,11 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
         "claims": result.figures.claims,
         "statuses": result.figures.statuses,
         "not_paid": result.figures.unpaid,
-        "report": result.report_xlsx,
+        "report": result.report_xlsx or None,
         "sandbox": sandbox,
     }
+    if result.report_error:
+        summary["report_error"] = result.report_error
     unconfirmed = list(result.refreshed.unconfirmed) if result.refreshed else []
     if unconfirmed:
         summary["unconfirmed"] = unconfirmed
@@ -156,8 +159,11 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
     elif result.action == "reissue":
         # Silence read as a reissue that wrote its file somewhere the operator did not look.
         print("claims: none reissued: no unused claim of this batch has expired")
-    print(f"report: {result.report_xlsx}")
-    print(f"        {result.report_csv}")
+    if result.report_error:
+        print(result.report_error)
+    else:
+        print(f"report: {result.report_xlsx}")
+        print(f"        {result.report_csv}")
 
 
 @links_app.command("issue")
@@ -192,7 +198,8 @@ def issue_command(
     action: Action = "issue" if file else "reissue"
     result = _run_flow(settings, str(file) if file else str(reissue), action, out, sheet)
     _print(result, as_json, sandbox=settings.uses_sandbox)
-    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected else EXIT_OK)
+    # A report not written (a full disk) is exit 1, never 2: the claims are issued.
+    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected or result.report_error else EXIT_OK)
 
 
 @links_app.command("report")
@@ -216,7 +223,8 @@ def report_command(
     # Done only when every recipient was paid: a used claim may still be a failed payout, and a
     # payout the service could not confirm is not known to be paid.
     confirmed = not (result.refreshed and result.refreshed.unconfirmed)
-    raise typer.Exit(EXIT_OK if result.figures.all_paid and confirmed else EXIT_NOT_ALL_PAID)
+    done = result.figures.all_paid and confirmed and not result.report_error
+    raise typer.Exit(EXIT_OK if done else EXIT_NOT_ALL_PAID)
 
 
 def unconfirmed_lines(unconfirmed: list[str], *, sandbox: bool) -> list[str]:
@@ -249,9 +257,15 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 @links_app.command("serve")
 def serve_command(
     port: int = typer.Option(8090, "--port", min=1, max=65535, help="Port to listen on."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    host: Host = "127.0.0.1",
+    certfile: CertFile = None,
+    keyfile: KeyFile = None,
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """Answer claim URLs: mint a signed widget link and redirect the recipient to it."""
+    exposure = checked_exposure(
+        host, certfile, keyfile, forwarded_allow_ips, serves="claim pages and their cookie"
+    )
     from payflow.api import PayoutsClient
     from payflow.links.server import (
         CLAIM_RETRY,
@@ -301,7 +315,7 @@ def serve_command(
         except PaymentsApiError as exc:
             fail(f"cannot answer claims: {exc}")
         app_ = create_claims_app(store, client, token, widget_url, merchant)
-        server = uvicorn.Server(claims_uvicorn_config(app_, host, port))
+        server = uvicorn.Server(claims_uvicorn_config(app_, host, port, exposure))
         for stop_signal in (signal.SIGTERM, signal.SIGINT):
             signal.signal(stop_signal, _stopped)
         if claims_lead_elsewhere(settings.links_url, port):
@@ -314,6 +328,7 @@ def serve_command(
                 "address before issuing claims",
                 err=True,
             )
-        typer.echo(f"payflow links: answering claims on http://{host}:{port}/claim/...", err=True)
+        claims_at = exposure.url(port) + "claim/..."
+        typer.echo(f"payflow links: answering claims on {claims_at}", err=True)
         server.run(sockets=[listening])
     typer.echo("payflow links: stopped", err=True)

@@ -126,7 +126,8 @@ def refund_command(
     except PaymentsApiError as exc:
         fail(api_trouble(exc, then=RUN_AGAIN_TO_RESUME, sandbox=settings.uses_sandbox))
     _print(result, settings, as_json=as_json)
-    raise typer.Exit(0 if result.all_completed else 1)
+    # A report not written (a full disk) is exit 1, never 2: the refunds moved.
+    raise typer.Exit(0 if result.all_completed and not result.report_error else 1)
 
 
 def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> None:
@@ -138,8 +139,9 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
             "already_known": result.already_known,
             "statuses": result.statuses,
             "notices": result.notices,
-            "report": result.report_xlsx,
+            "report": result.report_xlsx or None,
             "sandbox": result.sandbox,
+            **({"report_error": result.report_error} if result.report_error else {}),
         }
         print(json.dumps(summary))
         return
@@ -160,8 +162,11 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
         more = len(result.pending) - SHOWN_ROWS
         shown = ", ".join(result.pending[:SHOWN_ROWS]) + (f" and {more} more" if more > 0 else "")
         print(f"  not final at the deadline: {shown}")
-    print(f"report: {result.report_xlsx}")
-    print(f"        {result.report_csv}")
+    if result.report_error:
+        print(result.report_error)
+    else:
+        print(f"report: {result.report_xlsx}")
+        print(f"        {result.report_csv}")
     if result.sandbox:
         print(NO_REAL_MONEY_MOVED)
 

@@ -57,6 +57,7 @@ from payflow.runtime import (
     ApiEndpoint,
     ConfigurationError,
     api_endpoint,
+    holds_api_token,
     open_ledger,
 )
 from payflow.schemas.iso4217 import amount_text
@@ -192,6 +193,51 @@ def paying_endpoint(settings: Settings) -> Iterator[tuple[ApiEndpoint, str | Non
             receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
             callback_url = stack.enter_context(receiver).url
         yield endpoint, callback_url
+
+
+@contextmanager
+def _paying_or_registering(
+    settings: Settings, registering_only: bool
+) -> Iterator[tuple[ApiEndpoint | None, str | None]]:
+    """`paying_endpoint`, or (a process without the API token, which only registers) no
+    endpoint, with SIGTERM/SIGINT stopping the run cleanly all the same."""
+    if not registering_only:
+        with paying_endpoint(settings) as found:
+            yield found
+        return
+    with stop_on_signals():
+        yield None, None
+
+
+def registered_only(settings: Settings, counts: BatchCounts, *, as_json: bool) -> NoReturn:
+    """A process without the API token registered and submitted the batch: say that nothing
+    was sent and who acts next (the checkers, then the paying side), exit 1."""
+    batch_id = counts.batch_id
+    steps = _approval_steps_left(settings, batch_id) if counts.to_send else 0
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "batch_id": batch_id,
+                    "registered": True,
+                    "waiting_for_approvals": steps,
+                    "sandbox": False,
+                }
+            )
+        )
+    approval = (
+        f"it waits for approval by {counted(steps, 'person')} (payflow approve {batch_id}); then "
+        if steps
+        else ""
+    )
+    print(
+        f"payflow: batch {batch_id} is registered and nothing was sent: this process holds no "
+        f"PAYFLOW_API_TOKEN; {approval}the paying side pays it (payflow pay {batch_id})",
+        file=sys.stderr,
+    )
+    for line in approval_lines(settings, batch_id) if steps else []:
+        print(line, file=sys.stderr)
+    raise typer.Exit(EXIT_NOT_ALL_COMPLETED)
 
 
 def say_sandbox(endpoint: ApiEndpoint) -> None:
@@ -365,9 +411,11 @@ def run_command(
         check_ledger(settings)
         # Checked once here, before Prefect is waited for: the intake and pay flows run below
         # in this process take it as checked (each asked GET /v1/merchants/balance again).
+        # A maker's process without the API token registers and submits; the paying side pays.
+        registering_only = settings.api_url is not None and not holds_api_token(settings)
         with (
             binding_checked_here(settings, settings.uses_sandbox),
-            paying_endpoint(settings) as (endpoint, callback_url),
+            _paying_or_registering(settings, registering_only) as (endpoint, callback_url),
         ):
             prefect.ready()
             intake: IntakeResult = run_until_done(
@@ -376,8 +424,8 @@ def run_command(
                     sheet=sheet,
                     strict=strict,
                     out_dir=out_dir,
-                    api_url=endpoint.base_url,
-                    sandbox=endpoint.is_sandbox,
+                    api_url=endpoint.base_url if endpoint else settings.api_url,
+                    sandbox=endpoint.is_sandbox if endpoint else False,
                     made_by=maker.name,
                 )
             )
@@ -388,7 +436,7 @@ def run_command(
             held = (
                 as_the_ledger_holds_it(settings, batch_id, out) if settings.uses_sandbox else None
             )
-            if counts.to_send and held is None:
+            if counts.to_send and held is None and endpoint is not None:
                 # Only now: a file refused, or with nothing to pay, moved no money of any kind,
                 # and a line about money above its error read as if a run had started.
                 say_sandbox(endpoint)
@@ -400,6 +448,8 @@ def run_command(
                 say(line)
             if held is not None:
                 finish(settings, held, as_json=as_json)
+            if endpoint is None:
+                registered_only(settings, counts, as_json=as_json)
             _stop_before_paying(batch_id, resume)
             # The maker's confirmation submits the batch; it is not an approval. pay_batch asks
             # the approval policy, from the ledger, before the first payout.

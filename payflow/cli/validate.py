@@ -15,6 +15,7 @@ from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare, writable_folder
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
+from payflow.intake.kept import kept_banks, kept_lookups
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.opening import why_not_written
@@ -25,6 +26,8 @@ from payflow.runtime import (
     ConfigurationError,
     api_endpoint,
     client_for,
+    holds_api_token,
+    open_ledger,
 )
 from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.rules import RulesTableError
@@ -54,11 +57,28 @@ async def _fetch_lookups(endpoint: ApiEndpoint, raw: RawBatch, settings: Setting
         return await fetch_lookups(client, phones, concurrency=min(settings.max_in_flight, 16))
 
 
+def validate_without_token(
+    raw: RawBatch, *, settings: Settings, strict: bool = False
+) -> ValidationReport:
+    """Validate with the lists a paying process kept in the ledger (this process holds no API
+    token); the report says how old they are and which rows the paying process checks."""
+    phones = sbp_phones(raw)
+    with open_ledger(settings) as ledger:
+        kept = kept_lookups(ledger, phones)
+    report = validate_rows(
+        raw, services=kept.services, banks_for_phones=kept_banks(kept), strict=strict
+    )
+    report.not_checked = kept.told(report.not_checked, phones)
+    return report
+
+
 def validate_file(
     path: Path, *, settings: Settings, sheet: str | None = None, strict: bool = False
 ) -> tuple[ValidationReport, bool]:
     """Validate a batch file against the configured API (or the sandbox); report and is_sandbox."""
     raw = read_batch_file(path, sheet)  # an unreadable file fails before a sandbox starts
+    if settings.api_url is not None and not holds_api_token(settings):
+        return validate_without_token(raw, settings=settings, strict=strict), False
     with api_endpoint(settings) as endpoint:
         report = validate_with(endpoint, raw, settings=settings, strict=strict)
         return report, endpoint.is_sandbox

@@ -10,6 +10,7 @@ import typer
 import uvicorn
 
 from payflow.cli.app import app, fail
+from payflow.cli.exposure import CertFile, ForwardedAllowIps, Host, KeyFile, checked_exposure
 from payflow.cli.setup import listening_socket, load_settings
 from payflow.runtime import ConfigurationError, api_token, open_ledger
 from payflow.settings import Settings
@@ -32,21 +33,29 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 @app.command("webhooks")
 def webhooks(
     port: int = typer.Option(8081, "--port", min=1, max=65535, help="Port to listen on."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    host: Host = "127.0.0.1",
+    certfile: CertFile = None,
+    keyfile: KeyFile = None,
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """Receive signed payout webhooks and record their statuses in the ledger."""
+    exposure = checked_exposure(
+        host, certfile, keyfile, forwarded_allow_ips, serves="payout statuses"
+    )
     settings = load_settings()
     token = webhook_token(settings)
     listening = listening_socket(host, port)
     ledger = open_ledger(settings)
     logging.getLogger("payflow").setLevel(logging.INFO)
-    typer.echo(f"payflow webhooks: listening on http://{host}:{port}{WEBHOOK_PATH}", err=True)
+    url = exposure.url(port).rstrip("/") + WEBHOOK_PATH
+    typer.echo(f"payflow webhooks: listening on {url}", err=True)
     config = uvicorn.Config(
         create_receiver_app(ledger, token),
         host=host,
         port=port,
         log_level="warning",
         access_log=False,
+        **exposure.uvicorn_options(),
     )
     server = uvicorn.Server(config)
     # uvicorn drains on SIGTERM/SIGINT, then re-raises the signal to the handler it found;

@@ -1,11 +1,13 @@
-"""Who may reach the console, and over what: loopback by default, beyond it only over TLS.
+"""Who may reach a payflow server, and over what: loopback by default, beyond it only over TLS.
 
-Sign-in sends passwords and the session cookie approves payouts: served beyond this machine over
-plain HTTP, anyone on the path reads both. A host other than loopback is refused unless the
-console serves TLS itself (`--certfile/--keyfile`) or the operator names the TLS proxy in front
-of it (`--forwarded-allow-ips`). Proxy headers (X-Forwarded-For, X-Forwarded-Proto) are trusted
-from those addresses only: uvicorn's default trusts them from 127.0.0.1, so any local process
-could pose as any client address and get past the sign-in limit per address.
+The one rule of the console, `payflow webhooks` and `payflow links serve`. Sign-in sends
+passwords and the session cookie approves payouts; webhooks carry payout statuses; claim pages
+lead recipients to enter bank details: served beyond this machine over plain HTTP, anyone on the
+path reads them. A host other than loopback is refused unless the server serves TLS itself
+(`--certfile/--keyfile`) or the operator names the TLS proxy in front of it
+(`--forwarded-allow-ips`). Proxy headers (X-Forwarded-For, X-Forwarded-Proto) are trusted from
+those addresses only: uvicorn's default trusts them from 127.0.0.1, so any local process could
+pose as any client address (and get past the sign-in limit per address) or claim HTTPS.
 """
 
 from __future__ import annotations
@@ -20,21 +22,23 @@ LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost
 
 
 class ExposureRefused(ValueError):
-    """The console would serve beyond this machine without TLS; the message says what to give."""
+    """A server would serve beyond this machine without TLS; the message says what to give."""
 
 
 @dataclass(frozen=True)
 class Exposure:
-    """Where the console listens, its TLS files and the proxies whose headers it trusts."""
+    """Where a server listens, its TLS files and the proxies whose headers it trusts; `serves`
+    names what would cross the network, for the refusal."""
 
     host: str
     certfile: Path | None = None
     keyfile: Path | None = None
     forwarded_allow_ips: tuple[str, ...] = ()
+    serves: str = "sign-in and its cookie"
 
     @property
     def tls(self) -> bool:
-        """Whether the console serves HTTPS itself."""
+        """Whether the server serves HTTPS itself."""
         return self.certfile is not None
 
     def check(self) -> None:
@@ -48,7 +52,7 @@ class Exposure:
         if is_loopback(self.host) or self.tls or self.forwarded_allow_ips:
             return
         raise ExposureRefused(
-            f"--host {self.host} would serve sign-in and its cookie beyond this machine over "
+            f"--host {self.host} would serve {self.serves} beyond this machine over "
             "plain HTTP: give --certfile and --keyfile (TLS), or --forwarded-allow-ips with the "
             "addresses of the TLS proxy in front of it; nothing was started"
         )

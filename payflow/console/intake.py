@@ -15,6 +15,7 @@ from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
 from payflow.console.kept_uploads import KeptUpload
 from payflow.console.operators import Operator
 from payflow.intake import BatchFileError, Problem, read_batch_file
+from payflow.intake.kept import keep_fetched
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.problems import SheetToChoose
 from payflow.intake.report_files import write_rejects_report
@@ -88,6 +89,7 @@ def take_upload(
         return await fetch_lookups(client, sbp_phones(raw))  # type: ignore[arg-type]
 
     found = with_client(ctx.target, lookups)
+    keep_fetched(ctx.ledger, found.services, found.banks)  # for makers without the token
     report = validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))
     outcome = register_report(ctx.ledger, report)
     maker = operator.name

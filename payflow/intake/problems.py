@@ -96,6 +96,9 @@ class ValidationReport:
     warnings: list[Problem] = field(default_factory=list)
     bank_resolutions: list[BankResolution] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)  # checks skipped for lack of a lookup
+    # Row number -> "bank", "service" or "bank,service": a valid row whose check waited for a
+    # list this process could not fetch (no API token); the paying process checks it first.
+    unchecked: dict[int, str] = field(default_factory=dict)
     # SBP phones are sent exactly as given, so this stays empty; kept for the report's shape.
     phone_reformattings: list[tuple[int, str, str]] = field(default_factory=list)
     # Row number -> what a rejected row's cells said: the reports count it under the currency

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from payflow.intake.problems import RejectedCells, ValidationReport
 from payflow.ledger import IntakeWarning, Ledger, RegisterOutcome, RejectedRow
+from payflow.ledger.kept_lists import mark_unchecked
 from payflow.redact import printable
 
 
@@ -40,8 +41,10 @@ def intake_warnings(report: ValidationReport) -> list[IntakeWarning]:
 
 
 def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome:
-    """Record the batch once, keyed by externalId; a re-upload registers nothing new."""
-    return ledger.register_batch(
+    """Record the batch once, keyed by externalId; a re-upload registers nothing new. A row
+    whose bank or service could not be checked here is marked: never sent until a paying
+    process has checked it."""
+    outcome = ledger.register_batch(
         report.batch_id,
         report.source_name,
         report.instructions,
@@ -50,3 +53,11 @@ def register_report(ledger: Ledger, report: ValidationReport) -> RegisterOutcome
         warnings=intake_warnings(report),
         legacy_ids=report.legacy_ids,
     )
+    if report.unchecked:
+        marks = {
+            i.external_id: report.unchecked[i.row_number]
+            for i in report.instructions
+            if i.row_number in report.unchecked
+        }
+        mark_unchecked(ledger, report.batch_id, marks)
+    return outcome

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Engine,
     Row,
     and_,
+    exists,
     insert,
     or_,
     select,
@@ -27,7 +28,13 @@ from sqlalchemy import (
 
 from payflow.ledger.records import ClaimedPayout, Disposition
 from payflow.ledger.states import EventSource, RowState, is_allowed
-from payflow.ledger.tables import INSTRUCTION_FIELDS, BatchRow, Payout, StatusEvent
+from payflow.ledger.tables import (
+    INSTRUCTION_FIELDS,
+    BatchRow,
+    Payout,
+    StatusEvent,
+    UncheckedRow,
+)
 from payflow.model import PayoutInstruction
 
 _COLUMNS = [getattr(Payout, name) for name in INSTRUCTION_FIELDS] + [
@@ -141,7 +148,11 @@ def _claim_validated(
     connection: Connection, batch_id: str, limit: int, lease: _Lease
 ) -> list[ClaimedPayout]:
     assert is_allowed(RowState.VALIDATED, RowState.SUBMITTING)
-    rows = _lock_rows(connection, batch_id, Payout.state == RowState.VALIDATED.value, limit)
+    # A row registered without its bank or service checked is never sent while marked: the
+    # paying process checks it first (`payflow.ledger.kept_lists`).
+    checked = ~exists().where(UncheckedRow.external_id == Payout.external_id)
+    sendable = and_(Payout.state == RowState.VALIDATED.value, checked)
+    rows = _lock_rows(connection, batch_id, sendable, limit)
     if not rows:
         return []
     connection.execute(

@@ -92,7 +92,9 @@ API_STATUSES = frozenset({S.CREATED, S.PROCESSING}) | FINAL_STATUSES
 """The values `record_status` and `mark_created` accept from the service."""
 
 TRANSITIONS: dict[RowState, frozenset[RowState]] = {
-    S.VALIDATED: frozenset({S.SUBMITTING, S.HELD}),
+    # -> SUBMIT_REJECTED: a row registered without its bank or service checked (a maker's
+    # process holds no API token) that the paying process checked and found wrong, unsent.
+    S.VALIDATED: frozenset({S.SUBMITTING, S.HELD, S.SUBMIT_REJECTED}),
     S.HELD: frozenset({S.VALIDATED}),
     # SUBMITTING -> VALIDATED only after a lookup by externalId said 404 (safe to retry);
     # -> a final status when the lookup adopted a payout that already finished.

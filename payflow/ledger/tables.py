@@ -576,3 +576,26 @@ class Lease(Base):
     holder: Mapped[str] = mapped_column(String(255))
     taken_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class KeptList(Base):
+    """A list of the payments service that validation needs, as the last process holding the
+    API token fetched it: the services list (key "services") or one SBP phone's banks (key
+    "banks:" and the phone). A maker's process without the token validates with these."""
+
+    __tablename__ = "kept_lists"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    body: Mapped[str] = mapped_column(Text)  # the list as JSON
+    fetched_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class UncheckedRow(Base):
+    """A registered row whose bank or service its maker's process could not check (no API
+    token, no kept list): never claimed for sending until a paying process has checked it."""
+
+    __tablename__ = "unchecked_rows"
+
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_LENGTH), primary_key=True)
+    batch_id: Mapped[str] = mapped_column(String(BATCH_ID_LENGTH), index=True)
+    checks: Mapped[str] = mapped_column(String(32))  # "bank", "service" or "bank,service"

@@ -20,6 +20,8 @@ from payflow.links.report import (
 )
 from payflow.links.rows import LinkRowsReport
 from payflow.links.store import CONFLICT_COLUMN, CONFLICT_RULE, LinkStore
+from payflow.opening import why_not_written
+from payflow.wording import report_not_written
 
 
 @dataclass(frozen=True)
@@ -109,14 +111,30 @@ def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
     return [v for v in store.rows(batch_id) if v.claim_state(now) is ClaimState.EXPIRED_UNUSED]
 
 
-def report_links(
-    store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
-) -> tuple[LinksReportPaths, LinksFigures]:
+@dataclass(frozen=True)
+class LinksReport:
+    """The report's files (None: not written) and its figures, read from the ledger either way;
+    `error`: the one line saying why it was not written and the command that writes it."""
+
+    paths: LinksReportPaths | None
+    figures: LinksFigures
+    error: str = ""
+
+
+def report_links(store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool) -> LinksReport:
     """Write the links report from the ledger, rejected rows included (whichever run writes it;
-    `sandbox`: the embedded sandbox served); returns its paths and its figures."""
+    `sandbox`: the embedded sandbox served); its figures even when it cannot be written."""
     views = store.rows(batch_id)
     known = store.known(batch_id)
     rejects = store.rejects(batch_id)
     now = store.now()
-    paths = write_links_report(out_dir, batch_id, views, now, rejects, known, sandbox=sandbox)
-    return paths, links_figures(views, rejects, now, known)
+    figures = links_figures(views, rejects, now, known)
+    try:
+        paths = write_links_report(out_dir, batch_id, views, now, rejects, known, sandbox=sandbox)
+    except OSError as exc:
+        # Recipients may have been paid: the figures are the ledger's, the report comes later.
+        command = f"payflow links report {batch_id} --out DIR"
+        return LinksReport(
+            None, figures, report_not_written(out_dir, why_not_written(exc), command)
+        )
+    return LinksReport(paths, figures)

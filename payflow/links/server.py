@@ -25,6 +25,7 @@ from starlette.routing import Route
 from payflow.api import PayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.api.retry import RetryPolicy
+from payflow.console.exposure import Exposure
 from payflow.ledger.states import FINAL_STATUSES, IllegalTransition, RowState, parse_api_status
 from payflow.links.minting import mint_link
 from payflow.links.records import ClaimLookup
@@ -227,9 +228,15 @@ def create_claims_app(
     )
 
 
-def claims_uvicorn_config(app: Starlette, host: str, port: int) -> uvicorn.Config:
-    """uvicorn settings for the claims server: no access log (claim URLs carry tokens)."""
-    return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+def claims_uvicorn_config(
+    app: Starlette, host: str, port: int, exposure: Exposure | None = None
+) -> uvicorn.Config:
+    """uvicorn settings for the claims server: no access log (claim URLs carry tokens); TLS and
+    proxy headers as `exposure` says (none: no proxy header is trusted, not even loopback's)."""
+    options = (exposure or Exposure(host)).uvicorn_options()
+    return uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, **options
+    )
 
 
 class ClaimsServer(BackgroundServer):

@@ -130,6 +130,15 @@ def report_line(view: RefundRowView) -> RefundReportLine:
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class RefundReport:
+    """The refund report's files, or None with the one line saying why they were not written
+    and the command that writes them."""
+
+    paths: ReportPaths | None
+    error: str = ""
+
+
 def write_refund_report(
     out_dir: Path, batch_id: str, views: Iterable[RefundRowView], *, sandbox: bool
 ) -> ReportPaths:

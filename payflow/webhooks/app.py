@@ -49,7 +49,9 @@ def create_receiver_app(ledger: Ledger, token: str | SecretStr) -> Starlette:
         try:
             verify_signature(body, request.headers.get("x-signature"), secret.get_secret_value())
         except SignatureInvalidError:
-            logger.warning("webhook refused: bad or missing X-Signature")
+            # The sender's address (a named proxy's client, else the peer): who forges them.
+            sender = request.client.host if request.client else "?"
+            logger.warning("webhook refused: bad or missing X-Signature (from %s)", sender)
             return JSONResponse({"error": "signature invalid"}, status_code=401)
         kind = request.headers.get("x-type", PAYOUT_UPDATE)
         if kind in REFUND_KINDS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uvicorn
 from pydantic import SecretStr
 
+from payflow.console.exposure import Exposure
 from payflow.ledger import Ledger
 from payflow.serving import BackgroundServer
 from payflow.webhooks.app import WEBHOOK_PATH, create_receiver_app
@@ -40,7 +41,12 @@ class WebhookReceiver(BackgroundServer):
         assert self._ledger is not None
         app = create_receiver_app(self._ledger, self._token)
         return uvicorn.Config(
-            app, host=self._host, port=self._port, log_level="warning", access_log=False
+            app,
+            host=self._host,
+            port=self._port,
+            log_level="warning",
+            access_log=False,
+            **Exposure(self._host).uvicorn_options(),  # no proxy header trusted, as everywhere
         )
 
     def _closed(self) -> None:

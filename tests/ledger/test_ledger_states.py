@@ -24,7 +24,7 @@ def test_every_allowed_move_applies(current: RowState, new: RowState) -> None:
 
 
 def test_the_table_holds_the_documented_moves() -> None:
-    assert TRANSITIONS[S.VALIDATED] == {S.SUBMITTING, S.HELD}
+    assert TRANSITIONS[S.VALIDATED] == {S.SUBMITTING, S.HELD, S.SUBMIT_REJECTED}
     assert TRANSITIONS[S.HELD] == {S.VALIDATED}  # only an operator's --allow-repeat
     assert TRANSITIONS[S.SUBMITTING] == {
         S.CREATED, S.PROCESSING, S.SUBMIT_REJECTED, S.CONFLICT, S.VALIDATED, *FINAL_STATUSES
