@@ -355,6 +355,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             error=None,
             submitted=is_submitted(ctx, batch_id),
             state=pages.batch_state(ctx, batch_id, counts),
+            conflicts=pages.conflicts(ctx, batch_id),
+            # Only of rows the batch may send: an outlier on a CONFLICT row is never paid.
+            warnings=ctx.ledger.intake_warnings(batch_id),
         )
 
     @page(refund_batches=True)
@@ -410,6 +413,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             waiting=pages.waiting_note(ctx, batch_id, state),
             rows_left=rows_left(counts),
             not_reconciled=pages.why_not_reconcile(state, counts),
+            rechecked=pages.rechecked_line(ctx, batch_id),
             no_report=pages.why_no_report(state, counts),
             report_versions=ctx.ledger.report_versions(batch_id),
             last_heard=last_heard(ctx, batch_id),
