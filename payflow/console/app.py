@@ -96,6 +96,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     templates.env.filters["money"] = amount_text
     templates.env.filters["counted"] = counted
     templates.env.filters["breakable"] = at_separators
+    templates.env.filters["batch_links"] = pages.batch_links
     limit_mb = ctx.max_upload_bytes / (1024 * 1024)
     limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+
+from markupsafe import Markup, escape
 
 from payflow.approvals import Approved, Expired, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
@@ -113,6 +116,22 @@ def conflicts(ctx: ConsoleContext, batch_id: str) -> tuple[int, list[RejectedLin
     """How many rows of the batch were refused as a known externalId with other content, and the
     first ones, each naming the earlier payout's batch and the columns that differ."""
     return ctx.ledger.conflict_rows(batch_id, SHOWN_CONFLICTS)
+
+
+# "registered by batch <id> (row N)": how a conflict's reason names the earlier payout's batch
+# (payflow.ledger.register._conflict_reason).
+_EARLIER_BATCH = re.compile(r"(by batch )([\w.-]+)( \(row )")
+
+
+def batch_links(text: str) -> Markup:
+    """A conflict's reason, escaped, with the earlier batch it names linked to its page: "look
+    that payout up" sent the operator to search the batches list for a 20-character id."""
+    out, at = Markup(""), 0
+    for found in _EARLIER_BATCH.finditer(text):
+        link = Markup('<a href="/batches/{0}">{0}</a>').format(found[2])
+        out += escape(text[at : found.start(2)]) + link
+        at = found.end(2)
+    return out + escape(text[at:])
 
 
 def rechecked_line(ctx: ConsoleContext, batch_id: str) -> str | None:

@@ -584,6 +584,7 @@ def test_the_upload_and_batch_pages_name_each_conflict_row_and_no_one_is_warned_
     expect(conflicts).to_contain_text("cf-c-ok-1")
     expect(conflicts).to_contain_text(f"registered by batch {first} (row 2) with different amount")
     expect(conflicts).to_contain_text("150000 here, 1500 before")
+    expect(conflicts.locator(f"a[href='/batches/{first}']")).to_have_text(first)
     # The outlier is that row's only warning: never sent, so nobody is warned of it.
     expect(maker.locator("#upload-warnings")).to_have_count(0)
     expect(result).to_contain_text("The row refused as a conflict is never sent")
