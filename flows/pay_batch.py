@@ -34,13 +34,19 @@ from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.run_end import NOT_ALL_PAID, REPORT_NOT_WRITTEN, record_pay_run_end
+from payflow.paying.sandbox_end import settle_sandbox
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text, rows_in, waiting_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted
 from payflow.tasks.count_batch import count_batch, count_latest_attempts, count_not_rechecked
-from payflow.tasks.reconcile_batch import report_batch, snapshot_balance, write_batch_report_only
+from payflow.tasks.reconcile_batch import (
+    reconcile_batch,
+    report_batch,
+    snapshot_balance,
+    write_batch_report_only,
+)
 from payflow.tasks.submit_payouts import (
     check_merchant_balance,
     check_unchecked_rows,
@@ -74,6 +80,7 @@ def pay_batch(
     wait_for_approval: bool = True,
     ledger_url: str | None = None,
     started_by: str | None = None,
+    sandbox_ends_with_run: bool = False,
 ) -> PayResult | State[PayResult]:
     """Pay the batch's rows not yet sent, follow every payout to a final status, report; a
     Failed state named `NOT_ALL_PAID` (with the result) when some row is not COMPLETED.
@@ -82,7 +89,9 @@ def pay_batch(
     batch under every limit goes on by itself; otherwise the run pauses in a tagged subflow
     (or, with `wait_for_approval=False`, stops with `ApprovalNeeded`). Knobs left None default
     from settings, and so does `ledger_url`. With `started_by` (who approved, in the console)
-    the run appends its end to the action log, wherever it runs."""
+    the run appends its end to the action log, wherever it runs. `sandbox_ends_with_run`: the
+    caller stops the embedded sandbox when the run returns (`payflow run`), so the run applies
+    its pending moves and reads them first, as it does with a sandbox it started itself."""
     quiet_expected_failures()
     settings = Settings()
     knobs = PayKnobs.from_settings(
@@ -127,10 +136,16 @@ def pay_batch(
             # Tracking stops on a signal as on its deadline: it read "still pending at the
             # deadline", exit 1, with no resume line; the next run tracks and reconciles.
             raise RunInterrupted(batch_id, STOP.signal_name)
-        # The report from the ledger, where webhooks and polls put each final status: the run
-        # does not re-fetch every payout; the scheduled reconciliation (reconcile-pending, then
-        # reconcile-recent daily) and `payflow reconcile` do, and the summary says so.
-        reconciled = report_batch(target, batch_id, reports)
+        if _settled(target, sandbox_ends_with_run or (api_url is None and target.sandbox)):
+            # The sandbox ends with this run and just applied moves still due (a correction
+            # after completion): the run re-fetches every payout, as a reconciliation would.
+            reconciled = reconcile_batch(target, batch_id, reports)
+        else:
+            # The report from the ledger, where webhooks and polls put each final status: the
+            # run does not re-fetch every payout; the scheduled reconciliation
+            # (reconcile-pending, then reconcile-recent daily) and `payflow reconcile` do, and
+            # the summary says so.
+            reconciled = report_batch(target, batch_id, reports)
         # Read after the last state change: every figure below and the exit code follow it.
         counts = count_batch(target.ledger_url, batch_id)
         latest = count_latest_attempts(target.ledger_url, batch_id)
@@ -174,6 +189,20 @@ class NotAllPaid(ExpectedFailure):
     def __init__(self, message: str, result: PayResult) -> None:
         super().__init__(message)
         self.result = result
+
+
+def _settled(target: RunTarget, sandbox_ends: bool) -> bool:
+    """True when the embedded sandbox, ending with this run (`sandbox_ends`), applied pending
+    payout moves when asked: a move due after the run would be lost with it."""
+    if not (sandbox_ends and target.sandbox):
+        return False
+    applied = settle_sandbox(target.api_url)
+    if applied is None:
+        get_run_logger().warning(
+            "the embedded sandbox did not apply its pending moves when asked: the run's figures "
+            "are the webhooks' and polls' word, not re-checked"
+        )
+    return bool(applied)
 
 
 def pay_result(state: State[Any]) -> PayResult:

@@ -29,20 +29,32 @@ def report_not_written(folder: object, why: str, command: str) -> str:
 RECHECKED_WITHIN = "30 minutes"
 
 
-def not_rechecked_line(n: int, batch_id: str, *, embedded: bool = False) -> str:
-    """The pay run's word on its figures: read from the ledger (webhooks and polls), `n` payouts
-    not yet re-fetched, and when that happens (never, on the `embedded` sandbox, gone with its
-    run)."""
+def not_rechecked_line(
+    n: int, batch_id: str, *, embedded: bool = False, console: bool = False
+) -> str:
+    """The word on a batch's figures: read from the ledger (webhooks and polls), `n` payouts not
+    yet re-fetched, and when that happens: never on a run's `embedded` sandbox (gone with its
+    run); on the `console`'s page, by its "Reconcile now" (its own sandbox lives while it runs)."""
+    if embedded and console:
+        return (
+            f"{counted(n, 'payout')} not yet re-checked against the service: no scheduled "
+            "reconciliation reaches this console's embedded sandbox; “Reconcile now” on this "
+            "page re-fetches them while the console runs"
+        )
     if embedded:
         return (
             f"{counted(n, 'payout')} not re-checked against the service: the embedded sandbox "
             "ends with this run, so no reconciliation can ask it again"
         )
+    now = (
+        "“Reconcile now” on this page does it now"
+        if console
+        else f"`payflow reconcile {batch_id}` does it now"
+    )
     return (
         f"{counted(n, 'payout')} not yet re-checked against the service: the scheduled "
         f"reconciliation re-fetches them within {RECHECKED_WITHIN} (reconcile-pending), then "
-        "daily through the correction window (reconcile-recent); "
-        f"`payflow reconcile {batch_id}` does it now"
+        f"daily through the correction window (reconcile-recent); {now}"
     )
 
 

@@ -277,6 +277,8 @@ def pay_in_process(
                     sandbox=endpoint.is_sandbox,
                     callback_url=callback_url,
                     wait_for_approval=False,
+                    # The embedded sandbox stops when this command's block ends.
+                    sandbox_ends_with_run=endpoint.is_sandbox,
                     return_state=True,
                 )
             )

@@ -96,6 +96,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     templates.env.filters["money"] = amount_text
     templates.env.filters["counted"] = counted
     templates.env.filters["breakable"] = at_separators
+    templates.env.filters["batch_links"] = pages.batch_links
     limit_mb = ctx.max_upload_bytes / (1024 * 1024)
     limit_text = f"{limit_mb:g} MB" if limit_mb >= 1 else f"{ctx.max_upload_bytes // 1024} KB"
 
@@ -355,6 +356,9 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             error=None,
             submitted=is_submitted(ctx, batch_id),
             state=pages.batch_state(ctx, batch_id, counts),
+            conflicts=pages.conflicts(ctx, batch_id),
+            # Only of rows the batch may send: an outlier on a CONFLICT row is never paid.
+            warnings=ctx.ledger.intake_warnings(batch_id),
         )
 
     @page(refund_batches=True)
@@ -410,6 +414,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             waiting=pages.waiting_note(ctx, batch_id, state),
             rows_left=rows_left(counts),
             not_reconciled=pages.why_not_reconcile(state, counts),
+            rechecked=pages.rechecked_line(ctx, batch_id),
             no_report=pages.why_no_report(state, counts),
             report_versions=ctx.ledger.report_versions(batch_id),
             last_heard=last_heard(ctx, batch_id),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+
+from markupsafe import Markup, escape
 
 from payflow.approvals import Approved, Expired, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
@@ -33,7 +36,7 @@ from payflow.refunds.report import not_refunded, why_not_refunded
 from payflow.rerun import FailureClass, classifier, find_candidates, group_candidates
 from payflow.rerun.preview import PreviewGroup, group_key
 from payflow.schemas.iso4217 import money_words
-from payflow.wording import state_words, unsent_words
+from payflow.wording import not_rechecked_line, state_words, unsent_words
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,37 @@ def why_not_reconcile(state: str, counts: BatchCounts) -> str | None:
     if not counts.at_service:
         return "no row of this batch was sent, so the service holds nothing of it to compare"
     return None
+
+
+def conflicts(ctx: ConsoleContext, batch_id: str) -> tuple[int, list[RejectedLine]]:
+    """How many rows of the batch were refused as a known externalId with other content, and the
+    first ones, each naming the earlier payout's batch and the columns that differ."""
+    return ctx.ledger.conflict_rows(batch_id, SHOWN_CONFLICTS)
+
+
+# "registered by batch <id> (row N)": how a conflict's reason names the earlier payout's batch
+# (payflow.ledger.register._conflict_reason).
+_EARLIER_BATCH = re.compile(r"(by batch )([\w.-]+)( \(row )")
+
+
+def batch_links(text: str) -> Markup:
+    """A conflict's reason, escaped, with the earlier batch it names linked to its page: "look
+    that payout up" sent the operator to search the batches list for a 20-character id."""
+    out, at = Markup(""), 0
+    for found in _EARLIER_BATCH.finditer(text):
+        link = Markup('<a href="/batches/{0}">{0}</a>').format(found[2])
+        out += escape(text[at : found.start(2)]) + link
+        at = found.end(2)
+    return out + escape(text[at:])
+
+
+def rechecked_line(ctx: ConsoleContext, batch_id: str) -> str | None:
+    """What `payflow run` and `payflow status` say of the batch's figures: how many sent payouts
+    no reconciliation re-fetched since their news, and when that happens; None when none."""
+    n = ctx.ledger.not_rechecked(batch_id)
+    if not n:
+        return None
+    return not_rechecked_line(n, batch_id, embedded=ctx.target.sandbox, console=True)
 
 
 def why_no_report(state: str, counts: BatchCounts) -> str | None:
@@ -338,26 +372,34 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
 
 @dataclass(frozen=True)
 class FinalFigures:
-    """How far the rows to pay are: rows rejected in the file are never sent, so they are
-    neither final nor left to do (before approval "6 of 21 final", a 28 % bar, counted them)."""
+    """How far the rows to pay are: rows rejected in the file or refused as a conflict are never
+    sent, so they are neither final nor left to do (before approval "6 of 21 final", a 28 %
+    bar, counted them)."""
 
     final: int
     of: int
-    rejected: int
+    rejected: int  # rejected in the file and refused as a conflict
+    conflicts: int = 0  # of `rejected`, the rows refused as a known externalId, other content
 
     @property
     def line(self) -> str:
-        """`0 of 15 final · 6 rejected in the file, never sent`."""
+        """`0 of 15 final · 6 rejected in the file, 1 refused as a conflict, never sent`."""
+        in_file = self.rejected - self.conflicts
+        never = [
+            *([f"{in_file} rejected in the file"] if in_file else []),
+            *([f"{self.conflicts} refused as a conflict"] if self.conflicts else []),
+        ]
         text = f"{self.final} of {self.of} final"
-        return text + (
-            f" · {self.rejected} rejected in the file, never sent" if self.rejected else ""
-        )
+        return text + (f" · {', '.join(never)}, never sent" if never else "")
 
 
 def final_figures(counts: BatchCounts) -> FinalFigures:
-    """The batch's rows to pay that are final, of how many, beside those rejected."""
+    """The batch's rows to pay that are final, of how many, beside those never sent."""
     return FinalFigures(
-        counts.final - counts.rejected, counts.rows - counts.rejected, counts.rejected
+        counts.final - counts.rejected,
+        counts.rows - counts.rejected,
+        counts.rejected,
+        counts.count(frozenset({RowState.CONFLICT})),
     )
 
 
@@ -457,7 +499,7 @@ def summary(ctx: ConsoleContext, batch_id: str) -> Summary:
         ctx.ledger, batch_id, classifier(ctx.settings.failure_classes_path)
     )
     out.groups = group_candidates(candidates.eligible)
-    out.conflicts = ctx.ledger.conflict_rows(batch_id, SHOWN_CONFLICTS)
+    out.conflicts = conflicts(ctx, batch_id)
     for candidate in candidates.eligible[:SHOWN_DETAILS]:
         sent = ctx.ledger.payout_instruction(candidate.external_id)
         if sent is not None:

@@ -71,6 +71,7 @@ def create_payout(state: SandboxState, draft: PayoutDraft) -> dict[str, Any]:
     state.timers.later(
         state.config.processing_delay,
         lambda: _to_processing(state, payout["id"], final, message),
+        settles=True,
     )
     return payout
 
@@ -82,7 +83,9 @@ def _to_processing(
     if final is STUCK:
         return
     state.timers.later(
-        state.config.final_delay, lambda: _to_final(state, payout_id, final, message)
+        state.config.final_delay,
+        lambda: _to_final(state, payout_id, final, message),
+        settles=True,
     )
 
 
@@ -96,7 +99,9 @@ def _to_final(state: SandboxState, payout_id: str, final: str, message: str | No
         state.balances.release(currency, amount)
     if final == CORRECTED:
         state.timers.later(
-            state.config.correction_delay, lambda: _correct(state, payout_id, currency, amount)
+            state.config.correction_delay,
+            lambda: _correct(state, payout_id, currency, amount),
+            settles=True,
         )
 
 

@@ -2,6 +2,8 @@
 
 `POST /_sandbox/payouts/{id}/status` {"status", "statusMessage"?, "amount"?, "currency"?} and
 `POST /_sandbox/balances` {"currency", "available"} (a signed change of the available amount).
+`POST /_sandbox/settle` applies every pending payout move now (answers {"applied": n}): what a
+run that ends its embedded sandbox asks first, so that its report reads the payouts' last word.
 """
 
 from __future__ import annotations
@@ -59,7 +61,13 @@ async def post_balance(request: Request) -> Response:
     return JSONResponse({"balances": state.balances.as_json()})
 
 
+async def post_settle(request: Request) -> Response:
+    """Apply every pending payout move now (a correction due after completion included)."""
+    return JSONResponse({"applied": state_of(request).timers.settle()})
+
+
 ROUTES = [
+    Route("/_sandbox/settle", post_settle, methods=["POST"]),
     Route("/_sandbox/payouts/{payout_id}/status", post_payout_status, methods=["POST"]),
     Route("/_sandbox/balances", post_balance, methods=["POST"]),
 ]

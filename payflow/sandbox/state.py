@@ -25,23 +25,41 @@ def now_iso() -> str:
 
 
 class Timers:
-    """One scheduler for every delayed move: `loop.call_later` handles, cancelled on shutdown."""
+    """One scheduler for every delayed move: `loop.call_later` handles, cancelled on shutdown.
+    A payout's moves (`settles`) can be applied at once before the sandbox stops: `settle`."""
 
     def __init__(self) -> None:
-        self._handles: set[asyncio.TimerHandle] = set()
+        self._handles: dict[asyncio.TimerHandle, tuple[Callable[[], None], bool]] = {}
 
-    def later(self, delay: float, action: Callable[[], None]) -> None:
-        """Run `action` on the loop after `delay` seconds."""
+    def later(self, delay: float, action: Callable[[], None], *, settles: bool = False) -> None:
+        """Run `action` on the loop after `delay` seconds (`settles`: or sooner, by `settle`)."""
         loop = asyncio.get_running_loop()
         handle: asyncio.TimerHandle | None = None
 
         def run() -> None:
             assert handle is not None
-            self._handles.discard(handle)
+            self._handles.pop(handle, None)
             action()
 
         handle = loop.call_later(max(delay, 0.0), run)
-        self._handles.add(handle)
+        self._handles[handle] = (action, settles)
+
+    def settle(self, rounds: int = 10) -> int:
+        """Apply every pending payout move now, and the moves those schedule (a completion, then
+        the platform's correction), `rounds` deep; how many were applied. An embedded sandbox
+        that ends with its run dropped a correction due 3 s after the payout completed, and the
+        run's report said COMPLETED of a payout the platform was about to take back."""
+        applied = 0
+        for _ in range(rounds):
+            due = [(h, action) for h, (action, settles) in self._handles.items() if settles]
+            if not due:
+                break
+            for handle, action in due:
+                handle.cancel()
+                self._handles.pop(handle, None)
+                action()
+                applied += 1
+        return applied
 
     def cancel_all(self) -> None:
         """Forget every pending move (server shutdown)."""

@@ -560,3 +560,69 @@ def test_the_batch_page_of_moved_payouts_reads_as_the_service_says(
     assert "row 6" in groups and "row 3" not in groups
     page.click("#report-versions summary")  # open, for the screenshot
     save_screenshot(page, tmp_path, "console-batch-moved-payouts.png")
+
+
+def test_the_upload_and_batch_pages_name_each_conflict_row_and_no_one_is_warned_of_it(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # Found by use: the upload page read "1 rejected" for a row whose externalId an earlier
+    # batch holds with another amount, naming neither the row, the batch nor the column, and
+    # listed the amount outlier warning of that row, which is never sent.
+    first = upload_clean(signed_in(console, "mia"), "first.csv", "cf")
+    again = [
+        ("cf-c-ok-1", "150000", "KES", "SIM", "254712340001", "Wanjiru Kamau", "u-1"),
+        ("cf2-n-1", "1000", "KES", "SIM", "254712347001", "Achieng Odhiambo", "u-7"),
+        ("cf2-n-2", "1500", "KES", "SIM", "254712347002", "Kamau Njoroge", "u-8"),
+        ("cf2-n-3", "2000", "KES", "SIM", "254712347003", "Chebet Rono", "u-9"),
+    ]
+    maker = _sign_in(browser, console, "mia")
+    _upload(maker, console, "again.csv", batch_csv(again), tmp_path)
+    result = maker.locator("#result")
+    expect(result).to_contain_text("3 to pay, 0 rejected, 1 refused as a conflict")
+    conflicts = maker.locator("#conflicts")
+    expect(conflicts).to_contain_text("never sent (1 row)")
+    expect(conflicts).to_contain_text("cf-c-ok-1")
+    expect(conflicts).to_contain_text(f"registered by batch {first} (row 2) with different amount")
+    expect(conflicts).to_contain_text("150000 here, 1500 before")
+    expect(conflicts.locator(f"a[href='/batches/{first}']")).to_have_text(first)
+    # The outlier is that row's only warning: never sent, so nobody is warned of it.
+    expect(maker.locator("#upload-warnings")).to_have_count(0)
+    expect(result).to_contain_text("The row refused as a conflict is never sent")
+    _shots(maker, tmp_path, "upload-conflict")
+    maker.set_viewport_size({"width": 390, "height": 844})
+    assert _hidden_sideways(maker) == []
+    maker.set_viewport_size({"width": 1280, "height": 900})
+
+    maker.click("text=Submit 3 rows for approval")
+    expect(maker.locator("#state")).to_have_text("awaiting approval")
+    expect(maker.locator("#conflicts")).to_contain_text("with different amount")
+    # Not "1 rejected in the file": the upload page said it passed every rule.
+    expect(maker.locator("#final-line")).to_have_text(
+        "0 of 3 final · 1 refused as a conflict, never sent"
+    )
+    _shots(maker, tmp_path, "batch-conflict")
+    batch_url = maker.url.split("?")[0]
+    checker = _sign_in(browser, console, "carl")
+    checker.goto(batch_url + "/approve")
+    expect(checker.locator("#totals")).to_contain_text("4500")  # the 3 rows to send
+    expect(checker.locator("#warnings")).to_have_count(0)
+    assert "cf-c-ok-1" not in checker.locator("main").inner_text()
+    _shots(checker, tmp_path, "approve-conflict")
+
+
+def test_the_batch_page_says_how_many_payouts_are_not_yet_rechecked_until_reconciled(
+    console: Console, browser: Browser, tmp_path: Path
+) -> None:
+    # `payflow run` and `payflow status` said "5 payouts not yet re-checked against the
+    # service" and when that happens; the batch page read as if its figures were final.
+    batch_id = upload_clean(signed_in(console, "mia"), "recheck.csv", "rk")
+    pay_with_the_engine(console, batch_id)
+    page = _sign_in(browser, console, "carl")
+    page.goto(f"{console.url}/batches/{batch_id}")
+    line = page.locator("#not-rechecked")
+    expect(line).to_contain_text("5 payouts not yet re-checked against the service")
+    expect(line).to_contain_text("“Reconcile now” on this page re-fetches them")
+    _shots(page, tmp_path, "batch-not-rechecked")
+    page.click("#reconcile-form button")
+    expect(page.locator(".notice")).to_contain_text("5 payouts fetched again")
+    expect(page.locator("#not-rechecked")).to_have_count(0)

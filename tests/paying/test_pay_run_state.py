@@ -50,3 +50,25 @@ def test_a_run_that_paid_every_row_completes(prefect_api, make_sandbox, tmp_path
         assert pay_result(state).counts.statuses == {"COMPLETED": 2}
         end = last_action(ledger, batch_id, FINISHED, FAILED)
         assert end is not None and end.action == FINISHED and "not paid" not in str(end.detail)
+
+
+def test_a_run_whose_sandbox_ends_with_it_reads_the_correction_due_after_completion(
+    prefect_api, make_sandbox, tmp_path
+):
+    # Issue 37: `payflow run` stops its embedded sandbox when the run returns, and the 6666
+    # payout's correction (3 s after completion) never fired: the run, its report and the
+    # ledger read COMPLETED for good, exit 0, of a payout the platform took back.
+    sandbox = make_sandbox(correction_delay=3.0)
+    with Ledger.open(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as ledger:
+        batch_id = register(ledger, [row("ends-ok", 2), row("ends-corrected", 3, last4="6666")])
+        state = pay_state(
+            sandbox, ledger, batch_id, tmp_path / "reports", sandbox_ends_with_run=True
+        )
+
+        result = pay_result(state)
+        assert state.is_failed() and state.name == NOT_ALL_PAID
+        assert result.corrections == 1 and not result.all_completed
+        # Every payout was re-fetched after the moves: nothing left "not re-checked".
+        assert result.not_rechecked == 0 and result.not_rechecked_line() is None
+        [line] = [r for r in ledger.report_lines(batch_id) if r.row_number == 3]
+        assert line.service_status == "FAILED"

@@ -112,6 +112,28 @@ def test_6666_is_completed_then_corrected_to_failed_and_debit_returned(api):
     assert Decimal(balance_of(api, "XOF")["available"]) == before
 
 
+def test_settle_applies_every_pending_payout_move_now_the_correction_too(make_sandbox):
+    # A run that ends its embedded sandbox asks it first: the correction due 3 s after the
+    # 6666 payout completed was dropped with the sandbox, and the row read COMPLETED for good.
+    sandbox = make_sandbox(processing_delay=60, final_delay=60, correction_delay=60)
+    with httpx.Client(
+        base_url=sandbox.url, headers={"X-Api-Token": sandbox.token}, timeout=5
+    ) as api:
+        before = Decimal(balance_of(api, "XOF")["available"])
+        corrected = api.post("/v1/payouts", json=payout_body("6666")).json()
+        stuck = api.post("/v1/payouts", json=payout_body("5555", externalId="settle-stuck")).json()
+
+        # 6666: to PROCESSING, to COMPLETED, corrected to FAILED; 5555: to PROCESSING, no more.
+        assert api.post("/_sandbox/settle").json() == {"applied": 4}
+
+        now = api.get(f"/v1/payouts/{corrected['id']}").json()
+        assert (now["status"], now["statusMessage"]) == ("FAILED", CORRECTION_MESSAGE)
+        assert api.get(f"/v1/payouts/{stuck['id']}").json()["status"] == "PROCESSING"
+        assert Decimal(balance_of(api, "XOF")["available"]) == before - 100  # the stuck hold
+        assert sandbox_stats(sandbox)["pendingMoves"] == 0
+        assert api.post("/_sandbox/settle").json() == {"applied": 0}
+
+
 def test_reused_external_id_is_refused_and_creates_nothing(api, sandbox):
     first = api.post("/v1/payouts", json=payout_body(externalId="dup-1"))
     held_after_first = balance_of(api, "XOF")["held"]
