@@ -1,8 +1,9 @@
 """The tables payflow ships as package data: the defaults an operator's own copy can replace.
 
 `destination_rules.csv` (schemas), `failure_classes.csv` (reconciliation, or
-PAYFLOW_FAILURE_CLASSES_PATH) and `approvals.yaml` (approvals, or PAYFLOW_APPROVALS_FILE) are
-read through `importlib.resources`, so an installed wheel finds them wherever it lives.
+PAYFLOW_FAILURE_CLASSES_PATH) and `approvals.yaml` (the approval policy a new ledger records as
+its version 1) are read through `importlib.resources`, so an installed wheel finds them wherever
+it lives.
 """
 
 from __future__ import annotations
