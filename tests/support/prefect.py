@@ -28,6 +28,9 @@ from support.postgres import fresh_postgres_database
 from support.servers import answers, free_port, start_group, stop_group
 from support.waiting import wait_until
 
+# The SQLite database of each harness server this process started, by API URL (`backdate_run`).
+HARNESS_DATABASES: dict[str, Path] = {}
+
 
 def start_harness_server(home: Path) -> SubprocessASGIServer:
     """The server Prefect's test harness starts (its temporary server, with the services that
@@ -45,7 +48,23 @@ def start_harness_server(home: Path) -> SubprocessASGIServer:
     }
     with temporary_settings(updates=fresh):  # the server's environment, not the tests'
         server.start(timeout=90)
+    HARNESS_DATABASES[server.api_url] = home / "prefect.db"
     return server
+
+
+def backdate_run(api_url: str, run_id: str, seconds: float) -> None:
+    """Make a flow run on the harness server at `api_url` look started `seconds` ago: Prefect
+    sets a run's start time itself, and a run younger than a heartbeat window is never judged
+    dead (`paying.heartbeat.left_behind`); waiting a minute per test is too slow."""
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    started = datetime.now(UTC) - timedelta(seconds=seconds)
+    with sqlite3.connect(HARNESS_DATABASES[api_url], timeout=30) as database:
+        database.execute(
+            "UPDATE flow_run SET start_time = ? WHERE id = ?",
+            (started.strftime("%Y-%m-%d %H:%M:%S.%f"), run_id),
+        )
 
 
 @contextmanager
