@@ -21,7 +21,7 @@ from prefect.artifacts import (
 )
 from prefect.client.schemas.objects import State
 from prefect.futures import PrefectFuture, as_completed, wait
-from prefect.states import Failed
+from prefect.states import Cancelled, Failed
 
 from payflow.connections import RunTarget, open_ledger, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
@@ -34,11 +34,12 @@ from payflow.paying import ChunkLoop, ChunkResult, SubmitStats
 from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.run_end import NOT_ALL_PAID, REPORT_NOT_WRITTEN, record_pay_run_end
+from payflow.paying.stop import stop_since
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text, rows_in, waiting_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
-from payflow.stopping import STOP, RunInterrupted
+from payflow.stopping import STOP, RunInterrupted, StoppedByOperator
 from payflow.tasks.count_batch import count_batch, count_latest_attempts, count_not_rechecked
 from payflow.tasks.reconcile_batch import report_batch, snapshot_balance, write_batch_report_only
 from payflow.tasks.submit_payouts import (
@@ -97,6 +98,8 @@ def pay_batch(
         _beating(ledger_url or configured.ledger_url, batch_id),
     ):
         target = replace(configured, ledger_url=ledger_url) if ledger_url else configured
+        # A `payflow stop` recorded after this moment stops the run before its next chunk.
+        started = open_ledger(target.ledger_url).now()
         before = count_batch(target.ledger_url, batch_id)
         if before.to_send:
             ensure_approved(
@@ -107,9 +110,22 @@ def pay_batch(
             )
             _check_balance(target, batch_id, reports)
         release_dead_leases(target, batch_id)
-        sent = _submit_all(target, batch_id, knobs, before.to_send)
+        stop = partial(stop_since, open_ledger(target.ledger_url), batch_id, started)
+        sent = _submit_all(target, batch_id, knobs, before.to_send, lambda: stop() is not None)
         if STOP.requested():
             raise RunInterrupted(batch_id, STOP.signal_name)
+        stopped = stop()
+        if stopped is not None:
+            # Whether or not Prefect's cancellation reached this run (its worker's observer
+            # gives up after a server outage), it ends here, Cancelled, and says why.
+            left = count_batch(target.ledger_url, batch_id).to_send
+            line = (
+                f"batch {batch_id}: stopped by {stopped.actor} (payflow stop): nothing more is "
+                f"sent; {counted(left, 'row')} not sent, every row in the ledger: "
+                f"payflow pay {batch_id} goes on"
+            )
+            get_run_logger().warning(line)
+            return Cancelled(name="Stopped", message=line, data=StoppedByOperator(line))
         on_progress = _track_progress(target.ledger_url, batch_id, knobs.track_deadline)
         tracked = track_payouts(target, batch_id, knobs, on_progress=on_progress)
         if tracked.pending_external_ids and not STOP.requested():
@@ -254,8 +270,11 @@ def _submitted_line(batch_id: str, sent: int, rows: int) -> str:
     return f"batch {batch_id}: {sent} of {rows} rows submitted"
 
 
-def _submit_all(target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int) -> SubmitStats:
-    """Claim-and-submit chunks, one task each, in `knobs.lanes` lanes until none are left.
+def _submit_all(
+    target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int, stopped: Callable[[], bool]
+) -> SubmitStats:
+    """Claim-and-submit chunks, one task each, in `knobs.lanes` lanes until none are left, or
+    until `stopped()` (an operator's `payflow stop`, read from the ledger between chunks).
 
     Two chunk tasks run at a time, each with half the requests in flight, so one chunk's tail
     (its last requests, then the next claim) overlaps the other's full flight.
@@ -278,7 +297,7 @@ def _submit_all(target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int) ->
             # Let the other lane finish its chunk: it settles or releases the rows it holds.
             wait(list(running))
             raise
-        if loop.goes_on_after(result):
+        if loop.goes_on_after(result) and not stopped():
             running[submit_payout_chunk.submit(target, batch_id, worker_id, knobs)] = loop
         sent = sum(lane.total.total for lane in loops)
         log_line(partial(_submitted_line, batch_id, sent, rows))

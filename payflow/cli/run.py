@@ -64,6 +64,7 @@ from payflow.settings import Settings
 from payflow.stopping import (
     STOP,
     RunInterrupted,
+    StoppedByOperator,
     run_until_done,
     stop_on_signals,
 )
@@ -313,6 +314,7 @@ def stopped(settings: Settings, batch_id: str | None, exc: Exception, resume: st
 
 PAY_STOPS = (
     RunInterrupted,
+    StoppedByOperator,
     ConfigurationError,
     PaymentsApiError,
     InsufficientBalanceError,
