@@ -10,14 +10,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from functools import partial
-from typing import Any, cast
-from uuid import UUID
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import (
     create_markdown_artifact,
-    create_progress_artifact,
-    update_progress_artifact,
 )
 from prefect.client.schemas.objects import State
 from prefect.futures import PrefectFuture, as_completed, wait
@@ -39,6 +36,7 @@ from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text, rows_in, waiting_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
+from payflow.shown import Progress, shown
 from payflow.stopping import STOP, RunInterrupted, StoppedByOperator
 from payflow.tasks.count_batch import count_batch, count_latest_attempts, count_not_rechecked
 from payflow.tasks.reconcile_batch import report_batch, snapshot_balance, write_batch_report_only
@@ -162,7 +160,11 @@ def pay_batch(
         report_error=reconciled.report_error,
         not_rechecked=unchecked,
     )
-    create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
+    summary = result.summary_markdown()
+    shown(
+        "the batch-summary artifact",
+        lambda: create_markdown_artifact(key="batch-summary", markdown=summary),
+    )
     if result.all_completed and not result.report_error:
         return result
     if result.all_completed:
@@ -233,7 +235,7 @@ def _track_progress(
     no word of which row it waited for, or until when)."""
     logger = get_run_logger()
     deadline_at = utc_now() + timedelta(seconds=deadline)
-    artifact = cast(UUID, create_progress_artifact(0.0, description="rows final"))
+    artifact = Progress("rows final")
     log_line = Throttled(logger.info)
     shown = -1.0
 
@@ -244,8 +246,7 @@ def _track_progress(
         percent = 100.0 * BatchCounts(batch_id, counts).final / total if total else 100.0
         if round(percent, 1) != shown:
             shown = round(percent, 1)
-            # Called inside the task's event loop: force the synchronous variant.
-            update_progress_artifact(artifact, shown, _sync=True)  # type: ignore[call-arg]
+            artifact.update(shown)
 
     def _line(counts: Mapping[str, int]) -> str:
         line = progress_text(batch_id, counts)
@@ -282,8 +283,7 @@ def _submit_all(
     worker_id = new_worker_id()
     logger = get_run_logger()
     log_line = Throttled(logger.info)
-    # Called from a sync flow, so the synchronous variant runs and returns the artifact id.
-    progress = cast(UUID, create_progress_artifact(0.0, description="rows submitted"))
+    progress = Progress("rows submitted")
     running: dict[PrefectFuture[ChunkResult], ChunkLoop] = {}
     loops = [ChunkLoop() for _ in range(knobs.lanes)]
     for loop in loops:
@@ -302,7 +302,7 @@ def _submit_all(
         sent = sum(lane.total.total for lane in loops)
         log_line(partial(_submitted_line, batch_id, sent, rows))
         if rows:
-            update_progress_artifact(progress, min(100.0, 100.0 * sent / rows))
+            progress.update(min(100.0, 100.0 * sent / rows))
     total = SubmitStats()
     for loop in loops:
         total.merge(loop.total)

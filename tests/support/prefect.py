@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
@@ -23,6 +24,7 @@ from prefect.settings import (
     PREFECT_SERVER_DATABASE_CONNECTION_URL,
     temporary_settings,
 )
+from prefect.settings.legacy import Setting
 
 from support.postgres import fresh_postgres_database
 from support.servers import answers, free_port, start_group, stop_group
@@ -68,17 +70,17 @@ def backdate_run(api_url: str, run_id: str, seconds: float) -> None:
 
 
 @contextmanager
-def prefect_harness(api_url: str) -> Iterator[str]:
+def prefect_harness(api_url: str, more: Mapping[Setting, Any] | None = None) -> Iterator[str]:
     """In-process flows, and threads they start, run against the Prefect server at `api_url`
     (the `prefect_server` fixture's) until the block ends; yields `api_url`.
 
     Prefect keeps one events worker per process for any API URL. One started by an earlier test
     against another server kept sending there, and this server's task runs were never recorded:
     it is stopped first, so the next event starts one bound here, and stopped again at the end
-    so that the next module's flows do not send here."""
+    so that the next module's flows do not send here. `more`: other settings for the block."""
     EventsWorker.drain_all(timeout=30)
     with (
-        temporary_settings(updates={PREFECT_API_URL: api_url}),
+        temporary_settings(updates={PREFECT_API_URL: api_url, **(more or {})}),
         # A thread started inside sees Prefect's global settings, not this context's.
         _temporary_global_settings_context(get_settings_context()),
     ):
