@@ -77,9 +77,13 @@ def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnServer]:
 def test_a_prefect_outage_under_a_paying_run_costs_one_line_and_every_row_is_paid_once(
     own_server, sandbox, ledger, tmp_path, capfd
 ):
-    batch_id = register(ledger, rows("outage", 16))
+    batch_id = register(ledger, rows("outage", 30))
     set_faults(sandbox, latency=0.3)
     ended = {}
+
+    def sent() -> int:
+        return len(sandbox_stats(sandbox.url)["payoutsByExternalId"])
+
     # One retry: the client gives up in seconds, as it does after a minute with its defaults.
     with prefect_harness(own_server.url, {PREFECT_CLIENT_MAX_RETRIES: 1}):
 
@@ -93,17 +97,16 @@ def test_a_prefect_outage_under_a_paying_run_costs_one_line_and_every_row_is_pai
 
         run = threading.Thread(target=pay, daemon=True)
         run.start()
-        wait_until(
-            lambda: (
-                len(sandbox_stats(sandbox.url)["payoutsByExternalId"]) >= 3 or not run.is_alive()
-            ),
-            what="the first payouts",
-            timeout=120,
-        )
+        wait_until(lambda: sent() >= 3 or not run.is_alive(), what="the first payouts", timeout=120)
+        # Slow payouts while Prefect is down: the run must not end (and report its end to a
+        # server that is not there) before the server is back, however long its start takes.
+        set_faults(sandbox, latency=3.0)
         own_server.stop()
-        time.sleep(8)  # payouts go on; Prefect is down
-        sent_while_down = len(sandbox_stats(sandbox.url)["payoutsByExternalId"])
+        sent_at_stop = sent()
+        time.sleep(8)
         own_server.start()
+        sent_while_down = sent() - sent_at_stop
+        set_faults(sandbox, latency=0.0)
         run.join(timeout=240)
 
     assert "error" not in ended, ended.get("error")
@@ -112,10 +115,10 @@ def test_a_prefect_outage_under_a_paying_run_costs_one_line_and_every_row_is_pai
         failure = state.result(raise_on_failure=False)
         print("".join(traceback.format_exception(failure)))
     assert state.is_completed(), (state.name, state.message)
-    assert states(ledger, batch_id) == {f"outage-{n}": "COMPLETED" for n in range(2, 18)}
-    sent = sandbox_stats(sandbox.url)["payoutsByExternalId"]
-    assert sorted(sent.values()) == [1] * 16
-    assert sent_while_down > 3  # the outage did not hold the payouts up
+    assert states(ledger, batch_id) == {f"outage-{n}": "COMPLETED" for n in range(2, 32)}
+    by_id = sandbox_stats(sandbox.url)["payoutsByExternalId"]
+    assert sorted(by_id.values()) == [1] * 30
+    assert sent_while_down >= 3  # the outage did not hold the payouts up
     # What the run printed (a worker's log): payflow's word on the outage, one line each.
     printed = capfd.readouterr()
     lines = (printed.out + printed.err).splitlines()
