@@ -10,18 +10,15 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from functools import partial
-from typing import Any, cast
-from uuid import UUID
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import (
     create_markdown_artifact,
-    create_progress_artifact,
-    update_progress_artifact,
 )
 from prefect.client.schemas.objects import State
 from prefect.futures import PrefectFuture, as_completed, wait
-from prefect.states import Failed
+from prefect.states import Cancelled, Failed
 
 from payflow.connections import RunTarget, open_ledger, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
@@ -35,11 +32,13 @@ from payflow.paying.heartbeat import beating
 from payflow.paying.knobs import PayKnobs
 from payflow.paying.run_end import NOT_ALL_PAID, REPORT_NOT_WRITTEN, record_pay_run_end
 from payflow.paying.sandbox_end import settle_sandbox
+from payflow.paying.stop import stop_since
 from payflow.paying.workers import new_worker_id
 from payflow.progress_line import Throttled, progress_text, rows_in, waiting_text
 from payflow.run_results import PayResult
 from payflow.settings import Settings
-from payflow.stopping import STOP, RunInterrupted
+from payflow.shown import Progress, shown
+from payflow.stopping import STOP, RunInterrupted, StoppedByOperator
 from payflow.tasks.count_batch import count_batch, count_latest_attempts, count_not_rechecked
 from payflow.tasks.reconcile_batch import (
     reconcile_batch,
@@ -107,6 +106,8 @@ def pay_batch(
         _beating(ledger_url or configured.ledger_url, batch_id),
     ):
         target = replace(configured, ledger_url=ledger_url) if ledger_url else configured
+        # A `payflow stop` recorded after this moment stops the run before its next chunk.
+        started = open_ledger(target.ledger_url).now()
         before = count_batch(target.ledger_url, batch_id)
         if before.to_send:
             ensure_approved(
@@ -118,9 +119,22 @@ def pay_batch(
             check_unchecked_rows(target, batch_id)
             _check_balance(target, batch_id, reports)
         release_dead_leases(target, batch_id)
-        sent = _submit_all(target, batch_id, knobs, before.to_send)
+        stop = partial(stop_since, open_ledger(target.ledger_url), batch_id, started)
+        sent = _submit_all(target, batch_id, knobs, before.to_send, lambda: stop() is not None)
         if STOP.requested():
             raise RunInterrupted(batch_id, STOP.signal_name)
+        stopped = stop()
+        if stopped is not None:
+            # Whether or not Prefect's cancellation reached this run (its worker's observer
+            # gives up after a server outage), it ends here, Cancelled, and says why.
+            left = count_batch(target.ledger_url, batch_id).to_send
+            line = (
+                f"batch {batch_id}: stopped by {stopped.actor} (payflow stop): nothing more is "
+                f"sent; {counted(left, 'row')} not sent, every row in the ledger: "
+                f"payflow pay {batch_id} goes on"
+            )
+            get_run_logger().warning(line)
+            return Cancelled(name="Stopped", message=line, data=StoppedByOperator(line))
         on_progress = _track_progress(target.ledger_url, batch_id, knobs.track_deadline)
         tracked = track_payouts(target, batch_id, knobs, on_progress=on_progress)
         if tracked.pending_external_ids and not STOP.requested():
@@ -163,7 +177,11 @@ def pay_batch(
         report_error=reconciled.report_error,
         not_rechecked=unchecked,
     )
-    create_markdown_artifact(key="batch-summary", markdown=result.summary_markdown())
+    summary = result.summary_markdown()
+    shown(
+        "the batch-summary artifact",
+        lambda: create_markdown_artifact(key="batch-summary", markdown=summary),
+    )
     if result.all_completed and not result.report_error:
         return result
     if result.all_completed:
@@ -248,7 +266,7 @@ def _track_progress(
     no word of which row it waited for, or until when)."""
     logger = get_run_logger()
     deadline_at = utc_now() + timedelta(seconds=deadline)
-    artifact = cast(UUID, create_progress_artifact(0.0, description="rows final"))
+    artifact = Progress("rows final")
     log_line = Throttled(logger.info)
     shown = -1.0
 
@@ -259,8 +277,7 @@ def _track_progress(
         percent = 100.0 * BatchCounts(batch_id, counts).final / total if total else 100.0
         if round(percent, 1) != shown:
             shown = round(percent, 1)
-            # Called inside the task's event loop: force the synchronous variant.
-            update_progress_artifact(artifact, shown, _sync=True)  # type: ignore[call-arg]
+            artifact.update(shown)
 
     def _line(counts: Mapping[str, int]) -> str:
         line = progress_text(batch_id, counts)
@@ -285,8 +302,11 @@ def _submitted_line(batch_id: str, sent: int, rows: int) -> str:
     return f"batch {batch_id}: {sent} of {rows} rows submitted"
 
 
-def _submit_all(target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int) -> SubmitStats:
-    """Claim-and-submit chunks, one task each, in `knobs.lanes` lanes until none are left.
+def _submit_all(
+    target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int, stopped: Callable[[], bool]
+) -> SubmitStats:
+    """Claim-and-submit chunks, one task each, in `knobs.lanes` lanes until none are left, or
+    until `stopped()` (an operator's `payflow stop`, read from the ledger between chunks).
 
     Two chunk tasks run at a time, each with half the requests in flight, so one chunk's tail
     (its last requests, then the next claim) overlaps the other's full flight.
@@ -294,8 +314,7 @@ def _submit_all(target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int) ->
     worker_id = new_worker_id()
     logger = get_run_logger()
     log_line = Throttled(logger.info)
-    # Called from a sync flow, so the synchronous variant runs and returns the artifact id.
-    progress = cast(UUID, create_progress_artifact(0.0, description="rows submitted"))
+    progress = Progress("rows submitted")
     running: dict[PrefectFuture[ChunkResult], ChunkLoop] = {}
     loops = [ChunkLoop() for _ in range(knobs.lanes)]
     for loop in loops:
@@ -309,12 +328,12 @@ def _submit_all(target: RunTarget, batch_id: str, knobs: PayKnobs, rows: int) ->
             # Let the other lane finish its chunk: it settles or releases the rows it holds.
             wait(list(running))
             raise
-        if loop.goes_on_after(result):
+        if loop.goes_on_after(result) and not stopped():
             running[submit_payout_chunk.submit(target, batch_id, worker_id, knobs)] = loop
         sent = sum(lane.total.total for lane in loops)
         log_line(partial(_submitted_line, batch_id, sent, rows))
         if rows:
-            update_progress_artifact(progress, min(100.0, 100.0 * sent / rows))
+            progress.update(min(100.0, 100.0 * sent / rows))
     total = SubmitStats()
     for loop in loops:
         total.merge(loop.total)

@@ -19,6 +19,33 @@ def _to_send(ledger: Ledger, batch_id: str) -> str:
     return f"{counted(rows, 'payout')} to send ({amounts or 'nothing'}), of {counts.rows} rows"
 
 
+def _maker(ledger: Ledger, batch_id: str) -> str | None:
+    """The operator who made the batch: the one who submitted it, else the recorded maker."""
+    from payflow.approvals.store import terms_of
+
+    terms = terms_of(ledger, batch_id)
+    if terms is not None and terms.maker:
+        return terms.maker
+    header = ledger.batch_header(batch_id)
+    return header.made_by if header is not None else None
+
+
+def _checkers(ledger: Ledger, batch_id: str) -> list[str]:
+    """The own addresses of every checker who may approve the batch (all but its maker)."""
+    from payflow.console.operators import addresses_of
+
+    return addresses_of(ledger, "checker", besides=_maker(ledger, batch_id))
+
+
+def _the_maker(ledger: Ledger, batch_id: str) -> list[str]:
+    """The batch's maker's own address, when an admin set one."""
+    from payflow.console.operators import operator_named
+
+    name = _maker(ledger, batch_id)
+    operator = operator_named(ledger, name) if name else None
+    return [operator.notify_to] if operator is not None and operator.notify_to else []
+
+
 def approval_needed(ledger: Ledger, batch_id: str, steps_left: int, seconds_left: int) -> Notice:
     """The batch waits for checkers' approval; how long it may wait."""
     return batch_notice(
@@ -30,6 +57,7 @@ def approval_needed(ledger: Ledger, batch_id: str, steps_left: int, seconds_left
             f"The approval expires in {_duration(seconds_left)}.",
         ],
         f"payflow approve {batch_id} (or the console page /batches/{batch_id}/approve)",
+        _checkers(ledger, batch_id),
     )
 
 
@@ -43,6 +71,7 @@ def approval_expiring(ledger: Ledger, batch_id: str, seconds_left: int) -> Notic
             _to_send(ledger, batch_id),
         ],
         f"payflow approve {batch_id} (or the console page /batches/{batch_id}/approve)",
+        _checkers(ledger, batch_id),
     )
 
 
@@ -53,6 +82,7 @@ def approval_expired(ledger: Ledger, batch_id: str, why: str) -> Notice:
         batch_id,
         [f"Batch {batch_id}: {why}; nothing was paid.", _to_send(ledger, batch_id)],
         f"payflow status {batch_id}",
+        _the_maker(ledger, batch_id),
     )
 
 
@@ -64,6 +94,7 @@ def unpaid_rows(ledger: Ledger, batch_id: str) -> Notice:
         batch_id,
         [f"Batch {batch_id} finished: {counts.unpaid_line()}."],
         f"payflow status {batch_id} (or the console page /batches/{batch_id})",
+        _the_maker(ledger, batch_id),
     )
 
 

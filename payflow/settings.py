@@ -177,7 +177,10 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Where payflow tells people (approval needed or expiring, unpaid rows, "
         "findings, crashed runs, failed inbox files): apprise URLs separated by spaces or commas "
-        "(mailto://, json://, slack://, tgram://...); unset: nobody is told.",
+        "(mailto://, json://, slack://, tgram://...), each for every message or, prefixed with "
+        "audiences, for theirs only (checkers=, makers=, operations=, joined with +); a mail "
+        "URL tagged people= also mails each operator at their own address (payflow console "
+        "set-notify); unset: nobody is told.",
     )
     watchdog_deployment: str = Field(
         default="pay-batch/pay-batch",
@@ -188,7 +191,12 @@ class Settings(BaseSettings):
     @classmethod
     def _notify_is_a_list(cls, value: object) -> object:
         if isinstance(value, str):
-            return [url for url in value.replace(",", " ").split() if url]
+            value = [url for url in value.replace(",", " ").split() if url]
+        if isinstance(value, list):
+            from payflow.notify import receiver
+
+            for entry in value:
+                receiver(str(entry))  # a ValueError naming the audiences allowed
         return value
 
     @property

@@ -33,6 +33,11 @@ class RunInterrupted(ExpectedFailure):
         self.signal_name = signal_name
 
 
+class StoppedByOperator(ExpectedFailure):
+    """`payflow stop` was recorded in the ledger while the run paid: it sent nothing more, and
+    every row is in the ledger (the message says so, and who stopped it)."""
+
+
 class StopFlag:
     """Set once a stop was asked for; read by the loops that send and wait."""
 

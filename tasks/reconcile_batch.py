@@ -27,6 +27,7 @@ from payflow.reconcile.attention import unfinished
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
 from payflow.reporting.summary import Summary, build_summary
 from payflow.settings import Settings
+from payflow.shown import shown
 from payflow.tasks.connections import RunTarget, open_client, open_ledger
 from payflow.wording import report_not_written
 
@@ -120,20 +121,26 @@ def _published(
             unconfirmed=left.unconfirmed,
         )
     summary = report.summary
-    create_markdown_artifact(
-        key=artifact_key("reconciliation", batch_id),
-        markdown=summary_markdown(summary, report.xlsx.name),
-        description="Per-currency counts, rates and balance roll-forward.",
-    )
-    create_table_artifact(
-        key=artifact_key("findings", batch_id),
-        table=findings_table(summary),
-        description="Open and acknowledged findings.",
-    )
-    create_table_artifact(
-        key=artifact_key("failures", batch_id),
-        table=failures_table(summary),
-        description="Failed rows by statusMessage, with their next steps.",
+    # Prefect's view of the report, best effort: the report itself is written already.
+    shown(
+        "the reconciliation artifacts",
+        lambda: (
+            create_markdown_artifact(
+                key=artifact_key("reconciliation", batch_id),
+                markdown=summary_markdown(summary, report.xlsx.name),
+                description="Per-currency counts, rates and balance roll-forward.",
+            ),
+            create_table_artifact(
+                key=artifact_key("findings", batch_id),
+                table=findings_table(summary),
+                description="Open and acknowledged findings.",
+            ),
+            create_table_artifact(
+                key=artifact_key("failures", batch_id),
+                table=failures_table(summary),
+                description="Failed rows by statusMessage, with their next steps.",
+            ),
+        ),
     )
     if opened:
         open_now = len(summary.open_findings())

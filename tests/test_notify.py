@@ -6,10 +6,12 @@ from __future__ import annotations
 import logging
 
 import pytest
-from support.receivers import mail_text, receivers
+from pydantic import ValidationError
+from support.receivers import JsonSink, mail_text, receivers
 from support.servers import free_port
 from support.waiting import wait_until
 
+from payflow.cli.setup import settings_error
 from payflow.notify import Event, Notice, batch_notice, send, tell
 from payflow.settings import Settings
 
@@ -75,3 +77,47 @@ def test_a_notice_that_cannot_be_built_is_a_warning_not_an_error(caplog):
 @pytest.mark.parametrize("event", list(Event))
 def test_every_event_names_whom_it_is_for(event):
     assert batch_notice(event, "b", ["x"], "y").body.endswith(")")
+
+
+def test_each_audience_gets_only_its_messages_and_an_untagged_url_gets_every_one():
+    checkers, operations, everyone = JsonSink(), JsonSink(), JsonSink()
+    try:
+        settings = Settings(
+            notify=[f"checkers={checkers.url}", f"operations+makers={operations.url}", everyone.url]
+        )
+        asked = batch_notice(
+            Event.APPROVAL_NEEDED, "b-7", ["Batch b-7 waits."], "payflow approve b-7"
+        )
+        assert send(settings, asked) is True
+        assert send(settings, NOTICE) is True
+
+        wait_until(lambda: len(everyone.bodies) == 2, what="both messages at the untagged URL")
+        [to_checkers] = wait_until(lambda: checkers.bodies, what="the checkers' message")
+        [to_operations] = wait_until(lambda: operations.bodies, what="the operations' message")
+    finally:
+        for sink in (checkers, operations, everyone):
+            sink.close()
+    assert to_checkers["title"] == "payflow: approval needed: batch b-7"
+    assert to_checkers["message"].splitlines() == [
+        "Batch b-7 waits.",
+        "Next: payflow approve b-7",
+        "(for checkers)",
+    ]
+    assert to_operations["title"] == "payflow: run crashed and resumed: batch b-123"
+    assert [b["title"] for b in everyone.bodies] == [to_checkers["title"], to_operations["title"]]
+
+
+def test_a_message_no_receiver_serves_is_nobody_to_tell_not_a_failure(caplog):
+    with receivers() as (hook, _), caplog.at_level(logging.WARNING):
+        assert send(Settings(notify=[f"checkers={hook.url}"]), NOTICE) is True
+    assert hook.bodies == [] and not caplog.records
+
+
+def test_an_unknown_audience_is_one_line_naming_those_allowed_never_the_url(monkeypatch):
+    monkeypatch.setenv("PAYFLOW_NOTIFY", "chekers=json://user:secret@127.0.0.1:1/a")
+    with pytest.raises(ValidationError) as refused:
+        Settings()
+    assert settings_error(refused.value) == (
+        "bad setting PAYFLOW_NOTIFY: unknown audience chekers before '=': use checkers, makers, "
+        "operations, people, joined with '+'"
+    )

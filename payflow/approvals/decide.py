@@ -13,6 +13,7 @@ from payflow.ledger import Ledger
 
 if TYPE_CHECKING:
     from payflow.acts.actor import Actor
+    from payflow.settings import Settings
 
 
 @dataclass
@@ -25,6 +26,8 @@ class DecisionOutcome:
     resumed: list[str] = field(default_factory=list)
     replaced: list[Replaced] = field(default_factory=list)
     resume_problem: str | None = None
+    # What pays the batch when no paused run went on (its run died): `watchdog.approved`.
+    going_on: str | None = None
 
 
 def prefect_api_configured() -> bool:
@@ -38,13 +41,15 @@ def decide(
     checker: Actor,
     ledger: Ledger,
     batch_id: str,
+    settings: Settings,
     *,
     decline: bool = False,
     note: str | None = None,
     acknowledge_warnings: bool = False,
 ) -> DecisionOutcome:
     """Record the signed-in checker's decision (the act: `payflow.acts.decide`); resume the
-    paused run once the decision settles it."""
+    paused run once the decision settles it, or, if its run died, resume the batch as the
+    watchdog does (`watchdog.approved`)."""
     from payflow.acts.decide import decide as decide_act
 
     approver = checker.name
@@ -75,4 +80,10 @@ def decide(
         outcome.resumed, outcome.replaced = resumed.went_on, resumed.replaced
     except Exception as exc:  # the decision is recorded; the run can still be resumed by hand
         outcome.resume_problem = f"could not resume the paused run ({type(exc).__name__})"
+        return outcome
+    started = any(replaced.started for replaced in outcome.replaced)
+    if isinstance(status, Approved) and not outcome.resumed and not started:
+        from payflow.watchdog.approved import going_on
+
+        outcome.going_on = going_on(settings, ledger, batch_id)
     return outcome

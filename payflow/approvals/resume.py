@@ -206,6 +206,19 @@ async def crash_left_behind(run_id: str, why: str) -> None:
         await _crash_waiting(client, [run, *await waiting_subflows(client, run)], why)
 
 
+async def crash_with_parents(run_id: str, why: str) -> list[str]:
+    """`crash_left_behind`, and the flow runs above it still Running or Paused (a one-batch
+    run's `payout-batch` parent lives in the same process: it died with it); the parents
+    crashed, as "<flow> run <name>" for a line."""
+    async with get_client() as client:
+        run = await client.read_flow_run(UUID(run_id))
+        await _crash_waiting(client, [run, *await waiting_subflows(client, run)], why)
+        above = (await _with_parents(client, run))[1:]
+        parents = [p for p in above if p.state is not None and p.state.type in _STILL_WAITING]
+        await _crash_waiting(client, parents, why)
+        return [f"{(await client.read_flow(p.flow_id)).name} run {p.name}" for p in parents]
+
+
 async def _crash_waiting(client: PrefectClient, runs: list[FlowRun], why: str) -> None:
     """Set each run still Paused or Running Crashed with `why`."""
     for run in runs:

@@ -84,6 +84,7 @@ def approve_command(
                 checker,
                 ledger,
                 batch_id,
+                settings,
                 decline=decline,
                 note=note,
                 acknowledge_warnings=acknowledge,
@@ -127,6 +128,7 @@ def approve_command(
                 {"stalled": r.stalled, "crashed": r.dead, "started": r.started}
                 for r in outcome.replaced
             ],
+            "going_on": outcome.going_on,
             "sandbox": sandbox,
         }
         typer.echo(json.dumps(summary))
@@ -170,7 +172,9 @@ def decision_lines(
         more = counted(status.steps_left, "more approval step")
         lines.append(f"waiting for {more}, each by another person: payflow approve {batch_id}")
     started = [r for r in outcome.replaced if r.started]
-    if isinstance(status, Approved) and not outcome.resumed and not started:
+    if outcome.going_on:
+        lines.append(outcome.going_on)  # its run died: resumed here, or when the watchdog will
+    elif isinstance(status, Approved) and not outcome.resumed and not started:
         # `payflow run` ends while it waits for approval: nothing pays until someone asks.
         lines.append(f"nothing is paying it yet: pay it with `payflow pay {batch_id}`")
     if isinstance(status, Declined):

@@ -163,6 +163,14 @@ def add_user_command(
     password_stdin: Annotated[
         bool, typer.Option("--password-stdin", help="Read the password from standard input.")
     ] = False,
+    notify_to: Annotated[
+        str | None,
+        typer.Option(
+            "--notify-to",
+            help="The operator's own e-mail address: told there what needs them (see "
+            "PAYFLOW_NOTIFY's people= receiver).",
+        ),
+    ] = None,
 ) -> None:
     """Create an operator (console and command line alike); the password comes from a prompt
     (or stdin) and is stored hashed."""
@@ -178,13 +186,40 @@ def add_user_command(
     try:
         with open_ledger(settings) as ledger:
             _may_add_operators(settings, ledger)
-            operator = add_operator(ledger, name, roles, password, os_account=os_account)
+            operator = add_operator(
+                ledger, name, roles, password, os_account=os_account, notify_to=notify_to
+            )
     except OperatorError as exc:
         fail(f"{exc}; nothing was created")
     typer.echo(f"operator {operator.name} ({operator.role}) created")
 
 
-def _may_add_operators(settings: Settings, ledger: Ledger) -> None:
+@console_app.command("set-notify")
+def set_notify_command(
+    name: Annotated[str, typer.Argument(help="The operator's sign-in name.")],
+    address: Annotated[
+        str, typer.Argument(help="Their own e-mail address; an empty string clears it.")
+    ],
+) -> None:
+    """Set where an operator is told what needs them (unpaid rows of their batch, a batch
+    waiting for their approval); once the ledger has an admin, only a signed-in admin may."""
+    from payflow.console.operators import set_notify_to
+
+    settings = prepare()
+    try:
+        with open_ledger(settings) as ledger:
+            admin = _may_add_operators(settings, ledger)
+            operator = set_notify_to(ledger, admin, name, address)
+    except OperatorError as exc:
+        fail(f"{exc}; nothing was changed")
+    typer.echo(
+        f"operator {operator.name} is told at {operator.notify_to}"
+        if operator.notify_to
+        else f"operator {operator.name} has no address of their own now"
+    )
+
+
+def _may_add_operators(settings: Settings, ledger: Ledger) -> str:
     """Once the ledger has an admin, only a signed-in admin adds operators: anyone who could
     write the ledger could otherwise add a checker and approve their own batch. Before that
     (a new ledger), anyone may, and is told to add an admin first."""
@@ -192,10 +227,11 @@ def _may_add_operators(settings: Settings, ledger: Ledger) -> None:
     from payflow.console.operators import has_admin
 
     if has_admin(ledger):
-        acting(settings, ledger, "admin", "adds operators")
+        return acting(settings, ledger, "admin", "adds operators").name
     else:
         print(
             "payflow: this ledger has no admin yet, so anyone who can write it adds operators: "
             "add an admin first (--role admin), then only a signed-in admin can",
             file=sys.stderr,
         )
+        return "no admin yet"

@@ -65,6 +65,7 @@ from payflow.settings import Settings
 from payflow.stopping import (
     STOP,
     RunInterrupted,
+    StoppedByOperator,
     run_until_done,
     stop_on_signals,
 )
@@ -361,6 +362,7 @@ def stopped(settings: Settings, batch_id: str | None, exc: Exception, resume: st
 
 PAY_STOPS = (
     RunInterrupted,
+    StoppedByOperator,
     ConfigurationError,
     PaymentsApiError,
     InsufficientBalanceError,

@@ -33,9 +33,7 @@ def stop_command(
             )
         from payflow.paying.stop import stop_batch
 
-        try:
-            stopped = stop_batch(ledger, batch_id, stopper.name)
-        except Exception as exc:  # the server down: nothing was stopped, and nothing changed
-            fail(f"could not reach Prefect to stop batch {batch_id} ({type(exc).__name__})")
+        # Prefect down: the stop still reaches a run that beats, through the ledger.
+        stopped = stop_batch(ledger, batch_id, stopper.name)
     typer.echo(stopped.line(batch_id))
-    raise typer.Exit(0 if stopped.runs else 1)
+    raise typer.Exit(0 if stopped.recorded else 1)

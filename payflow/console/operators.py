@@ -3,12 +3,13 @@ hashes: the one store of people for every surface (console, command line, Prefec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 
 from payflow.approvals import person_key
 from payflow.ledger import Ledger
@@ -27,6 +28,8 @@ _DUMMY_HASH = (
     "$argon2id$v=19$m=65536,t=3,p=4$DfN/5/Wv5phTooqzLhmdOA"
     "$JAZEeNjDLbZg/rygt7WDJ9XFlv4wZyJxPz9JbLajPpQ"
 )
+# name@domain.tld, no spaces, no URL: the address goes into a mail URL's `to` parameter.
+_ADDRESS = re.compile(r"[^@\s/:?&=]+@[^@\s/:?&=]+\.[^@\s/:?&=]+")
 
 
 class OperatorError(ValueError):
@@ -40,6 +43,7 @@ class Operator:
     name: str
     roles: tuple[str, ...]
     os_account: str | None = None
+    notify_to: str | None = None  # their own e-mail address for notifications
 
     def has(self, role: str) -> bool:
         """True when the operator holds `role`."""
@@ -68,8 +72,10 @@ def add_operator(
     password: str,
     *,
     os_account: str | None = None,
+    notify_to: str | None = None,
 ) -> Operator:
     """Create an operator; the password is stored only as an argon2 hash."""
+    address = checked_address(notify_to)
     name = name.strip()
     if not name or len(name) > 64 or not name.isprintable():
         raise OperatorError("a name is 1 to 64 printable characters")
@@ -97,14 +103,57 @@ def add_operator(
                 password_hash=_HASHER.hash(password),
                 created_at=ledger.now(),
                 os_account=account,
+                notify_to=address,
             )
         )
     record_action(ledger, name, "operator_added", detail=f"roles {', '.join(roles)}")
-    return Operator(name, roles, account)
+    return Operator(name, roles, account, address)
+
+
+def checked_address(given: str | None) -> str | None:
+    """An operator's notification address as stored: a plain e-mail address, or None; an
+    OperatorError for anything else (a URL would carry a mail server's password)."""
+    address = (given or "").strip()
+    if not address:
+        return None
+    if len(address) > 254 or not _ADDRESS.fullmatch(address):
+        # Not echoed: a URL pasted here may hold a mail server's password.
+        raise OperatorError("an operator's address is an e-mail address (name@domain), no URL")
+    return address
+
+
+def set_notify_to(ledger: Ledger, admin: str, name: str, address: str | None) -> Operator:
+    """An admin sets (or, with None, clears) where the operator `name` is told what needs them."""
+    stored = checked_address(address)
+    with ledger.engine.begin() as conn:
+        moved = conn.execute(
+            update(ConsoleOperator).where(ConsoleOperator.name == name).values(notify_to=stored)
+        ).rowcount
+    if not moved:
+        raise OperatorError(f"no operator {name!r}")
+    record_action(ledger, admin, "operator_notify_set", detail=f"{name}: {stored or 'none'}")
+    operator = operator_named(ledger, name)
+    assert operator is not None
+    return operator
+
+
+def addresses_of(ledger: Ledger, role: str, *, besides: str | None = None) -> list[str]:
+    """The notification addresses of every operator holding `role`, but `besides` (the maker,
+    who may not check their own batch)."""
+    with reader(ledger.engine).connect() as conn:
+        rows = conn.execute(select(ConsoleOperator)).all()
+    skip = person_key(besides) if besides else None
+    return sorted(
+        {
+            row.notify_to
+            for row in rows
+            if row.notify_to and role in parse_roles(row.role) and person_key(row.name) != skip
+        }
+    )
 
 
 def _operator(row: Any) -> Operator:
-    return Operator(row.name, parse_roles(row.role), row.os_account)
+    return Operator(row.name, parse_roles(row.role), row.os_account, row.notify_to)
 
 
 def check_password(ledger: Ledger, name: str, password: str) -> Operator | None:

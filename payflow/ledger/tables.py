@@ -465,6 +465,8 @@ class ConsoleOperator(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     # The OS account whose files a deployed run takes as this operator's (the daily inbox).
     os_account: Mapped[str | None] = mapped_column(String(USER_LENGTH), unique=True)
+    # Where this person is told what needs them (an e-mail address an admin sets): payflow.notify.
+    notify_to: Mapped[str | None] = mapped_column(String(254))
 
 
 class ApprovalPolicyVersion(Base):

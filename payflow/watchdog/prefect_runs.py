@@ -26,7 +26,7 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.utilities.asyncutils import run_coro_as_sync
 
-from payflow.approvals.resume import batch_tag, crash_left_behind, waiting_subflows
+from payflow.approvals.resume import batch_tag, crash_with_parents, waiting_subflows
 from payflow.ledger import Ledger
 from payflow.paying.heartbeat import left_behind
 from payflow.paying.keyed_runs import SHOWN_LIVING, keyed_pay_run
@@ -34,6 +34,7 @@ from payflow.paying.run_end import NOT_ALL_PAID
 from payflow.watchdog.watch import WATCHDOG_ACTOR
 
 PAY_FLOW = "pay-batch"
+WATCHDOG_FLOW = "watchdog"
 # Prefect stores a pause's answer under "<state name>-<pause key>-response" (prefect.input).
 ANSWER_PREFIX = "paused-"
 ANSWER_SUFFIX = "-response"
@@ -76,6 +77,37 @@ class LatestRun:
         return self.state in FINAL_TYPES
 
 
+@dataclass(frozen=True, slots=True)
+class WatchdogOnSchedule:
+    """A deployment of the watchdog flow whose schedule is on: it looks every `every` (None:
+    a cron schedule, no fixed period)."""
+
+    name: str
+    every: timedelta | None
+
+
+def watchdog_on_schedule() -> WatchdogOnSchedule | None:
+    """The watchdog's deployment on this Prefect server with an active schedule, or None
+    (none deployed, paused, or its schedules off): then nothing resumes a dead run by itself."""
+
+    async def read() -> list[Any]:
+        async with get_client() as client:
+            return await client.read_deployments(
+                flow_filter=FlowFilter(name=FlowFilterName(any_=[WATCHDOG_FLOW]))
+            )
+
+    found: list[Any] = run_coro_as_sync(read()) or []
+    for deployment in found:
+        active = [s for s in deployment.schedules if s.active]
+        if deployment.paused or not active:
+            continue
+        periods = [s.schedule.interval for s in active if hasattr(s.schedule, "interval")]
+        return WatchdogOnSchedule(
+            f"{WATCHDOG_FLOW}/{deployment.name}", min(periods) if periods else None
+        )
+    return None
+
+
 class PrefectRuns:
     """`watch.Runs` on the Prefect server of PREFECT_API_URL; resuming runs are started on
     `deployment` along the batch's key chain (`paying.keyed_runs`)."""
@@ -91,8 +123,8 @@ class PrefectRuns:
     def answers(self, run_id: str) -> list[dict[str, Any]]:
         return form_answers(run_id)
 
-    def crash(self, run_id: str, why: str) -> None:
-        crash(run_id, why)
+    def crash(self, run_id: str, why: str) -> list[str]:
+        return crash(run_id, why)
 
     def start(self, batch_id: str) -> str:
         run = keyed_pay_run(
@@ -109,7 +141,9 @@ class PrefectRuns:
 
 
 def latest_pay_run(batch_id: str) -> LatestRun | None:
-    """The batch's newest pay-batch run (tag `batch:<id>`), or None when it never had one."""
+    """The batch's newest pay-batch run (tag `batch:<id>`), or None when it never had one. A
+    subflow counts (the one-batch deployment's `payout-batch` runs pay-batch inside it): its
+    parent dies with it, and `crash` marks both."""
 
     async def read() -> list[FlowRun]:
         async with get_client() as client:
@@ -120,8 +154,7 @@ def latest_pay_run(batch_id: str) -> LatestRun | None:
                 limit=20,
             )
 
-    found: list[FlowRun] = run_coro_as_sync(read()) or []
-    runs = [r for r in found if r.parent_task_run_id is None]
+    runs: list[FlowRun] = run_coro_as_sync(read()) or []
     if not runs:
         return None
     newest = max(runs, key=lambda r: str(r.created or r.expected_start_time or ""))
@@ -159,6 +192,7 @@ def form_answers(run_id: str) -> list[dict[str, Any]]:
     return list(run_coro_as_sync(read()) or [])
 
 
-def crash(run_id: str, why: str) -> None:
-    """Mark the run, and its subflows still waiting, Crashed with `why`."""
-    run_coro_as_sync(crash_left_behind(run_id, why))
+def crash(run_id: str, why: str) -> list[str]:
+    """Mark the run, its subflows still waiting and the runs above it still shown living
+    Crashed with `why`; the parents so marked ("payout-batch run calm-owl")."""
+    return list(run_coro_as_sync(crash_with_parents(run_id, why)) or [])

@@ -113,7 +113,7 @@ class Runs(Protocol):
 
     def latest(self, batch_id: str) -> RunState | None: ...
     def answers(self, run_id: str) -> list[dict[str, Any]]: ...
-    def crash(self, run_id: str, why: str) -> None: ...
+    def crash(self, run_id: str, why: str) -> list[str]: ...
     def start(self, batch_id: str) -> str: ...
 
 
@@ -162,7 +162,7 @@ def watch_once(
     done: list[Watched] = []
     for batch_id in ledger.batches_with(LOOKED_AT):
         try:
-            watched = _watch_batch(ledger, runs, batch_id, holder, record_answer, tell, stale_after)
+            watched = watch_batch(ledger, runs, batch_id, holder, record_answer, tell, stale_after)
         except Exception as exc:  # one batch's trouble (Prefect down) must not hide the others
             logger.warning("watchdog: batch %s not looked at: %s", batch_id, _one_line(exc))
             continue
@@ -172,15 +172,17 @@ def watch_once(
     return done
 
 
-def _watch_batch(
+def watch_batch(
     ledger: Ledger,
     runs: Runs | None,
     batch_id: str,
     holder: str,
     record_answer: RecordAnswer,
     tell: Callable[[Notice], object],
-    stale_after: timedelta,
+    stale_after: timedelta = STALE_AFTER,
 ) -> Watched | None:
+    """What the watchdog did about one batch; None when it had nothing to do (a run beats,
+    one too young to judge, a batch waiting for a person). `payflow approve` calls it too."""
     now = ledger.now()
     beats = batch_beats(ledger, batch_id)
     rows = rows_of(ledger, batch_id)
@@ -204,11 +206,13 @@ def _watch_batch(
     lease = f"resume:{batch_id}"
     if not take_lease(ledger, lease, holder, RESUME_LEASE):
         return Watched(batch_id, Verdict.ELSEWHERE, "another watchdog is resuming it")
-    answered = ""
+    answered, parents = "", ""
     if dead_living:
         assert latest is not None and runs is not None
         answered = _record_answers(ledger, batch_id, runs, latest.run_id, record_answer)
-        runs.crash(latest.run_id, LEFT_BEHIND)
+        above = runs.crash(latest.run_id, LEFT_BEHIND)
+        if above:  # Prefect showed them Running for ever: the line (and artifact) says so
+            parents = f"; {' and '.join(above)} above it marked Crashed too"
     status = approval_status(ledger, batch_id)
     unsent = f"{counted(rows.unsent, 'row')} unsent"
     if not rows.unsent:
@@ -261,9 +265,13 @@ def _watch_batch(
             f"its pay run died ({unsent}); no Prefect server here: payflow pay {batch_id} "
             "resumes it",
         )
-    started = runs.start(batch_id)
+    try:
+        started = runs.start(batch_id)
+    except Exception:
+        release_lease(ledger, lease, holder)  # nothing started: the next look may try again
+        raise
     asks = "" if isinstance(status, Approved) else "; it asks for approval again"
-    line = f"its pay run died ({unsent}); resumed in run {started}{answered}{asks}"
+    line = f"its pay run died ({unsent}); resumed in run {started}{answered}{parents}{asks}"
     tell(
         batch_notice(
             Event.RUN_RESUMED,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
@@ -23,10 +24,14 @@ from prefect.settings import (
     PREFECT_SERVER_DATABASE_CONNECTION_URL,
     temporary_settings,
 )
+from prefect.settings.legacy import Setting
 
 from support.postgres import fresh_postgres_database
 from support.servers import answers, free_port, start_group, stop_group
 from support.waiting import wait_until
+
+# The SQLite database of each harness server this process started, by API URL (`backdate_run`).
+HARNESS_DATABASES: dict[str, Path] = {}
 
 
 def start_harness_server(home: Path) -> SubprocessASGIServer:
@@ -45,21 +50,37 @@ def start_harness_server(home: Path) -> SubprocessASGIServer:
     }
     with temporary_settings(updates=fresh):  # the server's environment, not the tests'
         server.start(timeout=90)
+    HARNESS_DATABASES[server.api_url] = home / "prefect.db"
     return server
 
 
+def backdate_run(api_url: str, run_id: str, seconds: float) -> None:
+    """Make a flow run on the harness server at `api_url` look started `seconds` ago: Prefect
+    sets a run's start time itself, and a run younger than a heartbeat window is never judged
+    dead (`paying.heartbeat.left_behind`); waiting a minute per test is too slow."""
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    started = datetime.now(UTC) - timedelta(seconds=seconds)
+    with sqlite3.connect(HARNESS_DATABASES[api_url], timeout=30) as database:
+        database.execute(
+            "UPDATE flow_run SET start_time = ? WHERE id = ?",
+            (started.strftime("%Y-%m-%d %H:%M:%S.%f"), run_id),
+        )
+
+
 @contextmanager
-def prefect_harness(api_url: str) -> Iterator[str]:
+def prefect_harness(api_url: str, more: Mapping[Setting, Any] | None = None) -> Iterator[str]:
     """In-process flows, and threads they start, run against the Prefect server at `api_url`
     (the `prefect_server` fixture's) until the block ends; yields `api_url`.
 
     Prefect keeps one events worker per process for any API URL. One started by an earlier test
     against another server kept sending there, and this server's task runs were never recorded:
     it is stopped first, so the next event starts one bound here, and stopped again at the end
-    so that the next module's flows do not send here."""
+    so that the next module's flows do not send here. `more`: other settings for the block."""
     EventsWorker.drain_all(timeout=30)
     with (
-        temporary_settings(updates={PREFECT_API_URL: api_url}),
+        temporary_settings(updates={PREFECT_API_URL: api_url, **(more or {})}),
         # A thread started inside sees Prefect's global settings, not this context's.
         _temporary_global_settings_context(get_settings_context()),
     ):

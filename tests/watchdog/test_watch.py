@@ -47,6 +47,7 @@ class FakeRuns:
     answers_given: list[dict[str, Any]] = field(default_factory=list)
     crashed: list[str] = field(default_factory=list)
     started: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)  # runs above the newest, shown living
 
     def latest(self, batch_id: str) -> FakeRun | None:
         return self.newest
@@ -54,8 +55,9 @@ class FakeRuns:
     def answers(self, run_id: str) -> list[dict[str, Any]]:
         return self.answers_given
 
-    def crash(self, run_id: str, why: str) -> None:
+    def crash(self, run_id: str, why: str) -> list[str]:
         self.crashed.append(run_id)
+        return self.parents
 
     def start(self, batch_id: str) -> str:
         self.started.append(batch_id)
@@ -203,3 +205,15 @@ def test_a_batch_whose_resumed_runs_keep_dying_becomes_a_finding_not_a_fourth_ru
     assert watched.verdict is Verdict.NOT_RESUMED and runs.started == []
     assert "died again after 3 resumes by the watchdog" in watched.line
     assert [n.event.value for n in told] == ["finding opened"]
+
+
+def test_a_one_batch_runs_parent_crashed_with_its_pay_run_is_said_in_the_line(ledger):
+    batch_id = register(ledger, [row("wd-p1", 2)])
+    died_paying(ledger, batch_id)
+    runs = FakeRuns(FakeRun(), parents=["payout-batch run calm-owl"])
+    [watched] = look(ledger, runs, [])
+    assert watched.verdict is Verdict.RESUMED and runs.crashed == ["run-1"]
+    assert watched.line == (
+        "its pay run died (1 row unsent); resumed in run new-run-1; payout-batch run calm-owl "
+        "above it marked Crashed too"
+    )
