@@ -48,6 +48,15 @@ DERIVED_CONFLICT_UNPAID = (
     "currency, is payout {ext} of batch {batch}, which was not paid ({state}): review and rerun "
     "that row with `payflow rerun {batch}`; do not give this row a new externalId."
 )
+PENDING_AT_SERVICE = (
+    "The service says {status} after the ledger recorded it final: not paid yet, not failed "
+    "either. Wait: the scheduled reconciliation looks again (or `payflow reconcile` of this "
+    "batch); do not rerun it or pay this person another way meanwhile."
+)
+PAID_ANOTHER_AMOUNT = (
+    "The service paid {paid} where the row asked {asked} (see the findings): ask the platform "
+    "why before paying any difference; never rerun the row for it."
+)
 GIVEN_CONFLICT_PAID = (
     "The externalId is payout {ext} of batch {batch}, which the service paid, with other "
     "content: if this row is that payment corrected, it is paid already, do not send it again; "
@@ -60,6 +69,13 @@ def advise(line: ReportLine, classes: FailureClasses) -> Classification | None:
     warning too); None for a row that needs nothing."""
     if line.outcome is RowOutcome.PAID_CORRECTED:
         return Classification(FailureClass.DO_NOT_RETRY, PAID_AFTER_FAILURE)
+    if line.outcome is RowOutcome.PENDING_AT_SERVICE:
+        said = line.service_status or "not final"
+        text = PENDING_AT_SERVICE.format(status=said)
+        return Classification(FailureClass.DO_NOT_RETRY, text)
+    if line.outcome is RowOutcome.PAID and _paid_another_amount(line):
+        text = PAID_ANOTHER_AMOUNT.format(paid=line.service_amount, asked=line.amount)
+        return Classification(FailureClass.DO_NOT_RETRY, text)
     if line.outcome not in UNPAID_OUTCOMES:
         return None
     if line.disposition == Disposition.CONFLICT.value:
@@ -78,6 +94,14 @@ def advise(line: ReportLine, classes: FailureClasses) -> Classification | None:
     status = line.service_status if _heard(line) else line.state
     message = line.service_message if _heard(line) else line.status_message
     return classes.classify(status or line.state, message)
+
+
+def _paid_another_amount(line: ReportLine) -> bool:
+    return (
+        line.service_amount is not None
+        and line.amount is not None
+        and line.service_amount != line.amount
+    )
 
 
 def _heard(line: ReportLine) -> bool:

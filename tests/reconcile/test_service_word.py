@@ -117,7 +117,13 @@ async def test_no_next_step_pays_twice(client, ledger: Ledger, sandbox_server) -
     reversed_after_completion = steps[2]
     assert reversed_after_completion is not None
     assert "payflow rerun` cannot send it" in reversed_after_completion.next_step
-    assert steps[4] is None and steps[5] is None
+    # Pending at the service, and paid another amount: each says to wait or ask, never to pay.
+    pending, other_amount = steps[4], steps[5]
+    assert pending is not None and "Wait" in pending.next_step
+    assert "do not rerun it" in pending.next_step
+    assert other_amount is not None and "24.5" in other_amount.next_step
+    assert "never rerun" in other_amount.next_step
+    assert steps[6] is None and steps[8] is None
 
 
 async def test_a_derived_id_conflict_whose_payout_was_paid_is_never_told_to_get_a_new_id(
