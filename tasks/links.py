@@ -20,7 +20,7 @@ from payflow.links.batch import (
     expired_unused,
     issue_claims_file,
     register_links,
-    report_links,
+    report_or_figures,
     require_links_batch,
 )
 from payflow.links.records import LinkRow, LinkView
@@ -103,4 +103,4 @@ def write_links_report(ledger_url: str, batch_id: str, out_dir: str, sandbox: bo
     """The links report from the ledger: claims used, open, expired unused; payout statuses;
     the rows the file had rejected; the sandbox note when the embedded sandbox served. A full
     disk leaves no file and says so (`LinksReport.error`): payouts may have moved."""
-    return report_links(open_link_store(ledger_url), batch_id, Path(out_dir), sandbox=sandbox)
+    return report_or_figures(open_link_store(ledger_url), batch_id, Path(out_dir), sandbox=sandbox)

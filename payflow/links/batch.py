@@ -121,18 +121,29 @@ class LinksReport:
     error: str = ""
 
 
-def report_links(store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool) -> LinksReport:
+def report_links(
+    store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
+) -> tuple[LinksReportPaths, LinksFigures]:
     """Write the links report from the ledger, rejected rows included (whichever run writes it;
-    `sandbox`: the embedded sandbox served); its figures even when it cannot be written."""
+    `sandbox`: the embedded sandbox served); returns its paths and its figures."""
     views = store.rows(batch_id)
     known = store.known(batch_id)
     rejects = store.rejects(batch_id)
     now = store.now()
-    figures = links_figures(views, rejects, now, known)
+    paths = write_links_report(out_dir, batch_id, views, now, rejects, known, sandbox=sandbox)
+    return paths, links_figures(views, rejects, now, known)
+
+
+def report_or_figures(
+    store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
+) -> LinksReport:
+    """`report_links`, or when the report cannot be written (a full disk) its figures from the
+    ledger and the one line saying why and what writes it: recipients may have been paid."""
     try:
-        paths = write_links_report(out_dir, batch_id, views, now, rejects, known, sandbox=sandbox)
+        paths, figures = report_links(store, batch_id, out_dir, sandbox=sandbox)
     except OSError as exc:
-        # Recipients may have been paid: the figures are the ledger's, the report comes later.
+        views, known, rejects = store.rows(batch_id), store.known(batch_id), store.rejects(batch_id)
+        figures = links_figures(views, rejects, store.now(), known)
         command = f"payflow links report {batch_id} --out DIR"
         return LinksReport(
             None, figures, report_not_written(out_dir, why_not_written(exc), command)

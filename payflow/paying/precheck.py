@@ -10,13 +10,16 @@ either unmarks it (with the bank id its bank name stands for) or refuses it unse
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from payflow.intake.kept import keep_fetched
-from payflow.intake.lookups import SBP, ListsClient, ServiceInfo, fetch_banks, fetch_services
 from payflow.ledger import Ledger
 from payflow.ledger.kept_lists import BANK, SERVICE, passed, refuse, unchecked_rows
 from payflow.model import PayoutInstruction
-from payflow.schemas.lookups import bank_verdict, service_verdict
+
+if TYPE_CHECKING:  # a pay run with no marked row never loads the intake (pandas, pandera)
+    from payflow.intake.lookups import ListsClient, ServiceInfo
+
+SBP = "SBP"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,10 @@ async def check_marked_rows(client: ListsClient, ledger: Ledger, batch_id: str) 
     marks = unchecked_rows(ledger, batch_id)
     if not marks:
         return Prechecked()
+    from payflow.intake.kept import keep_fetched
+    from payflow.intake.lookups import fetch_banks, fetch_services
+    from payflow.schemas.lookups import bank_verdict
+
     rows = {ext: ledger.payout_instruction(ext) for ext in marks}
     needs_services = any(SERVICE in checks.split(",") for checks in marks.values())
     phones = [
@@ -68,6 +75,8 @@ async def check_marked_rows(client: ListsClient, ledger: Ledger, batch_id: str) 
 def _service_problem(row: PayoutInstruction, services: list[ServiceInfo] | None) -> str | None:
     """What the row's serviceId (or, without one, its type and currency) breaks, as intake's
     `check_services` and `check_enabled_pairs` would say it."""
+    from payflow.schemas.lookups import service_verdict
+
     if services is None:
         return None
     if row.service_id is not None:
