@@ -109,6 +109,12 @@ def expired_unused(store: LinkStore, batch_id: str) -> list[LinkView]:
     return [v for v in store.rows(batch_id) if v.claim_state(now) is ClaimState.EXPIRED_UNUSED]
 
 
+def never_issued(store: LinkStore, batch_id: str) -> list[LinkView]:
+    """Rows of the batch with no payout that never had a claim: a batch that waited for its
+    approval, or the same file again (a row issued before is in the earlier claims file)."""
+    return [v for v in store.rows(batch_id) if v.state is RowState.VALIDATED and not v.claims]
+
+
 def report_links(
     store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
 ) -> tuple[LinksReportPaths, LinksFigures]:
