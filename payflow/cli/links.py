@@ -186,8 +186,9 @@ def issue_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
 ) -> None:
-    """Register a links file and write its claim URLs (or reissue expired ones). Over the
-    approval policy's limits no claim URL is written: a checker approves the batch with
+    """Register a links file and write its claim URLs (or reissue expired ones).
+
+    Over the approval policy's limits no claim URL is written: a checker approves the batch with
     `payflow approve BATCH`, then `--reissue BATCH` writes them."""
     settings = prepare()
     if (file is None) == (reissue is None):

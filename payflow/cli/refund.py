@@ -81,8 +81,9 @@ def refund_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
 ) -> None:
-    """Refund every valid row of a file exactly once, follow each to its end, report. Over the
-    approval policy's limits nothing is refunded: a checker approves the batch with `payflow
+    """Refund every valid row of a file exactly once, follow each to its end, report.
+
+    Over the approval policy's limits nothing is refunded: a checker approves the batch with `payflow
     approve BATCH`, then this command with the same file sends it."""
     settings = prepare()
     readable_file(file)
