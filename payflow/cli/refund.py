@@ -83,8 +83,8 @@ def refund_command(
 ) -> None:
     """Refund every valid row of a file exactly once, follow each to its end, report.
 
-    Over the approval policy's limits nothing is refunded: a checker approves the batch with `payflow
-    approve BATCH`, then this command with the same file sends it."""
+    Over the approval policy's limits nothing is refunded: a checker approves the batch with
+    `payflow approve BATCH`, then this command with the same file sends it."""
     settings = prepare()
     readable_file(file)
     writable_folder(out)
@@ -218,6 +218,8 @@ def _waiting(settings: Settings, exc: ApprovalNeeded, file: Path, *, as_json: bo
             print(printable(f"  rule: {rule}"))
         for warning in (*requirement.large_rows, *requirement.warnings):
             print(printable(f"  warning: {warning.text}"))
+        for line in not_refunded_lines(settings, exc.batch_id):  # rejected before sending
+            print(line)
     print(
         f"payflow: nothing was refunded: batch {exc.batch_id} is waiting for approval by "
         f"{counted(exc.steps_left, 'person')}, never its maker: `payflow approve "
