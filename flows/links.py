@@ -16,10 +16,13 @@ from payflow.links.batch import LinksReport
 from payflow.links.report import LinksFigures
 from payflow.links.tracking import RefreshResult
 from payflow.settings import Settings
+from payflow.tasks.approve_batch import submit_in_flow
 from payflow.tasks.links import (
     check_link_service_ids,
+    check_links_approval,
     check_links_batch,
     find_expired_claims,
+    find_unissued_rows,
     issue_link_claims,
     read_links,
     register_link_rows,
@@ -49,6 +52,9 @@ class LinksResult:
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # how the file's cells were read
     report_error: str = ""  # why the report was not written (its paths then ""), and the fix
+    # Why no claim was issued: the batch waits for approval, or was declined (None: it may pay).
+    not_issued: str | None = None
+    waiting_for_approvals: int = 0
 
 
 @flow(name="payout-links", persist_result=False, log_prints=False)
@@ -60,7 +66,9 @@ def payout_links(
     api_url: str | None = None,
     sandbox: bool = False,
 ) -> LinksResult:
-    """issue: `source` is a links file; reissue and report: `source` is a links batch id."""
+    """issue: `source` is a links file; reissue and report: `source` is a links batch id. Claims
+    are issued (and reissued) only while the ledger says the batch is approved under its terms
+    (under the policy's limits: at once)."""
     quiet_expected_failures()
     settings = Settings()
     reports = out_dir or str(settings.reports_dir())
@@ -74,10 +82,15 @@ def payout_links(
             with run_target(settings, api_url, sandbox) as target:
                 checked = check_link_service_ids(target, checked)
         registered = register_link_rows(checked, ledger_url)
+        # As a payout batch: its terms recorded as its signed-in maker's (none in a deployed
+        # run); no claim URL is written before the ledger says it is approved under them.
+        submit_in_flow(ledger_url, checked.batch_id, None)
+        approval = check_links_approval(ledger_url, checked.batch_id)
+        unissued = find_unissued_rows(ledger_url, checked.batch_id) if approval.may_pay else []
         issued = issue_link_claims(
             ledger_url,
             checked.batch_id,
-            registered.new,
+            unissued,
             reports,
             settings.links_url,
             settings.link_claim_days,
@@ -98,14 +111,18 @@ def payout_links(
             problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],
             notices=[notice.message for notice in checked.notices],
             report_error=written.error,
+            not_issued=None if approval.may_pay else approval.line(),
+            waiting_for_approvals=approval.steps_left,
         )
     else:
         check_links_batch(ledger_url, source)
         with run_target(settings, api_url, sandbox) as target:
             refreshed = track_link_payouts(target, source)
         issued = None
+        approval = None
         if action == "reissue":
-            expired = find_expired_claims(ledger_url, source)
+            approval = check_links_approval(ledger_url, source)
+            expired = find_expired_claims(ledger_url, source) if approval.may_pay else []
             issued = issue_link_claims(
                 ledger_url,
                 source,
@@ -129,6 +146,8 @@ def payout_links(
             claims_file=issued.path if issued else None,
             refreshed=refreshed,
             report_error=written.error,
+            not_issued=None if approval is None or approval.may_pay else approval.line(),
+            waiting_for_approvals=approval.steps_left if approval else 0,
         )
     create_markdown_artifact(key="links-summary", markdown=summary_markdown(result))
     return result
@@ -151,5 +170,6 @@ def summary_markdown(result: LinksResult) -> str:
         "| claim | rows |",
         "|---|---|",
         *(f"| {state} | {count} |" for state, count in sorted(result.figures.claims.items())),
+        *(["", f"**No claim issued:** {result.not_issued}"] if result.not_issued else []),
     ]
     return "\n".join(lines)

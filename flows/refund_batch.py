@@ -10,10 +10,11 @@ from prefect import flow, get_run_logger
 from payflow.approvals.identity import deployment_maker, names_nobody, worker_account_note
 from payflow.connections import run_target
 from payflow.expected import quiet_expected_failures
-from payflow.flows.approval import BatchStopped
+from payflow.flows.approval import BatchStopped, ensure_approved
 from payflow.paying import SubmitStats
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted
+from payflow.tasks.approve_batch import submit_in_flow
 from payflow.tasks.connections import new_worker_id
 from payflow.tasks.refund_intake import check_refund_funds, prepare_refund_file
 from payflow.tasks.refund_send import (
@@ -58,9 +59,11 @@ def refund_batch(
     callback_url: str | None = None,
     maker: str | None = None,
 ) -> RefundBatchResult:
-    """Refund every valid row of a refund file exactly once and report each to its end. The
-    batch's maker is `maker` (the command line passes its operator; as daily-payouts, one-batch
-    and rerun-failed name it), else this worker's account, which the log says is not a person."""
+    """Refund every valid row of a refund file exactly once and report each to its end, once
+    the ledger's policy lets the batch go (over its limits: after a checker's approval, else
+    `ApprovalNeeded` and nothing is refunded). The batch's terms name the command line's
+    signed-in maker running this flow in-process; `maker` (else this worker's account, which
+    the log says is not a person) is kept in the history only."""
     quiet_expected_failures()
     settings = Settings()
     made_by = deployment_maker(settings, maker)
@@ -72,6 +75,10 @@ def refund_batch(
     with run_target(settings, api_url, sandbox, callback_url) as target:
         prepared = prepare_refund_file(target, path, sheet, made_by)
         batch_id = prepared.batch_id
+        # As a payout batch: its terms recorded as its signed-in maker's (none in a deployed
+        # run), then nothing is refunded before the ledger says it is approved under them.
+        submit_in_flow(target.ledger_url, batch_id, made_by)
+        ensure_approved(target.ledger_url, batch_id, wait=False)
         balance = check_refund_funds(target, batch_id)
         if not balance.ok:
             write_refund_batch_report(target, batch_id, reports, target.sandbox, again)

@@ -126,11 +126,15 @@ def _all_batches(ledger: Ledger, search: BatchSearch) -> list[ListedBatch]:
 def _counted(ledger: Ledger, batch: ListedBatch, approval: Approval) -> ListedBatch:
     """The batch with its rows per state and its standing, read now."""
     if batch.kind == "links":
-        return replace(batch, standing=links_standing(batch.statuses))
+        # Its rows wait unsent for approval too: "links open" read as claims to send.
+        waits = approval(batch.batch_id) if ledger.batch_exists(batch.batch_id) else None
+        return replace(batch, standing=waits or links_standing(batch.statuses))
     counts = ledger.batch_summary(batch.batch_id)
     if not counts and ledger.refunds.batch_exists(batch.batch_id):
         counts = ledger.refunds.summary(batch.batch_id)
-        return replace(batch, kind="refunds", statuses=counts, standing=refund_standing(counts))
+        waits = approval(batch.batch_id) if counts.get(RowState.VALIDATED.value) else None
+        standing = waits or refund_standing(counts)
+        return replace(batch, kind="refunds", statuses=counts, standing=standing)
     unsent = approval(batch.batch_id) if counts.get(RowState.VALIDATED.value) else None
     return replace(batch, statuses=counts, standing=payout_standing(counts, unsent))
 

@@ -13,12 +13,14 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from payflow.intake.lookups import ServiceInfo, fetch_services
+from payflow.links.approval import LinksApproval, links_approval
 from payflow.links.batch import (
     ClaimsFile,
     LinksReport,
     RegisteredLinks,
     expired_unused,
     issue_claims_file,
+    never_issued,
     register_links,
     report_or_figures,
     require_links_batch,
@@ -73,6 +75,19 @@ def issue_link_claims(
     return issue_claims_file(
         store, batch_id, rows, out_dir=Path(out_dir), base_url=base_url, days=days
     )
+
+
+@task(name="check-links-approval", cache_policy=NO_CACHE)
+def check_links_approval(ledger_url: str, batch_id: str) -> LinksApproval:
+    """The batch's approval under its recorded terms (from the ledger, never this worker's
+    environment): no claim is issued before it is approved."""
+    return links_approval(open_ledger(ledger_url), batch_id)
+
+
+@task(name="find-unissued-rows", cache_policy=NO_CACHE)
+def find_unissued_rows(ledger_url: str, batch_id: str) -> list[LinkView]:
+    """The batch's rows that never had a claim (it waited for approval)."""
+    return never_issued(open_link_store(ledger_url), batch_id)
 
 
 @task(name="check-links-batch", cache_policy=NO_CACHE)

@@ -11,6 +11,8 @@ from payflow.approvals.store import Terms, active_policy, policy_version, terms_
 from payflow.ledger import BatchFacts, CurrencyTotal, HeldRow, IntakeWarning, Ledger
 from payflow.ledger.actions import last_action
 from payflow.ledger.counts import sums_by_currency
+from payflow.ledger.db import reader
+from payflow.ledger.outflow import outflow_above, unsent_outflow
 from payflow.model import AMOUNT_OUTLIER, DERIVED_PREFIX, DOUBLE_PAYMENT
 from payflow.reconcile.classes import FailureClass
 from payflow.schemas.iso4217 import amount_text, money_words
@@ -279,7 +281,8 @@ def approval_requirement(ledger: Ledger, batch_id: str) -> Requirement:
     row_limits: dict[str, Decimal] = {}
     # Bands count what this batch may still send: a row another batch (or this one) already
     # paid under the same externalId is not paid again, and asked 629,930 of 7,350 to send.
-    may_send = sums_by_currency(ledger.may_send(batch_id))
+    outflow = unsent_outflow(reader(ledger.engine), batch_id)  # a refund or links batch's
+    may_send = sums_by_currency((*ledger.may_send(batch_id), *outflow))
     for currency, total in sorted(facts.totals.items()):
         rule = policy.rule_for(currency)
         rules.append(_band(rule, currency, total, may_send.get(currency, Decimal(0))))
@@ -294,7 +297,10 @@ def approval_requirement(ledger: Ledger, batch_id: str) -> Requirement:
             f"{ext}: {money_words(amount, currency)} is above the per-row maximum "
             f"{amount_text(row_limits[currency], currency)}: it needs its own approval",
         )
-        for ext, currency, amount in ledger.rows_above(batch_id, row_limits)
+        for ext, currency, amount in (
+            *ledger.rows_above(batch_id, row_limits),
+            *outflow_above(reader(ledger.engine), batch_id, row_limits),
+        )
     )
     released, held = _repeats(ledger, batch_id)
     earlier = _earlier_failures(ledger, batch_id)
@@ -338,7 +344,7 @@ def approval_requirement(ledger: Ledger, batch_id: str) -> Requirement:
         expires_at,
         tuple(held),
         tuple(earlier),
-        ledger.to_pay(batch_id),
+        (*ledger.to_pay(batch_id), *outflow),
         tuple(notes),
         held_to.version,
         terms,

@@ -12,6 +12,8 @@ from typing import Literal
 from payflow.approvals.identity import is_plain_name, person_key
 from payflow.approvals.requirement import Requirement, approval_requirement
 from payflow.ledger import PENDING_STATES, SENT_STATES, ApprovalRecord, Ledger
+from payflow.ledger.db import reader
+from payflow.ledger.outflow import outflow_started
 from payflow.wording import counted
 
 Decision = Literal["approve", "decline"]
@@ -129,6 +131,7 @@ def record_decision(
         # must still stop it (the console asks a checker even then); only sent money is beyond
         # a decline.
         started = ledger.batch_counts(batch_id).count(SENT_STATES, PENDING_STATES)
+        started += outflow_started(reader(ledger.engine), batch_id)  # refunds, link payouts
         if started:
             raise ApprovalRefused(
                 f"batch {batch_id} is being paid ({counted(started, 'row')} sent); "

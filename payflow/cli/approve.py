@@ -25,7 +25,7 @@ from payflow.approvals import (
 )
 from payflow.approvals.decide import DecisionOutcome, decide
 from payflow.cli.app import app, fail
-from payflow.cli.batch_kinds import require_payout_batch
+from payflow.cli.batch_kinds import BatchKind, batch_kind
 from payflow.cli.setup import prepare
 from payflow.cli.signin import acting
 from payflow.ledger import CurrencyTotal
@@ -71,11 +71,13 @@ def approve_command(
         ),
     ] = False,
 ) -> None:
-    """Approve or decline a batch as the signed-in checker (`payflow login`); the maker cannot
-    approve their own batch."""
+    """Approve or decline a batch (payouts, refunds or links) as the signed-in checker
+    (`payflow login`); the maker cannot approve their own batch."""
     settings = prepare()
     with open_ledger(settings) as ledger:
-        require_payout_batch(settings, ledger, batch_id)
+        kind = batch_kind(ledger, batch_id)
+        if kind is None:
+            fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
         checker = acting(settings, ledger, "checker", "approves or declines a batch")
         if code:
             _print_code(ledger, batch_id, checker)
@@ -105,7 +107,9 @@ def approve_command(
             fail(f"{exc}; nothing was recorded" if isinstance(exc, ApprovalRefused) else str(exc))
         # Read after the decision: what the approver approved (or declined) is the batch as the
         # ledger holds it, the figures its approval record is bound to.
-        totals = ledger.batch_totals(batch_id)
+        # A refund or links batch's rows are refunds and links, not payouts.
+        totals = (*ledger.batch_totals(batch_id), *outflow_totals(ledger, batch_id))
+        source = batch_source(ledger, batch_id)
         # The checker approves in another process than the maker's upload: what the maker was
         # warned of is said here again, from the ledger.
         requirement = approval_requirement(ledger, batch_id)
@@ -134,7 +138,7 @@ def approve_command(
         typer.echo(json.dumps(summary))
     else:
         seen = [printable(line) for line in warning_lines(requirement, decline)]
-        for line in decision_lines(batch_id, outcome, decline, totals, seen):
+        for line in decision_lines(batch_id, outcome, decline, totals, seen, kind, source):
             typer.echo(line)
         if sandbox:  # the totals read as money to be paid: the sandbox pays none
             typer.echo(NO_REAL_MONEY_MOVED)
@@ -147,6 +151,8 @@ def decision_lines(
     decline: bool,
     totals: Sequence[CurrencyTotal],
     seen: Sequence[str] = (),
+    kind: BatchKind = "payout",
+    source: str = "FILE",
 ) -> list[str]:
     """What `payflow approve` did, on what (`totals`: the batch's payouts as the ledger holds
     them), and what happens next, in payflow's words only: the pause form's text (answer with
@@ -158,8 +164,9 @@ def decision_lines(
         f"batch {batch_id} is now {type(status).__name__}"
     ]
     # An approver sees what they approved: the form that showed the totals is Prefect's.
+    noun = KIND_NOUN[kind]
     lines += [
-        f"  {currency:<4} {rows:>7} {plural(rows, 'payout'):<7}  {amount_text(sum_, currency):>18}"
+        f"  {currency:<4} {rows:>7} {plural(rows, noun):<7}  {amount_text(sum_, currency):>18}"
         for currency, rows, sum_ in _per_currency(totals)
     ]
     lines += seen  # the warnings and intake notes, before what comes next
@@ -176,10 +183,36 @@ def decision_lines(
         lines.append(outcome.going_on)  # its run died: resumed here, or when the watchdog will
     elif isinstance(status, Approved) and not outcome.resumed and not started:
         # `payflow run` ends while it waits for approval: nothing pays until someone asks.
-        lines.append(f"nothing is paying it yet: pay it with `payflow pay {batch_id}`")
+        lines.append(NEXT_WHEN_APPROVED[kind].format(batch=batch_id, source=source))
     if isinstance(status, Declined):
         lines.append(f"nothing of batch {batch_id} will be paid")
     return lines
+
+
+KIND_NOUN: dict[BatchKind, str] = {"payout": "payout", "refund": "refund", "links": "link"}
+# What sends an approved batch that no paused run waits for, by its kind.
+NEXT_WHEN_APPROVED: dict[BatchKind, str] = {
+    "payout": "nothing is paying it yet: pay it with `payflow pay {batch}`",
+    "refund": "nothing is refunded yet: `payflow refund {source} --yes` (its file) sends it",
+    "links": (
+        "no claim URL is written yet: `payflow links --reissue {batch}` writes them (or "
+        "`payflow links {source}` again)"
+    ),
+}
+
+
+def outflow_totals(ledger: Ledger, batch_id: str) -> tuple[CurrencyTotal, ...]:
+    """A refund or links batch's rows per currency, in any state (none for a payout batch)."""
+    from payflow.ledger.db import reader
+    from payflow.ledger.outflow import unsent_outflow
+
+    return unsent_outflow(reader(ledger.engine), batch_id, every=True)
+
+
+def batch_source(ledger: Ledger, batch_id: str) -> str:
+    """The file name the batch was registered from, as the next step names it."""
+    header = ledger.batch_header(batch_id)
+    return header.source_name if header is not None else "FILE"
 
 
 def warning_lines(requirement: Requirement, decline: bool) -> list[str]:
@@ -232,7 +265,8 @@ def submit_command(
 
     settings = prepare()
     with open_ledger(settings) as ledger:
-        require_payout_batch(settings, ledger, batch_id)
+        if batch_kind(ledger, batch_id) is None:
+            fail(f"no batch {batch_id!r} in the ledger {settings.ledger_place}")
         maker = acting(settings, ledger, "maker", "submits a batch")
         try:
             terms = submit(ledger, batch_id, maker)

@@ -25,12 +25,14 @@ def batch_kind(ledger: Ledger, batch_id: str) -> BatchKind | None:
     """The kind of batch `batch_id` is in the ledger, or None when there is no such batch."""
     from payflow.links.store import LinkStore
 
-    if ledger.refunds.batch_exists(batch_id):  # before batch_exists, which also finds it
+    # Refund and links batches first: `batch_exists` finds them too (their terms and approvals
+    # are kept as a payout batch's).
+    if ledger.refunds.batch_exists(batch_id):
         return "refund"
-    if ledger.batch_exists(batch_id):
-        return "payout"
     if LinkStore(ledger.engine).batch_exists(batch_id):
         return "links"
+    if ledger.batch_exists(batch_id):
+        return "payout"
     return None
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,6 +16,7 @@ import typer
 import uvicorn
 from typer.core import TyperGroup
 
+from payflow.acts.context import acting_as
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_batch
@@ -36,6 +37,7 @@ from payflow.settings import Settings
 from payflow.wording import api_trouble, counted
 
 if TYPE_CHECKING:
+    from payflow.acts.actor import Actor
     from payflow.flows.links import Action, LinksResult
 
 EXIT_OK, EXIT_SOME_REJECTED, EXIT_NOT_ALL_PAID = 0, 1, 1
@@ -114,6 +116,10 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
     }
     if result.report_error:
         summary["report_error"] = result.report_error
+    if result.not_issued:
+        summary.update(
+            not_issued=result.not_issued, waiting_for_approvals=result.waiting_for_approvals
+        )
     unconfirmed = list(result.refreshed.unconfirmed) if result.refreshed else []
     if unconfirmed:
         summary["unconfirmed"] = unconfirmed
@@ -152,7 +158,9 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
             print(f"  ... and {len(result.figures.unpaid) - SHOWN_PROBLEMS} more in the report")
     for line in unconfirmed_lines(unconfirmed, sandbox=sandbox):
         print(line)
-    if result.claims_file:
+    if result.not_issued:
+        print(f"claims: none issued: {result.not_issued}")
+    elif result.claims_file:
         issued = counted(result.claims_issued, "claim URL")
         print(f"claims: {issued} in {result.claims_file} (owner-only)")
         print("        send each recipient only their own line; never log or share this file")
@@ -174,32 +182,54 @@ def issue_command(
     ] = None,
     reissue: Annotated[
         str | None,
-        typer.Option("--reissue", help="Fresh claims for this batch's expired, unused rows."),
+        typer.Option(
+            "--reissue",
+            help="Claims for this batch's rows with none live: expired and unused, or not "
+            "issued while it waited for approval.",
+        ),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Folder for claims and report.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
 ) -> None:
-    """Register a links file and write its claim URLs (or reissue expired ones)."""
+    """Register a links file and write its claim URLs (or reissue expired ones).
+
+    Over the approval policy's limits no claim URL is written: a checker approves the batch with
+    `payflow approve BATCH`, then `--reissue BATCH` writes them."""
     settings = prepare()
     if (file is None) == (reissue is None):
         fail("give a links FILE or --reissue BATCH_ID (one of them)")
     if file is not None:
         readable_file(file)
     writable_folder(out)
+    maker = None
     if reissue is not None:
         _require_links_batch(settings, reissue)
     else:
         check_ledger(settings)
+        maker = _links_maker(settings)
     if settings.uses_sandbox:
         # Also for a new file: its claims lead to the sandbox's widget, and real recipients
         # must not be sent them.
         print(NO_REAL_MONEY, file=sys.stderr)
     action: Action = "issue" if file else "reissue"
-    result = _run_flow(settings, str(file) if file else str(reissue), action, out, sheet)
+    with acting_as(maker) if maker else nullcontext():
+        result = _run_flow(settings, str(file) if file else str(reissue), action, out, sheet)
     _print(result, as_json, sandbox=settings.uses_sandbox)
+    if result.not_issued:
+        # Nothing to send a recipient yet: a maker reading exit 0 took the batch as done.
+        raise typer.Exit(EXIT_NOT_ALL_PAID)
     # A report not written (a full disk) is exit 1, never 2: the claims are issued.
     raise typer.Exit(EXIT_SOME_REJECTED if result.rejected or result.report_error else EXIT_OK)
+
+
+def _links_maker(settings: Settings) -> Actor:
+    """Who registers the links: the signed-in maker, whom the two-person rule keeps from
+    approving them (the embedded sandbox alone takes PAYFLOW_USER, where no money moves)."""
+    from payflow.cli.signin import acting
+
+    with open_ledger(settings) as ledger:
+        return acting(settings, ledger, "maker", "registers payout links", binds_sandbox=True)
 
 
 @links_app.command("report")

@@ -6,7 +6,7 @@ import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -18,15 +18,20 @@ from payflow.cli.setup import prepare, readable_file, writable_folder
 from payflow.intake import BatchFileError
 from payflow.paying import InsufficientBalanceError
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
+from payflow.redact import printable
 from payflow.runtime import NO_REAL_MONEY, NO_REAL_MONEY_MOVED, api_endpoint, open_ledger
+from payflow.schemas.iso4217 import amount_text
 from payflow.settings import Settings
 from payflow.stopping import STOP, RunInterrupted, run_until_done, stop_on_signals
 from payflow.webhooks import WebhookReceiver
 from payflow.wording import RUN_AGAIN_TO_RESUME, api_trouble, counted
 
 if TYPE_CHECKING:
+    from payflow.acts.actor import Actor
+    from payflow.flows.approval import ApprovalNeeded
     from payflow.flows.refund_batch import RefundBatchResult
     from payflow.refunds.intake import RefundFile
+    from payflow.runtime import ApiEndpoint
 
 SHOWN_ROWS = 10
 
@@ -76,7 +81,10 @@ def refund_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary only.")] = False,
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet to read.")] = None,
 ) -> None:
-    """Refund every valid row of a file exactly once, follow each to its end, report."""
+    """Refund every valid row of a file exactly once, follow each to its end, report.
+
+    Over the approval policy's limits nothing is refunded: a checker approves the batch with
+    `payflow approve BATCH`, then this command with the same file sends it."""
     settings = prepare()
     readable_file(file)
     writable_folder(out)
@@ -85,13 +93,28 @@ def refund_command(
     from payflow.cli.past_sandbox import refuse_refunds_left_behind  # reporting's imports
 
     refuse_refunds_left_behind(settings, refund_file.batch_id)
+    maker = refund_maker(settings)  # before the question: one not signed in is told at once
     _confirm(yes, file, len(refund_file.frame))
     prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
+    from payflow.acts.context import acting_as
     from payflow.cli.run import stopped
-    from payflow.flows.approval import BatchStopped
+    from payflow.flows.approval import ApprovalNeeded, BatchStopped
     from payflow.flows.refund_batch import refund_batch
     from payflow.refunds.checks import OrderCheckError
+
+    def refund(callback_url: str | None, endpoint: ApiEndpoint) -> RefundBatchResult:
+        # In the run's own thread: the flow records the batch's terms as this maker's.
+        with acting_as(maker):
+            return refund_batch(
+                path=str(file),
+                out_dir=str(out) if out else None,
+                sheet=sheet,
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+                callback_url=callback_url,
+                maker=maker.name,
+            )
 
     try:
         with ExitStack() as stack:
@@ -106,17 +129,9 @@ def refund_command(
                 receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                 callback_url = stack.enter_context(receiver).url
             prefect.ready()
-            result = run_until_done(
-                lambda: refund_batch(
-                    path=str(file),
-                    out_dir=str(out) if out else None,
-                    sheet=sheet,
-                    api_url=endpoint.base_url,
-                    sandbox=endpoint.is_sandbox,
-                    callback_url=callback_url,
-                    maker=refund_maker(settings),
-                )
-            )
+            result = run_until_done(lambda: refund(callback_url, endpoint))
+    except ApprovalNeeded as exc:
+        _waiting(settings, exc, file, as_json=as_json)
     except RunInterrupted as exc:
         stopped(settings, exc.batch_id, exc, f"payflow refund {file} --yes")
     except (BatchFileError, OrderCheckError, PrefectServerNotStarted) as exc:
@@ -171,10 +186,49 @@ def _print(result: RefundBatchResult, settings: Settings, *, as_json: bool) -> N
         print(NO_REAL_MONEY_MOVED)
 
 
-def refund_maker(settings: Settings) -> str:
-    """Who registers the refunds: the signed-in maker (refunds have no approval step yet, so
-    this only names them in the history)."""
+def refund_maker(settings: Settings) -> Actor:
+    """Who registers the refunds: the signed-in maker, whom the two-person rule keeps from
+    approving them (the embedded sandbox alone takes PAYFLOW_USER, where no money moves)."""
     from payflow.cli.signin import acting
 
     with open_ledger(settings) as ledger:
-        return acting(settings, ledger, "maker", "registers refunds", binds_sandbox=True).name
+        return acting(settings, ledger, "maker", "registers refunds", binds_sandbox=True)
+
+
+def _waiting(settings: Settings, exc: ApprovalNeeded, file: Path, *, as_json: bool) -> NoReturn:
+    """The refunds are registered and over the policy's limits: their totals, the rules, who
+    acts next; nothing was refunded (exit 1, as a payout batch waiting for approval)."""
+    from payflow.approvals import approval_requirement
+    from payflow.ledger.counts import rows_by_currency, sums_by_currency
+
+    with open_ledger(settings) as ledger:
+        requirement = approval_requirement(ledger, exc.batch_id)
+        counts = ledger.refunds.summary(exc.batch_id)
+    sums, rows = sums_by_currency(requirement.to_send), rows_by_currency(requirement.to_send)
+    if as_json:
+        summary = {
+            "batch_id": exc.batch_id,
+            "waiting_for_approvals": exc.steps_left,
+            "statuses": counts,
+            "to_refund": {c: amount_text(a, c) for c, a in sorted(sums.items())},
+            "sandbox": settings.uses_sandbox,
+        }
+        print(json.dumps(summary))
+    else:
+        print(f"refund batch {exc.batch_id}: {counted(sum(counts.values()), 'row')} registered")
+        for currency, amount in sorted(sums.items()):
+            refunds = counted(rows[currency], "refund")
+            print(f"  to refund: {refunds}, {amount_text(amount, currency)} {currency}")
+        for rule in requirement.rules:
+            print(printable(f"  rule: {rule}"))
+        for warning in (*requirement.large_rows, *requirement.warnings):
+            print(printable(f"  warning: {warning.text}"))
+        for line in not_refunded_lines(settings, exc.batch_id):  # rejected before sending
+            print(line)
+    print(
+        f"payflow: nothing was refunded: batch {exc.batch_id} is waiting for approval by "
+        f"{counted(exc.steps_left, 'person')}, never its maker: `payflow approve "
+        f"{exc.batch_id}`; then `payflow refund {file} --yes` again sends it",
+        file=sys.stderr,
+    )
+    raise typer.Exit(1)

@@ -22,6 +22,7 @@ import typer
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals import Expired, Pending, PolicyError, Void, approval_status
+from payflow.approvals.standing import Standing, standing
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
@@ -119,6 +120,9 @@ def _refund_status(
         counts = book.summary(batch_id)
         open_refunds = book.unfinished(batch_id)
         sandbox = sandbox_served(ledger)
+        header = ledger.batch_header(batch_id)
+        source = header.source_name if header else "FILE"
+        approval = standing(ledger, batch_id, f"`payflow refund {source} --yes` sends it")
     except PaymentsApiError as exc:
         fail(api_trouble(exc))
     finally:
@@ -129,11 +133,18 @@ def _refund_status(
     ]
     if as_json:
         summary = {"batch_id": batch_id, "refunds": counts, "pending": pending, "sandbox": sandbox}
+        if approval is not None:
+            summary["approval"] = approval.as_json()
         typer.echo(json.dumps(summary))
     else:
         typer.echo(f"refund batch {batch_id}")
         _echo_states(counts)
+        said = approval.line("refunded") if approval else None
+        if said:
+            typer.echo(printable(said))
         heading = f"not final yet ({len(pending)}); `payflow refund FILE` again follows them:"
+        if approval is not None and approval.waiting:
+            heading = f"not refunded yet ({len(pending)}), waiting for approval:"
         if pending and settings.uses_sandbox:
             from payflow.cli.past_sandbox import refunds_gone_heading  # reporting's imports
 
@@ -152,6 +163,36 @@ def _refund_status(
             typer.echo(line)
         _echo_sandbox(sandbox)
     raise typer.Exit(0 if set(counts) == {"COMPLETED"} else 1)
+
+
+def _links_status(ledger: Ledger, batch_id: str, *, as_json: bool) -> NoReturn:
+    """A links batch's rows per payout state and where its approval stands (its claims and
+    payouts in full: `payflow links report`); exit 0 only when every row is COMPLETED."""
+    from payflow.links.store import LinkStore
+
+    try:
+        counts: dict[str, int] = {}
+        for view in LinkStore(ledger.engine).rows(batch_id):
+            counts[view.state.value] = counts.get(view.state.value, 0) + 1
+        approval = standing(ledger, batch_id, f"`payflow links --reissue {batch_id}` writes them")
+        sandbox = sandbox_served(ledger)
+    finally:
+        ledger.close()
+    if as_json:
+        summary: dict[str, object] = {"batch_id": batch_id, "statuses": counts, "sandbox": sandbox}
+        if approval is not None:
+            summary["approval"] = approval.as_json()
+        typer.echo(json.dumps(summary))
+    else:
+        typer.echo(f"links batch {batch_id}")
+        for state, count in sorted(counts.items()):
+            typer.echo(f"  {status_label(state):<16} {count}")
+        said = approval.line("paid", "no claim URL is written before") if approval else None
+        if said:
+            typer.echo(printable(said))
+        typer.echo(f"`payflow links report {batch_id}` shows its claims and payouts")
+        _echo_sandbox(sandbox)
+    raise typer.Exit(0 if set(counts) == {RowState.COMPLETED.value} else 1)
 
 
 def _echo_states(counts: dict[str, int], unsent: str | None = None) -> None:
@@ -194,6 +235,13 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         # Kept apart (a links batch's rows are claims and the payouts recipients made): the
         # list never named one, and with none of the other kinds it gave no id to look at.
         link_batches = LinkStore(ledger.engine).newest_batches(SHOWN_BATCHES)
+        # Refunds and links wait for approval with every row unsent, which their states alone
+        # read as "to refund" and "links open".
+        approvals = {
+            batch_id: standing(ledger, batch_id)
+            for batch_id in [*refunds, *(line.batch_id for line in link_batches)]
+            if ledger.batch_exists(batch_id)
+        }
         sandbox = sandbox_served(ledger)
         # A declined or expired batch read "3 VALIDATED", as if it were still to be paid.
         ends = {h.batch_id: _end_of(settings, ledger, h.batch_id) for h, _ in shown}
@@ -208,6 +256,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
                 "kind": "refunds" if header.batch_id in refunds else "payouts",
                 "statuses": counts,
                 "end_state": end.name if (end := ends[header.batch_id]) else None,
+                **_approval_json(approvals.get(header.batch_id)),
             }
             for header, counts in shown
         ]
@@ -217,6 +266,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
                 "source_name": line.source_name,
                 "created_at": line.created_at.isoformat(),
                 "statuses": line.counts,
+                **_approval_json(approvals.get(line.batch_id)),
             }
             for line in link_batches
         ]
@@ -226,7 +276,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
     if not shown:
         where = settings.ledger_place
         typer.echo(f"no payout batch in the ledger {where} yet: `payflow run FILE` adds one")
-        _echo_links_batches(link_batches)
+        _echo_links_batches(link_batches, approvals)
         return
     typer.echo(f"batches in the ledger {settings.ledger_place}, newest first:")
     for header, counts in shown:
@@ -238,6 +288,7 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
         end = ends[header.batch_id]
         ended = f"; {end.name}, never paid" if end and end.name != "stopped" else ""
         ended = f"; {end.name}" if end and end.name == "stopped" else ended
+        ended += _approval_words(approvals.get(header.batch_id))
         typer.echo(
             printable(f"{line}  {counted(sum(counts.values()), 'row')}{kind}: {states}{ended}")
         )
@@ -248,12 +299,34 @@ def _list_batches(settings: Settings, *, as_json: bool) -> None:
             "(--since DATE, --file NAME, --maker NAME, --state STATE search them)"
         )
     typer.echo("`payflow status BATCH_ID` shows one batch and its rows not final yet")
-    _echo_links_batches(link_batches)
+    _echo_links_batches(link_batches, approvals)
     _echo_sandbox(sandbox)
 
 
-def _echo_links_batches(lines: list[LinksBatchLine]) -> None:
-    """The newest links batches, each with its file and rows per state (none: nothing)."""
+def _approval_json(found: Standing | None) -> dict[str, object]:
+    """The `approval` of a refund or links batch in the list's JSON (none: no key)."""
+    return {"approval": found.as_json()} if found is not None else {}
+
+
+def _approval_words(found: Standing | None) -> str:
+    """`; waiting for approval by 1 person` or `; approved by bob` for a refund or links batch
+    in the list (declined and expired too); nothing when the policy alone let it go."""
+    if found is None:
+        return ""
+    if found.waiting:
+        return f"; waiting for approval by {counted(found.steps_left, 'person')}"
+    if found.state in ("Declined", "Expired"):
+        return f"; {found.state.lower()}" + (
+            f" by {found.declined_by}" if found.declined_by else ""
+        )
+    return f"; approved by {', '.join(found.approved_by)}" if found.approved_by else ""
+
+
+def _echo_links_batches(
+    lines: list[LinksBatchLine], approvals: dict[str, Standing | None] | None = None
+) -> None:
+    """The newest links batches, each with its file, rows per state and approval (none:
+    nothing)."""
     if not lines:
         return
     typer.echo("links batches, newest first:")
@@ -261,7 +334,10 @@ def _echo_links_batches(lines: list[LinksBatchLine]) -> None:
         states = ", ".join(f"{n} {status_label(state)}" for state, n in sorted(line.counts.items()))
         when = f"{line.created_at:%Y-%m-%d %H:%M} UTC"
         rows = counted(sum(line.counts.values()), "row")
-        typer.echo(printable(f"  {line.batch_id}  {when}  {line.source_name}  {rows}: {states}"))
+        approval = _approval_words((approvals or {}).get(line.batch_id))
+        typer.echo(
+            printable(f"  {line.batch_id}  {when}  {line.source_name}  {rows}: {states}{approval}")
+        )
     typer.echo("`payflow links report BATCH_ID` shows one links batch, its claims and payouts")
 
 
@@ -417,6 +493,10 @@ def status(
     ledger = open_ledger(settings)
     if ledger.refunds.batch_exists(batch_id):
         _refund_status(settings, ledger, batch_id, refresh=refresh, as_json=as_json)
+    from payflow.links.store import LinkStore  # the API client's imports, for links only
+
+    if LinkStore(ledger.engine).batch_exists(batch_id):
+        _links_status(ledger, batch_id, as_json=as_json)
     # HELD rows wait for an operator's --allow-repeat: not final either.
     unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
     try:

@@ -40,6 +40,7 @@ from payflow.approvals import (
     approval_requirement,
     approval_status,
 )
+from payflow.approvals.standing import standing
 from payflow.console import pages
 from payflow.console.breaks import at_separators
 from payflow.console.context import ConsoleContext
@@ -65,6 +66,7 @@ from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import RerunChoice, rerun_choice, rerun_rows, review_rerun
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
 from payflow.ledger.actions import record_action
+from payflow.links.store import LinkStore
 from payflow.reconcile import FailureTableError
 from payflow.refunds.report import write_refund_report
 from payflow.reporting.reconciliation import write_batch_report
@@ -169,6 +171,16 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     not BATCH_ID.match(batch_id) or not ctx.ledger.batch_exists(batch_id)
                 ):
                     return message(request, session, 404, "No such batch.")
+                if batch_id is not None and LinkStore(ctx.ledger.engine).batch_exists(batch_id):
+                    # Registered beside the others for its approval only: its rows are claims.
+                    return message(
+                        request,
+                        session,
+                        409,
+                        f"{batch_id} is a links batch: `payflow status {batch_id}` shows its "
+                        f"approval, `payflow links report {batch_id}` its claims and payouts. "
+                        "Nothing was changed.",
+                    )
                 if (
                     batch_id is not None
                     and not refund_batches
@@ -181,7 +193,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                         session,
                         409,
                         f"{batch_id} is a refund batch: its page shows its refunds, and "
-                        f"`payflow refund FILE` or `payflow status {batch_id}` act on it. "
+                        f"`payflow approve {batch_id}`, `payflow refund FILE` or `payflow "
+                        f"status {batch_id}` act on it. "
                         "Nothing was changed.",
                     )
                 try:
@@ -374,6 +387,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                 source=source_of(ctx, batch_id),
                 facts=ctx.ledger.batch_facts(batch_id),
                 refunds=refunds,
+                approval=await run_in_threadpool(standing, ctx.ledger, batch_id),
+                history=await run_in_threadpool(batch_history, ctx.ledger, batch_id),
             )
         return await _batch_page(request, session, batch_id)
 

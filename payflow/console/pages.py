@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 
 from payflow.approvals import Approved, Expired, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
+from payflow.approvals.standing import standing
 from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
 from payflow.console.history import PAY_WAITS
@@ -296,7 +297,12 @@ def refund_batch(ctx: ConsoleContext, batch_id: str) -> RefundBatch | None:
     views = list(book.rows(batch_id))
     by_status = dict(Counter(view.state.value for view in views))
     not_final = [view for view in views if view.state in REFUND_OPEN_STATES]
-    if not_final:
+    approval = standing(ctx.ledger, batch_id)
+    if approval is not None and approval.waiting:
+        state = "awaiting approval"  # over the policy's limits: nothing is refunded before
+    elif approval is not None and approval.state in ("Declined", "Expired"):
+        state = approval.state.lower()
+    elif not_final:
         state = "refunds not final"  # MANUAL and PENDING hold the debit: not refunded yet
     elif set(by_status) == {RowState.COMPLETED.value}:
         state = "refunded"
@@ -347,8 +353,9 @@ def batch_page(ctx: ConsoleContext, page: int) -> tuple[list[BatchLine], int]:
     for row in rows:
         counts = ctx.ledger.batch_counts(row.batch_id)
         refunds = refund_batch(ctx, row.batch_id) if not counts.rows else None
-        if refunds is not None:  # refunds are not approved
-            state, shown, totals, approved = refunds.state, refunds.rows, refunds.figures, "-"
+        if refunds is not None:  # approved as payouts are, over the policy's limits
+            state, shown, totals = refunds.state, refunds.rows, refunds.figures
+            approved = approvers(ctx, row.batch_id)
             if refunds.earlier:
                 totals += f" (and {refunds.earlier_totals} made by an earlier batch)"
         else:

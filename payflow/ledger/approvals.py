@@ -16,6 +16,7 @@ from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.claims import in_batch
+from payflow.ledger.outflow import outflow_rows
 from payflow.ledger.states import MAY_SEND_STATES
 from payflow.ledger.tables import Approval, Batch, Payout
 from payflow.model import canonical_amount
@@ -64,17 +65,19 @@ def batch_facts(engine: Engine, batch_id: str) -> BatchFacts | None:
             .where(in_batch(batch_id))
             .order_by(Payout.external_id)
         ).all()
+        # A refund or links batch's rows (a payout batch has none): approved as payouts are.
+        others = [row for _, row in outflow_rows(connection, batch_id)]
     digest = hashlib.sha256()
     totals: dict[str, Decimal] = {}
-    for row in rows:
-        digest.update(f"{row.external_id}\x1f{row.content_hash}\x1e".encode())
-        totals[row.currency] = totals.get(row.currency, Decimal(0)) + row.amount
+    for external_id, content, amount, currency in [tuple(r)[:4] for r in (*rows, *others)]:
+        digest.update(f"{external_id}\x1f{content}\x1e".encode())
+        totals[currency] = totals.get(currency, Decimal(0)) + amount
     record = batch
     return BatchFacts(
         batch_id=batch_id,
         content_hash=digest.hexdigest(),
         totals=totals,
-        rows=len(rows),
+        rows=len(rows) + len(others),
         made_by=record.made_by,
         created_at=record.created_at,
         rerun_of=record.rerun_of,

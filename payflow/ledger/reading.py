@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Row, Select, case, func, select
+from sqlalchemy import ColumnElement, Engine, Row, Select, case, exists, func, or_, select
 
 from payflow.ledger.claims import in_batch
 from payflow.ledger.records import (
@@ -25,7 +25,15 @@ from payflow.ledger.states import (
     EventSource,
     RowState,
 )
-from payflow.ledger.tables import Batch, BatchRow, BatchWarning, Payout, StatusEvent
+from payflow.ledger.tables import (
+    Batch,
+    BatchRow,
+    BatchWarning,
+    LinkPayout,
+    LinkReject,
+    Payout,
+    StatusEvent,
+)
 
 PAGE_ROWS = 2_000
 T = TypeVar("T")
@@ -210,10 +218,21 @@ def by_row_number(
 HEADER_COLUMNS = (Batch.batch_id, Batch.source_name, Batch.created_at, Batch.made_by, Batch.sheet)
 
 
+def not_links() -> ColumnElement[bool]:
+    """Batches other than links batches (registered in `batches` for their approvals only:
+    their rows are claims, listed apart)."""
+    return ~or_(
+        exists().where(LinkPayout.batch_id == Batch.batch_id),
+        exists().where(LinkReject.batch_id == Batch.batch_id),
+    )
+
+
 def newest_batches(engine: Engine, limit: int, offset: int = 0) -> list[BatchHeader]:
-    """Registered batches, newest first: `limit` of them after the first `offset`."""
+    """Registered payout and refund batches, newest first: `limit` of them after the first
+    `offset`."""
     query = (
         select(*HEADER_COLUMNS)
+        .where(not_links())
         .order_by(Batch.created_at.desc(), Batch.batch_id.desc())
         .offset(offset)
         .limit(limit)
@@ -231,9 +250,10 @@ def batch_header(engine: Engine, batch_id: str) -> BatchHeader | None:
 
 
 def batch_count(engine: Engine) -> int:
-    """How many batches the ledger holds."""
+    """How many payout and refund batches the ledger holds."""
     with engine.connect() as connection:
-        return int(connection.execute(select(func.count()).select_from(Batch)).scalar_one())
+        query = select(func.count()).select_from(Batch).where(not_links())
+        return int(connection.execute(query).scalar_one())
 
 
 def batch_exists(engine: Engine, batch_id: str) -> bool:

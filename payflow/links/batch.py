@@ -121,6 +121,12 @@ class LinksReport:
     error: str = ""
 
 
+def never_issued(store: LinkStore, batch_id: str) -> list[LinkView]:
+    """Rows of the batch with no payout that never had a claim: a batch that waited for its
+    approval, or the same file again (a row issued before is in the earlier claims file)."""
+    return [v for v in store.rows(batch_id) if v.state is RowState.VALIDATED and not v.claims]
+
+
 def report_links(
     store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
 ) -> tuple[LinksReportPaths, LinksFigures]:

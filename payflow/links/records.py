@@ -118,3 +118,4 @@ class ClaimLookup:
     state: RowState
     payout_id: str | None
     expired: bool
+    batch_id: str = ""  # the links batch, whose approval the claim server checks

@@ -2,7 +2,8 @@
 
 A claim opens like this: unknown token -> a clear "not found" page; a payout already exists
 for its row -> that payout's state (looked up by externalId first, so a late webhook does not
-matter); expired -> a clear page; otherwise a fresh signed widget link (30 minutes) and a
+matter); expired -> a clear page; its batch not approved under its recorded terms (waiting, or
+declined) -> a clear page, nothing minted; otherwise a fresh signed widget link (30 minutes) and a
 redirect to it. The token, the link and the API token are never logged (no access log here).
 """
 
@@ -26,7 +27,9 @@ from payflow.api import PayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.api.retry import RetryPolicy
 from payflow.console.exposure import Exposure
+from payflow.ledger import Ledger
 from payflow.ledger.states import FINAL_STATUSES, IllegalTransition, RowState, parse_api_status
+from payflow.links.approval import links_approval
 from payflow.links.minting import mint_link
 from payflow.links.records import ClaimLookup
 from payflow.links.store import LinkStore
@@ -52,6 +55,13 @@ STATE_TEXT = {
     ),
 }
 NOT_DONE = ("Выплата не выполнена", "Обратитесь к отправителю выплаты.")
+# The batch waits for a checker's approval (its claims are written only once it is approved, so
+# a recipient meets this only for a claim issued before): nothing is paid yet.
+NOT_APPROVED = (
+    "Выплата ещё не подтверждена",
+    "Отправитель ещё не подтвердил эту выплату. Откройте ссылку позже или обратитесь к "
+    "отправителю выплаты.",
+)
 # A payout the ledger holds as paid that the service does not confirm now: never "paid".
 UNCONFIRMED = (
     "Статус выплаты уточняется",
@@ -141,6 +151,7 @@ def create_claims_app(
     """The ASGI app behind claim URLs: `GET /claim/{token}` and `GET /health`; `merchant` is
     the merchantId already asked (by `payflow links serve` at start), else asked at first use."""
     merchant = merchant or MerchantId(client)
+    ledger = Ledger(store.engine, clock=store.now)
 
     def claim(request: Request) -> Response:
         found = store.find_claim(request.path_params["token"])
@@ -201,6 +212,15 @@ def create_claims_app(
                     "Выплата по этой ссылке не создана. Попросите у отправителя новую ссылку.",
                     410,
                 )
+            # Before a link that pays is minted: the batch's approval, from the ledger.
+            approval = links_approval(ledger, found.batch_id)
+            if not approval.may_pay:
+                logger.info(
+                    "claim for externalId %s refused: its batch is not approved",
+                    found.external_id,
+                )
+                waits = approval.steps_left > 0
+                return page(*(NOT_APPROVED if waits else NOT_DONE), 403)
             link = mint_link(
                 found,
                 merchant_id=merchant.get(),

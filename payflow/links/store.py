@@ -23,6 +23,7 @@ from payflow.api.webhooks import PayoutEvent
 from payflow.ledger import Ledger
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.ledger import utc_now
+from payflow.ledger.outflow import register_links_batch
 from payflow.ledger.states import (
     API_STATUSES,
     CORRECTIONS,
@@ -130,6 +131,11 @@ class LinkStore:
         """The store's clock (tests set it)."""
         return self._clock()
 
+    @property
+    def engine(self) -> Engine:
+        """The ledger's engine (the claims server reads a batch's approval through it)."""
+        return self._engine
+
     # -- registering ---------------------------------------------------------------------
 
     def register(
@@ -185,6 +191,15 @@ class LinkStore:
                     outcome.conflicts.append((row, seen.conflict_reason(row)))
             if values:
                 connection.execute(insert(LinkPayout), values)
+            # Its `batches` row: the batch's terms and approvals are kept as every batch's.
+            register_links_batch(
+                connection,
+                batch_id,
+                source_name,
+                valid=len(rows) - len(outcome.conflicts),
+                rejected=len({p.row for p in problems}) + len(outcome.conflicts),
+                now=now,
+            )
             # The same batch id is the same file: its rejects are replaced, never doubled.
             connection.execute(delete(LinkReject).where(LinkReject.batch_id == batch_id))
             rejects = [(p.row, p.external_id, p.column, p.rule, p.message) for p in problems]
@@ -254,6 +269,7 @@ class LinkStore:
             state=RowState(found.state),
             payout_id=found.payout_id,
             expired=found.expires_at <= self._clock(),
+            batch_id=found.batch_id,
         )
 
     def hold_claim(self, claim: ClaimLookup, device: str) -> bool:

@@ -1,7 +1,7 @@
 """A refund or links batch id given to a command about payout batches is named for what it is:
 `payflow reconcile` read a refund batch as a payout batch with nothing to check and exited 0,
 `payflow approve` called it "already approved", and `payflow status` of a links batch said there
-was no such batch."""
+was no such batch. (`payflow approve` and `payflow status` now act on every kind.)"""
 
 from __future__ import annotations
 
@@ -75,6 +75,9 @@ def test_reconcile_of_a_refund_batch_and_status_of_a_links_batch_say_so(tmp_path
     assert (reconciled.returncode, reconciled.stdout) == (2, "")
     assert reconciled.stderr.startswith("payflow: back is a refund batch, not a payout batch")
     assert not list(home.glob("reports/back-reconciliation.*"))
+    # A links batch's status is its own: rows by payout state, its approval, where its claims
+    # are shown (it said "no such batch", then only which command shows it).
     status = run_payflow(["status", "gifts"], env, tmp_path)
-    assert status.returncode == 2
-    assert "`payflow links report gifts` shows it" in status.stderr
+    assert status.returncode == 1, status.stderr
+    assert status.stdout.startswith("links batch gifts\n")
+    assert "`payflow links report gifts` shows its claims and payouts" in status.stdout

@@ -30,10 +30,11 @@ from console_support import (
 from prefect import get_client
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.settings import PREFECT_API_URL, temporary_settings
-from support.operators import set_ledger_policy
+from support.operators import actor, set_ledger_policy
 from support.postgres import fresh_postgres_database
 from support.stats import sandbox_stats
 
+from payflow.acts import decide, submit
 from payflow.approvals import Declined, Pending, approval_status, record_decision
 from payflow.ledger import (
     CreatedRefund,
@@ -651,6 +652,33 @@ def test_a_refund_batch_shows_its_refunds_never_an_empty_payout_batch(console: C
     reconciled = maker.post("/batches/refunds-1/reconcile", data={"csrf": csrf_of(page)})
     assert reconciled.status_code == 409 and "is a refund batch" in reconciled.text
     assert maker.get("/batches/refunds-1/progress.json").status_code == 409
+
+
+def test_a_refund_batch_over_the_limit_shows_it_waits_for_a_checker_then_who_approved(
+    console: Console,
+) -> None:
+    # Refunds move money out: over the policy's limits a refund batch waits for a checker, and
+    # its page read "refunds not final" with no word of the approval nor who gave it.
+    ledger = console.ctx.ledger
+    order = "0b8f3c2e-5a1d-4e6b-9f7a-1000000000b1"
+    big = RefundInstruction(2, "rf-big", order, Decimal("450000.00"), "RUB")
+    ledger.refunds.register_batch("refunds-big", "big-refunds.csv", [big], [])
+    submit(ledger, "refunds-big", actor(ledger, "mia"))
+    maker = signed_in(console, "mia")
+    page = _text(maker.get("/batches/refunds-big").text)
+    assert re.search(r'id="state"[^>]*>awaiting approval<', page), page
+    assert "waiting for approval by 1 person, never its maker: `payflow approve refunds-big`" in (
+        page
+    )
+    assert "mia" in page.split("History")[1] and "registered" in page.split("History")[1]
+    listed = maker.get("/batches").text
+    assert "awaiting approval" in listed[listed.index("refunds-big") :].split("</tr>")[0]
+
+    decide(ledger, "refunds-big", actor(ledger, "carl"), approve=True, via="cli")
+    page = _text(maker.get("/batches/refunds-big").text)
+    assert "approved by carl" in page and "awaiting approval" not in page
+    history = page.split("History")[1]
+    assert "carl" in history and "approved" in history
 
 
 def test_a_refund_batch_names_the_refunds_an_earlier_batch_made_apart_from_its_own(

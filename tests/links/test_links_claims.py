@@ -25,6 +25,7 @@ from support.stats import sandbox_stats
 from widget_support import hmac_hex, payload_dict, signed_query, widget_url
 
 from payflow.api import AsyncPayoutsClient, PayoutsClient
+from payflow.approvals import record_decision
 from payflow.intake.lookups import ServiceInfo, fetch_services
 from payflow.ledger import Ledger
 from payflow.links.batch import expired_unused, issue_claims_file, register_links, report_links
@@ -379,6 +380,10 @@ def test_ten_thousand_links_reconciled_with_claims_used_and_expired(
     batch_id, path = issue(store, tmp_path, rows, claims.url)
     urls = read_claims(path)
     assert len(urls) == 10_000
+    # About 5.5 million RUB: the ledger's policy asks two checkers before a claim pays.
+    ledger = Ledger(store.engine, clock=store.now)
+    for checker in ("carl", "dora"):
+        record_decision(ledger, batch_id, approver=checker, decision="approve")
     used = {
         f"bulk-{n:05d}": ("1111" if i % 4 == 3 else "0042")
         for i, n in enumerate(range(0, 10_000, 250))
