@@ -12,7 +12,6 @@ from sqlalchemy import insert, select
 
 from payflow.approvals import person_key
 from payflow.ledger import Ledger
-from payflow.ledger.actions import record_action
 from payflow.ledger.db import reader
 from payflow.ledger.tables import ConsoleOperator
 
@@ -64,7 +63,8 @@ def add_operator(
     *,
     os_account: str | None = None,
 ) -> Operator:
-    """Create an operator; the password is stored only as an argon2 hash."""
+    """Store an operator; the password is kept only as an argon2 hash. Who may add one, and the
+    history of it, is `payflow.acts.operators.add_person`'s."""
     name = name.strip()
     if not name or len(name) > 64 or not name.isprintable():
         raise OperatorError("a name is 1 to 64 printable characters")
@@ -94,7 +94,6 @@ def add_operator(
                 os_account=account,
             )
         )
-    record_action(ledger, name, "operator_added", detail=f"roles {', '.join(roles)}")
     return Operator(name, roles, account)
 
 
