@@ -80,8 +80,9 @@ def pay_batch(
     Before the first payout the approval policy must say Approved, read from the ledger: a
     batch under every limit goes on by itself; otherwise the run pauses in a tagged subflow
     (or, with `wait_for_approval=False`, stops with `ApprovalNeeded`). Knobs left None default
-    from settings, and so does `ledger_url`. With `started_by` (who approved, in the console)
-    the run appends its end to the action log, wherever it runs."""
+    from settings, and so does `ledger_url`. With `started_by` (who started it: the console's
+    checker, the signed-in operator of `payflow pay` / `run`, the watchdog) the run appends its
+    end to the batch's history, wherever it runs."""
     quiet_expected_failures()
     settings = Settings()
     knobs = PayKnobs.from_settings(

@@ -23,6 +23,7 @@ from payflow.cli.run import (
     waiting,
 )
 from payflow.cli.setup import prepare, writable_folder
+from payflow.cli.signin import signed_in_operator
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import open_ledger
 
@@ -52,6 +53,8 @@ def pay_command(
         with ExitStack() as checked:
             with open_ledger(settings) as ledger:  # opens (and migrates) it first
                 require_payout_batch(settings, ledger, batch_id)
+                # Who pays is recorded (the pay run's start and end): a signed-in operator.
+                payer = signed_in_operator(settings, ledger, "pays a batch")
                 # Before any figure of the ledger is shown (the progress line came first) and
                 # before a past sandbox's batch is finished from the ledger: a ledger of the other
                 # kind of service is refused alone, as `payflow run` refuses it. The pay flow
@@ -74,6 +77,7 @@ def pay_command(
                     callback_url,
                     out_dir=str(out) if out else None,
                     live=live,
+                    payer=payer,
                 )
     except ApprovalNeeded as exc:
         waiting(settings, exc, as_json=as_json)

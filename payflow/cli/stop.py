@@ -20,21 +20,21 @@ def stop_command(
     `payflow pay` goes on later. Exit 1 when no run was there to stop."""
     settings = prepare()
     from payflow.approvals.decide import prefect_api_configured
-    from payflow.cli.signin import acting
+    from payflow.cli.signin import signed_in_operator
 
     with open_ledger(settings) as ledger:
         require_payout_batch(settings, ledger, batch_id)
         # Who stopped it is recorded and shown in `payflow status`: a signed-in operator.
-        stopper = acting(settings, ledger, "maker", "stops a batch's pay runs")
+        stopper = signed_in_operator(settings, ledger, "stops a batch's pay runs")
         if not prefect_api_configured():
             fail(
                 "no Prefect server is configured (PREFECT_API_URL): a batch paid by `payflow run` "
                 "or `payflow pay` stops with Ctrl-C in its terminal, between two payouts"
             )
-        from payflow.paying.stop import stop_batch
+        from payflow.acts.stop import stop
 
         try:
-            stopped = stop_batch(ledger, batch_id, stopper.name)
+            stopped = stop(ledger, batch_id, stopper)
         except Exception as exc:  # the server down: nothing was stopped, and nothing changed
             fail(f"could not reach Prefect to stop batch {batch_id} ({type(exc).__name__})")
     typer.echo(stopped.line(batch_id))

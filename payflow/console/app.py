@@ -32,6 +32,7 @@ from starlette.templating import Jinja2Templates
 from payflow.acts import Actor
 from payflow.acts.actor import CONSOLE
 from payflow.acts.auth import CODE_MINUTES, issue_code
+from payflow.acts.history import batch_history
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import (
     ApprovalRefused,
@@ -44,7 +45,6 @@ from payflow.console import pages
 from payflow.console.breaks import at_separators
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
-from payflow.console.history import batch_history
 from payflow.console.intake import (
     UploadRefused,
     rejects_file,

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
+from payflow.acts.history import PAY_WAITS
 from payflow.approvals import Approved, Expired, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
 from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
-from payflow.console.history import PAY_WAITS
 from payflow.console.paying import (
     STARTED,
     awaits_approval,

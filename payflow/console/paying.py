@@ -6,12 +6,13 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
+from payflow.acts.history import PAY_WAITS
+from payflow.acts.pay import COMMAND_LINE
 from payflow.approvals import Approved, approval_status
 from payflow.approvals.decide import prefect_api_configured
 from payflow.connections import ledger_url_parameter
 from payflow.console.context import ConsoleContext
 from payflow.console.deployed import start_through_prefect
-from payflow.console.history import PAY_WAITS
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import ActionView, last_action, record_action
 from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
@@ -21,6 +22,9 @@ from payflow.paying.workers import worker_is_dead
 from payflow.wording import counted
 
 IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
+# Runs that beat from their start (a console's thread, `payflow pay` / `run` in a terminal):
+# never beating past `STALE_AFTER`, they never began.
+BEATS_AT_ONCE = (IN_PROCESS, COMMAND_LINE)
 STARTED = ("pay_started", "pay_resumed")
 
 _running: dict[str, threading.Thread] = {}
@@ -193,7 +197,7 @@ def _run_is_gone(ctx: ConsoleContext, batch_id: str, start: ActionView) -> bool:
     beats = [b for b in batch_beats(ctx.ledger, batch_id) if b.beat_at >= start.at]
     if beats:
         return not any(_beats_alive(beat, now) for beat in beats)
-    return start.detail == IN_PROCESS and now - start.at >= STALE_AFTER
+    return start.detail in BEATS_AT_ONCE and now - start.at >= STALE_AFTER
 
 
 def _beating_elsewhere(ctx: ConsoleContext, batch_id: str) -> RunBeat | None:

@@ -1,7 +1,8 @@
-"""`payflow stop BATCH`'s work: cancel the batch's pay runs through Prefect and record who
-stopped it. Nothing of the batch is changed: every row stays in the ledger as it is (a row the
-killed run left SUBMITTING is looked up at the service by the next run before any POST), the
-watchdog leaves a stopped batch alone, and `payflow pay` goes on with it."""
+"""`payflow stop BATCH`'s work: cancel the batch's pay runs through Prefect
+(`payflow.acts.stop` records who stopped it). Nothing of the batch is changed: every row stays
+in the ledger as it is (a row the killed run left SUBMITTING is looked up at the service by the
+next run before any POST), the watchdog leaves a stopped batch alone, and `payflow pay` goes on
+with it."""
 
 from __future__ import annotations
 
@@ -20,9 +21,6 @@ from prefect.states import Cancelling
 from prefect.utilities.asyncutils import run_coro_as_sync
 
 from payflow.approvals.resume import batch_tag
-from payflow.ending import STOPPED
-from payflow.ledger import Ledger
-from payflow.ledger.actions import record_action
 from payflow.wording import counted
 
 # A run in one of these states may still send payouts of the batch, or will.
@@ -51,8 +49,9 @@ class Stopped:
         )
 
 
-def stop_batch(ledger: Ledger, batch_id: str, actor: str) -> Stopped:
-    """Cancel every run tagged for the batch that is not over; record the stop when any was."""
+def stop_batch(batch_id: str, actor: str) -> Stopped:
+    """Cancel every run tagged for the batch that is not over (the act that records who stopped
+    it is `payflow.acts.stop.stop`)."""
 
     async def cancel() -> Stopped:
         stopped = Stopped()
@@ -69,6 +68,4 @@ def stop_batch(ledger: Ledger, batch_id: str, actor: str) -> Stopped:
         return stopped
 
     stopped: Stopped = run_coro_as_sync(cancel()) or Stopped()
-    if stopped.runs:
-        record_action(ledger, actor, STOPPED, batch_id, ", ".join(stopped.runs.values()))
     return stopped
