@@ -486,7 +486,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     async def go_on(request: Request, session: Session) -> Response:
         batch_id = request.path_params["batch_id"]
         try:
-            notice = await run_in_threadpool(go_on_paying, ctx, batch_id, me(session).name)
+            payer = Actor(me(session), CONSOLE)
+            notice = await run_in_threadpool(go_on_paying, ctx, batch_id, payer)
         except NotInterrupted as exc:
             return message(request, session, 409, f"Not started: {exc}.")
         return told(session, batch_id, notice)

@@ -106,5 +106,7 @@ def decide(
     elif before is status:
         # Under every limit: no record was written, the checker's go-ahead is the approval.
         record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
-    started = start_payment(ctx, batch_id, checker.name, acknowledge_warnings=acknowledge_warnings)
+    started = start_payment(
+        ctx, batch_id, Actor(checker, CONSOLE), acknowledge_warnings=acknowledge_warnings
+    )
     return status, started
