@@ -53,13 +53,13 @@ def pay_command(
         with ExitStack() as checked:
             with open_ledger(settings) as ledger:  # opens (and migrates) it first
                 require_payout_batch(settings, ledger, batch_id)
-                # Who pays is recorded (the pay run's start and end): a signed-in operator.
-                payer = signed_in_operator(settings, ledger, "pays a batch")
                 # Before any figure of the ledger is shown (the progress line came first) and
                 # before a past sandbox's batch is finished from the ledger: a ledger of the other
                 # kind of service is refused alone, as `payflow run` refuses it. The pay flow
                 # below, run here inside the block, takes it as checked.
                 checked.enter_context(binding_checked_here(settings, settings.uses_sandbox))
+                # Who pays is recorded (the pay run's start and end): a signed-in operator.
+                payer = signed_in_operator(settings, ledger, "pays a batch")
                 if allow_repeat:
                     ledger.acknowledge_repeats(batch_id)
                 rows = ledger.batch_counts(batch_id).rows
