@@ -87,10 +87,11 @@ def pay_batch(
     Before the first payout the approval policy must say Approved, read from the ledger: a
     batch under every limit goes on by itself; otherwise the run pauses in a tagged subflow
     (or, with `wait_for_approval=False`, stops with `ApprovalNeeded`). Knobs left None default
-    from settings, and so does `ledger_url`. With `started_by` (who approved, in the console)
-    the run appends its end to the action log, wherever it runs. `sandbox_ends_with_run`: the
-    caller stops the embedded sandbox when the run returns (`payflow run`), so the run applies
-    its pending moves and reads them first, as it does with a sandbox it started itself."""
+    from settings, and so does `ledger_url`. With `started_by` (who started it: the console's
+    checker, the signed-in operator of `payflow pay` / `run`, the watchdog) the run appends its
+    end to the batch's history, wherever it runs. `sandbox_ends_with_run`: the caller stops the
+    embedded sandbox when the run returns (`payflow run`), so the run applies its pending moves
+    and reads them first, as it does with a sandbox it started itself."""
     quiet_expected_failures()
     settings = Settings()
     knobs = PayKnobs.from_settings(
@@ -153,7 +154,7 @@ def pay_batch(
         if _settled(target, sandbox_ends_with_run or (api_url is None and target.sandbox)):
             # The sandbox ends with this run and just applied moves still due (a correction
             # after completion): the run re-fetches every payout, as a reconciliation would.
-            reconciled = reconcile_batch(target, batch_id, reports)
+            reconciled = reconcile_batch(target, batch_id, reports, "pay-batch")
         else:
             # The report from the ledger, where webhooks and polls put each final status: the
             # run does not re-fetch every payout; the scheduled reconciliation

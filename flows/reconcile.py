@@ -66,12 +66,17 @@ def _ended(outcomes: list[ReconcileOutcome]) -> Ended:
 
 
 def _reconcile_all(
-    batch_ids: list[str], out_dir: str | None, api_url: str | None, sandbox: bool
+    deployment: str,
+    batch_ids: list[str],
+    out_dir: str | None,
+    api_url: str | None,
+    sandbox: bool,
 ) -> list[ReconcileOutcome]:
+    """Reconcile each batch as `deployment`'s act: its history names the schedule, no person."""
     settings = Settings()
     reports = out_dir or str(settings.reports_dir())
     with run_target(settings, api_url, sandbox, None) as target:
-        return [reconcile_batch(target, batch_id, reports) for batch_id in batch_ids]
+        return [reconcile_batch(target, batch_id, reports, deployment) for batch_id in batch_ids]
 
 
 @flow(name="reconcile-pending", persist_result=False)
@@ -84,7 +89,7 @@ def reconcile_pending(
     quiet_expected_failures()
     ledger = open_ledger(Settings().ledger_url_or_default())
     batch_ids = sorted({*ledger.batches_with(PENDING_STATES), *ledger.batches_not_rechecked()})
-    return _ended(_reconcile_all(batch_ids, out_dir, api_url, sandbox))
+    return _ended(_reconcile_all("reconcile-pending", batch_ids, out_dir, api_url, sandbox))
 
 
 @flow(name="reconcile-recent", persist_result=False)
@@ -100,4 +105,4 @@ def reconcile_recent(
     since = utc_now() - timedelta(days=days or settings.reconcile_recent_days)
     ledger = open_ledger(settings.ledger_url_or_default())
     batch_ids = ledger.batches_with([RowState.COMPLETED.value], since)
-    return _ended(_reconcile_all(batch_ids, out_dir, api_url, sandbox))
+    return _ended(_reconcile_all("reconcile-recent", batch_ids, out_dir, api_url, sandbox))

@@ -12,6 +12,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.client.schemas.objects import State
 from prefect.states import Failed
 
+from payflow.acts.context import signed_in_here
 from payflow.approvals.identity import deployment_maker, names_nobody, worker_account_note
 from payflow.connections import ledger_url_parameter, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
@@ -146,7 +147,11 @@ def rerun_failed(
         ]
         if kept:
             attempts = plan_rerun(target, kept, corrections)
-            outcome = register_rerun_attempts(target.ledger_url, batch_id, attempts, made_by)
+            # The act: as the command line's signed-in maker running this flow in its process;
+            # a deployed run has none (no parameter names an authenticated person).
+            outcome = register_rerun_attempts(
+                target.ledger_url, batch_id, attempts, signed_in_here(), made_by
+            )
             if maker_note and outcome.created:
                 get_run_logger().warning("rerun of batch %s: %s", batch_id, maker_note)
             result.created = outcome.created

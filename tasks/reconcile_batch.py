@@ -16,13 +16,14 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from payflow.acts.history import batch_history, history_markdown
+from payflow.acts.reconcile import reconcile, scheduled
 from payflow.ledger import Ledger
 from payflow.ledger.totals import RowOutcome
 from payflow.notices import findings_opened
 from payflow.notify import tell
 from payflow.opening import why_not_written
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
-from payflow.reconcile import reconcile_batch as reconcile_with_service
 from payflow.reconcile.attention import unfinished
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
 from payflow.reporting.summary import Summary, build_summary
@@ -67,18 +68,22 @@ def snapshot_balance(target: RunTarget, batch_id: str) -> None:
 
 
 @task(name="reconcile-batch", cache_policy=NO_CACHE)
-def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str) -> ReconcileOutcome:
-    """Three-way match, findings, roll-forward, the XLSX/CSV report and the artifacts."""
+def reconcile_batch(
+    target: RunTarget, batch_id: str, out_dir: str, deployment: str
+) -> ReconcileOutcome:
+    """Three-way match, findings, roll-forward, the XLSX/CSV report and the artifacts, as the
+    named deployment's unattended act (`payflow.acts.reconcile.scheduled`)."""
     settings = Settings()
     ledger = open_ledger(target.ledger_url)
+    by = scheduled(deployment)
 
     async def run() -> tuple[int, int]:
         async with open_client(target, settings) as client:
-            result = await reconcile_with_service(client, ledger, batch_id, options_from(settings))
+            result = await reconcile(client, ledger, batch_id, by, options_from(settings))
         return result.unanswered, result.findings.opened + result.findings.reopened
 
     unanswered, opened = asyncio.run(run())
-    return _published(ledger, batch_id, out_dir, target.sandbox, unanswered, opened)
+    return _published(ledger, batch_id, out_dir, target.sandbox, unanswered, opened, by.name)
 
 
 @task(name="report-batch", cache_policy=NO_CACHE)
@@ -89,7 +94,13 @@ def report_batch(target: RunTarget, batch_id: str, out_dir: str) -> ReconcileOut
 
 
 def _published(
-    ledger: Ledger, batch_id: str, out_dir: str, sandbox: bool, unanswered: int, opened: int
+    ledger: Ledger,
+    batch_id: str,
+    out_dir: str,
+    sandbox: bool,
+    unanswered: int,
+    opened: int,
+    made_by: str = "payflow",
 ) -> ReconcileOutcome:
     """Write the XLSX/CSV report from the ledger and publish its summary as artifacts; tell
     people of the `opened` findings."""
@@ -98,7 +109,7 @@ def _published(
     left = unfinished(ledger.batch_counts(batch_id).by_state)
     try:
         report = write_batch_report(
-            ledger, batch_id, Path(out_dir), sandbox=sandbox, classes=classes
+            ledger, batch_id, Path(out_dir), sandbox=sandbox, classes=classes, made_by=made_by
         )
     except OSError as exc:
         # After money moved: the figures are in the ledger, the report can be written later.
@@ -141,6 +152,12 @@ def _published(
                 description="Failed rows by statusMessage, with their next steps.",
             ),
         ),
+    )
+    create_markdown_artifact(
+        key=artifact_key("history", batch_id),
+        markdown=history_markdown(batch_history(ledger, batch_id)),
+        description="Who did what to the batch, and where: the console and "
+        "`payflow status --history` show the same.",
     )
     if opened:
         open_now = len(summary.open_findings())

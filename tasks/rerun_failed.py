@@ -9,6 +9,8 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from payflow.acts.actor import Actor
+from payflow.acts.rerun import rerun
 from payflow.intake import RawBatch, ValidationReport
 from payflow.ledger import AttemptsOutcome, NewAttempt, ServiceView, WordSource
 from payflow.rerun import (
@@ -20,7 +22,6 @@ from payflow.rerun import (
     plan_attempts,
     read_corrections,
     refetch_parents,
-    register_rerun,
 )
 from payflow.rerun.checking import validate_with_lookups
 from payflow.settings import Settings
@@ -81,10 +82,15 @@ def plan_rerun(
 
 @task(name="register-rerun", cache_policy=NO_CACHE)
 def register_rerun_attempts(
-    ledger_url: str, batch_id: str, attempts: list[NewAttempt], made_by: str | None
+    ledger_url: str,
+    batch_id: str,
+    attempts: list[NewAttempt],
+    maker: Actor | None,
+    claimed: str | None,
 ) -> AttemptsOutcome:
-    """Register the attempts as a rerun batch; a root already rerun gets nothing new."""
-    return register_rerun(open_ledger(ledger_url), batch_id, attempts, made_by)
+    """Register the attempts as a rerun batch, submitted as `maker`'s (the act,
+    `payflow.acts.rerun`); a root already rerun gets nothing new."""
+    return rerun(open_ledger(ledger_url), batch_id, attempts, maker, claimed=claimed)
 
 
 @task(name="rerun-batches-to-pay", cache_policy=NO_CACHE)

@@ -15,11 +15,9 @@ import uvicorn
 from payflow.cli.app import app, fail
 from payflow.cli.setup import check_bound_service, listening_socket, prepare
 from payflow.console.exposure import Exposure, ExposureRefused, proxy_addresses
-from payflow.console.operators import OperatorError, add_operator, operator_count, parse_roles
-from payflow.ledger import Ledger
+from payflow.console.operators import OperatorError, operator_count, parse_roles
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import NO_REAL_MONEY, api_endpoint, open_ledger
-from payflow.settings import Settings
 
 console_app = typer.Typer(
     help="The operators' web console: upload, approve, follow, reconcile, rerun.",
@@ -128,7 +126,10 @@ def console_command(
             server = uvicorn.Server(config)
             if operator_count(ledger) == 0:
                 typer.echo(
-                    "first run: no operators yet. Create them with\n"
+                    "first run: no operators yet. Create an admin, sign in as them, then add "
+                    "the others:\n"
+                    "  payflow console add-user ADMIN --role admin\n"
+                    "  payflow login ADMIN\n"
                     "  payflow console add-user NAME --role maker\n"
                     "  payflow console add-user OTHER --role checker",
                     err=True,
@@ -179,18 +180,34 @@ def add_user_command(
         roles = parse_roles(role)
     except OperatorError as exc:
         fail(str(exc))
+    from payflow.acts.actor import NotAllowed
+    from payflow.acts.operators import add_person, first_must_be_admin, may_add
+    from payflow.cli.signin import signed_in
+
+    with open_ledger(settings) as ledger:
+        first = first_must_be_admin(ledger)
+        admin = None if first else signed_in(settings, ledger)
+        try:
+            may_add(ledger, admin, roles)  # before anyone types a password for nothing
+        except NotAllowed as exc:
+            fail(f"{exc}; nothing was created")
     if password_stdin or not sys.stdin.isatty():
         password = sys.stdin.readline().rstrip("\n")
     else:
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
         with open_ledger(settings) as ledger:
-            _may_add_operators(settings, ledger)
-            operator = add_operator(
-                ledger, name, roles, password, os_account=os_account, notify_to=notify_to
+            operator = add_person(
+                ledger, admin, name, roles, password, os_account=os_account, notify_to=notify_to
             )
-    except OperatorError as exc:
+    except (OperatorError, NotAllowed) as exc:
         fail(f"{exc}; nothing was created")
+    if first:
+        print(
+            f"payflow: {operator.name} is this ledger's first admin: from now on only a signed-in "
+            "admin adds operators (payflow login NAME first)",
+            file=sys.stderr,
+        )
     typer.echo(f"operator {operator.name} ({operator.role}) created")
 
 
@@ -202,36 +219,19 @@ def set_notify_command(
     ],
 ) -> None:
     """Set where an operator is told what needs them (unpaid rows of their batch, a batch
-    waiting for their approval); once the ledger has an admin, only a signed-in admin may."""
-    from payflow.console.operators import set_notify_to
+    waiting for their approval); a signed-in admin only."""
+    from payflow.acts.actor import NotAllowed
+    from payflow.acts.operators import set_address
+    from payflow.cli.signin import signed_in
 
     settings = prepare()
     try:
         with open_ledger(settings) as ledger:
-            admin = _may_add_operators(settings, ledger)
-            operator = set_notify_to(ledger, admin, name, address)
-    except OperatorError as exc:
+            operator = set_address(ledger, signed_in(settings, ledger), name, address)
+    except (OperatorError, NotAllowed) as exc:
         fail(f"{exc}; nothing was changed")
     typer.echo(
         f"operator {operator.name} is told at {operator.notify_to}"
         if operator.notify_to
         else f"operator {operator.name} has no address of their own now"
     )
-
-
-def _may_add_operators(settings: Settings, ledger: Ledger) -> str:
-    """Once the ledger has an admin, only a signed-in admin adds operators: anyone who could
-    write the ledger could otherwise add a checker and approve their own batch. Before that
-    (a new ledger), anyone may, and is told to add an admin first."""
-    from payflow.cli.signin import acting
-    from payflow.console.operators import has_admin
-
-    if has_admin(ledger):
-        return acting(settings, ledger, "admin", "adds operators").name
-    else:
-        print(
-            "payflow: this ledger has no admin yet, so anyone who can write it adds operators: "
-            "add an admin first (--role admin), then only a signed-in admin can",
-            file=sys.stderr,
-        )
-        return "no admin yet"

@@ -23,6 +23,7 @@ from payflow.cli.run import (
     waiting,
 )
 from payflow.cli.setup import prepare, writable_folder
+from payflow.cli.signin import signed_in_operator
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.runtime import open_ledger
 
@@ -57,6 +58,8 @@ def pay_command(
                 # kind of service is refused alone, as `payflow run` refuses it. The pay flow
                 # below, run here inside the block, takes it as checked.
                 checked.enter_context(binding_checked_here(settings, settings.uses_sandbox))
+                # Who pays is recorded (the pay run's start and end): a signed-in operator.
+                payer = signed_in_operator(settings, ledger, "pays a batch")
                 if allow_repeat:
                     ledger.acknowledge_repeats(batch_id)
                 rows = ledger.batch_counts(batch_id).rows
@@ -74,6 +77,7 @@ def pay_command(
                     callback_url,
                     out_dir=str(out) if out else None,
                     live=live,
+                    payer=payer,
                 )
     except ApprovalNeeded as exc:
         waiting(settings, exc, as_json=as_json)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import getpass
 import json
 import sys
 from collections import Counter
@@ -12,13 +11,17 @@ from typing import Annotated
 
 import typer
 
+from payflow.acts.actor import NotAllowed
+from payflow.acts.findings import acknowledge
+from payflow.acts.reconcile import reconcile
 from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.setup import failure_classes, prepare, writable_folder
+from payflow.cli.signin import signed_in_operator
 from payflow.ledger import FindingState, FindingView, Ledger, UnknownFinding
 from payflow.opening import why_not_written
-from payflow.reconcile import options_from, reconcile_batch
+from payflow.reconcile import options_from
 from payflow.reconcile.attention import unfinished
 from payflow.redact import printable
 from payflow.reporting import (
@@ -67,13 +70,16 @@ def reconcile_command(
         # in a report with no word of the sandbox.
         check_service_binding(settings, sandbox=False)
         classes = failure_classes(settings)
+        operator = signed_in_operator(settings, ledger, "reconciles a batch")
         with api_endpoint(settings) as endpoint:
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
 
             async def run() -> int:
                 async with client_for(endpoint, settings) as client:
-                    result = await reconcile_batch(client, ledger, batch_id, options_from(settings))
+                    result = await reconcile(
+                        client, ledger, batch_id, operator, options_from(settings)
+                    )
                 return result.unanswered
 
             unanswered = asyncio.run(run())
@@ -87,7 +93,7 @@ def reconcile_command(
                 out_dir,
                 sandbox=endpoint.is_sandbox,
                 classes=classes,
-                made_by=getpass.getuser(),
+                made_by=operator.name,
             )
             report: BatchReport | None = written
             summary = written.summary
@@ -168,10 +174,11 @@ def findings_command(
         if ack is not None:
             if not note or not note.strip():
                 fail("--ack needs --note TEXT saying why")
+            operator = signed_in_operator(settings, ledger, "acknowledges a finding")
             try:
-                ledger.acknowledge_finding(batch_id, ack, actor=getpass.getuser(), note=note)
-            except UnknownFinding as exc:
-                fail(str(exc))
+                acknowledge(ledger, batch_id, ack, operator, note)
+            except (UnknownFinding, NotAllowed) as exc:
+                fail(f"{exc}; nothing was recorded")
         findings = ledger.findings(batch_id)
     finally:
         ledger.close()

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import typer
 
+from payflow.acts.pay import COMMAND_LINE, start_paying
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals import (
     Pending,
@@ -262,11 +263,15 @@ def pay_in_process(
     *,
     out_dir: str | None,
     live: bool,
+    payer: Actor,
 ) -> PayResult:
-    """Run the pay flow for a batch in the ledger, here and now. It never waits for approval:
-    a batch the policy holds for approval raises `ApprovalNeeded`."""
+    """Run the pay flow for a batch in the ledger, here and now, as `payer`'s act (recorded,
+    with the run's end, when the batch may pay). It never waits for approval: a batch the
+    policy holds for approval raises `ApprovalNeeded`."""
     from payflow.flows.pay_batch import pay_batch, pay_result
 
+    with open_ledger(settings) as ledger:
+        started = start_paying(ledger, batch_id, payer, where=COMMAND_LINE)
     progress = LedgerProgress(settings.ledger_url_or_default(), batch_id, rows, live=live)
     with progress:
         result: PayResult = run_until_done(
@@ -280,6 +285,7 @@ def pay_in_process(
                     wait_for_approval=False,
                     # The embedded sandbox stops when this command's block ends.
                     sandbox_ends_with_run=endpoint.is_sandbox,
+                    started_by=payer.name if started else None,
                     return_state=True,
                 )
             )
@@ -461,7 +467,14 @@ def run_command(
             _stop_before_paying(batch_id, resume)
             live = sys.stderr.isatty() and not as_json
             result = pay_in_process(
-                settings, batch_id, counts.rows, endpoint, callback_url, out_dir=out_dir, live=live
+                settings,
+                batch_id,
+                counts.rows,
+                endpoint,
+                callback_url,
+                out_dir=out_dir,
+                live=live,
+                payer=maker,
             )
     except ApprovalNeeded as exc:
         waiting(settings, exc, as_json=as_json, shown=approval_shown)

@@ -60,6 +60,27 @@ def acting(
     PAYFLOW_USER (or OS) name as a sandbox-only person, said in one line; else one line and
     exit 2. `binds_sandbox`: this command binds a ledger no run has bound to the embedded
     sandbox before it registers anything (`payflow run` without PAYFLOW_API_URL)."""
+    actor = _signed_in_or_sandbox(settings, ledger, binds_sandbox)
+    try:
+        actor.require(role, doing)
+    except NotAllowed as exc:
+        fail(f"{exc}; nothing was recorded")
+    return actor
+
+
+def signed_in_operator(settings: Settings, ledger: Ledger, doing: str) -> Actor:
+    """The signed-in operator, whatever their roles (an act any operator may do: reconcile,
+    acknowledge a finding, pay an approved batch); as `acting` on the embedded sandbox; else one
+    line and exit 2."""
+    actor = _signed_in_or_sandbox(settings, ledger, False)
+    try:
+        actor.require_operator(doing)
+    except NotAllowed as exc:
+        fail(f"{exc}; nothing was recorded")
+    return actor
+
+
+def _signed_in_or_sandbox(settings: Settings, ledger: Ledger, binds_sandbox: bool) -> Actor:
     actor = signed_in(settings, ledger)
     if actor is None and _sandbox_only(settings, ledger, binds_sandbox):
         name = settings.user or getpass.getuser()
@@ -76,10 +97,6 @@ def acting(
         actor = Actor(Operator(name, SANDBOX_ROLES), SANDBOX_USER)
     if actor is None:
         fail(NOT_SIGNED_IN)
-    try:
-        actor.require(role, doing)
-    except NotAllowed as exc:
-        fail(f"{exc}; nothing was recorded")
     return actor
 
 

@@ -19,6 +19,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from payflow.acts.history import batch_history, history_json, history_text
 from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals import Expired, Pending, PolicyError, Void, approval_status
@@ -484,6 +485,15 @@ def status(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout only.")] = False,
+    show_history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="Also show the batch's history: who registered, submitted, approved, paid, "
+            "reran, stopped, reconciled it and acknowledged its findings, and where (the "
+            "console's batch page shows the same).",
+        ),
+    ] = False,
 ) -> None:
     """Show how many rows of a batch stand in each state, and which are not final yet."""
     settings = prepare()
@@ -528,6 +538,7 @@ def status(
             _steps_waiting(settings, ledger, batch_id) if counts.get("VALIDATED") else (0, False)
         )
         own = _own_and_earlier(ledger, batch_id)
+        history = batch_history(ledger, batch_id) if show_history else []
         waiting_run = _run_alive(ledger, batch_id) if waiting else None
         rejected = (
             ledger.rejected_rows(batch_id, SHOWN_REJECTS)
@@ -562,6 +573,8 @@ def status(
             summary["open_findings"] = len(findings_open)
         if own.earlier:
             summary.update(sent_by_this_batch=own.sent, already_paid=own.already_paid)
+        if show_history:
+            summary["history"] = [history_json(line) for line in history]
         typer.echo(json.dumps(summary))
     else:
         typer.echo(f"batch {batch_id}")
@@ -620,6 +633,10 @@ def status(
                 # the next day read "FAILED 1", exit 1, with no why and no next step.
                 for line in not_paid_lines(settings, batch_id):
                     typer.echo(printable(line))
+        if show_history:
+            typer.echo("history:" if history else "history: nothing recorded yet")
+            for act in history:
+                typer.echo(printable(f"  {history_text(act)}"))
         _echo_sandbox(sandbox)
     raise typer.Exit(1 if pending or not _all_paid(latest, outcomes) else 0)
 

@@ -20,20 +20,20 @@ def stop_command(
     `payflow pay` goes on later. Exit 1 when no run was there to stop."""
     settings = prepare()
     from payflow.approvals.decide import prefect_api_configured
-    from payflow.cli.signin import acting
+    from payflow.cli.signin import signed_in_operator
 
     with open_ledger(settings) as ledger:
         require_payout_batch(settings, ledger, batch_id)
         # Who stopped it is recorded and shown in `payflow status`: a signed-in operator.
-        stopper = acting(settings, ledger, "maker", "stops a batch's pay runs")
+        stopper = signed_in_operator(settings, ledger, "stops a batch's pay runs")
         if not prefect_api_configured():
             fail(
                 "no Prefect server is configured (PREFECT_API_URL): a batch paid by `payflow run` "
                 "or `payflow pay` stops with Ctrl-C in its terminal, between two payouts"
             )
-        from payflow.paying.stop import stop_batch
+        from payflow.acts.stop import stop
 
         # Prefect down: the stop still reaches a run that beats, through the ledger.
-        stopped = stop_batch(ledger, batch_id, stopper.name)
+        stopped = stop(ledger, batch_id, stopper)
     typer.echo(stopped.line(batch_id))
     raise typer.Exit(0 if stopped.recorded else 1)

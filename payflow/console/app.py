@@ -32,6 +32,7 @@ from starlette.templating import Jinja2Templates
 from payflow.acts import Actor
 from payflow.acts.actor import CONSOLE
 from payflow.acts.auth import CODE_MINUTES, issue_code
+from payflow.acts.history import batch_history
 from payflow.api.errors import AuthError, PaymentsApiError
 from payflow.approvals import (
     ApprovalRefused,
@@ -45,7 +46,6 @@ from payflow.console import pages
 from payflow.console.breaks import at_separators
 from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
-from payflow.console.history import batch_history
 from payflow.console.intake import (
     UploadRefused,
     rejects_file,
@@ -506,7 +506,8 @@ def create_app(ctx: ConsoleContext) -> Starlette:
     async def go_on(request: Request, session: Session) -> Response:
         batch_id = request.path_params["batch_id"]
         try:
-            notice = await run_in_threadpool(go_on_paying, ctx, batch_id, me(session).name)
+            payer = Actor(me(session), CONSOLE)
+            notice = await run_in_threadpool(go_on_paying, ctx, batch_id, payer)
         except NotInterrupted as exc:
             return message(request, session, 409, f"Not started: {exc}.")
         return told(session, batch_id, notice)

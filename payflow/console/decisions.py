@@ -5,6 +5,7 @@ from __future__ import annotations
 from payflow.acts import Actor, submit
 from payflow.acts import decide as decide_act
 from payflow.acts.actor import CONSOLE
+from payflow.acts.history import GO_AHEAD
 from payflow.approvals import (
     ApprovalRefused,
     ApprovalStatus,
@@ -16,7 +17,6 @@ from payflow.approvals import (
 )
 from payflow.approvals.store import terms_of
 from payflow.console.context import ConsoleContext
-from payflow.console.history import GO_AHEAD
 from payflow.console.operators import Operator
 from payflow.console.paying import awaits_approval, start_payment
 from payflow.ledger.actions import last_action, record_action
@@ -106,5 +106,7 @@ def decide(
     elif before is status:
         # Under every limit: no record was written, the checker's go-ahead is the approval.
         record_action(ctx.ledger, checker.name, "approved", batch_id, detail=note or None)
-    started = start_payment(ctx, batch_id, checker.name, acknowledge_warnings=acknowledge_warnings)
+    started = start_payment(
+        ctx, batch_id, Actor(checker, CONSOLE), acknowledge_warnings=acknowledge_warnings
+    )
     return status, started

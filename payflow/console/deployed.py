@@ -7,6 +7,7 @@ import asyncio
 
 from prefect.client.schemas.objects import FlowRun, StateType
 
+from payflow.acts.history import PAY_WAITS
 from payflow.approvals.resume import (
     WENT_ON_WITHIN_SECONDS,
     Resumed,
@@ -14,7 +15,6 @@ from payflow.approvals.resume import (
     resume_paused_runs,
 )
 from payflow.console.context import ConsoleContext
-from payflow.console.history import PAY_WAITS
 from payflow.ledger.actions import record_action
 from payflow.paying.heartbeat import died_here, left_behind
 from payflow.paying.keyed_runs import keyed_pay_run

@@ -13,7 +13,6 @@ from sqlalchemy import insert, select, update
 
 from payflow.approvals import person_key
 from payflow.ledger import Ledger
-from payflow.ledger.actions import record_action
 from payflow.ledger.db import reader
 from payflow.ledger.tables import ConsoleOperator
 
@@ -74,7 +73,8 @@ def add_operator(
     os_account: str | None = None,
     notify_to: str | None = None,
 ) -> Operator:
-    """Create an operator; the password is stored only as an argon2 hash."""
+    """Store an operator; the password is kept only as an argon2 hash. Who may add one, and the
+    history of it, is `payflow.acts.operators.add_person`'s."""
     address = checked_address(notify_to)
     name = name.strip()
     if not name or len(name) > 64 or not name.isprintable():
@@ -106,7 +106,6 @@ def add_operator(
                 notify_to=address,
             )
         )
-    record_action(ledger, name, "operator_added", detail=f"roles {', '.join(roles)}")
     return Operator(name, roles, account, address)
 
 
@@ -122,8 +121,9 @@ def checked_address(given: str | None) -> str | None:
     return address
 
 
-def set_notify_to(ledger: Ledger, admin: str, name: str, address: str | None) -> Operator:
-    """An admin sets (or, with None, clears) where the operator `name` is told what needs them."""
+def set_notify_to(ledger: Ledger, name: str, address: str | None) -> Operator:
+    """Store (None: clear) where the operator `name` is told what needs them; who may, and the
+    history of it, is `payflow.acts.operators.set_address`'s."""
     stored = checked_address(address)
     with ledger.engine.begin() as conn:
         moved = conn.execute(
@@ -131,7 +131,6 @@ def set_notify_to(ledger: Ledger, admin: str, name: str, address: str | None) ->
         ).rowcount
     if not moved:
         raise OperatorError(f"no operator {name!r}")
-    record_action(ledger, admin, "operator_notify_set", detail=f"{name}: {stored or 'none'}")
     operator = operator_named(ledger, name)
     assert operator is not None
     return operator

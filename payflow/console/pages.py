@@ -11,12 +11,12 @@ from decimal import Decimal
 
 from markupsafe import Markup, escape
 
+from payflow.acts.history import PAY_WAITS
 from payflow.approvals import Approved, Expired, PolicyError, approval_status
 from payflow.approvals.requirement import EarlierFailure
 from payflow.approvals.standing import standing
 from payflow.console.amounts import AmountLine, amount_lines
 from payflow.console.context import ConsoleContext
-from payflow.console.history import PAY_WAITS
 from payflow.console.paying import (
     STARTED,
     awaits_approval,

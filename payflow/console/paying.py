@@ -6,12 +6,14 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
+from payflow.acts.actor import Actor
+from payflow.acts.history import PAY_WAITS
+from payflow.acts.pay import COMMAND_LINE, start_paying
 from payflow.approvals import Approved, approval_status
 from payflow.approvals.decide import prefect_api_configured
 from payflow.connections import ledger_url_parameter
 from payflow.console.context import ConsoleContext
 from payflow.console.deployed import start_through_prefect
-from payflow.console.history import PAY_WAITS
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import ActionView, last_action, record_action
 from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
@@ -21,6 +23,9 @@ from payflow.paying.workers import worker_is_dead
 from payflow.wording import counted
 
 IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
+# Runs that beat from their start (a console's thread, `payflow pay` / `run` in a terminal):
+# never beating past `STALE_AFTER`, they never began.
+BEATS_AT_ONCE = (IN_PROCESS, COMMAND_LINE)
 STARTED = ("pay_started", "pay_resumed")
 
 _running: dict[str, threading.Thread] = {}
@@ -32,14 +37,17 @@ class NotInterrupted(Exception):
 
 
 def start_payment(
-    ctx: ConsoleContext, batch_id: str, actor: str, *, acknowledge_warnings: bool = False
+    ctx: ConsoleContext, batch_id: str, payer: Actor, *, acknowledge_warnings: bool = False
 ) -> str:
-    """Start paying the batch as the ledger holds it now; a sentence saying where it runs.
+    """Start paying the batch as the ledger holds it now, as `payer`'s act (`acts.pay`); a
+    sentence saying where it runs.
 
     The pay flow pays only while the ledger's approval status says Approved (bound to the
     batch's content and totals), so a batch changed since the decision pays nothing. A
     deployment's run waiting paused for the batch's approval is resumed with the checker's
     answer (`acknowledge_warnings` as they gave it) instead."""
+    actor = payer.name
+    payer.require_operator("pays a batch")
     through_prefect = ctx.pay_through_prefect
     if through_prefect is None:
         through_prefect = prefect_api_configured()
@@ -62,11 +70,12 @@ def start_payment(
             )
             record_action(ctx.ledger, actor, PAY_WAITS, batch_id, detail=why)
             return why
+        if not start_paying(ctx.ledger, batch_id, payer, where=IN_PROCESS):
+            return "the batch is not approved as it is now; nothing is paid"
         thread = threading.Thread(
             target=_pay_here, args=(ctx, batch_id, actor), daemon=True, name="pay-batch"
         )
         _running[batch_id] = thread
-    record_action(ctx.ledger, actor, "pay_started", batch_id, detail=IN_PROCESS)
     thread.start()
     return "payout run started in the console process"
 
@@ -193,7 +202,7 @@ def _run_is_gone(ctx: ConsoleContext, batch_id: str, start: ActionView) -> bool:
     beats = [b for b in batch_beats(ctx.ledger, batch_id) if b.beat_at >= start.at]
     if beats:
         return not any(_beats_alive(beat, now) for beat in beats)
-    return start.detail == IN_PROCESS and now - start.at >= STALE_AFTER
+    return start.detail in BEATS_AT_ONCE and now - start.at >= STALE_AFTER
 
 
 def _beating_elsewhere(ctx: ConsoleContext, batch_id: str) -> RunBeat | None:
@@ -229,7 +238,7 @@ def rows_left(counts: BatchCounts) -> str:
     return ", ".join(f"{counted(n, 'row')} {label}" for n, label in parts if n)
 
 
-def go_on_paying(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
+def go_on_paying(ctx: ConsoleContext, batch_id: str, payer: Actor) -> str:
     """Start the pay run again for an interrupted or stopped batch; a sentence saying where it
     runs.
 
@@ -248,4 +257,4 @@ def go_on_paying(ctx: ConsoleContext, batch_id: str, actor: str) -> str:
             f"the batch is {type(status).__name__.lower()} as it is now, not approved; "
             "nothing is paid"
         )
-    return start_payment(ctx, batch_id, actor)
+    return start_payment(ctx, batch_id, payer)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from payflow.acts import Actor, submit
+from payflow.acts import Actor
 from payflow.acts.actor import CONSOLE
+from payflow.acts.rerun import rerun
 from payflow.api import AsyncPayoutsClient
 from payflow.approvals.store import active_policy
 from payflow.connections import with_client
 from payflow.console.context import ConsoleContext
-from payflow.console.history import RERUN_CREATED, RERUN_DETAIL
 from payflow.console.operators import Operator
 from payflow.intake import RawBatch, ValidationReport
 from payflow.ledger import NewAttempt, ServiceView, WordSource
@@ -30,13 +30,10 @@ from payflow.rerun import (
     find_candidates,
     plan_attempts,
     refetch_parents,
-    register_rerun,
-    rerun_batch_id,
 )
 from payflow.rerun.checking import validate_with_lookups
 from payflow.rerun.corrections import CORRECTABLE
 from payflow.rerun.preview import approval_line
-from payflow.wording import plural
 
 READ_REASONS = "confirm that you read why the rows failed; nothing was sent"
 CHOOSE = "choose rows or groups to rerun; nothing was sent"
@@ -163,20 +160,9 @@ def rerun_rows(
     if not kept:
         return RerunStarted(None, [], dropped_lines)
     attempts = _attempts(ctx, kept, choice)
-    outcome = register_rerun(ctx.ledger, batch_id, attempts, maker.name)
-    rerun_id = rerun_batch_id(batch_id, [a.instruction.external_id for a in attempts])
-    rows_text = ", ".join(str(c.row_number) for c in kept)
     corrected = [c.row_number for c in kept if choice.fixes.get(c.row_number)]
-    fixed = (
-        f"; details corrected in {plural(len(corrected), 'row')} {', '.join(map(str, corrected))}"
-        if corrected
-        else ""
-    )
-    record_action(
-        ctx.ledger, maker.name, "rerun", batch_id, detail=f"rows {rows_text} as {rerun_id}{fixed}"
-    )
-    detail = f"{RERUN_DETAIL}{batch_id}: {plural(len(kept), 'row')} {rows_text}{fixed}"
-    record_action(ctx.ledger, maker.name, RERUN_CREATED, rerun_id, detail=detail)
-    submit(ctx.ledger, rerun_id, Actor(maker, CONSOLE))
+    outcome = rerun(ctx.ledger, batch_id, attempts, Actor(maker, CONSOLE), corrected=corrected)
+    rerun_id = outcome.batch_id
+    # Submitted here: the console asks a checker of every batch a maker submits in it.
     record_action(ctx.ledger, maker.name, "submitted", rerun_id)
     return RerunStarted(rerun_id, list(outcome.created), dropped_lines)

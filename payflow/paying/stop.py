@@ -1,7 +1,8 @@
-"""`payflow stop BATCH`'s work: cancel the batch's pay runs through Prefect and record who
-stopped it. Nothing of the batch is changed: every row stays in the ledger as it is (a row the
-killed run left SUBMITTING is looked up at the service by the next run before any POST), the
-watchdog leaves a stopped batch alone, and `payflow pay` goes on with it.
+"""`payflow stop BATCH`'s work (the act, who may, is `payflow.acts.stop`): cancel the batch's
+pay runs through Prefect and record who stopped it. Nothing of the batch is changed: every row
+stays in the ledger as it is (a row the killed run left SUBMITTING is looked up at the service
+by the next run before any POST), the watchdog leaves a stopped batch alone, and `payflow pay`
+goes on with it.
 
 Prefect's cancellation reaches a run only through its worker's cancellation observer, which
 gives up for good after a Prefect server outage of about half a minute ("Cancellation observer

@@ -8,16 +8,19 @@ from decimal import Decimal
 
 import pytest
 from paying_support import register, row
-from support.operators import actor, add_people, set_ledger_policy
+from support.operators import PASSWORD, actor, add_people, set_ledger_policy
 
 from payflow.acts import NotAllowed, confirm_policy, decide, set_policy, submit
 from payflow.acts.actor import OS_ACCOUNT
 from payflow.acts.auth import issue_code, redeem_code
+from payflow.acts.findings import acknowledge
+from payflow.acts.operators import add_person
+from payflow.acts.reconcile import may_reconcile, scheduled
 from payflow.acts.register import deployed_maker
 from payflow.approvals import Approved, Pending, approval_requirement, approval_status
 from payflow.approvals.policy import default_policy_text
 from payflow.approvals.store import active_policy, terms_of
-from payflow.console.operators import add_operator
+from payflow.console.operators import add_operator, operator_named
 from payflow.ledger import Ledger, utc_now
 
 SHIPPED = default_policy_text()
@@ -127,3 +130,32 @@ def test_a_file_dropped_by_an_operators_os_account_is_that_operators_batch(ledge
     terms = submit(ledger, batch_id, maker, claimed="daemon")
     assert (terms.maker, terms.maker_via) == ("olga", OS_ACCOUNT)
     assert ledger.batch_facts(batch_id).made_by == "olga"  # type: ignore[union-attr]
+
+
+def test_a_ledgers_first_operator_is_an_admin_then_only_a_signed_in_admin_adds_people(ledger):
+    with pytest.raises(NotAllowed, match="its first operator is an admin"):
+        add_person(ledger, None, "olga", "maker", PASSWORD)
+    assert operator_named(ledger, "olga") is None
+    add_person(ledger, None, "ada", "admin", PASSWORD)
+    with pytest.raises(NotAllowed, match="not signed in"):
+        add_person(ledger, None, "petr", "checker", PASSWORD)
+    add_people(ledger, olga="maker")
+    with pytest.raises(NotAllowed, match="only an admin adds operators"):
+        add_person(ledger, actor(ledger, "olga"), "friend", "checker", PASSWORD)
+    added = add_person(ledger, actor(ledger, "ada"), "petr", "checker", PASSWORD)
+    assert added.roles == ("checker",)
+    assert operator_named(ledger, "friend") is None
+
+
+def test_a_schedules_actor_is_nobody_a_person_acts_as(people):
+    ledger = people
+    schedule = scheduled("reconcile-pending")
+    assert (schedule.name, schedule.is_person) == ("deployment reconcile-pending", False)
+    may_reconcile(schedule)  # a schedule reconciles under its own name
+    batch = _batch(ledger, "sched")
+    with pytest.raises(NotAllowed):
+        submit(ledger, batch, schedule)
+    with pytest.raises(NotAllowed, match="only an operator acknowledges a finding"):
+        acknowledge(ledger, batch, 1, schedule, "seen")
+    with pytest.raises(NotAllowed, match="needs a note"):
+        acknowledge(ledger, batch, 1, actor(ledger, "mia"), "  ")

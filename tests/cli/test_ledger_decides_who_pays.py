@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from cli_support import payflow_env, run_payflow, sim_instruction, write_sim_batch
+from sqlalchemy import select
 from support.operators import PASSWORD, actor, add_people, as_person, ledger_url_of
 from support.stats import sandbox_stats
 
@@ -26,6 +27,7 @@ from payflow.approvals.policy import default_policy_text
 from payflow.cli.signin import NOT_SIGNED_IN
 from payflow.console.operators import operator_named
 from payflow.ledger import Ledger
+from payflow.ledger.tables import ConsoleAction
 
 # The shipped default, except that every XOF batch needs one approval (the default lets a small
 # one go at once): a tightening, so one admin makes it active.
@@ -120,16 +122,8 @@ def test_login_whoami_logout(tmp_path, prefect_home, api):
         PAYFLOW_API_URL=api.url,
         PAYFLOW_API_TOKEN=api.token,
     )
-    added = subprocess.run(
-        [*_payflow(), "console", "add-user", "mia", "--role", "maker,checker"],
-        input=PASSWORD + "\n",
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert added.returncode == 0, added.stderr
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        add_people(ledger, mia="maker,checker")
 
     assert run_payflow(["whoami"], env, tmp_path).stdout.strip() == "not signed in"
     wrong = _login(env, tmp_path, "mia", "not her password")
@@ -231,8 +225,11 @@ def test_payflow_user_names_nobody_on_a_ledger_no_run_has_bound(tmp_path, prefec
         assert ledger.approvals_of("unbound") == []
 
 
-def test_once_the_ledger_has_an_admin_only_a_signed_in_admin_adds_operators(tmp_path, prefect_home):
-    # A maker who can write the ledger added a checker of her own and approved her batch.
+def test_a_ledgers_first_operator_is_an_admin_and_then_only_a_signed_in_admin_adds_any(
+    tmp_path, prefect_home
+):
+    # A maker who could write a new ledger added herself and a checker of her own, and approved
+    # her own batch; once it had an admin, a maker who could write it still could.
     env = payflow_env(tmp_path / "home", prefect_home, signed_in=None)
 
     def add(who: dict[str, str], name: str, role: str) -> subprocess.CompletedProcess[str]:
@@ -247,8 +244,16 @@ def test_once_the_ledger_has_an_admin_only_a_signed_in_admin_adds_operators(tmp_
             check=False,
         )
 
+    maker_first = add(env, "olga", "maker")
+    assert maker_first.returncode == 2, maker_first.stdout
+    assert maker_first.stderr.strip() == (
+        "payflow: this ledger has no admin yet: its first operator is an admin (payflow console "
+        "add-user NAME --role admin), who then signs in (payflow login NAME) and adds the "
+        "others; nothing was created"
+    )
     first = add(env, "ada", "admin")
-    assert first.returncode == 0 and "this ledger has no admin yet" in first.stderr, first.stderr
+    assert first.returncode == 0, first.stderr
+    assert "ada is this ledger's first admin" in first.stderr
     nobody = add(env, "fake-checker", "checker")
     assert nobody.returncode == 2 and "not signed in" in nobody.stderr, nobody.stderr
     olga = as_person(env, "olga", "maker")
@@ -258,3 +263,15 @@ def test_once_the_ledger_has_an_admin_only_a_signed_in_admin_adds_operators(tmp_
         assert operator_named(ledger, "fake-checker") is None
         assert operator_named(ledger, "olgas-friend") is None
     assert add(as_person(env, "ada"), "petr", "checker").returncode == 0
+    with Ledger.open(ledger_url_of(env)) as ledger, ledger.engine.connect() as conn:
+        added = conn.execute(
+            select(ConsoleAction.actor, ConsoleAction.detail)
+            .where(ConsoleAction.action == "operator_added")
+            .order_by(ConsoleAction.id)
+        ).all()
+    # who added whom: the first admin added herself, then she added petr (olga, a test's
+    # setup, was stored directly)
+    assert [tuple(row) for row in added] == [
+        ("ada", "ada, roles admin"),
+        ("ada", "petr, roles checker"),
+    ]

@@ -62,8 +62,13 @@ def test_two_os_users_share_a_ledger_maker_and_checker_and_it_pays_once(
     batch.write_text(batch.read_text(encoding="utf-8").replace(",1000,", f",{AMOUNT},"))
     shutil.chown(batch, maker)
 
-    # The maker makes the ledger (the group's) with both people in it; each signs in as
-    # their own OS user, the session kept in their own home.
+    # The maker makes the ledger (the group's): its first operator, an admin, signs in and adds
+    # both people; each then signs in as their own OS user, the session kept in their own home.
+    setup = _env(users, maker, sandbox)
+    add_admin = ["console", "add-user", "boss", "--role", "admin"]
+    admin = users.run(maker, add_admin, setup, answer=PASSWORD)
+    assert admin.returncode == 0, admin.stderr
+    assert users.run(maker, ["login", "boss"], setup, answer=PASSWORD).returncode == 0
     for name, role in ((maker, "maker"), (checker, "checker")):
         added = users.run(
             maker,

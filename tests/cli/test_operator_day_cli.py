@@ -13,6 +13,7 @@ import httpx
 import pytest
 from cli_support import payflow_env, run_payflow, sim_instruction
 from sqlalchemy import create_engine, text
+from support.operators import as_person
 
 from payflow.approvals import record_decision
 from payflow.ledger import Ledger
@@ -46,6 +47,7 @@ def test_an_acknowledgement_is_said_taken_and_the_exit_names_the_findings_left_o
             unchecked_rows=set(),
         )
         first, second = (f.id for f in ledger.findings(batch))
+    env = as_person(env, "ops", "checker")  # acknowledging is a signed-in operator's act
     acked = run_payflow(["findings", batch, "--ack", str(first), "--note", "asked"], env, tmp_path)
     assert acked.returncode == 1, acked.stderr
     assert f"finding #{first} acknowledged" in acked.stdout

@@ -91,6 +91,11 @@ def test_a_reviewed_rerun_s_json_says_what_it_sent_and_nothing_else_on_stdout(
     assert summary["preview"][0] == f"batch {batch_id}: 1 row would be sent again"
     assert not any("nothing was sent" in line for line in summary["preview"]), summary
     assert "  not paid: 1 row, by statusMessage:" in done.stderr.splitlines()
+    # The rerun is the signed-in maker's act, in the batch's one history (the console's too).
+    asked = ["status", batch_id, "--history", "--json", "--no-refresh"]
+    history = json.loads(run_payflow(asked, env, tmp_path).stdout)["history"]
+    [rerun_act] = [(h["by"], h["detail"]) for h in history if h["what"] == "rerun"]
+    assert rerun_act[0] == "maker" and rerun_act[1].startswith("rows 3 as ")
 
 
 def test_status_of_another_batch_sharing_a_rerun_row_counts_it_by_its_latest_attempt(

@@ -41,13 +41,28 @@ def test_console_with_no_settings_guides_the_first_user_and_pays_in_its_own_proc
         assert url_line == f"payflow console: http://127.0.0.1:{port}/"
         said = err.read_text(encoding="utf-8")
         assert "first run: no operators yet" in said
-        assert "payflow console add-user NAME --role maker" in said
+        assert "payflow console add-user ADMIN --role admin" in said
         assert "no real money" in said.lower()
 
         bad_role = run_payflow(["console", "add-user", "ann", "--role", "boss"], env, tmp_path)
         assert bad_role.returncode != 0 and "role must be one of" in bad_role.stderr
         assert "Traceback" not in bad_role.stderr
 
+        # The first operator is an admin, who signs in and adds the others.
+        first = _add_user(env, tmp_path, "ada", "admin")
+        assert first.returncode == 0, first.stderr
+        assert "ada is this ledger's first admin" in first.stderr
+        login = subprocess.run(
+            [*PAYFLOW, "login", "ada", "--password-stdin"],
+            env=env,
+            cwd=tmp_path,
+            input=PASSWORD + "\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert login.returncode == 0, login.stderr
         for name, role in (("ann", "maker"), ("bob", "checker")):
             added = _add_user(env, tmp_path, name, role)
             assert added.returncode == 0, added.stderr

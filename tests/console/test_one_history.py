@@ -51,7 +51,8 @@ def test_a_console_batch_approved_and_paid_on_the_command_line_reads_paid_in_the
         approved = run_payflow(["approve", batch_id, "--json"], as_person(env, "carl"), tmp_path)
         assert approved.returncode == 0, approved.stderr
         assert json.loads(approved.stdout)["status"] == "Approved"
-        paid = run_payflow(["pay", batch_id, "--json"], env, tmp_path)
+        # mia, the maker, pays it from her own shell: who paid is in the one history too.
+        paid = run_payflow(["pay", batch_id, "--json"], as_person(env, "mia"), tmp_path)
         assert paid.returncode == 1, paid.stderr  # the clean rows include ones that fail
         statuses = json.loads(paid.stdout)["statuses"]
         status = run_payflow(["status", batch_id, "--json"], env, tmp_path)
@@ -66,6 +67,8 @@ def test_a_console_batch_approved_and_paid_on_the_command_line_reads_paid_in_the
         # The history names the approval made on the command line, once.
         history = shown.split('id="history"', 1)[1]
         assert history.count("on the command line (payflow approve)") == 1
+        assert "<td>mia</td><td>pay started</td><td>on the command line</td>" in history
+        assert "<td>mia</td><td>pay finished</td>" in history
         listed = checker.get("/batches").text
         assert (
             "awaiting approval" not in listed.split(f"/batches/{batch_id}", 1)[1].split("</tr>")[0]

@@ -197,12 +197,15 @@ CONSOLE_PASSWORD = "correct horse battery"
 
 
 def add_console_operators(stack: Stack, *operators: tuple[str, str]) -> None:
-    """`payflow console add-user NAME --role ROLE` for each (name, role)."""
+    """`payflow console add-user NAME --role ROLE` for each (name, role), by a signed-in admin."""
+    from support.operators import as_person
+
+    admin = as_person(stack.env, "e2e-admin", "admin")
     for name, role in operators:
         made = subprocess.run(
             [*PAYFLOW, "console", "add-user", name, "--role", role, "--password-stdin"],
             cwd=REPO,
-            env=stack.env,
+            env=admin,
             input=f"{CONSOLE_PASSWORD}\n",
             capture_output=True,
             text=True,

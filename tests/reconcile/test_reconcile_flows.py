@@ -14,6 +14,8 @@ from reconcile_support import instruction, new_id, pay, payout_id, register
 from payflow.api import AsyncPayoutsClient
 from payflow.flows.reconcile import reconcile_outcomes, reconcile_pending, reconcile_recent
 from payflow.ledger import Ledger
+from payflow.ledger.actions import actions_of
+from payflow.tasks.reconcile_batch import artifact_key
 
 
 def _paid_batch(ledger_url: str, sandbox, last4: str) -> tuple[str, str]:
@@ -83,7 +85,31 @@ def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
     assert [o.batch_id for o in outcomes] == [batch_id]
     with Ledger.open(ledger_url) as ledger:
         assert ledger.batch_summary(batch_id) == {"COMPLETED": 1}
+        # A schedule's act, under its own name: never this worker's OS account as a person.
+        acts = [(a.actor, a.action) for a in actions_of(ledger, batch_id)]
+        assert acts == [("deployment reconcile-pending", "reconciled")]
+        assert [v.made_by for v in ledger.report_versions(batch_id)] == [
+            "deployment reconcile-pending"
+        ]
     assert Path(outcomes[0].report_csv).read_text(encoding="utf-8").count("\n") == 2
+    # The same history as the console's batch page and `payflow status --history`, in Prefect.
+    history = _artifact(artifact_key("history", batch_id))
+    assert "| deployment reconcile-pending | reconciled | 1 payout fetched, 1 row moved" in history
+
+
+def _artifact(key: str) -> str:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    async def read() -> str:
+        async with get_client() as client:
+            found = await client.read_latest_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key]))
+            )
+        assert found, key
+        return str(found[0].data)
+
+    return asyncio.run(read())
 
 
 def test_reconcile_pending_never_calls_rows_left_by_a_killed_run_nothing_to_look_at(

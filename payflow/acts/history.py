@@ -1,5 +1,6 @@
-"""A batch's history as the batch page shows it: the console's actions and the ledger's approval
-records, whoever made them and wherever (console, `payflow approve`, Prefect's form)."""
+"""A batch's one history, as the console's batch page, `payflow status` and the pay run's Prefect
+artifact show it: the acts' log and the ledger's approval records, whoever made them and
+wherever (console, command line, Prefect's form, a deployment's schedule)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,27 @@ def batch_history(ledger: Ledger, batch_id: str) -> list[HistoryLine]:
         what = WHAT.get(name) or name.replace("_", " ")
         lines.append(HistoryLine(action.at, action.actor, what, action.detail or ""))
     return sorted(lines, key=lambda line: line.at)
+
+
+def history_text(line: HistoryLine) -> str:
+    """`2026-11-29 09:40 UTC  ada  approved  in the console`: one line of the history."""
+    detail = f"  {line.detail}" if line.detail else ""
+    return f"{line.at:%Y-%m-%d %H:%M:%S} UTC  {line.actor}  {line.what}{detail}"
+
+
+def history_json(line: HistoryLine) -> dict[str, str]:
+    """One line of the history for `--json`."""
+    return {"at": line.at.isoformat(), "by": line.actor, "what": line.what, "detail": line.detail}
+
+
+def history_markdown(lines: list[HistoryLine]) -> str:
+    """The history as a Markdown table (a Prefect artifact)."""
+    rows = ["| when (UTC) | who | what | detail |", "|---|---|---|---|"]
+    for line in lines:
+        cells = (f"{line.at:%Y-%m-%d %H:%M:%S}", line.actor, line.what, line.detail)
+        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(rows)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
