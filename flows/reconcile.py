@@ -69,7 +69,7 @@ def _reconcile_all(
     batch_ids: list[str], out_dir: str | None, api_url: str | None, sandbox: bool
 ) -> list[ReconcileOutcome]:
     settings = Settings()
-    reports = out_dir or str(settings.reports_dir())
+    reports = out_dir or settings.reports_location()
     with run_target(settings, api_url, sandbox, None) as target:
         return [reconcile_batch(target, batch_id, reports) for batch_id in batch_ids]
 

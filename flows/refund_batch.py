@@ -64,7 +64,7 @@ def refund_batch(
     made_by = deployment_maker(settings, maker)
     if names_nobody(maker):
         get_run_logger().warning(worker_account_note(made_by))
-    reports = out_dir or str(settings.reports_dir())
+    reports = out_dir or settings.reports_location()
     with run_target(settings, api_url, sandbox, callback_url) as target:
         prepared = prepare_refund_file(target, path, sheet, made_by)
         batch_id = prepared.batch_id

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -54,4 +53,4 @@ def write_refund_batch_report(
 ) -> ReportPaths:
     """Write the refund reconciliation report from the ledger."""
     rows = open_ledger(target.ledger_url).refunds.rows(batch_id)
-    return write_refund_report(Path(out_dir), batch_id, rows, sandbox=sandbox)
+    return write_refund_report(out_dir, batch_id, rows, sandbox=sandbox)
