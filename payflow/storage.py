@@ -35,8 +35,16 @@ REMOTE_SCHEMES = ("s3", "s3a", "memory")
 
 
 class StorageError(OSError):
-    """Remote storage refused or could not be reached; the message names the URL, never a
-    credential. An OSError, so that "report not written" handling covers it."""
+    """Remote storage refused or could not be reached: `cannot write s3://b/x.csv: why`, never
+    a credential. An OSError whose strerror is the why alone, so that "report not written"
+    lines (payflow.opening.why_not_written) read as they do for a folder."""
+
+    def __init__(self, what: str, why: str) -> None:
+        super().__init__(f"cannot {what}: {why}")
+        self.strerror = why
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -224,7 +232,7 @@ class RemoteStorage(Storage):
         try:
             return call(*args, **kwargs)
         except Exception as exc:  # botocore's and aiohttp's errors alike: one line, no secret
-            raise StorageError(f"cannot {what}: {_why(exc)}") from exc
+            raise StorageError(what, _why(exc)) from exc
 
 
 def _modified(item: dict[str, Any]) -> float:
@@ -234,10 +242,10 @@ def _modified(item: dict[str, Any]) -> float:
 
 
 def _why(exc: BaseException) -> str:
-    """A few words from a storage error: its class and first line, never a credential (botocore's
-    messages name the operation and the bucket, not the keys)."""
+    """A few words from a storage error: its first line, or its class when it says nothing;
+    never a credential (botocore's messages name the operation and the bucket, not the keys)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
+    return text[:300] or type(exc).__name__
 
 
 def storage_at(where: Storage | Path | str) -> Storage:
