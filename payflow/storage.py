@@ -200,8 +200,13 @@ class RemoteStorage(Storage):
         )
 
     def entries(self) -> list[Entry]:
-        self._do(f"list {self.url}", self.fs.invalidate_cache, self._root)
-        listed = self._do(f"list {self.url}", self.fs.ls, self._root, detail=True)
+        self.fs.invalidate_cache(self._root)
+        try:
+            listed = self.fs.ls(self._root, detail=True)
+        except FileNotFoundError:  # no object under the prefix yet: an empty folder
+            return []
+        except Exception as exc:
+            raise StorageError(f"list {self.url}", _why(exc)) from exc
         return [
             Entry(PurePosixPath(item["name"]).name, int(item.get("size") or 0), _modified(item))
             for item in listed

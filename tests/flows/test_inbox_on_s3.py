@@ -45,6 +45,7 @@ def test_the_inbox_on_s3_lists_its_batch_files_and_settles_them_beside_older_one
         _drop(s3_server, bucket, key, "x")
     inbox = storage_at(f"s3://{bucket}/inbox")
 
+    assert waiting_files(storage_at(f"s3://{bucket}/nothing-dropped-yet")) == []
     assert sorted(e.name for e in waiting_files(inbox)) == ["a.csv", "b.XLSX"]
 
     for content in ("first", "second"):
