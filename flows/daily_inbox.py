@@ -7,6 +7,7 @@ none of the others. The file leaves the inbox only after that (see `payflow.inbo
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from prefect import flow, get_run_logger
@@ -20,15 +21,16 @@ from payflow.inbox import (
     QUIET_WAIT_SECONDS,
     InboxOutcome,
     Settled,
-    inbox_files,
     inbox_markdown,
     still_written,
+    waiting_files,
 )
 from payflow.intake.problems import BatchFileError
 from payflow.notices import inbox_file_failed
 from payflow.notify import tell
 from payflow.runtime import ConfigurationError
 from payflow.settings import Settings
+from payflow.storage import LocalStorage, Storage, place_name, storage_at
 from payflow.tasks.approve_batch import submit_in_flow
 from payflow.tasks.inbox import settle_inbox_file, start_pay_run
 
@@ -53,32 +55,55 @@ def daily_payouts(
     owner, or `maker` for a file the worker's own user owns (`file_maker`); without `maker` such
     a batch is made by the worker's account, which the summary and the log say is no person."""
     quiet_expected_failures()
-    folder = Path(inbox)
-    files = inbox_files(folder)
-    busy = still_written(files, quiet_seconds, quiet_wait_seconds)
+    folder = storage_at(inbox)
+    names = [e.name for e in waiting_files(folder)]
+    busy: list[str] = []
+    if isinstance(folder, LocalStorage):  # a remote object appears whole: nothing to wait for
+        paths = still_written([folder.place(n) for n in names], quiet_seconds, quiet_wait_seconds)
+        busy = [p.name for p in paths]
     settings = Settings()  # read once: each file's maker falls back to the worker's user
     outcomes = [
-        _take_file(path, pay_deployment, maker, settings) for path in files if path not in busy
+        _take_file(folder, name, pay_deployment, maker, settings)
+        for name in names
+        if name not in busy
     ]
     outcomes += [
         InboxOutcome(
-            path.name,
+            name,
             Settled.LEFT,
             reason=f"still being written {quiet_wait_seconds:g} s after the run found it; "
             "left for the next run (copy a file elsewhere first, then move it into the inbox)",
         )
-        for path in busy
+        for name in busy
     ]
-    create_markdown_artifact(key="daily-payouts", markdown=inbox_markdown(folder, outcomes))
+    create_markdown_artifact(key="daily-payouts", markdown=inbox_markdown(folder.url, outcomes))
     trouble = [o for o in outcomes if o.settled is not Settled.PROCESSED]
     if trouble:
-        names = ", ".join(o.file for o in trouble)
-        raise InboxFilesFailed(f"{len(trouble)} of {len(outcomes)} inbox files not paid: {names}")
+        listed = ", ".join(o.file for o in trouble)
+        raise InboxFilesFailed(f"{len(trouble)} of {len(outcomes)} inbox files not paid: {listed}")
     return outcomes
 
 
 def _take_file(
-    path: Path, pay_deployment: str, maker: str | None, settings: Settings
+    folder: Storage, name: str, pay_deployment: str, maker: str | None, settings: Settings
+) -> InboxOutcome:
+    """Take one inbox file: a local one where it is, a remote one from a private local copy
+    (whose owner is this worker: its maker is then the deployment's `maker`)."""
+    if isinstance(folder, LocalStorage):
+        return _take_local(folder, folder.place(name), pay_deployment, maker, settings)
+    with tempfile.TemporaryDirectory(prefix="payflow-inbox-") as copy:  # 0700
+        local = Path(copy) / name
+        try:
+            folder.fetch(name, local)
+        except OSError as exc:  # storage out of reach or the file gone: the next run tries
+            reason = f"not read from {folder.place(name)}: {exc}"
+            get_run_logger().warning("%s stays in the inbox: %s", name, reason)
+            return InboxOutcome(name, Settled.LEFT, reason=reason)
+        return _take_local(folder, local, pay_deployment, maker, settings)
+
+
+def _take_local(
+    folder: Storage, path: Path, pay_deployment: str, maker: str | None, settings: Settings
 ) -> InboxOutcome:
     logger = get_run_logger()
     # Read before intake, while the file is still in the inbox with its owner.
@@ -87,9 +112,9 @@ def _take_file(
     try:
         intake = intake_batch(str(path), made_by=claimed)
     except BatchFileError as exc:
-        moved = settle_inbox_file(str(path), Settled.FAILED, str(exc))
+        moved = settle_inbox_file(folder.url, path.name, Settled.FAILED, str(exc))
         _tell_failed(settings, path.name, str(exc), moved)
-        return InboxOutcome(path.name, Settled.FAILED, reason=str(exc), moved_to=Path(moved).name)
+        return InboxOutcome(path.name, Settled.FAILED, reason=str(exc), moved_to=place_name(moved))
     except ConfigurationError as exc:  # the worker's settings: its message names the one to fix
         logger.warning("%s stays in the inbox: %s", path.name, exc)
         return InboxOutcome(path.name, Settled.LEFT, reason=f"intake stopped: {exc}")
@@ -99,10 +124,10 @@ def _take_file(
     counts = intake.counts
     if counts.rows and counts.rejected == counts.rows:
         why = f"every one of its {counts.rows} rows was rejected; see {intake.rejects_csv}"
-        moved = settle_inbox_file(str(path), Settled.FAILED, why)
+        moved = settle_inbox_file(folder.url, path.name, Settled.FAILED, why)
         _tell_failed(settings, path.name, why, moved)
         return InboxOutcome(
-            path.name, Settled.FAILED, intake.batch_id, reason=why, moved_to=Path(moved).name
+            path.name, Settled.FAILED, intake.batch_id, reason=why, moved_to=place_name(moved)
         )
     submit_in_flow(settings.ledger_url_or_default(), intake.batch_id, claimed, owner)
     if maker_note:
@@ -115,14 +140,14 @@ def _take_file(
         return InboxOutcome(
             path.name, Settled.LEFT, intake.batch_id, reason=reason, maker_note=maker_note
         )
-    moved = settle_inbox_file(str(path), Settled.PROCESSED)
+    moved = settle_inbox_file(folder.url, path.name, Settled.PROCESSED)
     return InboxOutcome(
         path.name,
         Settled.PROCESSED,
         intake.batch_id,
         run_id,
         maker_note=maker_note,
-        moved_to=Path(moved).name,
+        moved_to=place_name(moved),
     )
 
 

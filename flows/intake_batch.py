@@ -69,7 +69,7 @@ def intake_batch(
         counts = count_batch(target.ledger_url, report.batch_id)
     rejects: tuple[str | None, str | None] = (None, None)
     if report.rejects:
-        rejects = write_rejects(report, out_dir or str(settings.reports_dir()))
+        rejects = write_rejects(report, out_dir or settings.reports_location())
     return IntakeResult(
         batch_id=report.batch_id,
         source_name=report.source_name,

@@ -101,7 +101,7 @@ def pay_batch(
         track_deadline=track_deadline,
         poll_interval=poll_interval,
     )
-    reports = out_dir or str(settings.reports_dir())
+    reports = out_dir or settings.reports_location()
     with (
         run_target(settings, api_url, sandbox, callback_url) as configured,
         _beating(ledger_url or configured.ledger_url, batch_id),

@@ -74,7 +74,7 @@ def _reconcile_all(
 ) -> list[ReconcileOutcome]:
     """Reconcile each batch as `deployment`'s act: its history names the schedule, no person."""
     settings = Settings()
-    reports = out_dir or str(settings.reports_dir())
+    reports = out_dir or settings.reports_location()
     with run_target(settings, api_url, sandbox, None) as target:
         return [reconcile_batch(target, batch_id, reports, deployment) for batch_id in batch_ids]
 

@@ -69,7 +69,7 @@ def refund_batch(
     made_by = deployment_maker(settings, maker)
     if names_nobody(maker):
         get_run_logger().warning(worker_account_note(made_by))
-    reports = out_dir or str(settings.reports_dir())
+    reports = out_dir or settings.reports_location()
     # What writes the report once there is room: the same file again refunds nothing twice.
     again = f"payflow refund {shlex.quote(path)} --yes --out DIR"
     with run_target(settings, api_url, sandbox, callback_url) as target:

@@ -1,4 +1,5 @@
-"""The inbox folder of the daily run: which files wait, and where each goes once it is settled.
+"""The inbox of the daily run: which files wait, and where each goes once it is settled. The
+inbox is a folder or a storage URL every worker reaches (`s3://bucket/inbox`, payflow.storage).
 
 A file leaves the inbox only after its batch is in the ledger (and its pay run exists), so a
 crash at any point leaves it where the next run finds it; the batch id is the file's content
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from payflow.file_access import make_folder, write_new_text
+from payflow.storage import Entry, LocalStorage, Place, Storage, place_name
 
 BATCH_SUFFIXES = (".csv", ".xlsx")
 NOTE_SUFFIX = ".why.txt"
@@ -56,16 +57,22 @@ class InboxOutcome:
         return self.settled.value
 
 
-def inbox_files(inbox: Path) -> list[Path]:
+def waiting_files(inbox: Storage) -> list[Entry]:
     """Batch files waiting in the inbox (not in its subfolders), oldest first."""
-    files = [p for p in inbox.iterdir() if p.is_file() and p.suffix.lower() in BATCH_SUFFIXES]
-    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name))
+    files = [e for e in inbox.entries() if Path(e.name).suffix.lower() in BATCH_SUFFIXES]
+    return sorted(files, key=lambda e: (e.modified, e.name))
+
+
+def inbox_files(inbox: Path) -> list[Path]:
+    """Batch files waiting in the local inbox folder, oldest first."""
+    return [inbox / e.name for e in waiting_files(LocalStorage(inbox))]
 
 
 def still_written(files: list[Path], quiet_seconds: float, max_wait_seconds: float) -> list[Path]:
     """Wait (up to `max_wait_seconds`) until no file changed for `quiet_seconds`; the files
     still changing then. A file taken while it was copied in was registered half-written, and
-    the rows written after were never paid."""
+    the rows written after were never paid. (An object in remote storage appears whole, in one
+    PUT: the daily run takes it at once.)"""
     started = time.time()
     before = _shapes(files)
     while True:
@@ -94,37 +101,43 @@ def _shapes(files: list[Path]) -> dict[Path, tuple[int, float]]:
     return shapes
 
 
-def _free_name(folder: Path, name: str) -> Path:
-    """`name` in `folder`, or `stem-2.ext`, `stem-3.ext`... when a file of that name is there."""
-    target = folder / name
+def _free_name(inbox: Storage, folder: str, name: str) -> str:
+    """`folder/name`, or `folder/stem-2.ext`, `-3`... when a file of that name is there."""
     stem, suffix = os.path.splitext(name)
-    n = 1
-    while target.exists() or (folder / f"{target.name}{NOTE_SUFFIX}").exists():
+    candidate, n = name, 1
+    while inbox.exists(f"{folder}/{candidate}") or inbox.exists(
+        f"{folder}/{candidate}{NOTE_SUFFIX}"
+    ):
         n += 1
-        target = folder / f"{stem}-{n}{suffix}"
-    return target
+        candidate = f"{stem}-{n}{suffix}"
+    return f"{folder}/{candidate}"
+
+
+def settle(inbox: Storage, name: str, where: Settled, note: str | None = None) -> Place:
+    """Move the inbox file `name` to `processed/` or `failed/` in the inbox; for a failed file
+    the note goes first into `<file>.why.txt`, so a crash between the two leaves the file in the
+    inbox. Where the file now is."""
+    if where is Settled.LEFT:
+        return inbox.place(name)
+    target = _free_name(inbox, where.value, name)
+    if note is not None:
+        inbox.write_new_text(f"{target}{NOTE_SUFFIX}", note.rstrip() + "\n")
+    inbox.move(name, target)
+    return inbox.place(target)
 
 
 def settle_file(path: Path, where: Settled, note: str | None = None) -> Path:
-    """Move an inbox file to `processed/` or `failed/` beside it; for a failed file the note goes
-    first into `<file>.why.txt`, so a crash between the two leaves the file in the inbox."""
-    if where is Settled.LEFT:
-        return path
-    folder = path.parent / where.value
-    make_folder(folder)
-    target = _free_name(folder, path.name)
-    if note is not None:
-        write_new_text(folder / f"{target.name}{NOTE_SUFFIX}", note.rstrip() + "\n")
-    path.replace(target)
-    return target
+    """`settle` for a file of a local inbox folder: its new path."""
+    return Path(settle(LocalStorage(path.parent), path.name, where, note))
 
 
-def inbox_markdown(inbox: Path, outcomes: list[InboxOutcome]) -> str:
+def inbox_markdown(inbox: Path | str, outcomes: list[InboxOutcome]) -> str:
     """The daily run's summary: one line per file, with its batch, pay run or reason."""
+    title = place_name(inbox) or str(inbox)
     if not outcomes:
-        return f"## Inbox {inbox.name}\n\nNo new files."
+        return f"## Inbox {title}\n\nNo new files."
     lines = [
-        f"## Inbox {inbox.name}",
+        f"## Inbox {title}",
         "",
         "| file | went to | batch | pay run | why |",
         "|---|---|---|---|---|",

@@ -41,6 +41,12 @@ class Settings(BaseSettings):
         description="Folder of the SQLite ledger, reports, logs and Prefect's home (relative to "
         "the working directory).",
     )
+    reports_url: str | None = Field(
+        default=None,
+        description="Where reports go, the rejects files included: a folder, or s3://bucket/prefix "
+        "that every worker and the console reach (endpoint and credentials from the standard AWS_* "
+        "settings); unset: reports under home.",
+    )
     webhook_url: str | None = Field(
         default=None, description="Public URL of `payflow webhooks`, sent as callbackUrl."
     )
@@ -217,5 +223,15 @@ class Settings(BaseSettings):
         return "at PAYFLOW_LEDGER_URL" if self.ledger_url else f"at {self.home.resolve()}"
 
     def reports_dir(self) -> Path:
-        """Where run reports go unless `--out` says otherwise."""
+        """The local folder of reports under `home` (when `reports_url` names none)."""
         return (self.home / "reports").resolve()
+
+    def reports_location(self) -> str:
+        """Where run reports go unless `--out` says otherwise: `reports_url`, a folder or a
+        storage URL (payflow.storage), else `reports_dir()`."""
+        if self.reports_url:
+            from payflow.storage import is_remote
+
+            url = self.reports_url.strip()
+            return url if is_remote(url) else str(Path(url).expanduser().resolve())
+        return str(self.reports_dir())

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import FlowRun
 
-from payflow.inbox import SCHEDULE_ACTOR, Settled, settle_file
+from payflow.inbox import SCHEDULE_ACTOR, Settled, settle
 from payflow.ledger.run_beats import STALE_AFTER
 from payflow.paying.heartbeat import left_behind
 from payflow.paying.keyed_runs import keyed_pay_run
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
+from payflow.storage import storage_at
 
 
 @task(name="start-pay-run", cache_policy=NO_CACHE)
@@ -49,6 +49,7 @@ def _nobody_behind(run: FlowRun, batch_id: str, stale_after: timedelta) -> bool:
 
 
 @task(name="settle-inbox-file", cache_policy=NO_CACHE)
-def settle_inbox_file(path: str, where: Settled, note: str | None = None) -> str:
-    """Move the file to `processed/` or `failed/` (with its note); the path it now has."""
-    return str(settle_file(Path(path), where, note))
+def settle_inbox_file(inbox: str, name: str, where: Settled, note: str | None = None) -> str:
+    """Move the file `name` of the inbox (a folder or a storage URL) to `processed/` or
+    `failed/` (with its note); where it now is."""
+    return str(settle(storage_at(inbox), name, where, note))

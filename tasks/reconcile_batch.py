@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -29,6 +28,7 @@ from payflow.reporting import failures_table, findings_table, summary_markdown, 
 from payflow.reporting.summary import Summary, build_summary
 from payflow.settings import Settings
 from payflow.shown import shown
+from payflow.storage import place_name
 from payflow.tasks.connections import RunTarget, open_client, open_ledger
 from payflow.wording import report_not_written
 
@@ -109,7 +109,7 @@ def _published(
     left = unfinished(ledger.batch_counts(batch_id).by_state)
     try:
         report = write_batch_report(
-            ledger, batch_id, Path(out_dir), sandbox=sandbox, classes=classes, made_by=made_by
+            ledger, batch_id, out_dir, sandbox=sandbox, classes=classes, made_by=made_by
         )
     except OSError as exc:
         # After money moved: the figures are in the ledger, the report can be written later.
@@ -138,7 +138,7 @@ def _published(
         lambda: (
             create_markdown_artifact(
                 key=artifact_key("reconciliation", batch_id),
-                markdown=summary_markdown(summary, report.xlsx.name),
+                markdown=summary_markdown(summary, place_name(report.xlsx)),
                 description="Per-currency counts, rates and balance roll-forward.",
             ),
             create_table_artifact(
@@ -186,6 +186,6 @@ def write_batch_report_only(ledger_url: str, batch_id: str, out_dir: str, sandbo
     settings = Settings()
     classes = FailureClasses.load(settings.failure_classes_path)
     report = write_batch_report(
-        open_ledger(ledger_url), batch_id, Path(out_dir), sandbox=sandbox, classes=classes
+        open_ledger(ledger_url), batch_id, out_dir, sandbox=sandbox, classes=classes
     )
     return str(report.xlsx)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -57,6 +56,6 @@ def write_refund_batch_report(
     says why in one line with `command`, which writes it later: refunds may have moved."""
     rows = open_ledger(target.ledger_url).refunds.rows(batch_id)
     try:
-        return RefundReport(write_refund_report(Path(out_dir), batch_id, rows, sandbox=sandbox))
+        return RefundReport(write_refund_report(out_dir, batch_id, rows, sandbox=sandbox))
     except OSError as exc:
         return RefundReport(None, report_not_written(out_dir, why_not_written(exc), command))

@@ -16,6 +16,9 @@ The factory itself is `support.sandbox.SandboxFactory`; PostgreSQL databases: `s
 
 A module that runs flows in-process asks for `prefect_api` (the API URL): every such module of
 a test process shares one Prefect server, `prefect_server`, started on its first use.
+
+A test of reports or the inbox on S3 asks for `s3_server` (moto's server mode on 127.0.0.1, one
+per test process, `support.s3.S3Server`): its `.env` holds the AWS settings that reach it.
 """
 
 from __future__ import annotations
@@ -79,6 +82,15 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # to API" once it is gone.
     APILogWorker.drain_all(timeout=5)
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """This test process's S3-compatible server (moto) on 127.0.0.1; an `S3Server`."""
+    from support.s3 import moto_server
+
+    with moto_server(tmp_path_factory.mktemp("moto") / "moto.log") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

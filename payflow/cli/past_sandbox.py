@@ -120,7 +120,7 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
                 "PAYFLOW_HOME)"
             )
         classes = failure_classes(settings)
-        folder = out or settings.reports_dir()
+        folder = out or settings.reports_location()
         report = write_batch_report(ledger, batch_id, folder, sandbox=True, classes=classes)
         latest = ledger.latest_summary(batch_id)
         unchecked = ledger.not_rechecked(batch_id)

@@ -84,7 +84,7 @@ def reconcile_command(
 
             unanswered = asyncio.run(run())
         left = unfinished(ledger.batch_counts(batch_id).by_state)
-        out_dir = out or settings.reports_dir()
+        out_dir = out or settings.reports_location()
         not_written = ""
         try:
             written = write_batch_report(

@@ -10,6 +10,7 @@ afterwards. Without a batch id, the newest batches are listed with their rows pe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,7 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
 from payflow.ending import BatchEnd, batch_end
+from payflow.intake.report_files import rejects_names
 from payflow.ledger import (
     PAID_OUTCOMES,
     Disposition,
@@ -55,6 +57,7 @@ from payflow.runtime import (
     open_ledger,
 )
 from payflow.settings import Settings
+from payflow.storage import storage_at
 from payflow.wording import NOT_REFRESHED, api_trouble, counted, state_words, unsent_words
 
 STALE_AFTER = timedelta(minutes=1)
@@ -409,9 +412,11 @@ def _echo_rejected(
         typer.echo(printable(f"  row {line.row_number:>6}  {line.external_id or '-'}  {why}"))
     if total > len(shown):
         typer.echo(f"  ... and {total - len(shown)} more")
-    report = settings.reports_dir() / f"{batch_id}-rejects.csv"
-    if report.is_file():
-        typer.echo(printable(f"  every rejected row: {report}"))
+    reports = storage_at(settings.reports_location())
+    name = rejects_names(batch_id)[0]
+    with contextlib.suppress(OSError):  # storage out of reach: the rows above still say it
+        if reports.exists(name):
+            typer.echo(printable(f"  every rejected row: {reports.place(name)}"))
 
 
 def _echo_conflicts(total: int, shown: list[RejectedLine]) -> None:

@@ -33,6 +33,7 @@ from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.rules import RulesTableError
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
+from payflow.storage import place_name
 from payflow.wording import api_trouble, report_not_written
 
 EXIT_VALID, EXIT_REJECTS = 0, 1
@@ -108,7 +109,7 @@ def validate_command(
     except PaymentsApiError as exc:
         then = "the file is checked against its banks and services lists; nothing was checked"
         fail(api_trouble(exc, then=then, sandbox=settings.uses_sandbox))
-    out_dir = out if out is not None else settings.reports_dir()
+    out_dir = out if out is not None else settings.reports_location()
     not_written = ""
     try:
         csv_path, xlsx_path = write_rejects_report(report, out_dir)
@@ -125,7 +126,7 @@ def validate_command(
         for line in summary_lines(report):
             print(line)
         if not not_written:
-            print(f"report: {printable(str(csv_path))} and {printable(xlsx_path.name)}")
+            print(f"report: {printable(str(csv_path))} and {printable(place_name(xlsx_path))}")
     if not_written:
         print(not_written, file=sys.stderr if as_json else sys.stdout)
     raise typer.Exit(EXIT_REJECTS if report.rejects or not_written else EXIT_VALID)

@@ -48,6 +48,7 @@ from payflow.console.context import ConsoleContext
 from payflow.console.decisions import decide, is_submitted, submit_for_approval
 from payflow.console.intake import (
     UploadRefused,
+    has_rejects,
     rejects_file,
     sheet_choice_text,
     source_of,
@@ -65,6 +66,7 @@ from payflow.console.paying import (
 from payflow.console.reconciling import reconcile_now
 from payflow.console.reruns import RerunChoice, rerun_choice, rerun_rows, review_rerun
 from payflow.console.sessions import COOKIE, Session, Sessions, csrf_matches
+from payflow.console.stored import stored_exists, stored_response
 from payflow.ledger.actions import record_action
 from payflow.links.store import LinkStore
 from payflow.reconcile import FailureTableError
@@ -422,7 +424,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             summary=summary,
             bars=pages.chart_bars(summary.outcomes),
             history=batch_history(ctx.ledger, batch_id),
-            has_rejects=rejects_file(ctx, batch_id, "csv") is not None,
+            has_rejects=has_rejects(ctx, batch_id),
             submitted=is_submitted(ctx, batch_id),
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),
             go_on=can_go_on(ctx, batch_id, counts),
@@ -610,7 +612,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         path = written.csv if suffix == "csv" else written.xlsx
         record_action(ctx.ledger, me(session).name, "report_downloaded", batch_id, suffix)
         name = "refunds" if refunds else "report"
-        return FileResponse(path, filename=f"{batch_id}-{name}.{suffix}")
+        return stored_response(path, f"{batch_id}-{name}.{suffix}")
 
     @page()
     async def report_version(request: Request, session: Session) -> Response:
@@ -619,18 +621,27 @@ def create_app(ctx: ConsoleContext) -> Starlette:
         kept = [v for v in ctx.ledger.report_versions(batch_id) if v.id == wanted]
         if suffix not in ("csv", "xlsx") or not kept:
             return message(request, session, 404, "No such kept report of this batch.")
-        path = Path(kept[0].csv_path if suffix == "csv" else kept[0].xlsx_path)
-        if not path.is_file():
+        place = kept[0].csv_path if suffix == "csv" else kept[0].xlsx_path
+        try:
+            there = await run_in_threadpool(stored_exists, place)
+        except OSError as exc:
+            return message(request, session, 502, f"Reports storage out of reach: {exc}.")
+        if not there:
             return message(request, session, 404, "That report's file is no longer there.")
-        return FileResponse(path, filename=path.name)
+        return stored_response(place)
 
     @page()
     async def rejects(request: Request, session: Session) -> Response:
         batch_id, suffix = request.path_params["batch_id"], request.path_params["suffix"]
-        path = rejects_file(ctx, batch_id, suffix) if suffix in ("csv", "xlsx") else None
+        try:
+            path = await run_in_threadpool(
+                lambda: rejects_file(ctx, batch_id, suffix) if suffix in ("csv", "xlsx") else None
+            )
+        except OSError as exc:
+            return message(request, session, 502, f"Reports storage out of reach: {exc}.")
         if path is None:
             return message(request, session, 404, "This batch has no rejects report.")
-        return FileResponse(path, filename=f"{batch_id}-rejects.{suffix}")
+        return stored_response(path, f"{batch_id}-rejects.{suffix}")
 
     routes = [
         Route("/", home),

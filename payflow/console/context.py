@@ -8,9 +8,9 @@ from pathlib import Path
 from payflow.connections import RunTarget
 from payflow.console.kept_uploads import KeptUploads
 from payflow.console.signin_limits import SignInLimits
-from payflow.file_access import make_folder
 from payflow.ledger import Ledger
 from payflow.settings import Settings
+from payflow.storage import Storage, storage_at
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 ACCEPTED_SUFFIXES = (".csv", ".xlsx")
@@ -40,8 +40,11 @@ class ConsoleContext:
         """Where workbooks wait for their sheet choice (never served; see kept_uploads)."""
         return self.settings.home / "console-uploads"
 
-    def batch_dir(self, batch_id: str) -> Path:
-        """Where the console keeps a batch's rejects and reports (never named in a URL)."""
-        path = self.settings.reports_dir() / "console" / batch_id
-        make_folder(path)
-        return path
+    def batch_dir(self, batch_id: str) -> Storage:
+        """Where the console keeps a batch's rejects and reports (never named in a URL): under
+        the reports' folder or storage URL (PAYFLOW_REPORTS_URL)."""
+        return storage_at(self.settings.reports_location()).child(f"console/{batch_id}")
+
+    def reports(self) -> Storage:
+        """Where the runs write their reports (PAYFLOW_REPORTS_URL, or under home)."""
+        return storage_at(self.settings.reports_location())

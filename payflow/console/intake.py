@@ -24,6 +24,7 @@ from payflow.ledger import BatchCounts
 from payflow.ledger.actions import record_action
 from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.validation import validate_rows
+from payflow.storage import Place
 from payflow.wording import counted
 
 
@@ -132,7 +133,20 @@ def sheet_choice_text(problem: str, kept: KeptUpload | None, keep_seconds: float
     )
 
 
-def rejects_file(ctx: ConsoleContext, batch_id: str, suffix: str) -> Path | None:
-    """The batch's rejects report written at upload, if any."""
-    path = ctx.batch_dir(batch_id) / f"{batch_id}-rejects.{suffix}"
-    return path if path.is_file() else None
+def rejects_file(ctx: ConsoleContext, batch_id: str, suffix: str) -> Place | None:
+    """The batch's rejects report: written at upload, or by the run that took its file (the
+    daily inbox's, on any worker sharing PAYFLOW_REPORTS_URL); None when there is none."""
+    name = f"{batch_id}-rejects.{suffix}"
+    for storage in (ctx.batch_dir(batch_id), ctx.reports()):
+        if storage.exists(name):
+            return storage.place(name)
+    return None
+
+
+def has_rejects(ctx: ConsoleContext, batch_id: str) -> bool:
+    """True when the batch's rejects report can be downloaded; False too when the reports'
+    storage is out of reach (the download then says so)."""
+    try:
+        return rejects_file(ctx, batch_id, "csv") is not None
+    except OSError:
+        return False

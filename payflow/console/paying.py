@@ -111,7 +111,7 @@ def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
                     batch_id,
                     wait_for_approval=False,
                     ledger_url=ledger_url_parameter(ctx.target.ledger_url, ctx.settings),
-                    out_dir=str(ctx.batch_dir(batch_id)),
+                    out_dir=ctx.batch_dir(batch_id).url,
                     api_url=ctx.target.api_url,
                     sandbox=ctx.target.sandbox,
                     callback_url=ctx.target.callback_url,

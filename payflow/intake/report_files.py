@@ -7,13 +7,13 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import replaced_together, save_workbook
-from payflow.file_access import make_folder
+from payflow.atomic import save_workbook
 from payflow.inert import inert_row, text_cells
 from payflow.intake.problems import Problem, ValidationReport
 from payflow.redact import printable
 from payflow.reporting.printing import lines_needed
 from payflow.reporting.workbook import append_tall, header_row
+from payflow.storage import Place, Storage, storage_at
 from payflow.wording import counted
 
 REPORT_COLUMNS = ("row", "externalId", "column", "rule", "message", "value", "severity")
@@ -60,13 +60,15 @@ def resolution_problems(report: ValidationReport) -> list[Problem]:
     ]
 
 
-def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path, Path]:
-    """Write `<batch_id>-rejects.csv` and `.xlsx` under `out_dir`; values are already masked."""
-    make_folder(out_dir)
+def write_rejects_report(
+    report: ValidationReport, out_dir: Storage | Path | str
+) -> tuple[Place, Place]:
+    """Write `<batch_id>-rejects.csv` and `.xlsx` under `out_dir` (a folder or a storage URL);
+    values are already masked. Their places."""
+    storage = storage_at(out_dir)
     records = _records(report)
-    csv_path = out_dir / f"{report.batch_id}-rejects.csv"
-    xlsx_path = out_dir / f"{report.batch_id}-rejects.xlsx"
-    with replaced_together(csv_path, xlsx_path) as (csv_part, xlsx_part):
+    names = rejects_names(report.batch_id)
+    with storage.writing(*names) as (csv_part, xlsx_part):
         with csv_part.open("w", encoding="utf-8-sig", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(REPORT_COLUMNS)
@@ -78,7 +80,12 @@ def write_rejects_report(report: ValidationReport, out_dir: Path) -> tuple[Path,
             lines = max(lines_needed(str(record[at]), width) for at, width in WRAPPED.items())
             append_tall(sheet, number, text_cells(sheet, record), lines)
         save_workbook(workbook, xlsx_part)
-    return csv_path, xlsx_path
+    return storage.place(names[0]), storage.place(names[1])
+
+
+def rejects_names(batch_id: str) -> tuple[str, str]:
+    """(csv, xlsx) names of a batch's rejects report."""
+    return f"{batch_id}-rejects.csv", f"{batch_id}-rejects.xlsx"
 
 
 def summary_lines(report: ValidationReport) -> list[str]:

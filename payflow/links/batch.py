@@ -128,7 +128,7 @@ def never_issued(store: LinkStore, batch_id: str) -> list[LinkView]:
 
 
 def report_links(
-    store: LinkStore, batch_id: str, out_dir: Path, *, sandbox: bool
+    store: LinkStore, batch_id: str, out_dir: Path | str, *, sandbox: bool
 ) -> tuple[LinksReportPaths, LinksFigures]:
     """Write the links report from the ledger, rejected rows included (whichever run writes it;
     `sandbox`: the embedded sandbox served); returns its paths and its figures."""

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import replaced_together, save_workbook
-from payflow.file_access import make_folder
+from payflow.atomic import save_workbook
 from payflow.inert import inert_row, text_cells
 from payflow.intake import Problem
 from payflow.intake.reading import FIRST_DATA_ROW
@@ -24,6 +23,7 @@ from payflow.links.records import CURRENCY, ClaimState, LinkView, status_label
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.printing import lines_needed, print_one_page_wide
 from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, append_tall, column_widths, header_row
+from payflow.storage import Place, Storage, storage_at
 
 HEADER = (
     "row",
@@ -56,8 +56,8 @@ MESSAGE_AT, PROBLEM_MESSAGE_AT = HEADER.index("statusMessage"), PROBLEM_HEADER.i
 class LinksReportPaths:
     """Where one links report was written."""
 
-    csv: Path
-    xlsx: Path
+    csv: Place  # a local path, or a remote object's URL (payflow.storage)
+    xlsx: Place
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ def _rejected_lines(problems: Sequence[Problem]) -> list[list[object]]:
 
 
 def write_links_report(
-    out_dir: Path,
+    out_dir: Storage | Path | str,
     batch_id: str,
     views: Sequence[LinkView],
     now: datetime,
@@ -196,11 +196,11 @@ def write_links_report(
     """Write `<batch>-links.csv` and `.xlsx` (with a Rejected sheet when rows were rejected);
     a row `known` from an earlier batch shows that batch's link and payout, named in linkBatch.
     `sandbox`: the embedded sandbox served, and the summary says no real money moved."""
-    make_folder(out_dir)
-    paths = LinksReportPaths(out_dir / f"{batch_id}-links.csv", out_dir / f"{batch_id}-links.xlsx")
+    storage = storage_at(out_dir)
+    names = (f"{batch_id}-links.csv", f"{batch_id}-links.xlsx")
     views = sorted([*views, *known], key=lambda view: view.row_number)
     rows = [_cells(view, now, batch_id) for view in views]
-    with replaced_together(paths.csv, paths.xlsx) as (csv_part, xlsx_part):
+    with storage.writing(*names) as (csv_part, xlsx_part):
         with csv_part.open("w", encoding="utf-8-sig", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(HEADER)
@@ -208,7 +208,7 @@ def write_links_report(
             writer.writerows(inert_row(cells) for cells in _rejected_lines(problems))
         workbook = _workbook(views, rows, problems, len(known), now, sandbox=sandbox)
         save_workbook(workbook, xlsx_part)
-    return paths
+    return LinksReportPaths(storage.place(names[0]), storage.place(names[1]))
 
 
 def _workbook(

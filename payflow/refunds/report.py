@@ -17,8 +17,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import replaced_together, save_workbook
-from payflow.file_access import make_folder
+from payflow.atomic import save_workbook
 from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
 from payflow.ledger.states import NOT_PAID_STATES
@@ -31,6 +30,7 @@ from payflow.reporting.workbook import (
     column_widths,
     header_row,
 )
+from payflow.storage import Storage, storage_at
 
 HEADER = [
     "row",
@@ -140,18 +140,21 @@ class RefundReport:
 
 
 def write_refund_report(
-    out_dir: Path, batch_id: str, views: Iterable[RefundRowView], *, sandbox: bool
+    out_dir: Storage | Path | str,
+    batch_id: str,
+    views: Iterable[RefundRowView],
+    *,
+    sandbox: bool,
 ) -> ReportPaths:
-    """Write `<batch_id>-refunds.csv` and `.xlsx` into `out_dir` and return their paths."""
-    make_folder(out_dir)
+    """Write `<batch_id>-refunds.csv` and `.xlsx` into `out_dir` (a folder or a storage URL)
+    and return their places."""
+    storage = storage_at(out_dir)
     lines = [report_line(view) for view in views]
-    paths = ReportPaths(
-        csv=out_dir / f"{batch_id}-refunds.csv", xlsx=out_dir / f"{batch_id}-refunds.xlsx"
-    )
-    with replaced_together(paths.csv, paths.xlsx) as (csv_part, xlsx_part):
+    names = (f"{batch_id}-refunds.csv", f"{batch_id}-refunds.xlsx")
+    with storage.writing(*names) as (csv_part, xlsx_part):
         _write_csv(csv_part, lines)
         _write_xlsx(xlsx_part, batch_id, lines, sandbox)
-    return paths
+    return ReportPaths(csv=storage.place(names[0]), xlsx=storage.place(names[1]))
 
 
 def _write_csv(part: Path, lines: list[RefundReportLine]) -> None:

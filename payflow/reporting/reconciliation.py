@@ -9,45 +9,51 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from payflow.atomic import replaced_together
-from payflow.file_access import make_folder
 from payflow.ledger import Ledger, RowOutcome
 from payflow.ledger.report_versions import ReportVersionView
 from payflow.reconcile import FailureClasses
 from payflow.reporting.layout import ROW_COLUMNS, csv_text, row_cells
 from payflow.reporting.summary import Summary, build_summary
-from payflow.reporting.versions import keep_version
+from payflow.reporting.versions import keep_version, report_digest
 from payflow.reporting.workbook import WorkbookWriter
+from payflow.storage import Place, Storage, storage_at
 
 
 @dataclass(frozen=True, slots=True)
 class ReportPaths:
     """Where the two renderings of one report were written."""
 
-    csv: Path
-    xlsx: Path
+    csv: Place  # a local path, or a remote object's URL (payflow.storage)
+    xlsx: Place
 
 
 @dataclass(frozen=True, slots=True)
 class BatchReport:
-    """Where the report was written, and the summary it shows."""
+    """Where the report was written (a local path, or a remote object's URL), and the summary
+    it shows."""
 
-    csv: Path
-    xlsx: Path
+    csv: Place
+    xlsx: Place
     summary: Summary
     version: ReportVersionView | None = None  # kept now (None: it said what the last one did)
 
 
 def report_paths(out_dir: Path, batch_id: str) -> tuple[Path, Path]:
     """(csv, xlsx) paths of the batch's report in `out_dir`."""
+    csv_name, xlsx_name = report_names(batch_id)
+    return out_dir / csv_name, out_dir / xlsx_name
+
+
+def report_names(batch_id: str) -> tuple[str, str]:
+    """(csv, xlsx) names of the batch's latest report."""
     stem = f"{batch_id}-reconciliation"
-    return out_dir / f"{stem}.csv", out_dir / f"{stem}.xlsx"
+    return f"{stem}.csv", f"{stem}.xlsx"
 
 
 def write_batch_report(
     ledger: Ledger,
     batch_id: str,
-    out_dir: Path,
+    out_dir: Storage | Path | str,
     *,
     sandbox: bool,
     classes: FailureClasses | None = None,
@@ -55,13 +61,14 @@ def write_batch_report(
 ) -> BatchReport:
     """Stream the batch's rows into the CSV and the XLSX; totals come from the ledger's SQL.
     The files keep the stable names; a version is kept beside them and recorded as `made_by`'s
-    when it says something the last kept version did not."""
+    when it says something the last kept version did not. `out_dir` is a folder or a storage
+    URL (payflow.storage)."""
     classes = classes or FailureClasses.load()
-    make_folder(out_dir)
-    csv_path, xlsx_path = report_paths(out_dir, batch_id)
+    storage = storage_at(out_dir)
+    names = report_names(batch_id)
     workbook = WorkbookWriter(batch_id, sandbox=sandbox)
     try:
-        with replaced_together(csv_path, xlsx_path) as (csv_part, xlsx_part):
+        with storage.writing(*names) as (csv_part, xlsx_part):
             with csv_part.open("w", newline="", encoding="utf-8-sig") as handle:
                 writer = csv.writer(handle)
                 writer.writerow([column.name for column in ROW_COLUMNS])
@@ -76,8 +83,9 @@ def write_batch_report(
                     workbook.add_row(cells, reasons)
             summary = build_summary(ledger, batch_id, classes, sandbox=sandbox)
             workbook.finish(summary, xlsx_part)
+            digest = report_digest(csv_part, summary)
     except BaseException:
         workbook.abandon()  # a CSV that failed (a full disk) left the XLSX's rows open
         raise
-    version = keep_version(ledger, batch_id, (csv_path, xlsx_path), summary, made_by)
-    return BatchReport(csv_path, xlsx_path, summary, version)
+    version = keep_version(ledger, batch_id, storage, names, digest, summary, made_by)
+    return BatchReport(storage.place(names[0]), storage.place(names[1]), summary, version)

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from payflow.atomic import replaced
 from payflow.ledger import Ledger
 from payflow.ledger.report_versions import ReportVersionView
 from payflow.reporting.summary import Summary
+from payflow.storage import Storage
 
 FIRST_VERSION = "first version"
 SAME_FIGURES = "same figures; rows or findings changed (see the rows and findings sheets)"
@@ -50,7 +49,7 @@ def changes_between(before: dict[str, str] | None, after: dict[str, str]) -> str
     return "; ".join(changed) or SAME_FIGURES
 
 
-def _digest(csv_path: Path, summary: Summary) -> str:
+def report_digest(csv_path: Path, summary: Summary) -> str:
     """What the report says: its rows (the CSV) and its findings with their acknowledgements."""
     digest = hashlib.sha256()
     with csv_path.open("rb") as handle:
@@ -65,10 +64,10 @@ def _stamp(at: datetime) -> str:
     return at.strftime("%Y%m%dT%H%M%SZ")
 
 
-def _free_stem(out_dir: Path, stem: str) -> str:
+def _free_stem(storage: Storage, stem: str) -> str:
     """`stem`, or `stem-2`, `-3`... when a version of that second already exists."""
     candidate, n = stem, 1
-    while (out_dir / f"{candidate}.csv").exists() or (out_dir / f"{candidate}.xlsx").exists():
+    while storage.exists(f"{candidate}.csv") or storage.exists(f"{candidate}.xlsx"):
         n += 1
         candidate = f"{stem}-{n}"
     return candidate
@@ -77,31 +76,30 @@ def _free_stem(out_dir: Path, stem: str) -> str:
 def keep_version(
     ledger: Ledger,
     batch_id: str,
-    latest: tuple[Path, Path],
+    storage: Storage,
+    latest: tuple[str, str],
+    digest: str,
     summary: Summary,
     made_by: str,
 ) -> ReportVersionView | None:
-    """Copy the latest (csv, xlsx) to versioned names and record the version, unless the last
-    kept version said the same; the version kept, or None."""
-    csv_path, xlsx_path = latest
-    digest = _digest(csv_path, summary)
+    """Copy the latest (csv, xlsx) names of `storage` to versioned names and record the
+    version, unless the last kept version had the same `digest` (`report_digest`); the version
+    kept, or None."""
     kept = ledger.report_versions(batch_id)
     if kept and kept[0].digest == digest:
         return None
     now = ledger.now()
-    out_dir = csv_path.parent
-    stem = _free_stem(out_dir, f"{batch_id}-reconciliation-{_stamp(now)}")
-    copies = (out_dir / f"{stem}.csv", out_dir / f"{stem}.xlsx")
-    for source, target in zip((csv_path, xlsx_path), copies, strict=True):
-        with replaced(target) as part:
-            shutil.copyfile(source, part)
+    stem = _free_stem(storage, f"{batch_id}-reconciliation-{_stamp(now)}")
+    copies = (f"{stem}.csv", f"{stem}.xlsx")
+    for source, target in zip(latest, copies, strict=True):
+        storage.copy(source, target)
     figures = figures_of(summary)
     before = json.loads(kept[0].figures) if kept else None
     version = ReportVersionView(
         id=0,
         batch_id=batch_id,
-        csv_path=str(copies[0]),
-        xlsx_path=str(copies[1]),
+        csv_path=str(storage.place(copies[0])),
+        xlsx_path=str(storage.place(copies[1])),
         made_by=made_by,
         made_at=now,
         changes=changes_between(before, figures),

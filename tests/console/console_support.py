@@ -86,11 +86,12 @@ def start_console(
     prefect_api_url: str | None = None,
     ledger_url: str | None = None,
     sandbox: bool = True,
+    reports_url: str | None = None,
 ) -> Console:
     """Open the ledger (a new SQLite one unless given), add `mia` (maker) and `carl` (checker),
-    serve the console."""
+    serve the console (its reports under its home, or at `reports_url`)."""
     ledger_url = ledger_url or f"sqlite:///{tmp_path / 'ledger.db'}"
-    settings = Settings(ledger_url=ledger_url, home=tmp_path / "home")
+    settings = Settings(ledger_url=ledger_url, home=tmp_path / "home", reports_url=reports_url)
     ledger = Ledger.open(ledger_url)
     add_operator(ledger, "mia", "maker", PASSWORD)
     add_operator(ledger, "carl", "checker", PASSWORD)
