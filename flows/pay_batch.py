@@ -20,6 +20,7 @@ from prefect.client.schemas.objects import State
 from prefect.futures import PrefectFuture, as_completed, wait
 from prefect.states import Cancelled, Failed
 
+from payflow.acts.reconcile import SANDBOX_ENDING
 from payflow.connections import RunTarget, open_ledger, run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.flows.approval import APPROVAL_TIMEOUT_SECONDS, BatchStopped, ensure_approved
@@ -154,7 +155,7 @@ def pay_batch(
         if _settled(target, sandbox_ends_with_run or (api_url is None and target.sandbox)):
             # The sandbox ends with this run and just applied moves still due (a correction
             # after completion): the run re-fetches every payout, as a reconciliation would.
-            reconciled = reconcile_batch(target, batch_id, reports, "pay-batch")
+            reconciled = reconcile_batch(target, batch_id, reports, SANDBOX_ENDING)
         else:
             # The report from the ledger, where webhooks and polls put each final status: the
             # run does not re-fetch every payout; the scheduled reconciliation

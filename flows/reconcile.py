@@ -18,6 +18,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.client.schemas.objects import State
 from prefect.states import Failed
 
+from payflow.acts.reconcile import scheduled
 from payflow.connections import run_target
 from payflow.expected import ExpectedFailure, quiet_expected_failures
 from payflow.ledger import RowState, utc_now
@@ -76,7 +77,10 @@ def _reconcile_all(
     settings = Settings()
     reports = out_dir or settings.reports_location()
     with run_target(settings, api_url, sandbox, None) as target:
-        return [reconcile_batch(target, batch_id, reports, deployment) for batch_id in batch_ids]
+        return [
+            reconcile_batch(target, batch_id, reports, scheduled(deployment))
+            for batch_id in batch_ids
+        ]
 
 
 @flow(name="reconcile-pending", persist_result=False)

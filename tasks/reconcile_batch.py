@@ -15,8 +15,9 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from payflow.acts.actor import Actor
 from payflow.acts.history import batch_history, history_markdown
-from payflow.acts.reconcile import reconcile, scheduled
+from payflow.acts.reconcile import reconcile
 from payflow.ledger import Ledger
 from payflow.ledger.totals import RowOutcome
 from payflow.notices import findings_opened
@@ -68,14 +69,11 @@ def snapshot_balance(target: RunTarget, batch_id: str) -> None:
 
 
 @task(name="reconcile-batch", cache_policy=NO_CACHE)
-def reconcile_batch(
-    target: RunTarget, batch_id: str, out_dir: str, deployment: str
-) -> ReconcileOutcome:
-    """Three-way match, findings, roll-forward, the XLSX/CSV report and the artifacts, as the
-    named deployment's unattended act (`payflow.acts.reconcile.scheduled`)."""
+def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str, by: Actor) -> ReconcileOutcome:
+    """Three-way match, findings, roll-forward, the XLSX/CSV report and the artifacts, as `by`'s
+    unattended act (a deployment's: `payflow.acts.reconcile.scheduled`)."""
     settings = Settings()
     ledger = open_ledger(target.ledger_url)
-    by = scheduled(deployment)
 
     async def run() -> tuple[int, int]:
         async with open_client(target, settings) as client:

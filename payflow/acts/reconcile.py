@@ -14,6 +14,11 @@ from payflow.wording import counted
 RECONCILED = "reconciled"
 
 
+# A pay run whose embedded sandbox ends with it re-fetches its payouts first (the moves the
+# sandbox still had due); nobody asked for that reconciliation: the run did.
+SANDBOX_ENDING = system_actor("the pay run, before its embedded sandbox ended")
+
+
 def scheduled(deployment: str) -> Actor:
     """The actor of an unattended reconciliation run by the named deployment (flow)."""
     return system_actor(f"deployment {deployment}")
