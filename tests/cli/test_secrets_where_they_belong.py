@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from cli_support import payflow_env, run_payflow
-from support.operators import as_person, ledger_url_of, set_ledger_policy
+from support.operators import as_person, ledger_url_of, set_ledger_policy, sign_in_at
 from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
@@ -53,6 +53,8 @@ def test_maker_and_checker_without_the_token_and_the_worker_checks_before_sendin
     with Ledger.open(ledger_url_of(shared)) as ledger:
         set_ledger_policy(ledger, ONE_CHECKER)
     worker = {**shared, "PAYFLOW_HOME": str(tmp_path / "worker"), "PAYFLOW_API_TOKEN": api.token}
+    # Who pays is recorded: the operator on the paying machine signs in there, as any payer does.
+    sign_in_at(ledger_url_of(shared), "wes", tmp_path / "worker", roles="maker")
     assert "PAYFLOW_API_TOKEN" not in olga and "PAYFLOW_API_TOKEN" not in petr
 
     # No paying process has used this ledger: no list is kept, so nothing can be checked here.
