@@ -384,7 +384,9 @@ async def test_refunds_completed_after_the_run_stopped_tracking_show_completed(
     assert (code, shown["refunds"]) == (1, {"PENDING": 2})
     code, shown = _status(env, tmp_path, batch, "--refresh")
     expected = {"batch_id": batch, "refunds": {"COMPLETED": 2}, "pending": [], "sandbox": False}
-    assert (code, shown) == (0, expected)
+    # Under every limit of the policy: approved with no step left, by nobody.
+    approval = {"state": "Approved", "steps_left": 0, "approved_by": [], "declined_by": None}
+    assert (code, shown) == (0, {**expected, "approval": approval})
     with Ledger.open(ledger_url) as ledger:
         assert {r.order_status for r in ledger.refunds.rows(batch)} == {"REFUND"}
         assert ("PENDING", "COMPLETED", "poll", None) in ledger.refunds.events("rf-0")
