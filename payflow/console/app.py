@@ -71,6 +71,7 @@ from payflow.reconcile import FailureTableError
 from payflow.refunds.report import write_refund_report
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
+from payflow.runtime import ConfigurationError, holds_api_token
 from payflow.schemas.iso4217 import amount_text
 from payflow.serving import BodyTooLarge, read_form
 from payflow.wording import api_trouble, counted
@@ -199,6 +200,16 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     )
                 try:
                     return await handler(request, session)
+                except ConfigurationError as exc:
+                    # Raised before any request: a console of makers and checkers holds no API
+                    # token, and what asks the service (reconcile, rerun) says so in a line.
+                    text = (
+                        "This console holds no payments API token, so it cannot ask the "
+                        "service: the paying process (which holds it) does this"
+                        if not ctx.target.sandbox and not holds_api_token(ctx.settings)
+                        else str(exc)[:1].upper() + str(exc)[1:]
+                    )
+                    return message(request, session, 503, f"{text}. Nothing was sent.")
                 except (FailureTableError, PolicyError) as exc:
                     # Both are read before anything is written: a settings file to fix, not a
                     # crash to show.

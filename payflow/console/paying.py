@@ -18,6 +18,7 @@ from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
 from payflow.paying.heartbeat import beating
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.paying.workers import worker_is_dead
+from payflow.runtime import holds_api_token
 from payflow.wording import counted
 
 IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
@@ -45,6 +46,15 @@ def start_payment(
         through_prefect = prefect_api_configured()
     if through_prefect:
         return start_through_prefect(ctx, batch_id, actor, acknowledge_warnings)
+    if not ctx.target.sandbox and not holds_api_token(ctx.settings):
+        # Makers' and checkers' console: a run here would stop at its first request. The
+        # approval stands in the ledger, and the paying process pays by it.
+        why = (
+            "approved; this console holds no payments API token, so it pays nothing: the "
+            f"paying process (which holds it) pays the batch: payflow pay {batch_id}"
+        )
+        record_action(ctx.ledger, actor, PAY_WAITS, batch_id, detail=why)
+        return why
     with _lock:
         running = _running.get(batch_id)
         if running is not None and running.is_alive():
