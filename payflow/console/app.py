@@ -59,6 +59,7 @@ from payflow.console.paying import (
     NotInterrupted,
     can_go_on,
     go_on_paying,
+    holds_no_token,
     last_heard,
     rows_left,
 )
@@ -71,7 +72,7 @@ from payflow.reconcile import FailureTableError
 from payflow.refunds.report import write_refund_report
 from payflow.reporting.reconciliation import write_batch_report
 from payflow.rerun import RerunRefused
-from payflow.runtime import ConfigurationError, holds_api_token
+from payflow.runtime import ConfigurationError
 from payflow.schemas.iso4217 import amount_text
 from payflow.serving import BodyTooLarge, read_form
 from payflow.wording import api_trouble, counted
@@ -206,7 +207,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
                     text = (
                         "This console holds no payments API token, so it cannot ask the "
                         "service: the paying process (which holds it) does this"
-                        if not ctx.target.sandbox and not holds_api_token(ctx.settings)
+                        if holds_no_token(ctx)
                         else str(exc)[:1].upper() + str(exc)[1:]
                     )
                     return message(request, session, 503, f"{text}. Nothing was sent.")

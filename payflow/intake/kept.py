@@ -27,7 +27,7 @@ from payflow.wording import counted
 
 # Who is speaking in the notes: a command line's or flow's process, and the console.
 THIS_PROCESS = "this process holds no PAYFLOW_API_TOKEN"
-THIS_CONSOLE = "this console holds no API token (only the paying process does)"
+THIS_CONSOLE = "This console holds no API token (only the paying process does)"
 
 
 def fetches_lists(settings: Settings, *, sandbox: bool) -> bool:

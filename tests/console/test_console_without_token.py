@@ -108,7 +108,9 @@ def test_console_without_the_token_takes_an_upload_with_the_kept_lists_and_pays_
     assert approved.status_code == 303, approved.text
     batch = checker.get(f"/batches/{batch_id}")
     assert batch.status_code == 200, batch.text
+    assert "approved, waiting for its payout run" in batch.text
     assert "this console holds no payments API token, so it pays nothing" in batch.text
+    assert "/go-on" not in batch.text  # a run here would pay nothing: none is offered
     assert f"payflow pay {batch_id}" in batch.text
     for path in ("/batches", f"/batches/{batch_id}/report.csv", f"/batches/{batch_id}/rejects.csv"):
         assert checker.get(path).status_code == 200, path
