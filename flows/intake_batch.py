@@ -7,21 +7,20 @@ from prefect import flow
 from payflow.approvals.identity import current_user
 from payflow.connections import run_target
 from payflow.expected import quiet_expected_failures
-from payflow.intake.kept import kept_banks
+from payflow.intake.kept import fetches_lists
 from payflow.intake.report_files import summary_lines
 from payflow.run_results import IntakeResult
-from payflow.runtime import holds_api_token
 from payflow.settings import Settings
 from payflow.tasks.count_batch import count_batch
 from payflow.tasks.read_batch import read_batch
 from payflow.tasks.register_rows import register_rows
 from payflow.tasks.resolve_banks import (
     keep_lookups,
-    load_kept_lookups,
     load_services,
     prefetched,
     resolve_banks,
     sbp_phones,
+    validate_kept,
 )
 from payflow.tasks.validate_batch import validate_batch
 from payflow.tasks.write_report import write_rejects
@@ -49,8 +48,8 @@ def intake_batch(
     in_flight = bank_lookups_in_flight or min(settings.max_in_flight, BANK_LOOKUPS_IN_FLIGHT)
     with run_target(settings, api_url, sandbox) as target:
         raw = read_batch(path, sheet)
-        phones = sbp_phones(raw)
-        if target.sandbox or holds_api_token(settings):
+        if fetches_lists(settings, sandbox=target.sandbox):
+            phones = sbp_phones(raw)
             services = load_services(target)
             banks = resolve_banks(target, phones, concurrency=in_flight)
             keep_lookups(target.ledger_url, services, banks)
@@ -60,11 +59,7 @@ def intake_batch(
         else:
             # A maker's process without the token: the lists a paying process kept; what they
             # cannot check is marked, and the paying process checks it before sending.
-            kept = load_kept_lookups(target.ledger_url, phones)
-            report = validate_batch(
-                raw, services=kept.services, banks_for_phones=kept_banks(kept), strict=strict
-            )
-            report.not_checked = kept.told(report.not_checked, phones)
+            report = validate_kept(target.ledger_url, raw, strict=strict)
         registered = register_rows(report, target.ledger_url, maker)
         counts = count_batch(target.ledger_url, report.batch_id)
     rejects: tuple[str | None, str | None] = (None, None)

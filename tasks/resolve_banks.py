@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from payflow.intake.kept import KeptLookups, keep_fetched, kept_lookups
+from payflow.intake import RawBatch, ValidationReport
+from payflow.intake.kept import keep_fetched, validate_with_kept
 from payflow.intake.lookups import (
     DEFAULT_CONCURRENCY,
     BankInfo,
@@ -27,11 +28,11 @@ from payflow.tasks.retrying import READ_RETRIES, READ_RETRY_DELAYS, transient_on
 
 __all__ = [
     "keep_lookups",
-    "load_kept_lookups",
     "load_services",
     "prefetched",
     "resolve_banks",
     "sbp_phones",
+    "validate_kept",
 ]
 
 
@@ -79,7 +80,8 @@ def keep_lookups(
     keep_fetched(open_ledger(ledger_url), services, banks)
 
 
-@task(name="load-kept-lookups", cache_policy=NO_CACHE)
-def load_kept_lookups(ledger_url: str, phones: Sequence[str]) -> KeptLookups:
-    """Prefect task: the lists a paying process kept, for a process without the token."""
-    return kept_lookups(open_ledger(ledger_url), phones)
+@task(name="validate-with-kept-lists", cache_policy=NO_CACHE)
+def validate_kept(ledger_url: str, raw: RawBatch, strict: bool = False) -> ValidationReport:
+    """Prefect task: validate with the lists a paying process kept, for a process without the
+    token (`validate_with_kept`)."""
+    return validate_with_kept(open_ledger(ledger_url), raw, strict=strict)

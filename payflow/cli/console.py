@@ -93,19 +93,20 @@ def console_command(
     try:
         with ExitStack() as stack:
             ledger = stack.enter_context(open_ledger(settings))
-            endpoint = stack.enter_context(api_endpoint(settings))
             callback_url = settings.webhook_url
-            if endpoint.is_sandbox:
+            if settings.api_url is not None:
+                # A target carries no token (clients read it where they are built): a console
+                # of makers and checkers without PAYFLOW_API_TOKEN serves every page, and what
+                # would ask the service says it cannot.
+                base_url, is_sandbox = settings.api_url.rstrip("/"), False
+            else:
+                endpoint = stack.enter_context(api_endpoint(settings))
+                base_url, is_sandbox = endpoint.base_url, True
                 print(NO_REAL_MONEY, file=sys.stderr)
                 if callback_url is None:
                     receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                     callback_url = stack.enter_context(receiver).url
-            target = RunTarget(
-                endpoint.base_url,
-                settings.ledger_url_or_default(),
-                endpoint.is_sandbox,
-                callback_url,
-            )
+            target = RunTarget(base_url, settings.ledger_url_or_default(), is_sandbox, callback_url)
             if own_prefect is not None:
                 own_prefect.ready()
             context = ConsoleContext(

@@ -15,7 +15,7 @@ from payflow.api.errors import PaymentsApiError
 from payflow.cli.app import app, fail
 from payflow.cli.setup import prepare, writable_folder
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
-from payflow.intake.kept import kept_banks, kept_lookups
+from payflow.intake.kept import fetches_lists, validate_with_kept
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.opening import why_not_written
@@ -26,7 +26,6 @@ from payflow.runtime import (
     ConfigurationError,
     api_endpoint,
     client_for,
-    holds_api_token,
     open_ledger,
 )
 from payflow.schemas.lookups import sbp_phones
@@ -63,14 +62,8 @@ def validate_without_token(
 ) -> ValidationReport:
     """Validate with the lists a paying process kept in the ledger (this process holds no API
     token); the report says how old they are and which rows the paying process checks."""
-    phones = sbp_phones(raw)
     with open_ledger(settings) as ledger:
-        kept = kept_lookups(ledger, phones)
-    report = validate_rows(
-        raw, services=kept.services, banks_for_phones=kept_banks(kept), strict=strict
-    )
-    report.not_checked = kept.told(report.not_checked, phones)
-    return report
+        return validate_with_kept(ledger, raw, strict=strict)
 
 
 def validate_file(
@@ -78,7 +71,7 @@ def validate_file(
 ) -> tuple[ValidationReport, bool]:
     """Validate a batch file against the configured API (or the sandbox); report and is_sandbox."""
     raw = read_batch_file(path, sheet)  # an unreadable file fails before a sandbox starts
-    if settings.api_url is not None and not holds_api_token(settings):
+    if not fetches_lists(settings, sandbox=settings.uses_sandbox):
         return validate_without_token(raw, settings=settings, strict=strict), False
     with api_endpoint(settings) as endpoint:
         report = validate_with(endpoint, raw, settings=settings, strict=strict)

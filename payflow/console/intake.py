@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from payflow.acts import Actor, NotAllowed, submit
@@ -14,8 +14,8 @@ from payflow.connections import with_client
 from payflow.console.context import ACCEPTED_SUFFIXES, ConsoleContext
 from payflow.console.kept_uploads import KeptUpload
 from payflow.console.operators import Operator
-from payflow.intake import BatchFileError, Problem, read_batch_file
-from payflow.intake.kept import keep_fetched
+from payflow.intake import BatchFileError, Problem, RawBatch, ValidationReport, read_batch_file
+from payflow.intake.kept import THIS_CONSOLE, fetches_lists, keep_fetched, validate_with_kept
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
 from payflow.intake.problems import SheetToChoose
 from payflow.intake.report_files import write_rejects_report
@@ -48,6 +48,10 @@ class UploadResult:
     warnings: list[Problem]
     counts: BatchCounts
     already_registered: int  # rows registered by an earlier upload of the same file
+    # What was not checked here and why (without the token: how old the kept lists are).
+    not_checked: list[str] = field(default_factory=list)
+    # Which rows the paying process checks before sending, and what of them (`checked_later`).
+    checked_later: list[str] = field(default_factory=list)
 
 
 def safe_name(filename: str) -> str:
@@ -69,8 +73,9 @@ def looks_like(name: str, data: bytes) -> None:
 def take_upload(
     ctx: ConsoleContext, filename: str, data: bytes, operator: Operator, sheet: str | None = None
 ) -> UploadResult:
-    """Read (an XLSX from `sheet` when chosen), look up services and banks, validate and
-    register the batch; record the maker."""
+    """Read (an XLSX from `sheet` when chosen), validate with the service's lists (or, this
+    console holding no API token, the lists a paying process kept), register the batch; record
+    the maker."""
     name = safe_name(filename)
     looks_like(name, data)
     if not data:
@@ -86,12 +91,7 @@ def take_upload(
         except BatchFileError as exc:
             raise UploadRefused(f"{exc}; nothing was stored") from None
 
-    async def lookups(client: object) -> Lookups:
-        return await fetch_lookups(client, sbp_phones(raw))  # type: ignore[arg-type]
-
-    found = with_client(ctx.target, lookups)
-    keep_fetched(ctx.ledger, found.services, found.banks)  # for makers without the token
-    report = validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))
+    report = validated(ctx, raw)
     outcome = register_report(ctx.ledger, report)
     maker = operator.name
     # The same file uploaded again by another maker stays the first maker's batch, as before.
@@ -109,7 +109,43 @@ def take_upload(
         warnings=list(report.warnings),
         counts=ctx.ledger.batch_counts(report.batch_id),
         already_registered=outcome.already_registered,
+        not_checked=list(report.not_checked),
+        checked_later=checked_later(report.unchecked),
     )
+
+
+CHECKED_LATER = {"bank": "SBP bank", "service": "service, payment type and currency"}
+ROWS_NAMED = 20
+
+
+def checked_later(unchecked: dict[int, str]) -> list[str]:
+    """A line per check left to the paying process (`ValidationReport.unchecked`: row ->
+    "bank", "service" or both), naming the rows."""
+    lines = []
+    for check, words in CHECKED_LATER.items():
+        rows = sorted(row for row, checks in unchecked.items() if check in checks.split(","))
+        if not rows:
+            continue
+        named = ", ".join(map(str, rows[:ROWS_NAMED])) + (", …" if len(rows) > ROWS_NAMED else "")
+        lines.append(
+            f"{'Row' if len(rows) == 1 else 'Rows'} {named}: the paying process checks the "
+            f"{words} before anything is sent, and never sends a row that fails"
+        )
+    return lines
+
+
+def validated(ctx: ConsoleContext, raw: RawBatch) -> ValidationReport:
+    """As the intake flow does (`fetches_lists`): with the token or on the sandbox, the lists
+    fetched now and kept for consoles without it; without, the kept ones, rows marked."""
+    if not fetches_lists(ctx.settings, sandbox=ctx.target.sandbox):
+        return validate_with_kept(ctx.ledger, raw, speaker=THIS_CONSOLE)
+
+    async def lookups(client: object) -> Lookups:
+        return await fetch_lookups(client, sbp_phones(raw))  # type: ignore[arg-type]
+
+    found = with_client(ctx.target, lookups)
+    keep_fetched(ctx.ledger, found.services, found.banks)
+    return validate_rows(raw, services=found.services, banks_for_phones=prefetched(found.banks))
 
 
 def source_of(ctx: ConsoleContext, batch_id: str) -> str:

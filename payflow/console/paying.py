@@ -20,6 +20,7 @@ from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
 from payflow.paying.heartbeat import beating
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.paying.workers import worker_is_dead
+from payflow.runtime import holds_api_token
 from payflow.wording import counted
 
 IN_PROCESS = "in the console process"  # the pay_started detail of a run in this process
@@ -48,11 +49,17 @@ def start_payment(
     answer (`acknowledge_warnings` as they gave it) instead."""
     actor = payer.name
     payer.require_operator("pays a batch")
-    through_prefect = ctx.pay_through_prefect
-    if through_prefect is None:
-        through_prefect = prefect_api_configured()
-    if through_prefect:
+    if through_prefect(ctx):
         return start_through_prefect(ctx, batch_id, actor, acknowledge_warnings)
+    if holds_no_token(ctx):
+        # Makers' and checkers' console: a run here would stop at its first request. The
+        # approval stands in the ledger, and the paying process pays by it.
+        why = (
+            "approved; this console holds no payments API token, so it pays nothing: the "
+            f"paying process (which holds it) pays the batch: payflow pay {batch_id}"
+        )
+        record_action(ctx.ledger, actor, PAY_WAITS, batch_id, detail=why)
+        return why
     with _lock:
         running = _running.get(batch_id)
         if running is not None and running.is_alive():
@@ -78,6 +85,18 @@ def start_payment(
         _running[batch_id] = thread
     thread.start()
     return "payout run started in the console process"
+
+
+def through_prefect(ctx: ConsoleContext) -> bool:
+    """Whether this console's pay runs go to the Prefect deployment (its workers pay)."""
+    if ctx.pay_through_prefect is None:
+        return prefect_api_configured()
+    return ctx.pay_through_prefect
+
+
+def holds_no_token(ctx: ConsoleContext) -> bool:
+    """A console of makers and checkers: no PAYFLOW_API_TOKEN, and not the embedded sandbox."""
+    return not ctx.target.sandbox and not holds_api_token(ctx.settings)
 
 
 def start_local_prefect(timeout_seconds: int | None = None) -> str:
@@ -155,7 +174,8 @@ def can_go_on(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
     (see `is_interrupted`), or stopped (balance, the API) with rows unsent or unfinished; or
     when the approved batch was left to a run elsewhere (`PAY_WAITS`) that no longer beats."""
     last = _last_run_with_rows_left(ctx, batch_id, counts)
-    if last is None:
+    if last is None or (holds_no_token(ctx) and not through_prefect(ctx)):
+        # Without the token a run here pays nothing: the paying process goes on.
         return False
     # PAY_WAITS: approved, its run left to a run elsewhere that is no longer alive.
     return last.action in (FAILED, PAY_WAITS) or _run_is_gone(ctx, batch_id, last)

@@ -15,10 +15,42 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from payflow.intake.lookups import BankInfo, BanksForPhones, ServiceInfo
+from payflow.intake.problems import ValidationReport
+from payflow.intake.reading import RawBatch
 from payflow.ledger import Ledger, utc_now
 from payflow.ledger.kept_lists import BANKS_PREFIX, SERVICES_KEY, keep_lists, kept_lists
-from payflow.schemas.lookups import NO_SERVICES_LIST
+from payflow.runtime import holds_api_token
+from payflow.schemas.lookups import NO_SERVICES_LIST, sbp_phones
+from payflow.schemas.validation import validate_rows
+from payflow.settings import Settings
 from payflow.wording import counted
+
+# Who is speaking in the notes: a command line's or flow's process, and the console.
+THIS_PROCESS = "this process holds no PAYFLOW_API_TOKEN"
+THIS_CONSOLE = "This console holds no API token (only the paying process does)"
+
+
+def fetches_lists(settings: Settings, *, sandbox: bool) -> bool:
+    """Whether intake asks the service for its lists (and keeps them, `keep_fetched`): on the
+    sandbox or holding PAYFLOW_API_TOKEN; otherwise it validates with the kept ones
+    (`validate_with_kept`). The one home of the split the flow, `payflow validate` and the
+    console's upload make."""
+    return sandbox or holds_api_token(settings)
+
+
+def validate_with_kept(
+    ledger: Ledger, raw: RawBatch, *, strict: bool = False, speaker: str = THIS_PROCESS
+) -> ValidationReport:
+    """Validate with the lists a paying process kept in `ledger`; the report's `not_checked`
+    says how old they are (`KeptLookups.told`) and its `unchecked` marks the rows the paying
+    process checks before sending (`register_report` records them)."""
+    phones = sbp_phones(raw)
+    kept = kept_lookups(ledger, phones)
+    report = validate_rows(
+        raw, services=kept.services, banks_for_phones=kept_banks(kept), strict=strict
+    )
+    report.not_checked = kept.told(report.not_checked, phones, speaker=speaker)
+    return report
 
 
 def _services_json(services: Sequence[ServiceInfo]) -> str:
@@ -50,16 +82,20 @@ class KeptLookups:
     banks: dict[str, list[BankInfo]] = field(default_factory=dict)
     oldest: datetime | None = None
 
-    def told(self, not_checked: Sequence[str], phones: Sequence[str]) -> list[str]:
+    def told(
+        self, not_checked: Sequence[str], phones: Sequence[str], *, speaker: str = THIS_PROCESS
+    ) -> list[str]:
         """A report's `not_checked` lines with these lists: `notes` first, and without the
         generic "the services list is unavailable" lines, which the notes say better."""
         if self.services is None:
             not_checked = [note for note in not_checked if NO_SERVICES_LIST not in note]
-        return [*self.notes(phones), *not_checked]
+        return [*self.notes(phones, speaker=speaker), *not_checked]
 
-    def notes(self, phones: Sequence[str], now: datetime | None = None) -> list[str]:
+    def notes(
+        self, phones: Sequence[str], now: datetime | None = None, *, speaker: str = THIS_PROCESS
+    ) -> list[str]:
         """What the operator is told: whose lists these are and how old, and what waits."""
-        said = "this process holds no PAYFLOW_API_TOKEN: "
+        said = f"{speaker}: "
         if self.oldest is not None:
             age = age_text((now or utc_now()) - self.oldest)
             said += f"checked with the lists a paying process fetched, the oldest {age} ago"
