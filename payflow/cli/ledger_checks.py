@@ -5,6 +5,7 @@ Kept apart from run.py so the pipeline that drives the flow can change without t
 
 from __future__ import annotations
 
+from payflow.acts.actor import Actor
 from payflow.api.errors import PaymentsApiError
 from payflow.ledger import NOT_SENT_PREFIX, BatchCounts, RowState
 from payflow.redact import printable
@@ -27,10 +28,13 @@ def check_ledger(settings: Settings) -> None:
         pass
 
 
-def allow_repeats(settings: Settings, batch_id: str) -> BatchCounts:
-    """Record `--allow-repeat` for the batch (its HELD rows go on) and count it again."""
+def allow_repeats(settings: Settings, batch_id: str, by: Actor) -> BatchCounts:
+    """Record `--allow-repeat` for the batch as `by`'s act (its HELD rows go on, for a second
+    person to approve) and count it again."""
+    from payflow.acts.repeats import allow_repeats as allow
+
     with open_ledger(settings) as ledger:
-        ledger.acknowledge_repeats(batch_id)
+        allow(ledger, batch_id, by)
         return ledger.batch_counts(batch_id)
 
 

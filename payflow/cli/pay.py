@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from payflow.acts.repeats import allow_repeats
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.past_sandbox import as_the_ledger_holds_it
@@ -61,7 +62,7 @@ def pay_command(
                 # Who pays is recorded (the pay run's start and end): a signed-in operator.
                 payer = signed_in_operator(settings, ledger, "pays a batch")
                 if allow_repeat:
-                    ledger.acknowledge_repeats(batch_id)
+                    allow_repeats(ledger, batch_id, payer)
                 rows = ledger.batch_counts(batch_id).rows
             if settings.uses_sandbox and (held := as_the_ledger_holds_it(settings, batch_id, out)):
                 finish(settings, held, as_json=as_json)

@@ -441,7 +441,7 @@ def run_command(
             )
             batch_id = intake.batch_id
             submit_as_maker(settings, batch_id, maker)
-            counts = allow_repeats(settings, batch_id) if allow_repeat else intake.counts
+            counts = allow_repeats(settings, batch_id, maker) if allow_repeat else intake.counts
             # The file run again on a new embedded sandbox: what the ledger holds, or a stop.
             held = (
                 as_the_ledger_holds_it(settings, batch_id, out) if settings.uses_sandbox else None

@@ -14,6 +14,7 @@ from paying_support import register, row, unique
 from support.operators import actor, add_people, set_ledger_policy, sign_in_at
 
 from payflow.acts import submit
+from payflow.acts.repeats import REPEATS_ALLOWED, allow_repeats
 from payflow.approvals import (
     ApprovalRefused,
     Approved,
@@ -29,6 +30,7 @@ from payflow.approvals import (
     record_decision,
 )
 from payflow.ledger import IntakeWarning, Ledger, utc_now
+from payflow.ledger.actions import actions_of
 from payflow.rerun import classifier, find_candidates, plan_attempts, register_rerun
 
 POLICY = """
@@ -229,7 +231,12 @@ def test_a_repeat_is_held_and_once_released_must_be_acknowledged_by_a_checker(le
     assert {w.key for w in requirement.warnings} == {f"similar:{first}"}
 
     # The maker releases it (--allow-repeat): now it will pay, so a second person must see it.
-    assert ledger.acknowledge_repeats(again) == 1
+    add_people(ledger, mia="maker")
+    assert allow_repeats(ledger, again, actor(ledger, "mia")) == 1
+    allowed = [a for a in actions_of(ledger, again) if a.action == REPEATS_ALLOWED]
+    assert [(a.actor, a.detail) for a in allowed] == [
+        ("mia", "1 row held as repeats released (--allow-repeat)")
+    ]
     requirement = approval_requirement(ledger, again)
     assert requirement.held == ()
     assert {w.key for w in requirement.warnings} == {"repeat:other-2", f"similar:{first}"}
