@@ -4,22 +4,19 @@ what they may still send, and whether any has gone out.
 Payout batches are counted by `payflow.ledger.approvals` and `payflow.ledger.counts`. A batch is
 only ever one kind, so the approval adds these figures to those: a payout batch has none here,
 and its content hash and totals stay what they were. A links batch gets its `batches` row when
-it is registered (`register_links_batch`), so that its terms and approvals are kept as every
+it is registered (`register.ensure_batch_row`), so that its terms and approvals are kept as every
 other batch's.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
 from payflow.ledger.counts import CurrencyTotal
-from payflow.ledger.db import dialect_insert
 from payflow.ledger.states import RowState
-from payflow.ledger.tables import Batch, LinkPayout, Refund
+from payflow.ledger.tables import LinkPayout, Refund
 
 REFUND, LINK = "refund", "link"  # the `payment_type` of their CurrencyTotal
 # Not sent yet: a refund before its POST (or one the lookup found was never made), a link row
@@ -87,28 +84,3 @@ def outflow_started(engine: Engine, batch_id: str) -> int:
         rows = outflow_rows(connection, batch_id)
     unsent = {REFUND: UNSENT_REFUNDS, LINK: UNSENT_LINKS}
     return sum(1 for kind, row in rows if row[4] not in unsent[kind])
-
-
-def register_links_batch(
-    connection: Connection,
-    batch_id: str,
-    source_name: str,
-    *,
-    valid: int,
-    rejected: int,
-    now: datetime,
-    sheet: str | None = None,
-) -> None:
-    """The links batch's `batches` row, once (the same file again keeps the first)."""
-    values: dict[str, Any] = {
-        "batch_id": batch_id,
-        "source_name": source_name,
-        "sheet": sheet,
-        "total_rows": valid + rejected,
-        "valid_rows": valid,
-        "rejected_rows": rejected,
-        "created_at": now,
-    }
-    connection.execute(
-        dialect_insert(connection, Batch.__table__).values(values).on_conflict_do_nothing()
-    )

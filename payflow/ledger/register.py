@@ -15,9 +15,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Engine, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, select, update
 
-from payflow.ledger.db import REGISTER_LOCK_KEY, take_lock
+from payflow.ledger.db import REGISTER_LOCK_KEY, dialect_insert, take_lock
 from payflow.ledger.records import (
     ConflictRow,
     Disposition,
@@ -303,7 +303,8 @@ def ensure_batch_row(
     now: datetime,
     sheet: str | None,
 ) -> None:
-    """Insert the batch's row of `batches` once, payouts and refunds alike, with the sheet read."""
+    """Insert the batch's row of `batches` once, payouts, refunds and links alike, with the sheet
+    read."""
     exists = connection.scalar(select(Batch.batch_id).where(Batch.batch_id == batch_id))
     if exists is not None and sheet is not None:
         # Registered before the ledger recorded sheets (0012): the same sheet again says which.
@@ -313,16 +314,18 @@ def ensure_batch_row(
             .values(sheet=sheet)
         )
     if exists is None:
+        # Two processes registering one file at once: the first row stands.
+        values = {
+            "batch_id": batch_id,
+            "source_name": source_name,
+            "sheet": sheet,
+            "total_rows": valid + rejected,
+            "valid_rows": valid,
+            "rejected_rows": rejected,
+            "created_at": now,
+        }
         connection.execute(
-            insert(Batch).values(
-                batch_id=batch_id,
-                source_name=source_name,
-                sheet=sheet,
-                total_rows=valid + rejected,
-                valid_rows=valid,
-                rejected_rows=rejected,
-                created_at=now,
-            )
+            dialect_insert(connection, Batch.__table__).values(values).on_conflict_do_nothing()
         )
 
 

@@ -23,7 +23,7 @@ from payflow.api.webhooks import PayoutEvent
 from payflow.ledger import Ledger
 from payflow.ledger.db import create_ledger_engine, reader, upgrade_to_head
 from payflow.ledger.ledger import utc_now
-from payflow.ledger.outflow import register_links_batch
+from payflow.ledger.register import ensure_batch_row
 from payflow.ledger.states import (
     API_STATUSES,
     CORRECTIONS,
@@ -192,14 +192,9 @@ class LinkStore:
             if values:
                 connection.execute(insert(LinkPayout), values)
             # Its `batches` row: the batch's terms and approvals are kept as every batch's.
-            register_links_batch(
-                connection,
-                batch_id,
-                source_name,
-                valid=len(rows) - len(outcome.conflicts),
-                rejected=len({p.row for p in problems}) + len(outcome.conflicts),
-                now=now,
-            )
+            rejected = len({p.row for p in problems}) + len(outcome.conflicts)
+            valid = len(rows) - len(outcome.conflicts)
+            ensure_batch_row(connection, batch_id, source_name, valid, rejected, now, None)
             # The same batch id is the same file: its rejects are replaced, never doubled.
             connection.execute(delete(LinkReject).where(LinkReject.batch_id == batch_id))
             rejects = [(p.row, p.external_id, p.column, p.rule, p.message) for p in problems]
