@@ -52,6 +52,7 @@ class LinksResult:
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # how the file's cells were read
     report_error: str = ""  # why the report was not written (its paths then ""), and the fix
+    claims_error: str = ""  # why no claims file was written (none issued then), and the fix
     # Why no claim was issued: the batch waits for approval, or was declined (None: it may pay).
     not_issued: str | None = None
     waiting_for_approvals: int = 0
@@ -108,6 +109,7 @@ def payout_links(
             known=registered.known,
             claims_issued=issued.claims,
             claims_file=issued.path,
+            claims_error=issued.error,
             problems=[f"row {p.row}: {p.column}: {p.message}" for p in problems],
             notices=[notice.message for notice in checked.notices],
             report_error=written.error,
@@ -144,6 +146,7 @@ def payout_links(
             already_known=figures.known,
             claims_issued=issued.claims if issued else 0,
             claims_file=issued.path if issued else None,
+            claims_error=issued.error if issued else "",
             refreshed=refreshed,
             report_error=written.error,
             not_issued=None if approval is None or approval.may_pay else approval.line(),
@@ -171,5 +174,6 @@ def summary_markdown(result: LinksResult) -> str:
         "|---|---|",
         *(f"| {state} | {count} |" for state, count in sorted(result.figures.claims.items())),
         *(["", f"**No claim issued:** {result.not_issued}"] if result.not_issued else []),
+        *(["", f"**No claims file:** {result.claims_error}"] if result.claims_error else []),
     ]
     return "\n".join(lines)

@@ -24,6 +24,17 @@ def report_not_written(folder: object, why: str, command: str) -> str:
     )
 
 
+def claims_not_written(folder: object, why: str, command: str) -> str:
+    """The one line of a links command that could not write its claims file: nothing was
+    issued, and the command that issues them once there is room."""
+    from payflow.redact import printable
+
+    return (
+        f"claims not written to {printable(str(folder))}: {why}; none was issued, issue them "
+        f"with `{command}` (DIR: a folder it can be written to)"
+    )
+
+
 # How soon the scheduled reconciliation re-fetches a batch's payouts (prefect.yaml's
 # reconcile-pending runs every 30 minutes and takes batches with payouts not yet re-checked).
 RECHECKED_WITHIN = "30 minutes"

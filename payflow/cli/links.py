@@ -116,6 +116,8 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
     }
     if result.report_error:
         summary["report_error"] = result.report_error
+    if result.claims_error:
+        summary["claims_error"] = result.claims_error
     if result.not_issued:
         summary.update(
             not_issued=result.not_issued, waiting_for_approvals=result.waiting_for_approvals
@@ -160,6 +162,8 @@ def _print(result: LinksResult, as_json: bool, *, sandbox: bool) -> None:
         print(line)
     if result.not_issued:
         print(f"claims: none issued: {result.not_issued}")
+    elif result.claims_error:
+        print(result.claims_error)
     elif result.claims_file:
         issued = counted(result.claims_issued, "claim URL")
         print(f"claims: {issued} in {result.claims_file} (owner-only)")
@@ -219,8 +223,10 @@ def issue_command(
     if result.not_issued:
         # Nothing to send a recipient yet: a maker reading exit 0 took the batch as done.
         raise typer.Exit(EXIT_NOT_ALL_PAID)
-    # A report not written (a full disk) is exit 1, never 2: the claims are issued.
-    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected or result.report_error else EXIT_OK)
+    # A claims file or report not written (a full disk) is exit 1, never 2: the ledger holds the
+    # batch, and the line printed names the command that writes what is missing.
+    unwritten = result.report_error or result.claims_error
+    raise typer.Exit(EXIT_SOME_REJECTED if result.rejected or unwritten else EXIT_OK)
 
 
 def _links_maker(settings: Settings) -> Actor:

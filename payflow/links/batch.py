@@ -21,7 +21,7 @@ from payflow.links.report import (
 from payflow.links.rows import LinkRowsReport
 from payflow.links.store import CONFLICT_COLUMN, CONFLICT_RULE, LinkStore
 from payflow.opening import why_not_written
-from payflow.wording import report_not_written
+from payflow.wording import claims_not_written, report_not_written
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class ClaimsFile:
 
     path: str | None
     claims: int
+    error: str = ""  # why no file was written (none issued then), and the command that writes it
 
 
 @dataclass
@@ -89,11 +90,24 @@ def issue_claims_file(
     base_url: str,
     days: float,
 ) -> ClaimsFile:
-    """Issue one claim per row and write them to a new 0600 file; nothing when no rows."""
+    """Issue one claim per row into a new 0600 file; nothing when no rows.
+
+    The claims go live only once their file is whole: a claim stored with no file (a full disk)
+    held its row's URL nowhere, and `--reissue` covers only rows with no live claim, so the
+    recipient waited for its expiry. Unwritten, they stay unissued and `--reissue` writes them."""
     if not rows:
         return ClaimsFile(None, 0)
-    claims = store.issue_claims(rows, days)
-    path = write_claims_file(out_dir, batch_id, claims, base_url, store.now())
+    claims = store.new_claims(rows, days)
+    try:
+        path = write_claims_file(out_dir, batch_id, claims, base_url, store.now())
+    except OSError as exc:
+        command = f"payflow links --reissue {batch_id} --out DIR"
+        return ClaimsFile(None, 0, claims_not_written(out_dir, why_not_written(exc), command))
+    try:
+        store.store_claims(claims)
+    except BaseException:
+        path.unlink(missing_ok=True)  # URLs that open nothing must not reach a recipient
+        raise
     return ClaimsFile(str(path), len(claims))
 
 

@@ -213,10 +213,16 @@ class LinkStore:
         return outcome
 
     def issue_claims(self, rows: Iterable[LinkRow | LinkView], days: float) -> list[IssuedClaim]:
-        """A fresh random token per row; only its hash is stored. Expires after `days`."""
+        """`new_claims` stored at once (a caller with no file to write first)."""
+        issued = self.new_claims(rows, days)
+        self.store_claims(issued)
+        return issued
+
+    def new_claims(self, rows: Iterable[LinkRow | LinkView], days: float) -> list[IssuedClaim]:
+        """A fresh random token per row, not stored yet. Expires after `days`."""
         now = self._clock()
         expires = now + timedelta(days=days)
-        issued = [
+        return [
             IssuedClaim(
                 row.row_number,
                 row.external_id,
@@ -227,20 +233,23 @@ class LinkStore:
             )
             for row in rows
         ]
+
+    def store_claims(self, claims: Sequence[IssuedClaim]) -> None:
+        """Make the claims live; only each token's hash is stored."""
+        now = self._clock()
         values = [
             {
                 "token_hash": token_hash(claim.token),
                 "external_id": claim.external_id,
                 "issued_at": now,
-                "expires_at": expires,
+                "expires_at": claim.expires_at,
                 "opened_count": 0,
             }
-            for claim in issued
+            for claim in claims
         ]
         if values:
             with self._engine.begin() as connection:
                 connection.execute(insert(LinkClaim), values)
-        return issued
 
     # -- claims --------------------------------------------------------------------------
 

@@ -70,3 +70,39 @@ def test_a_links_report_after_payouts_ends_1_with_its_figures(
     assert f"`payflow links report {report.batch_id} --out DIR`" in lines[0]
     assert leftovers(full_folder) == []
     assert sandbox_stats(sandbox.url)["payoutsByExternalId"] == {"paid-1": 1}
+
+
+# `payflow links FILE` on the embedded sandbox (its claims file, a flow), then `--reissue`.
+@pytest.mark.timeout(600)
+def test_a_claims_file_on_a_full_disk_issues_nothing_and_reissue_writes_it(
+    tmp_path: Path, full_folder: Path
+) -> None:
+    home = tmp_path / "home"
+    env = payflow_env(home, tmp_path / "prefect", PAYFLOW_USER="olga")
+    rows = [("gift-1", "anna", "25", ""), ("gift-2", "boris", "30", "")]
+    links = write_links_file(tmp_path / "gifts.csv", rows)
+
+    done = run_payflow(["links", str(links), "--out", str(full_folder)], env, tmp_path)
+
+    # The claims were stored before their file was written: the URLs were nowhere, and
+    # `--reissue` skipped rows with a live claim, so the recipients waited for its expiry.
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "unexpected error" not in done.stderr, done.stderr
+    batch_id = done.stdout.split()[2]
+    said = [line for line in done.stdout.splitlines() if line.startswith("claims not written")]
+    assert said == [
+        f"claims not written to {full_folder}: no space left on device; none was issued, issue "
+        f"them with `payflow links --reissue {batch_id} --out DIR` (DIR: a folder it can be "
+        "written to)"
+    ], done.stdout
+    assert leftovers(full_folder) == []
+    store = LinkStore.open(f"sqlite:///{(home / 'ledger.sqlite3').resolve()}")
+    assert [view.last_issued_at for view in store.rows(batch_id)] == [None, None]
+    store.close()
+
+    out = tmp_path / "out"
+    again = run_payflow(["links", "--reissue", batch_id, "--out", str(out)], env, tmp_path)
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    [claims] = out.glob(f"{batch_id}-claims-*.csv")
+    assert sorted(read_claims(claims)) == ["gift-1", "gift-2"]
