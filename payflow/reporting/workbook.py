@@ -24,6 +24,7 @@ from payflow.atomic import abandon_workbook, save_workbook
 from payflow.inert import text_cell
 from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT, RollForward
+from payflow.reporting.cell_styles import CellStyles
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
 from payflow.reporting.money import money_cell, number_format, shown_width
 from payflow.reporting.printing import (
@@ -138,6 +139,7 @@ class WorkbookWriter:
         self._row_count = 0
         self._reject_count = 0
         self._formats: dict[str, str] = {}
+        self._styles = CellStyles()
         header_row(
             self.rows,
             [c.name for c in ROW_COLUMNS],
@@ -158,18 +160,6 @@ class WorkbookWriter:
         amount_format = self._formats.get(str(currency))
         if amount_format is None:
             amount_format = self._formats[str(currency)] = number_format(str(currency))
-        out: list[Any] = []
-        for column, value in zip(ROW_COLUMNS, cells, strict=True):
-            if column.kind is Kind.AMOUNT and value is not None:
-                out.append(_styled(self.rows, value, amount_format))
-            elif column.kind is Kind.TIME and value is not None:
-                out.append(_styled(self.rows, value, TIME_FORMAT))
-            elif column.kind is Kind.TEXT:
-                out.append(text_cell(self.rows, value))
-            else:
-                out.append(value)
-        out[OUTCOME_INDEX].fill = FILLS[RowOutcome(str(cells[OUTCOME_INDEX]))]
-        self._row_count += 1
         lines = max(
             (
                 lines_needed(str(value), column.width)
@@ -178,7 +168,38 @@ class WorkbookWriter:
             ),
             default=1,
         )
-        append_tall(self.rows, self._row_count + 1, out, lines)
+        fill = FILLS[RowOutcome(str(cells[OUTCOME_INDEX]))]
+        out: list[Any] = []
+        # Each cell gets all its styles at once (`_wrapped_line`'s alignment included), from
+        # the styles cache: this loop runs for every row of the batch.
+        for index, (column, cell_value) in enumerate(zip(ROW_COLUMNS, cells, strict=True)):
+            # openpyxl writes a Decimal as the number it is; its stubs know only float.
+            value: Any = cell_value
+            number: str | None = None
+            if column.kind is Kind.AMOUNT and value is not None:
+                cell = WriteOnlyCell(self.rows, value=value)
+                number = amount_format
+            elif column.kind is Kind.TIME and value is not None:
+                cell = WriteOnlyCell(self.rows, value=value)
+                number = TIME_FORMAT
+            elif column.kind is Kind.TEXT:
+                cell = text_cell(self.rows, value)
+            elif value is None or lines == 1:
+                out.append(value)
+                continue
+            else:
+                cell = WriteOnlyCell(self.rows, value=value)
+            alignment = None if lines == 1 else WRAP if cell.data_type == "s" else TOP
+            out.append(
+                self._styles.dress(
+                    cell,
+                    number_format=number,
+                    fill=fill if index == OUTCOME_INDEX else None,
+                    alignment=alignment,
+                )
+            )
+        self._row_count += 1
+        _append_sized(self.rows, self._row_count + 1, out, lines)
         if reasons is not None:
             self._reject_count += 1
             line = [cells[0], text_cell(self.rejects, cells[1])]
@@ -188,7 +209,7 @@ class WorkbookWriter:
                 lines_needed(str(cells[1] or ""), REJECT_WIDTHS[1]),
                 lines_needed(why, REJECT_WIDTHS[2]),
             )
-            append_tall(self.rejects, self._reject_count + 1, line, lines)
+            append_tall(self.rejects, self._reject_count + 1, line, lines, self._styles)
 
     def finish(self, summary: Summary, path: Path) -> None:
         """Write readme, summary and findings, set the filters, save."""
@@ -259,9 +280,12 @@ class WorkbookWriter:
             sheet.append([cell, OUTCOME_COLOURS[outcome]])
 
 
-def _wrapped_line(sheet: Sheet, values: Sequence[Any], lines: int) -> list[Any]:
+def _wrapped_line(
+    sheet: Sheet, values: Sequence[Any], lines: int, styles: CellStyles | None = None
+) -> list[Any]:
     """The line as it is, or, when its text takes `lines` > 1, every cell at the top and the
-    text cells wrapped: a long statusMessage or next step was cut at the next column."""
+    text cells wrapped: a long statusMessage or next step was cut at the next column. `styles`:
+    the workbook's cache, for cells not styled yet (each alignment set is otherwise hashed)."""
     if lines == 1:
         return list(values)
     cells: list[Any] = []
@@ -270,18 +294,33 @@ def _wrapped_line(sheet: Sheet, values: Sequence[Any], lines: int) -> list[Any]:
             cells.append(None)
             continue
         cell = value if isinstance(value, SheetCell) else WriteOnlyCell(sheet, value=value)
-        cell.alignment = WRAP if cell.data_type == "s" else TOP
+        alignment = WRAP if cell.data_type == "s" else TOP
+        if styles is not None and not cell.has_style:
+            styles.dress(cell, alignment=alignment)
+        else:
+            cell.alignment = alignment
         cells.append(cell)
     return cells
 
 
-def append_tall(sheet: Sheet, number: int, values: Sequence[Any], lines: int) -> None:
+def append_tall(
+    sheet: Sheet,
+    number: int,
+    values: Sequence[Any],
+    lines: int,
+    styles: CellStyles | None = None,
+) -> None:
     """Append line `number` to a write-only sheet, `lines` lines tall (`_wrapped_line`; lines
     from `lines_needed`); its height is dropped once written, so a sheet of a million lines
     holds no height per line."""
+    _append_sized(sheet, number, _wrapped_line(sheet, values, lines, styles), lines)
+
+
+def _append_sized(sheet: Sheet, number: int, cells: Sequence[Any], lines: int) -> None:
+    """Append cells already styled for `lines` as line `number`, `lines` lines tall."""
     if lines > 1:
         sheet.row_dimensions[number].height = line_height(lines)
-    sheet.append(_wrapped_line(sheet, values, lines))
+    sheet.append(cells)
     if lines > 1:
         del sheet.row_dimensions[number]
 
