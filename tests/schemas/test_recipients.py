@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from payflow.intake.identity import canonical_column
-from payflow.schemas.recipients import CANONICAL, CANONICAL_FORMS, canonical_requisites
+from payflow.schemas.recipients import (
+    ALREADY_CANONICAL,
+    CANONICAL,
+    CANONICAL_FORMS,
+    canonical_requisites,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,6 +51,35 @@ def test_the_column_form_agrees_with_the_function_row_by_row() -> None:
     kinds = pd.Series([k for k, _ in cases], index=range(2, 2 + len(cases)))
     written = pd.Series([w for _, w in cases], index=kinds.index)
     expected = [canonical_requisites(k, w) for k, w in cases]
+    assert canonical_column(kinds, written).tolist() == expected
+
+
+@pytest.mark.parametrize("payment_type", sorted(ALREADY_CANONICAL))
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_text_taken_as_already_canonical_is_its_own_canonical_form(
+    payment_type: str, data: st.DataObject
+) -> None:
+    # canonical_column skips the function for text matching ALREADY_CANONICAL: only right if
+    # the function would have returned that text unchanged.
+    text = data.draw(st.from_regex(ALREADY_CANONICAL[payment_type], fullmatch=True))
+    assert canonical_requisites(payment_type, text) == text
+
+
+# Requisites of every shape the forms tell apart: digits of each length, separators, spaces at
+# the edges, e-mail case, digits of other scripts, blanks.
+REQUISITES = st.text(alphabet=st.sampled_from([*"0789", " ", "+", "-", "(", "@", "A", "a", "٣"]))
+KINDS = st.sampled_from(["SBP", "sbp", " SIM", "BANK_ACCOUNT", "EMAIL", "CARD", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(KINDS, REQUISITES | st.from_regex(r"[789]?9[0-9]{9}", fullmatch=True))))
+def test_the_column_form_agrees_with_the_function_on_any_column(
+    rows: list[tuple[str, str]],
+) -> None:
+    kinds = pd.Series([k for k, _ in rows], index=range(2, 2 + len(rows)), dtype=str)
+    written = pd.Series([w for _, w in rows], index=kinds.index, dtype=str)
+    expected = [canonical_requisites(k, w.strip()) for k, w in rows]
     assert canonical_column(kinds, written).tolist() == expected
 
 
