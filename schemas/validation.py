@@ -95,6 +95,8 @@ def validate_rows(
 def _unchecked(valid_rows: pd.Index, bank_rows: list[int], no_services: bool) -> dict[int, str]:
     """Valid rows whose bank (a phone never looked up) or service (no services list at all)
     waits for the paying process's check: row -> "bank", "service" or "bank,service"."""
+    if not bank_rows and not no_services:
+        return {}  # the usual case: no set of every valid row (a million ints at the peak)
     valid = set(valid_rows.tolist())
     marks = {row: "bank" for row in bank_rows if row in valid}
     if no_services:
@@ -150,6 +152,8 @@ def _amount_or_none(text: str) -> Decimal | None:
 
 
 def _without(rows: pd.Index, problems: list[Problem]) -> pd.Index:
+    if not problems:
+        return rows  # the usual case: no copy of a million row numbers per look-up
     return rows[~rows.isin(list({p.row for p in problems}))]
 
 
