@@ -67,6 +67,11 @@ ColumnRule = tuple[str, str, SeriesCheck]  # rule name, message, check
 
 
 def _not_dot_segment(series: pd.Series) -> pd.Series:
+    # A cell that is a dot segment shows in the column joined by line breaks: one scan decides
+    # the usual column.
+    joined = "\n" + "\n".join(cells(series).tolist()) + "\n"
+    if "\n.\n" not in joined and "\n..\n" not in joined:
+        return pd.Series(True, index=series.index)
     return ~series.isin(DOT_SEGMENTS)
 
 
@@ -174,7 +179,7 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
                 # Rejected, never trimmed: a derived externalId is computed from userId as
                 # written, and trimming would give a row registered before a new id (paid twice).
                 # A tab or line break at an edge is named by no_control_characters alone.
-                lambda s: no_edge_spaces(s) | blank(s) | ~no_control_characters(s),
+                _user_id_without_edge_spaces,
             ),
         ],
         "externalId": [
@@ -224,8 +229,7 @@ def column_rules(table: RulesTable) -> dict[str, list[ColumnRule]]:
             (
                 "bik_format",
                 "bik must be 9 digits starting with 04",
-                # A lost leading zero is named by its own rule, not as a bad format.
-                lambda s: matches(s, "04[0-9]{7}") | _zero_lost_bik(s),
+                _bik_format,
             ),
         ],
     }
@@ -250,9 +254,25 @@ def _snake(column: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in column)
 
 
+def _user_id_without_edge_spaces(series: pd.Series) -> pd.Series:
+    ok = no_edge_spaces(series)
+    if ok.all():
+        return ok  # the usual column, decided by one scan
+    # A blank userId is user_id_present's; a tab or line break at an edge is named by
+    # no_control_characters alone.
+    return ok | blank(series) | ~no_control_characters(series)
+
+
+def _bik_format(series: pd.Series) -> pd.Series:
+    ok = matches(series, "04[0-9]{7}")
+    if ok.all():
+        return ok
+    return ok | _zero_lost_bik(series)  # a lost leading zero is named by its own rule
+
+
 def _not_template_example(series: pd.Series) -> pd.Series:
     # One scan of the joined column decides the usual case: no cell starts with the prefix.
-    if f"\n{TEMPLATE_EXAMPLE_PREFIX}" not in "\n" + "\n".join(series.tolist()):
+    if f"\n{TEMPLATE_EXAMPLE_PREFIX}" not in "\n" + "\n".join(cells(series).tolist()):
         return pd.Series(True, index=series.index)
     return ~series.str.startswith(TEMPLATE_EXAMPLE_PREFIX)
 
@@ -260,7 +280,7 @@ def _not_template_example(series: pd.Series) -> pd.Series:
 def _external_id_characters(series: pd.Series) -> pd.Series:
     # Every cell is empty or made of these characters exactly when the whole column is: one
     # scan of the joined column decides the usual case.
-    if re.fullmatch(EXTERNAL_ID_CHARACTER + "*", "".join(series.tolist())):
+    if re.fullmatch(EXTERNAL_ID_CHARACTER + "*", "".join(cells(series).tolist())):
         return pd.Series(True, index=series.index)
     result = matches(series, EXTERNAL_ID_CHARACTERS)
     if result.all():

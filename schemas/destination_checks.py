@@ -108,13 +108,19 @@ def destination_rules(table: RulesTable) -> list[FrameRule]:
 def _malformed_where(frame: pd.DataFrame, pattern: str) -> pd.Series:
     """True where the amount is not well formed but matches `pattern` (a cause of its own)."""
     found = pd.Series(False, index=frame.index)
-    malformed = (frame[CENTS] < 0) & (frame["amount"] != "")
+    unread = frame[CENTS].to_numpy() < 0
+    if not unread.any():
+        return found  # the usual batch: every amount read, no text compared
+    malformed = unread & (cells(frame["amount"]) != "")
     if malformed.any():
         found[malformed] = fullmatch(frame.loc[malformed, "amount"], pattern)
     return found
 
 
 def _amount_format_check(frame: pd.DataFrame) -> pd.Series:
+    read = frame[CENTS].to_numpy() >= 0
+    if read.all():
+        return pd.Series(read, index=frame.index)  # every amount well formed
     # A negative amount or a float artefact is named by its own rule, not as a bad format.
     own_cause = _malformed_where(frame, NEGATIVE_AMOUNT) | _malformed_where(frame, LONG_DECIMALS)
     return (frame["amount"] == "") | (frame[CENTS] >= 0) | own_cause
@@ -152,12 +158,13 @@ def _prefix_check(table: RulesTable) -> FrameCheck:
         destinations = frame[DEST].to_numpy()
         requisites = cells(frame["requisites"])
         for index, starts in prefixes.items():
-            rows = destinations == index
+            rows = np.flatnonzero(destinations == index)
             phones = requisites[rows].tolist()
-            # Only for well-formed digits: a malformed phone is reported by its pattern rule.
-            digits = fullmatch_flags(phones, "[0-9]+")
             prefixed = np.fromiter(map(str.startswith, phones, repeat(starts)), bool, len(phones))
-            ok[rows] = ~digits | prefixed
+            # Only for well-formed digits: a malformed phone is reported by its pattern rule.
+            unprefixed = np.flatnonzero(~prefixed)
+            digits = fullmatch_flags(requisites[rows[unprefixed]].tolist(), "[0-9]+")
+            ok[rows[unprefixed]] = ~digits
         return pd.Series(ok, index=frame.index)
 
     return check

@@ -27,7 +27,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 def fullmatch(series: pd.Series, pattern: str) -> pd.Series:
     """True where the whole cell matches `pattern` (a compiled loop: pandas' own is slower)."""
-    return pd.Series(fullmatch_flags(series.tolist(), pattern), index=series.index)
+    return pd.Series(fullmatch_flags(cells(series).tolist(), pattern), index=series.index)
 
 
 def fullmatch_flags(values: list[str], pattern: str) -> npt.NDArray[np.bool_]:
@@ -36,7 +36,8 @@ def fullmatch_flags(values: list[str], pattern: str) -> npt.NDArray[np.bool_]:
 
 
 def cells(series: pd.Series) -> npt.NDArray[np.object_]:
-    """The column's text cells as an object array (no copy for the usual string column)."""
+    """The column's text cells as an object array (no copy for the usual string column). Its
+    `tolist()` and `== ""` take a third to a quarter of the time of the Series' own."""
     values: npt.NDArray[np.object_] = series.to_numpy(dtype=object, copy=False)
     return values
 
@@ -67,7 +68,7 @@ def filled(series: pd.Series) -> pd.Series:
 
 def no_edge_spaces(series: pd.Series) -> pd.Series:
     """True where the cell neither starts nor ends with whitespace."""
-    values = series.tolist()
+    values = cells(series).tolist()
     # A column with no whitespace anywhere, like most id columns, is decided by one C scan:
     # split() shares strip()'s idea of whitespace, and one piece equal to the whole text (none
     # split off, none dropped at an edge) means there was none.
@@ -81,7 +82,7 @@ def no_edge_spaces(series: pd.Series) -> pd.Series:
 
 def unique(series: pd.Series) -> pd.Series:
     """True where no other cell of the column holds the same text."""
-    values = series.tolist()
+    values = cells(series).tolist()
     if len(set(values)) == len(values):  # the usual case: a Python set is the cheaper test
         return pd.Series(True, index=series.index)
     return ~series.duplicated(keep=False)
@@ -89,7 +90,7 @@ def unique(series: pd.Series) -> pd.Series:
 
 def at_most(series: pd.Series, length: int) -> pd.Series:
     """True where the cell has at most `length` characters."""
-    values = series.tolist()
+    values = cells(series).tolist()
     lengths = np.fromiter(map(len, values), np.int64, len(values))
     return pd.Series(lengths <= length, index=series.index)
 
@@ -124,7 +125,7 @@ def matches(series: pd.Series, pattern: str) -> pd.Series:
 
 def no_control_characters(series: pd.Series) -> pd.Series:
     """True where the cell has no line break, tab or other control character."""
-    values = series.tolist()
+    values = cells(series).tolist()
     # One scan of the whole column first: a clean column, the usual case, costs one C call.
     # Every control character is unprintable, and isprintable is a tighter loop than a search.
     joined = "".join(values)

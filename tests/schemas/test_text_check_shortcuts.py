@@ -84,3 +84,35 @@ def test_not_template_example(values: list[str]) -> None:
     )  # fmt: skip
     expected = [not v.startswith(TEMPLATE_EXAMPLE_PREFIX) for v in values]
     assert check(column(values)).tolist() == expected
+
+
+def _rule(column_name: str, name: str):  # type: ignore[no-untyped-def]
+    return next(fn for rule, _, fn in column_rules(load_rules())[column_name] if rule == name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([".", "..", "...", "a.", "\n.", ".\n", ""]) | CELL))
+def test_not_dot_segment(values: list[str]) -> None:
+    check = _rule("externalId", "external_id_dot_segment")
+    assert check(column(values)).tolist() == [v not in (".", "..") for v in values]
+
+
+@settings(max_examples=300, deadline=None)
+@given(COLUMN)
+def test_user_id_spaces(values: list[str]) -> None:
+    check = _rule("userId", "user_id_spaces")
+    expected = [
+        v == v.strip() or not v.strip() or re.search(CONTROL_PATTERN, v) is not None for v in values
+    ]
+    assert check(column(values)).tolist() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["044525225", "44525225", "04452522", "4452522x", "", " "])))
+def test_bik_format(values: list[str]) -> None:
+    check = _rule("bik", "bik_format")
+    expected = [
+        v == "" or re.fullmatch("04[0-9]{7}", v) is not None or re.fullmatch("4[0-9]{7}", v)
+        for v in values
+    ]
+    assert check(column(values)).tolist() == [bool(e) for e in expected]
