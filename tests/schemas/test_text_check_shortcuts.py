@@ -32,32 +32,32 @@ def column(values: list[str]) -> pd.Series:
     return pd.Series(values, index=range(2, 2 + len(values)), dtype=str)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(COLUMN)
 def test_no_edge_spaces(values: list[str]) -> None:
     assert no_edge_spaces(column(values)).tolist() == [v == v.strip() for v in values]
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(COLUMN)
 def test_blank(values: list[str]) -> None:
     assert blank(column(values)).tolist() == [not v.strip() for v in values]
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(COLUMN)
 def test_unique(values: list[str]) -> None:
     assert unique(column(values)).tolist() == [values.count(v) == 1 for v in values]
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(COLUMN)
 def test_no_control_characters(values: list[str]) -> None:
     expected = [re.search(CONTROL_PATTERN, v) is None for v in values]
     assert no_control_characters(column(values)).tolist() == expected
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(COLUMN)
 def test_external_id_characters(values: list[str]) -> None:
     check = next(
@@ -75,7 +75,7 @@ def test_external_id_characters(values: list[str]) -> None:
     assert check(column(values)).tolist() == expected
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["example-", "example-1", "x\nexample-2", "1", "", "\n"]) | CELL))
 def test_not_template_example(values: list[str]) -> None:
     check = next(
