@@ -97,7 +97,9 @@ def _keys_may_repeat(
 
 def _outliers(frame: pd.DataFrame) -> list[Problem]:
     # Twice the median of integer cents is an exact integer, so the comparison is exact too.
-    twice_median = (frame.groupby("currency")[CENTS].transform("median") * 2).round()
+    # Grouped by the object array: grouping by pandas' string column took twice as long.
+    medians = frame[CENTS].groupby(cells(frame["currency"])).transform("median")
+    twice_median = (medians * 2).round()
     twice_median = twice_median.astype("int64")
     flagged = frame[frame[CENTS] * 2 > twice_median * OUTLIER_FACTOR]
     return [

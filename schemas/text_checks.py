@@ -91,6 +91,8 @@ def unique(series: pd.Series) -> pd.Series:
 def at_most(series: pd.Series, length: int) -> pd.Series:
     """True where the cell has at most `length` characters."""
     values = cells(series).tolist()
+    if max(map(len, values), default=0) <= length:
+        return pd.Series(True, index=series.index)  # the usual column: no array of lengths
     lengths = np.fromiter(map(len, values), np.int64, len(values))
     return pd.Series(lengths <= length, index=series.index)
 
@@ -138,7 +140,7 @@ def no_control_characters(series: pd.Series) -> pd.Series:
 def amount_cents(series: pd.Series) -> pd.Series:
     """Exact integer cents of amounts written like `1500` or `1500.5`; INVALID_CENTS otherwise."""
     # Amounts repeat in a payout batch (the same fee, the same salary): parse each once.
-    codes, distinct = pd.factorize(series, use_na_sentinel=False)
+    codes, distinct = pd.factorize(cells(series), use_na_sentinel=False)
     cents = _distinct_cents(pd.Series(distinct, dtype=object)).to_numpy()
     return pd.Series(cents[codes], index=series.index)
 
