@@ -101,19 +101,27 @@ def _outliers(frame: pd.DataFrame) -> list[Problem]:
     medians = frame[CENTS].groupby(cells(frame["currency"])).transform("median")
     twice_median = (medians * 2).round()
     twice_median = twice_median.astype("int64")
-    flagged = frame[frame[CENTS] * 2 > twice_median * OUTLIER_FACTOR]
+    over = (frame[CENTS] * 2 > twice_median * OUTLIER_FACTOR).to_numpy()
+    # Read as lists, not a cell at a time: .at took 0.1 ms a cell, seconds for 15,000 rows.
+    currencies = cells(frame["currency"])[over].tolist()
     return [
         Problem(
             row,
             "amount",
             AMOUNT_OUTLIER,
             f"amount is more than {OUTLIER_FACTOR} times the batch median for "
-            f"{flagged.at[row, 'currency']!s} (median "
-            f"{_median(int(str(twice_median.at[row])), str(flagged.at[row, 'currency']))})",
-            str(flagged.at[row, "externalId"]),
-            str(flagged.at[row, "amount"]),
+            f"{currency!s} (median {_median(twice, str(currency))})",
+            str(external_id),
+            str(amount),
         )
-        for row in flagged.index
+        for row, currency, twice, external_id, amount in zip(
+            frame.index[over].tolist(),
+            currencies,
+            twice_median.to_numpy()[over].tolist(),
+            cells(frame["externalId"])[over].tolist(),
+            cells(frame["amount"])[over].tolist(),
+            strict=True,
+        )
     ]
 
 
