@@ -79,7 +79,7 @@ def _keys_may_repeat(
 ) -> npt.NDArray[np.bool_]:
     """True where the row's three keys may be another row's too: every row whose keys are, and
     the rare row whose keys only share a 64-bit hash with another's (the exact test follows).
-    Python's own hashes and one sort: no table of a million texts."""
+    Python's own hashes, and a table of numbers: no table of a million texts."""
     combined = np.zeros(len(texts), dtype=np.uint64)
     for hashes in (
         np.fromiter(map(hash, texts), np.int64, len(texts)),
@@ -87,11 +87,7 @@ def _keys_may_repeat(
         np.fromiter(map(hash, more), np.int64, len(more)),
     ):
         combined = combined * np.uint64(1_000_003) ^ hashes.view(np.uint64)
-    ordered = np.sort(combined)
-    twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    if not len(twice):
-        return np.zeros(len(texts), dtype=bool)
-    found: npt.NDArray[np.bool_] = twice[np.searchsorted(twice, combined) % len(twice)] == combined
+    found: npt.NDArray[np.bool_] = pd.Series(combined, copy=False).duplicated(keep=False).to_numpy()
     return found
 
 
