@@ -107,7 +107,7 @@ def resolve_sbp_banks(
         refused = [_problem(frame, r, "bankName", "sbp_bank_unchecked", message) for r in sbp_rows]
         return BankCheck({}, [], refused, [])
     phones, givens = cells(frame["requisites"])[sbp_at], cells(frame["bankName"])[sbp_at]
-    phone_codes, distinct = pd.factorize(phones)
+    phone_codes, distinct = pd.factorize(phones, use_na_sentinel=False)
     banks = banks_for_phones(distinct.tolist())  # distinct, in file order
     # The usual row names a bank id listed for its phone: decided for every row at once, and
     # only the rest (names, unknown banks) walk the lists below.
@@ -121,7 +121,7 @@ def resolve_sbp_banks(
     problems: list[Problem] = []
     unchecked: list[int] = []
     for i in np.flatnonzero(~by_id).tolist():
-        row, phone, given = int(sbp_index[i]), str(phones[i]), str(givens[i])
+        row, phone, given = int(sbp_index[i]), phones[i], givens[i]
         if phone not in banks:  # lists kept from a paying process: this phone was never asked
             if not given:
                 ids[row] = given
@@ -145,7 +145,7 @@ def _names_listed_id(
 ) -> npt.NDArray[np.bool_]:
     """True where the row's bankName is a bank id listed for its phone (`phone_codes` index
     `phones`). Each (phone, bankName) pair is a number: no tuple per row."""
-    given_codes, distinct = pd.factorize(givens)
+    given_codes, distinct = pd.factorize(givens, use_na_sentinel=False)
     code_of = {given: code for code, given in enumerate(distinct.tolist())}
     width = len(code_of)
     listed = [
