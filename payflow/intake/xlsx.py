@@ -199,7 +199,10 @@ def _plain_texts(
             text = numbers[value]
         elif special is None and kind in _NUMBERS:
             text = table.cell(number, index, value, "General", error=False)
-            if kind is float and text:
+            # Kept for the next cell of the same value only from a column that is read: an
+            # unread one keeps a long number's digits unjudged, and a read cell must not
+            # take that text without its problem.
+            if kind is float and text and table.reads_column(index):
                 numbers[value] = text
         elif special is None:
             return None
@@ -237,6 +240,10 @@ class _Table:
             self.reads = [self.columns.column_of(h) if h else None for h in header]
         return missing
 
+    def reads_column(self, index: int) -> bool:
+        """Whether a reader reads the column at `index` (its cells are judged)."""
+        return index < len(self.reads) and self.reads[index] is not None
+
     def column_name(self, index: int) -> str:
         return self.header[index] if index < len(self.header) else ""
 
@@ -244,7 +251,7 @@ class _Table:
         """One cell's text, and its problems when a column read holds it: a number that lost
         digits or shows another number, a date, a formula's error. A column no reader reads
         (or under no header) is sent nowhere, whatever it holds."""
-        read_as = self.reads[index] if index < len(self.reads) else None
+        read_as = self.reads[index] if self.reads_column(index) else None
         column = self.column_name(index)
         try:
             text = cell_text(value)

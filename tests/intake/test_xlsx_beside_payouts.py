@@ -230,3 +230,18 @@ def test_a_hidden_row_of_a_corrections_file_is_not_applied(tmp_path):
     book.save(path)
     with pytest.raises(RerunRefused, match=r"it is not applied; unhide it to apply it"):
         read_corrections(path)
+
+
+def test_a_long_number_first_seen_in_an_unread_column_is_still_judged_where_it_is_read(tmp_path):
+    # Found by review: the fast reader kept a number's text for the next cell holding the same
+    # value, and a column no reader reads keeps a long number's digits as they are (unjudged),
+    # so the same 20-digit number in 'requisites' a row later was read without its problem.
+    header = ["amount", "currency", "paymentType", "requisites", "name", "userId", "ref"]
+    path = _xlsx(
+        tmp_path / "payouts.xlsx",
+        header,
+        ["1500", "XOF", "SIM", "2250700001234", "Kouadio Yao", "u-1", 1e20],
+        ["1500", "XOF", "SIM", 1e20, "Aya Kone", "u-2", "x"],
+    )
+    problems = read_batch_file(path).read_problems
+    assert (3, "requisites", "number_lost_digits") in _rules(problems), _rules(problems)
