@@ -10,6 +10,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from console.reused_hashes import one_hash_per_password  # noqa: F401  (see its module)
 from paying_support import register, row, unique
 from support.operators import actor, add_people, set_ledger_policy, sign_in_at
 

@@ -17,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from console.reused_hashes import one_hash_per_password  # noqa: F401  (see its module)
 from paying_support import pay_state, register, row
 from prefect import get_client
 from prefect.flow_runs import resume_flow_run

@@ -28,6 +28,7 @@ from console_support import (
 )
 from links.browser_support import CHROMIUM_ARGS, require_browser, save_screenshot
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from reused_hashes import one_hash_per_password  # noqa: F401  (see its module)
 from support.beats import at_past, dead_run_id
 from support.docs_images import keep_for_docs
 from support.stats import sandbox_stats

@@ -30,6 +30,7 @@ from console_support import (
 from prefect import get_client
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from reused_hashes import one_hash_per_password  # noqa: F401  (see its module)
 from support.operators import actor, set_ledger_policy
 from support.postgres import fresh_postgres_database
 from support.stats import sandbox_stats

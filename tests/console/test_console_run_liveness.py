@@ -14,6 +14,7 @@ from console_support import (
     register_rows,
     signed_in,
 )
+from reused_hashes import one_hash_per_password  # noqa: F401  (see its module)
 from support.beats import at_past, dead_run_id, elsewhere_run_id
 from support.operators import set_ledger_policy
 
