@@ -24,6 +24,7 @@ from cli_support import (
     start_payflow,
     write_sim_batch,
 )
+from paid_here import run_paid_here
 from support.stats import sandbox_stats
 
 from payflow.ledger import Ledger
@@ -307,8 +308,9 @@ def test_an_already_paid_file_says_so_asks_nothing_and_sends_nothing(
     batch = tmp_path / "paid.csv"
     ids = write_sim_batch(batch, 5, "paid")
     env = _env(tmp_path, prefect_home, sandbox)
-    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
-    assert first.returncode == 0, first.stderr
+    first = run_paid_here(batch, env, sandbox)  # set-up: what `payflow run --yes` leaves
+    with _ledger(tmp_path / "home") as ledger:
+        assert ledger.batch_summary(first) == {"COMPLETED": 5}
 
     # No --yes and no terminal: there is nothing new to confirm, so the run goes on.
     again = run_payflow(["run", str(batch)], env, tmp_path)
