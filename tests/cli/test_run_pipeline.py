@@ -433,6 +433,10 @@ def test_a_signal_stops_sending_settles_the_ledger_stops_servers_and_says_how_to
     assert len(states) == rows
     assert all(states[ext] not in ("VALIDATED", "SUBMITTING") for ext in made)
 
+    if signal_name == "SIGINT":
+        # The resume named is the same command after either signal, and the ledger checked
+        # above is settled the same way: it is run once, after SIGTERM (about 6 s of CPU).
+        return
     # Resumed on the tests' shared Prefect server with more in flight: at two, with a second
     # temporary server, the resume alone took up to a minute of the suite.
     resumed = _env(tmp_path, prefect_home, sandbox, PAYFLOW_MAX_IN_FLIGHT="16")
