@@ -7,9 +7,11 @@ rewritten (design.md, invariant 3), so a space or a plus sign is a reject, not a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 _DOMAIN_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 EMAIL_PATTERN = rf"[A-Za-z0-9.!#$%&'*+/=?^_`{{|}}~-]+@{_DOMAIN_LABEL}(?:\.{_DOMAIN_LABEL})+"
@@ -56,22 +58,29 @@ REQUISITES_RULES: dict[str, RequisitesRule] = {
 }
 
 # Weights of the Bank of Russia check key over BIK digits 7-9 followed by the 20 account digits.
-_KEY_WEIGHTS = np.array([7, 1, 3] * 7 + [7, 1], dtype=np.int64)
+_KEY_WEIGHTS = (7, 1, 3) * 7 + (7, 1)
 
 
 def account_key_matches(accounts: list[str], biks: list[str]) -> npt.NDArray[np.bool_]:
     """True where the account's check key fits the BIK; inputs must already be 20 and 9 digits."""
+    # Here, not at the top: the rules table imports this module, and the commands that only read
+    # amounts through it (`payflow status`, `batches`, `approve`) need no numpy (0.1-0.2 s).
+    import numpy as np
+
+    weights = np.array(_KEY_WEIGHTS, dtype=np.int64)
     if not accounts:
         return np.zeros(0, dtype=bool)
     # Fixed widths, so each list joins into one digit matrix with a row per account.
     account_digits = _digit_rows(accounts, 20)
     bik_digits = _digit_rows(biks, 9)[:, 6:]
-    total = bik_digits @ _KEY_WEIGHTS[:3] + account_digits @ _KEY_WEIGHTS[3:]
+    total = bik_digits @ weights[:3] + account_digits @ weights[3:]
     is_zero: npt.NDArray[np.bool_] = total % 10 == 0
     return is_zero
 
 
 def _digit_rows(texts: list[str], width: int) -> npt.NDArray[np.int64]:
+    import numpy as np  # as in account_key_matches
+
     digits = np.frombuffer("".join(texts).encode("ascii"), dtype=np.uint8).reshape(-1, width)
     return digits.astype(np.int64) - 48
 
@@ -80,6 +89,6 @@ def account_with_key(bik: str, account_without_key: str) -> str:
     """The account with its check key (digit 9) set to fit the BIK; the given digit 9 is ignored."""
     account_without_key = account_without_key[:8] + "0" + account_without_key[9:]
     digits = [int(c) for c in bik[-3:] + account_without_key]
-    total = sum(d * w for d, w in zip(digits, _KEY_WEIGHTS.tolist(), strict=True))
+    total = sum(d * w for d, w in zip(digits, _KEY_WEIGHTS, strict=True))
     key = (total * 3) % 10  # the key digit has weight 3, and 3 * 3 = 9 = -1 (mod 10)
     return account_without_key[:8] + str(key) + account_without_key[9:]

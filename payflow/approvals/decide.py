@@ -7,12 +7,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from payflow.approvals.resume import Replaced, resume_paused_runs
 from payflow.approvals.status import ApprovalStatus, Approved, Declined
 from payflow.ledger import Ledger
 
 if TYPE_CHECKING:
     from payflow.acts.actor import Actor
+    from payflow.approvals.resume import Replaced
     from payflow.settings import Settings
 
 
@@ -68,6 +68,10 @@ def decide(
     if not prefect_api_configured():
         # No server, no paused run: a `payflow run` that waited for approval has ended.
         return outcome
+    # Here, not at the top: resuming loads Prefect's client (seconds of CPU), which a decision
+    # that settles nothing, or a refusal, does without.
+    from payflow.approvals.resume import resume_paused_runs
+
     try:
         resumed = asyncio.run(
             resume_paused_runs(

@@ -11,7 +11,6 @@ from payflow.cli.setup import failure_classes
 from payflow.ledger import BatchCounts, Ledger, RowState
 from payflow.ledger.states import FINAL_STATUSES, PENDING_STATES, POLLABLE_STATES
 from payflow.paying import SubmitStats
-from payflow.reporting import write_batch_report
 from payflow.run_results import PayResult
 from payflow.runtime import open_ledger
 from payflow.settings import Settings
@@ -119,6 +118,10 @@ def as_the_ledger_holds_it(settings: Settings, batch_id: str, out: Path | None) 
                 "was sent. To try the file again on the sandbox, use a fresh ledger (another "
                 "PAYFLOW_HOME)"
             )
+        # Here, not at the top: reporting loads openpyxl, which `payflow status` (it asks only
+        # `stranded`, on its common path) does without.
+        from payflow.reporting import write_batch_report
+
         classes = failure_classes(settings)
         folder = out or settings.reports_location()
         report = write_batch_report(ledger, batch_id, folder, sandbox=True, classes=classes)

@@ -6,6 +6,7 @@ import os
 import re
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
@@ -13,9 +14,11 @@ from pydantic_settings import SettingsError
 from payflow.cli.app import fail
 from payflow.opening import UnreadableFile, UnwritablePath, check_file, check_out_folder
 from payflow.quiet import log_to_file, quiet_prefect
-from payflow.reconcile import FailureClasses, FailureTableError
 from payflow.settings import Settings
 from payflow.wording import api_trouble
+
+if TYPE_CHECKING:
+    from payflow.reconcile import FailureClasses
 
 
 def settings_error(exc: ValidationError) -> str:
@@ -77,6 +80,10 @@ def prepare() -> Settings:
 def failure_classes(settings: Settings) -> FailureClasses:
     """The failure-class table a report groups unpaid rows by, or one line saying what is wrong
     with the operator's file."""
+    # Here, not at the top: payflow.reconcile loads the API client (httpx), which the commands
+    # that only read the ledger (policy, batches) do without.
+    from payflow.reconcile import FailureClasses, FailureTableError
+
     try:
         return FailureClasses.load(settings.failure_classes_path)
     except FailureTableError as exc:

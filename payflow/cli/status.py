@@ -30,7 +30,6 @@ from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.ledger_checks import not_paid_lines, not_refunded_lines
 from payflow.cli.setup import prepare
 from payflow.ending import BatchEnd, batch_end
-from payflow.intake.report_files import rejects_names
 from payflow.ledger import (
     PAID_OUTCOMES,
     Disposition,
@@ -403,6 +402,10 @@ def _echo_rejected(
     deployed run's batch read "REJECTED 1" and nothing said which row or why."""
     if not total:
         return
+    # Here, not at the top: report_files loads openpyxl and, through payflow.intake, pandas
+    # (about 0.5 s of CPU), which every other `payflow status` line does without.
+    from payflow.intake.report_files import rejects_names
+
     typer.echo(
         f"rejected in the file, never sent ({counted(total, 'row')}): fix them in the file and "
         "run it again (rows already sent are not paid twice)"
