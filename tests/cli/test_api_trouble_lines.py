@@ -7,11 +7,16 @@ and `run`, `pay`, `refund`, `rerun`, `links` and `reconcile` had no test of thei
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow, write_sim_batch
+from support.sandbox import SandboxFactory
 from support.servers import free_port
+
+from payflow.sandbox import SandboxServer
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -54,19 +59,43 @@ def _commands(files: dict[str, Path], batch_id: str) -> list[list[str]]:
     ]
 
 
-def _paid_batch(tmp_path: Path, make_sandbox) -> tuple[dict[str, str], dict[str, Path], str, str]:
-    """A ledger bound to a sandbox's merchant, with a batch paid on it (one row CANCELED)."""
-    sandbox = make_sandbox()
+@pytest.fixture(scope="module")
+def paid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, SandboxServer, str]]:
+    """A home whose ledger is bound to a sandbox's merchant, with a batch paid on it (one row
+    CANCELED): its folder, the sandbox and the batch id. Paid once for the module (a paying
+    `payflow run` costs 10-15 s of CPU); each test refuses its commands on a copy of the home."""
+    factory = SandboxFactory()
+    try:
+        sandbox = factory.start()
+        root = tmp_path_factory.mktemp("paid")
+        env = payflow_env(
+            root / "home",
+            root / "prefect",
+            PAYFLOW_API_URL=sandbox.url,
+            PAYFLOW_API_TOKEN=sandbox.token,
+        )
+        files = _files(root)
+        done = run_payflow(["run", str(files["paid"]), "--yes", "--json"], env, root)
+        assert done.returncode == 1, done.stderr
+        yield root / "home", sandbox, json.loads(done.stdout)["batch_id"]
+    finally:
+        factory.close()
+
+
+def _paid_batch(
+    tmp_path: Path, paid: tuple[Path, SandboxServer, str]
+) -> tuple[dict[str, str], dict[str, Path], str, str]:
+    """A copy of the paid home (what a command left in it stays in this test), its env against
+    the sandbox, the files, the batch id and the sandbox's URL."""
+    home, sandbox, batch_id = paid
+    shutil.copytree(home, tmp_path / "home")
     env = payflow_env(
         tmp_path / "home",
         tmp_path / "prefect",
         PAYFLOW_API_URL=sandbox.url,
         PAYFLOW_API_TOKEN=sandbox.token,
     )
-    files = _files(tmp_path)
-    done = run_payflow(["run", str(files["paid"]), "--yes", "--json"], env, tmp_path)
-    assert done.returncode == 1, done.stderr
-    return env, files, json.loads(done.stdout)["batch_id"], sandbox.url
+    return env, _files(tmp_path), batch_id, sandbox.url
 
 
 def _one_line(done, command: list[str], starts: str, secrets: tuple[str, ...]) -> None:
@@ -78,10 +107,8 @@ def _one_line(done, command: list[str], starts: str, secrets: tuple[str, ...]) -
         assert secret not in lines[0], (command, lines[0])
 
 
-def test_a_refused_token_is_one_line_in_every_command_that_asks_the_api(
-    tmp_path: Path, make_sandbox
-):
-    env, files, batch_id, url = _paid_batch(tmp_path, make_sandbox)
+def test_a_refused_token_is_one_line_in_every_command_that_asks_the_api(tmp_path: Path, paid):
+    env, files, batch_id, url = _paid_batch(tmp_path, paid)
     wrong = {**env, "PAYFLOW_API_TOKEN": WRONG_TOKEN}
     for command in _commands(files, batch_id):
         done = run_payflow(command, wrong, tmp_path)
@@ -89,9 +116,9 @@ def test_a_refused_token_is_one_line_in_every_command_that_asks_the_api(
 
 
 def test_an_api_that_cannot_be_reached_is_one_line_in_every_command_that_asks_it(
-    tmp_path: Path, make_sandbox
+    tmp_path: Path, paid
 ):
-    env, files, batch_id, _ = _paid_batch(tmp_path, make_sandbox)
+    env, files, batch_id, _ = _paid_batch(tmp_path, paid)
     port = free_port()
     closed = {
         **env,
