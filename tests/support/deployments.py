@@ -42,6 +42,24 @@ MAKER, APPROVER = "maker-e2e", "checker-e2e"
 SANDBOX_OUTCOME_SUFFIXES = {"1111", "2222", "3333", "4444", "5555", "6666"}
 
 
+# Server services these tests do not use, off: each one loops on the server's CPU (and its
+# PostgreSQL's) for the whole module. Kept on: the task-run recorder (subflows' parent
+# task runs, which `payflow approve` reads), pause expirations, cancellation clean-up and the
+# repossessor (concurrency slots of killed runs), which the behaviour under test may rely on.
+UNUSED_SERVICES = {
+    # Runs are started by hand here; the cron and interval schedules are checked as data.
+    "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+    # Marks scheduled runs Late: these runs are started by hand and taken within seconds.
+    "PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED": "false",
+    # Marks silent workers and pools offline: no test reads a worker's status.
+    "PREFECT_SERVER_SERVICES_FOREMAN_ENABLED": "false",
+    # Automations: none is deployed. Stored events: nothing here reads them (logs and states
+    # have their own endpoints).
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
+}
+
+
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 150) -> Any:
     """Poll `check` every half second until it returns something truthy."""
     return wait_until(check, what=what, timeout=timeout, interval=0.5)
@@ -122,9 +140,7 @@ def deployed_stack(root: Path, **more_env: str) -> Iterator[Stack]:
     the environment of the workers and of `Stack.cli` (PAYFLOW_NOTIFY, say)."""
     (root / "approvals.yaml").write_text(NO_STEPS, encoding="utf-8")
     with ExitStack() as running:  # left in reverse: workers, sandbox, ledger, Prefect server
-        # Runs are started by hand here; the cron and interval schedules are checked as data.
-        no_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false"}
-        prefect_url = running.enter_context(prefect_server_on_postgres(root, **no_scheduler))
+        prefect_url = running.enter_context(prefect_server_on_postgres(root, **UNUSED_SERVICES))
         ledger_url = running.enter_context(fresh_postgres_database("payflow_e2e"))
         with Ledger.open(ledger_url) as ledger:  # the policy and the people: ledger data
             set_ledger_policy(ledger, POLICY)
