@@ -37,6 +37,7 @@ from support.deployments import (
     wait_for,
 )
 from support.receivers import JsonSink, SmtpSink, mail_text, receivers
+from support.waiting import wait_until
 
 from payflow.ledger.run_beats import STALE_AFTER
 
@@ -173,15 +174,19 @@ def test_a_a_worker_killed_mid_batch_is_resumed_once_by_the_watchdog_and_said(
 
     wait_for("rows sent and rows being sent", sent_and_sending, timeout=120)
     killed = kill_worker_and_its_run(stack, dead)
+    last_heard = datetime.now(UTC)
     set_latency(stack, 0.0)
     start_worker(stack, killed, stack.root / f"{killed}-after-a.log")
 
     # Until its heartbeat is a minute old the watchdog leaves the run alone; then it resumes it.
+    # Asked only past that window, and then every few seconds: each `payflow watchdog` is a
+    # process of its own (seconds of CPU), asked every half second for a minute before.
     def resumed() -> dict[str, Any] | None:
         _, lines = watchdog_once(stack)
         return next((x for x in lines if x["batch_id"] == batch_id), None)
 
-    watched = wait_for("the watchdog's resume", resumed, timeout=240)
+    past_the_window(stack, dead, last_heard)
+    watched = wait_until(resumed, what="the watchdog's resume", timeout=240, interval=5)
     assert watched["verdict"] == "resumed", watched
     successor = watched["run_id"]
     # A second look (another watchdog) starts nothing more: the successor waits or pays.
