@@ -22,10 +22,11 @@ import psycopg
 from prefect.client.schemas.actions import DeploymentFlowRunCreate
 from prefect.states import Scheduled, to_state_create
 
+from payflow.acts import submit as submit_batch
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
-from support.operators import add_people, set_ledger_policy, sign_in_at
+from support.operators import actor, add_people, set_ledger_policy, sign_in_at
 from support.postgres import fresh_postgres_database
 from support.prefect import prefect_server_on_postgres
 from support.servers import answers, free_port, start_group, stop_group
@@ -139,9 +140,12 @@ class Stack:
 
     def approve(self, batch_id: str, *, submit: bool = True) -> dict[str, Any]:
         """The maker submits the batch a deployed run registered with no signed-in maker (its
-        file is the worker's account's), then the checker approves it."""
+        file is the worker's account's), then the checker approves it. The submit is the act
+        `payflow submit` calls, in this process: set-up for the approval, which is what these
+        tests check (the command itself runs in the rerun and watchdog tests)."""
         if submit:
-            self.cli(*PAYFLOW, "submit", batch_id, env=self.person(MAKER))
+            with Ledger.open(self.ledger_url) as ledger:
+                submit_batch(ledger, batch_id, actor(ledger, MAKER))
         out = self.cli(*PAYFLOW, "approve", batch_id, "--json", env=self.person(APPROVER))
         return dict(json.loads(out.strip().splitlines()[-1]))
 
