@@ -33,9 +33,9 @@ installed=$!
 docs=$!
 
 # Four workers on two cores: a test's own process often waits on the servers and subprocesses
-# it started, and one worker spends 7.5 minutes on the long approval pause; with four, both
-# cores stay busy (about 1,370 CPU seconds in a 682 s run, measured per process on 2026-11-27).
-# Files in collection order, where tests/conftest.py puts the slow ones first: the 7.5-minute
+# it started, and one worker spends about 7 minutes on the long approval pause; with four, both
+# cores stay busy.
+# Files in collection order, where tests/conftest.py puts the slow ones first: the 7-minute
 # long-pause test then runs beside the rest instead of alone at the end.
 suite=0
 pytest -n 4 --dist loadfile --no-loadscope-reorder "$@" || suite=$?
