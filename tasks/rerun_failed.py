@@ -49,7 +49,7 @@ def refetch_rerun_parents(
 
     async def run() -> tuple[list[Candidate], list[Dropped]]:
         async with open_client(target) as client:
-            return await refetch_parents(client, chosen, heard)
+            return await refetch_parents(client, chosen, heard, sandbox=target.sandbox)
 
     return asyncio.run(run())
 

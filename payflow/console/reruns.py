@@ -150,7 +150,7 @@ def rerun_rows(
     chosen = _chosen(ctx, batch_id, maker, choice)
 
     async def refetch(client: AsyncPayoutsClient) -> tuple[list[Candidate], list[Dropped]]:
-        return await refetch_parents(client, chosen, heard)
+        return await refetch_parents(client, chosen, heard, sandbox=ctx.target.sandbox)
 
     def heard(views: Sequence[ServiceView]) -> None:
         ctx.ledger.save_service_views(batch_id, views, WordSource.RERUN)

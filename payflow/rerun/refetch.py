@@ -31,6 +31,14 @@ class Dropped:
 Heard = Callable[[Sequence[ServiceView]], None]
 """Keeps what the service said of each payout asked about (its latest word in the ledger)."""
 
+UNKNOWN_AT_THE_API = "the service does not know this payout (is PAYFLOW_API_URL right?): not rerun"
+# Each command's embedded sandbox is new: a payout made on an earlier one is unknown to it, and
+# "is PAYFLOW_API_URL right?" sent an operator with no such setting looking for one.
+UNKNOWN_AT_THE_SANDBOX = (
+    "this embedded sandbox does not know this payout (the one that paid it ended with its "
+    "command; no real money moved): not rerun"
+)
+
 
 def _view(external_id: str, payout: Payout | None) -> ServiceView:
     return ServiceView(
@@ -45,11 +53,11 @@ def _view(external_id: str, payout: Payout | None) -> ServiceView:
 
 
 async def _verdict(
-    client: AsyncPayoutsClient, candidate: Candidate, heard: list[ServiceView]
+    client: AsyncPayoutsClient, candidate: Candidate, heard: list[ServiceView], unknown: str
 ) -> str | None:
     """None when the row's attempts all still failed for good at the service; else why it is
-    dropped."""
-    reason = await _parent_verdict(client, candidate, heard)
+    dropped (`unknown`: why, when the service does not know its payout)."""
+    reason = await _parent_verdict(client, candidate, heard, unknown)
     if reason is not None:
         return reason
     for external_id in candidate.earlier:
@@ -68,7 +76,7 @@ async def _verdict(
 
 
 async def _parent_verdict(
-    client: AsyncPayoutsClient, candidate: Candidate, heard: list[ServiceView]
+    client: AsyncPayoutsClient, candidate: Candidate, heard: list[ServiceView], unknown: str
 ) -> str | None:
     if candidate.state is RowState.SUBMIT_REJECTED:
         found = await client.find_payout_by_external_id(candidate.external_id)
@@ -82,7 +90,7 @@ async def _parent_verdict(
         else:
             payout = await client.get_payout_by_external_id(candidate.external_id)
     except NotFoundError:
-        return "the service does not know this payout (is PAYFLOW_API_URL right?): not rerun"
+        return unknown
     heard.append(_view(candidate.external_id, payout))
     status = payout.status.strip().upper()
     if status in FAILED_FINAL:
@@ -91,15 +99,21 @@ async def _parent_verdict(
 
 
 async def refetch_parents(
-    client: AsyncPayoutsClient, chosen: Sequence[Candidate], heard: Heard | None = None
+    client: AsyncPayoutsClient,
+    chosen: Sequence[Candidate],
+    heard: Heard | None = None,
+    *,
+    sandbox: bool = False,
 ) -> tuple[list[Candidate], list[Dropped]]:
     """Split the chosen rows into those still failed at the service and those dropped; what
-    the service said of each payout asked about goes to `heard` (the ledger's service word)."""
+    the service said of each payout asked about goes to `heard` (the ledger's service word).
+    `sandbox`: the service is the embedded sandbox (how an unknown payout is explained)."""
+    unknown = UNKNOWN_AT_THE_SANDBOX if sandbox else UNKNOWN_AT_THE_API
     kept: list[Candidate] = []
     dropped: list[Dropped] = []
     views: list[ServiceView] = []
     for candidate in chosen:
-        reason = await _verdict(client, candidate, views)
+        reason = await _verdict(client, candidate, views, unknown)
         if reason is None:
             kept.append(candidate)
         else:

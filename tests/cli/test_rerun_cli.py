@@ -161,3 +161,31 @@ def test_a_file_run_again_after_a_rerun_paid_its_failed_row_reads_paid(
     assert lines[at + 1] == "    COMPLETED        1" and lines[at + 2].startswith("report: ")
     as_json = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
     assert json.loads(as_json.stdout)["latest_statuses"] == {"COMPLETED": 1}
+
+
+def test_a_rerun_on_a_new_embedded_sandbox_says_why_it_sends_nothing(tmp_path: Path) -> None:
+    # Found by hand: each command's embedded sandbox is new, so a rerun there drops every row;
+    # it said "is PAYFLOW_API_URL right?" to an operator who had set no such thing.
+    batch = tmp_path / "june.csv"
+    batch.write_text(
+        "externalId,amount,currency,paymentType,requisites,name,userId\n"
+        "emb-1,1000,XOF,SIM,2250700011111,Kouadio Yao,u-1\n",
+        encoding="utf-8",
+    )
+    env = payflow_env(tmp_path / "home", tmp_path / "prefect", PAYFLOW_USER="olga")
+    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
+    assert first.returncode == 1, first.stderr
+    batch_id = json.loads(first.stdout)["batch_id"]
+    fix = tmp_path / "fix.csv"
+    fix.write_text("externalId,requisites\nemb-1,2250700010042\n", encoding="utf-8")
+
+    rerun = ["rerun", batch_id, "--rows", "2", "--corrections", str(fix), "--reviewed"]
+    done = run_payflow(rerun, env, tmp_path)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "  dropped row 2 (emb-1): this embedded sandbox does not know this payout (the one that "
+        "paid it ended with its command; no real money moved): not rerun"
+    ) in done.stdout.splitlines(), done.stdout
+    assert "PAYFLOW_API_URL" not in done.stdout
+    assert _summary(env, batch_id) == {"FAILED": 1}
