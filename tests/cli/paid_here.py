@@ -15,6 +15,7 @@ import asyncio
 from pathlib import Path
 
 from support.operators import actor, ledger_url_of
+from support.tracking import send_and_follow
 
 from payflow.acts import submit
 from payflow.api import AsyncPayoutsClient
@@ -24,7 +25,6 @@ from payflow.intake.lookups import BankInfo, ServiceInfo, fetch_banks, fetch_ser
 from payflow.intake.to_ledger import register_report
 from payflow.ledger import Ledger
 from payflow.ledger.service_binding import API, bind_merchant, bind_service
-from payflow.paying import submit_batch, track_batch
 from payflow.sandbox import SandboxServer
 from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.validation import validate_rows
@@ -36,18 +36,7 @@ def run_paid_here(path: Path, env: dict[str, str], sandbox: SandboxServer) -> st
 
     async def pay(ledger: Ledger, batch_id: str) -> None:
         async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
-            await submit_batch(
-                client, ledger, batch_id, worker_id="set-up", chunk_size=50, callback_url=None
-            )
-            await track_batch(
-                client,
-                ledger,
-                batch_id,
-                deadline=3.0,
-                poll_interval=0.05,
-                poll_max_interval=0.2,
-                quiet_period=0.1,
-            )
+            await send_and_follow(client, ledger, batch_id, "set-up")
 
     async def lists(phones: list[str]) -> tuple[list[ServiceInfo], dict[str, list[BankInfo]]]:
         async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:

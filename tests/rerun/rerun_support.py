@@ -8,9 +8,9 @@ from decimal import Decimal
 import httpx
 from paying_support import make_client, register, row
 from support.stats import sandbox_stats
+from support.tracking import send_and_follow
 
 from payflow.ledger import Ledger
-from payflow.paying import submit_batch, track_batch
 from payflow.sandbox import SandboxServer
 
 # Source rows 2.. end in these requisites: 2 COMPLETED, 3 "Recipient not found", 4 "Recipient
@@ -34,18 +34,7 @@ def paid_batch(
 
     async def pay() -> None:
         async with make_client(sandbox) as client:
-            await submit_batch(
-                client, ledger, batch_id, worker_id="t", chunk_size=50, callback_url=None
-            )
-            await track_batch(
-                client,
-                ledger,
-                batch_id,
-                deadline=3.0,
-                poll_interval=0.05,
-                poll_max_interval=0.2,
-                quiet_period=0.1,
-            )
+            await send_and_follow(client, ledger, batch_id, "t")
 
     asyncio.run(pay())
     return batch_id

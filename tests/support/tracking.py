@@ -16,4 +16,31 @@ workers in their environments. Tests about tracking's patience call `track_batch
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported by tests/conftest.py: the engine loads only where it is used
+    from payflow.api import AsyncPayoutsClient
+    from payflow.ledger import Ledger
+
 TRACK_QUIET_PERIOD = "1"
+
+
+async def send_and_follow(
+    client: AsyncPayoutsClient, ledger: Ledger, batch_id: str, worker_id: str
+) -> None:
+    """Pay the batch's rows in this process through the engine (`submit_batch`, then
+    `track_batch` with short waits): a test's set-up of a paid or failed batch."""
+    from payflow.paying import submit_batch, track_batch
+
+    await submit_batch(
+        client, ledger, batch_id, worker_id=worker_id, chunk_size=50, callback_url=None
+    )
+    await track_batch(
+        client,
+        ledger,
+        batch_id,
+        deadline=3.0,
+        poll_interval=0.05,
+        poll_max_interval=0.2,
+        quiet_period=0.1,
+    )
