@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from decimal import Decimal
 from pathlib import Path
+
+from cli.cli_support import sim_instruction
 
 from payflow.cli import COMMAND_MODULES, command_summaries
 from payflow.ledger import Ledger
-from payflow.model import PayoutInstruction
 
 HEAVY = ("prefect", "pandas", "pandera", "openpyxl", "numpy")
 SHOW_LOADED = f"""
@@ -100,19 +100,7 @@ def test_the_commands_that_read_the_ledger_load_no_file_reader_or_prefect(tmp_pa
     # `payflow status BATCH` loaded pandas, numpy and openpyxl (for a report's file name and a
     # line about past sandboxes), `batches` numpy and `approve` Prefect's client: 0.5-0.8 s of
     # CPU per call for what none of them reads or resumes on its common path.
-    rows = [
-        PayoutInstruction(
-            row_number=n + 1,
-            external_id=f"b1-{n}",
-            amount=Decimal(100 * n),
-            currency="XOF",
-            payment_type="SIM",
-            requisites=f"2250700{n:02d}0101",
-            name=f"Awa Kone {n}",
-            user_id=f"u-{n}",
-        )
-        for n in (1, 2)
-    ]
+    rows = [sim_instruction("b1", n) for n in (1, 2)]
     with Ledger.open(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as ledger:
         ledger.register_batch("b1", "b1.csv", rows, [])
     for args, code in (
