@@ -57,6 +57,14 @@ REQUISITES_RULES: dict[str, RequisitesRule] = {
     )
 }
 
+# (requisites rule, paymentType) pairs whose every accepted text is its own canonical form
+# (schemas.recipients), trimmed and all: a valid row of such a destination needs no canonical
+# form computed for the double-payment warning. Not SBP's phone (89... becomes 79...), nor an
+# e-mail (its domain is lower-cased).
+ACCEPTED_IS_CANONICAL = frozenset(
+    {("intl_wallet_phone", "SIM"), ("ru_individual_account", "BANK_ACCOUNT")}
+)
+
 # Weights of the Bank of Russia check key over BIK digits 7-9 followed by the 20 account digits.
 _KEY_WEIGHTS = (7, 1, 3) * 7 + (7, 1)
 

@@ -68,7 +68,7 @@ def validate_rows(
     # A rejected row's bank was resolved too, but only the rows paid take their bank id.
     bank_ids = {row: bank for row, bank in banks.ids.items() if row in valid_rows}
     unchecked = _unchecked(valid_rows, banks.unchecked, services is None)
-    warnings = find_warnings(_rows(prepared, valid_rows))
+    warnings = find_warnings(_rows(prepared, valid_rows), table)
     del prepared  # its helper columns are not needed past here, and a million rows is a lot
     if strict and warnings:
         rejects += warnings

@@ -64,11 +64,24 @@ def _digest(row: tuple[str, ...], columns: tuple[str, ...] = IDENTITY_COLUMNS) -
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:DIGEST_HEX]
 
 
-def canonical_column(kinds: pd.Series | None, written: pd.Series) -> pd.Series:
+def canonical_column(
+    kinds: pd.Series | None,
+    written: pd.Series,
+    as_written: npt.NDArray[np.bool_] | None = None,
+) -> pd.Series:
     """`written` requisites in canonical form (schemas.recipients) by each row's paymentType:
     the rows already in canonical form are found by one compiled match per row, and only the
-    rest go through their destination's function."""
-    text = _stripped(written)
+    rest go through their destination's function. `as_written`: rows the caller knows to be in
+    canonical form already (a rule that accepts only such text accepted them), taken as they
+    are."""
+    if as_written is None:
+        text = _stripped(written)
+        pending = None
+    else:
+        # Only the other rows are trimmed and matched: a copy of the references, then theirs.
+        text = written.to_numpy(dtype=object, copy=True)
+        pending = ~as_written
+        text[pending] = _stripped(written[pending])
     if kinds is None:
         return pd.Series(text, index=written.index, dtype=object)
     # Each distinct paymentType normalised once: upper-casing every cell made a million new
@@ -79,7 +92,7 @@ def canonical_column(kinds: pd.Series | None, written: pd.Series) -> pd.Series:
         name = "" if pd.isna(kind) else str(kind).strip().upper()
         if name not in CANONICAL:
             continue  # no form of its own: trimmed, as written
-        at = np.flatnonzero(codes == code)
+        at = np.flatnonzero(codes == code if pending is None else (codes == code) & pending)
         cells = text[at].tolist()
         fast = ALREADY_CANONICAL.get(name)
         # A row already in canonical form is left as it is, which its function would return too.

@@ -14,6 +14,7 @@ from payflow.schemas.recipients import (
     CANONICAL_FORMS,
     canonical_requisites,
 )
+from payflow.schemas.requisites import ACCEPTED_IS_CANONICAL, REQUISITES_RULES
 
 
 @pytest.mark.parametrize(
@@ -64,6 +65,59 @@ def test_text_taken_as_already_canonical_is_its_own_canonical_form(
     # the function would have returned that text unchanged.
     text = data.draw(st.from_regex(ALREADY_CANONICAL[payment_type], fullmatch=True))
     assert canonical_requisites(payment_type, text) == text
+
+
+@pytest.mark.parametrize(("rule", "payment_type"), sorted(ACCEPTED_IS_CANONICAL))
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_text_a_rule_accepts_is_its_own_canonical_form(
+    rule: str, payment_type: str, data: st.DataObject
+) -> None:
+    # The double-payment warning takes such a row's requisites as written: only right if the
+    # canonical form of anything the rule accepts is that text itself.
+    text = data.draw(st.from_regex(REQUISITES_RULES[rule].pattern, fullmatch=True))
+    assert canonical_requisites(payment_type, text) == text == text.strip()
+
+
+# Wallet phones, accounts and SBP phones as written: accepted ones, and some only one canonical
+# form away from an accepted one (separators, a leading 8), so twins differ as written.
+RECIPIENTS = {
+    "SIM": ["2250700001234", "225 0700001234", "+2250700001234", "2250700001235"],
+    "BANK_ACCOUNT": ["40817810099910004312", "40817-810-099910004312", "40820810000000000001"],
+    "SBP": ["79161234567", "89161234567", "9161234567", "+79161234567"],
+}
+CURRENCY = {"SIM": "XOF", "BANK_ACCOUNT": "RUB", "SBP": "RUB"}
+PAYOUT = st.sampled_from(sorted(RECIPIENTS)).flatmap(
+    lambda kind: st.tuples(
+        st.just(kind),
+        st.sampled_from(RECIPIENTS[kind]),
+        st.sampled_from(["1500", "2000"]),
+    )
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PAYOUT, min_size=1, max_size=10))
+def test_the_warnings_of_valid_rows_taken_as_written_are_those_of_their_canonical_forms(
+    rows: list[tuple[str, str, str]],
+) -> None:
+    from payflow.intake import batch_from_rows
+    from payflow.schemas.batch_schema import find_problems
+    from payflow.schemas.batch_warnings import _accepted_canonical, _double_payments
+    from payflow.schemas.rules import load_rules
+
+    header = ["externalId", "amount", "currency", "paymentType", "requisites", "name", "userId"]
+    # A bank id on every row: an SBP row needs one to be valid.
+    lines = [
+        [f"x-{n}", a, CURRENCY[k], k, r, "Awa", "u-1", "100000000111"]
+        for n, (k, r, a) in enumerate(rows)
+    ]
+    header.append("bankName")
+    table = load_rules()
+    prepared, rejects = find_problems(batch_from_rows([header, *lines]).frame, table)
+    valid = prepared.drop(index=list({p.row for p in rejects}))
+    taken = _accepted_canonical(valid, table)
+    assert _double_payments(valid, taken) == _double_payments(valid)
 
 
 # Requisites of every shape the forms tell apart: digits of each length, separators, spaces at
