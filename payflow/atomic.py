@@ -100,6 +100,9 @@ def abandon_workbook(workbook: Any) -> None:
     """Close what a failed save left open: a write-only sheet's row and XML generators, closed
     later by the garbage collector, printed lxml tracebacks ("Exception ignored in ...")."""
     for sheet in getattr(workbook, "_sheets", []):
+        discard = getattr(sheet, "discard_lines", None)  # `reporting.xml_rows`'s lines
+        if discard is not None:
+            discard()
         writer = getattr(sheet, "_writer", None)
         for generator in (getattr(sheet, "_rows", None), getattr(writer, "xf", None)):
             if generator is not None:

@@ -8,12 +8,13 @@ from pathlib import Path
 from openpyxl import Workbook
 
 from payflow.atomic import save_workbook
-from payflow.inert import inert_row, text_cells
+from payflow.inert import inert_row
 from payflow.intake.problems import Problem, ValidationReport
 from payflow.redact import printable
 from payflow.reporting.cell_styles import CellStyles
 from payflow.reporting.printing import lines_needed
-from payflow.reporting.workbook import append_tall, header_row
+from payflow.reporting.workbook import header_row
+from payflow.reporting.xml_rows import XmlRowsSheet
 from payflow.storage import Place, Storage, storage_at
 from payflow.wording import counted
 
@@ -77,12 +78,12 @@ def write_rejects_report(
             writer.writerow(REPORT_COLUMNS)
             writer.writerows(inert_row(record) for record in records)
         workbook = Workbook(write_only=True)
-        sheet = workbook.create_sheet("rejects")
+        # A line per problem, of any number: written as XML (`xml_rows`), not openpyxl cells.
+        sheet = XmlRowsSheet(workbook, "rejects", CellStyles())
         header_row(sheet, REPORT_COLUMNS, REPORT_WIDTHS, ("row",))
-        styles = CellStyles()  # a wrapped line's alignments found once, not hashed per cell
-        for number, record in enumerate(records, start=2):
+        for record in records:
             lines = max(lines_needed(str(record[at]), width) for at, width in WRAPPED.items())
-            append_tall(sheet, number, text_cells(sheet, record), lines, styles)
+            sheet.append_tall(record, lines)
         save_workbook(workbook, xlsx_part)
     return storage.place(names[0]), storage.place(names[1])
 

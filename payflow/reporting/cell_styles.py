@@ -13,6 +13,7 @@ from __future__ import annotations
 from copy import copy
 from typing import Any
 
+from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.styles.cell_style import StyleArray
 
@@ -24,6 +25,7 @@ class CellStyles:
         # Keyed by the style objects' identities (hashing them is the cost avoided); the
         # objects are kept in the value so that no identity is reused while the cache lives.
         self._ids: dict[tuple[Any, ...], tuple[StyleArray, tuple[object, ...]]] = {}
+        self._style_ids: dict[tuple[Any, ...], int] = {}
 
     def dress(
         self,
@@ -53,3 +55,29 @@ class CellStyles:
             cell.alignment = alignment
         self._ids[key] = (copy(cell._style), (font, fill, alignment))
         return cell
+
+    def style_id(
+        self,
+        sheet: Any,
+        *,
+        number_format: str | None = None,
+        font: Font | None = None,
+        fill: PatternFill | None = None,
+        alignment: Alignment | None = None,
+    ) -> int:
+        """The id openpyxl writes as the `s` of a cell of `sheet` (this workbook's) wearing
+        these styles (0: none), registering the combination as writing such a cell would:
+        for a sheet that writes its cells' XML itself (`reporting.xml_rows`)."""
+        key = (number_format, id(font), id(fill), id(alignment))
+        known = self._style_ids.get(key)
+        if known is None:
+            cell = self.dress(
+                WriteOnlyCell(sheet),
+                number_format=number_format,
+                font=font,
+                fill=fill,
+                alignment=alignment,
+            )
+            # `dress` keeps the style objects alive, so no identity in the key is reused.
+            known = self._style_ids[key] = cell.style_id if cell.has_style else 0
+        return known

@@ -17,6 +17,12 @@ WRAP = Alignment(wrap_text=True, vertical="top")
 TOP = Alignment(vertical="top")
 
 
+def tall_alignment(text: bool) -> Alignment:
+    """A cell's alignment on a line of wrapped text: a text wrapped, anything at the top (at the
+    bottom of a tall line a figure sat beside the text's last words, not its first)."""
+    return WRAP if text else TOP
+
+
 def print_one_page_wide(sheet: Any, *, header_rows: int = 1) -> None:
     """Print the sheet (or convert it to PDF) landscape, one page wide and as many long as it
     takes, its first `header_rows` lines repeated on every page (0: none)."""

@@ -28,14 +28,14 @@ from payflow.reporting.cell_styles import CellStyles
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
 from payflow.reporting.money import money_cell, number_format, shown_width
 from payflow.reporting.printing import (
-    TOP,
-    WRAP,
     line_height,
     lines_needed,
     print_one_page_wide,
     print_pages_wide,
+    tall_alignment,
 )
 from payflow.reporting.summary import NO_CURRENCY, Summary
+from payflow.reporting.xml_rows import XmlRowsSheet
 
 NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
 TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
@@ -131,15 +131,19 @@ class WorkbookWriter:
         self.workbook = Workbook(write_only=True)
         self.batch_id = batch_id
         self.sandbox = sandbox
+        self._styles = CellStyles()
         self._readme = self.workbook.create_sheet("readme")
         self._summary = self.workbook.create_sheet("summary")
-        self.rows = self.workbook.create_sheet("rows")
-        self.rejects = self.workbook.create_sheet("rejects")
+        # One line per row of the batch: written as XML (`xml_rows`), not as openpyxl cells.
+        self.rows = XmlRowsSheet(self.workbook, "rows", self._styles)
+        self.rejects = XmlRowsSheet(self.workbook, "rejects", self._styles)
         self.findings = self.workbook.create_sheet("findings")
         self._row_count = 0
         self._reject_count = 0
         self._formats: dict[str, str] = {}
-        self._styles = CellStyles()
+        # Per (amount format, outcome, tall line): each column's style id, found at its first
+        # value (as openpyxl numbered them when it wrote the cells); -1 until then.
+        self._row_styles: dict[tuple[str, RowOutcome, bool], list[int]] = {}
         header_row(
             self.rows,
             [c.name for c in ROW_COLUMNS],
@@ -168,48 +172,36 @@ class WorkbookWriter:
             ),
             default=1,
         )
-        fill = FILLS[RowOutcome(str(cells[OUTCOME_INDEX]))]
-        out: list[Any] = []
-        # Each cell gets all its styles at once (`_wrapped_line`'s alignment included), from
-        # the styles cache: this loop runs for every row of the batch.
-        for index, (column, cell_value) in enumerate(zip(ROW_COLUMNS, cells, strict=True)):
-            # openpyxl writes a Decimal as the number it is; its stubs know only float.
-            value: Any = cell_value
-            number: str | None = None
-            if column.kind is Kind.AMOUNT and value is not None:
-                cell = WriteOnlyCell(self.rows, value=value)
-                number = amount_format
-            elif column.kind is Kind.TIME and value is not None:
-                cell = WriteOnlyCell(self.rows, value=value)
-                number = TIME_FORMAT
-            elif column.kind is Kind.TEXT:
-                cell = text_cell(self.rows, value)
-            elif value is None or lines == 1:
-                out.append(value)
-                continue
-            else:
-                cell = WriteOnlyCell(self.rows, value=value)
-            alignment = None if lines == 1 else WRAP if cell.data_type == "s" else TOP
-            out.append(
-                self._styles.dress(
-                    cell,
-                    number_format=number,
-                    fill=fill if index == OUTCOME_INDEX else None,
-                    alignment=alignment,
-                )
-            )
+        outcome = RowOutcome(str(cells[OUTCOME_INDEX]))
+        styles = self._row_styles.get((amount_format, outcome, lines > 1))
+        if styles is None:
+            styles = self._row_styles[amount_format, outcome, lines > 1] = [-1] * len(cells)
+        for index, value in enumerate(cells):
+            if value is not None and styles[index] < 0:
+                styles[index] = self._column_style(index, amount_format, outcome, lines > 1)
         self._row_count += 1
-        _append_sized(self.rows, self._row_count + 1, out, lines)
+        self.rows.append_line(cells, styles, lines)
         if reasons is not None:
             self._reject_count += 1
-            line = [cells[0], text_cell(self.rejects, cells[1])]
+            external_id = "" if cells[1] is None else str(cells[1])
             why = "; ".join(str(r) for r in reasons)
-            line.append(text_cell(self.rejects, why))
             lines = max(
-                lines_needed(str(cells[1] or ""), REJECT_WIDTHS[1]),
+                lines_needed(external_id, REJECT_WIDTHS[1]),
                 lines_needed(why, REJECT_WIDTHS[2]),
             )
-            append_tall(self.rejects, self._reject_count + 1, line, lines, self._styles)
+            self.rejects.append_tall([cells[0], external_id, why], lines)
+
+    def _column_style(self, index: int, amount_format: str, outcome: RowOutcome, tall: bool) -> int:
+        """The style id of column `index` of a row: amounts and times in their number format,
+        the outcome in its colour, every cell of a tall line at the top, its text wrapped."""
+        kind = ROW_COLUMNS[index].kind
+        return self.rows.style(
+            number_format=(
+                amount_format if kind is Kind.AMOUNT else TIME_FORMAT if kind is Kind.TIME else None
+            ),
+            fill=FILLS[outcome] if index == OUTCOME_INDEX else None,
+            alignment=tall_alignment(kind is Kind.TEXT) if tall else None,
+        )
 
     def finish(self, summary: Summary, path: Path) -> None:
         """Write readme, summary and findings, set the filters, save."""
@@ -294,7 +286,7 @@ def _wrapped_line(
             cells.append(None)
             continue
         cell = value if isinstance(value, SheetCell) else WriteOnlyCell(sheet, value=value)
-        alignment = WRAP if cell.data_type == "s" else TOP
+        alignment = tall_alignment(cell.data_type == "s")
         if styles is not None and not cell.has_style:
             styles.dress(cell, alignment=alignment)
         else:
