@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
-from payflow.atomic import save_workbook
+from payflow.atomic import abandon_workbook, save_workbook
 from payflow.inert import inert_row
 from payflow.intake.problems import Problem, ValidationReport
 from payflow.redact import printable
@@ -78,12 +78,16 @@ def write_rejects_report(
             writer.writerow(REPORT_COLUMNS)
             writer.writerows(inert_row(record) for record in records)
         workbook = Workbook(write_only=True)
-        # A line per problem, of any number: written as XML (`xml_rows`), not openpyxl cells.
-        sheet = XmlRowsSheet(workbook, "rejects", CellStyles())
-        header_row(sheet, REPORT_COLUMNS, REPORT_WIDTHS, ("row",))
-        for record in records:
-            lines = max(lines_needed(str(record[at]), width) for at, width in WRAPPED.items())
-            sheet.append_tall(record, lines)
+        try:
+            # A line per problem, of any number: written as XML (`xml_rows`), not openpyxl cells.
+            sheet = XmlRowsSheet(workbook, "rejects", CellStyles())
+            header_row(sheet, REPORT_COLUMNS, REPORT_WIDTHS, ("row",))
+            for record in records:
+                lines = max(lines_needed(str(record[at]), w) for at, w in WRAPPED.items())
+                sheet.append_tall(record, lines)
+        except BaseException:
+            abandon_workbook(workbook)  # its lines' temporary file, closed now
+            raise
         save_workbook(workbook, xlsx_part)
     return storage.place(names[0]), storage.place(names[1])
 
