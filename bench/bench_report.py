@@ -11,6 +11,7 @@ before and after the report, so the report's own share is visible. Asserts nothi
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import tempfile
 import time
@@ -61,12 +62,16 @@ def main() -> None:
                 update(Payout).values(state=case((failed, "FAILED"), else_="COMPLETED"))
             )
         before = _peak_mib()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         report = write_batch_report(ledger, "bench", Path(folder), sandbox=True)
-        seconds = time.perf_counter() - started
+        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
         size = report.xlsx.stat().st_size / 2**20
     print(f"rows: {rows}")
-    print(f"report (XLSX + CSV + SQL summary): {seconds:.1f} s, {rows / seconds:.0f} rows/s")
+    print(
+        f"report (XLSX + CSV + SQL summary): {seconds:.2f} s, {rows / seconds:.0f} rows/s, "
+        f"CPU {cpu_seconds:.2f} s ({cpu_seconds / rows * 1000:.2f} ms a row), "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     print(f"peak RSS before report: {before:.0f} MiB, after: {_peak_mib():.0f} MiB")
     print(f"xlsx size: {size:.1f} MiB")
 

@@ -6,8 +6,8 @@ own process, so each peak (ru_maxrss) is that phase's own; the time is each phas
 validation peak < 500 MB.
 
 `--xlsx` writes the same rows (100,000 unless `--rows`) as an XLSX workbook (amounts as numbers,
-the rest as text) and times `payflow validate FILE` end to end beside the in-process read and
-validation. Target (issue 40): <= 4 s.
+the rest as text) and times `payflow validate FILE` end to end beside the in-process read,
+validation and rejects report. Target (issue 40): <= 4 s.
 """
 
 from __future__ import annotations
@@ -106,9 +106,14 @@ def xlsx_main(rows: int, repeat: int) -> None:
         written = time.perf_counter() - started
         size = path.stat().st_size / 2**20
         print(f"XLSX of {rows:,} rows: {size:.1f} MiB, written in {written:.0f} s")
-        runs: dict[str, list[dict[str, float]]] = {"read": [], "validate": [], "cli": []}
+        runs: dict[str, list[dict[str, float]]] = {
+            "read": [],
+            "validate": [],
+            "rejects": [],
+            "cli": [],
+        }
         for _ in range(repeat):
-            for name in ("read", "validate"):
+            for name in ("read", "validate", "rejects"):
                 command = [sys.executable, __file__, "--phase", name, "--file", str(path)]
                 output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
                 runs[name].append(json.loads(output.strip().splitlines()[-1]))
@@ -116,6 +121,7 @@ def xlsx_main(rows: int, repeat: int) -> None:
     for name, label in (
         ("read", "read the sheet (read_batch_file)"),
         ("validate", "read and validate (in process)"),
+        ("rejects", "its rejects report alone (CSV and XLSX, in process)"),
         ("cli", "payflow validate FILE"),
     ):
         best = _fastest(runs[name])
@@ -162,6 +168,13 @@ def phase(name: str, path: Path) -> dict[str, float]:
             banks_for_phones=lambda phones: {p: bank for p in phones},
         )
         rows, valid = report.rows, report.valid
+        if name == "rejects":
+            # The rejects report of that validation alone (its warnings' lines), timed apart.
+            from payflow.intake.report_files import write_rejects_report
+
+            started, cpu_started = time.perf_counter(), time.process_time()
+            with tempfile.TemporaryDirectory() as out:
+                write_rejects_report(report, Path(out))
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -179,7 +192,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, help="1,000,000 (CSV) or 100,000 (--xlsx)")
     parser.add_argument("--xlsx", action="store_true", help="an XLSX workbook instead")
-    parser.add_argument("--phase", choices=["read_csv", "read", "validate"])
+    parser.add_argument("--phase", choices=["read_csv", "read", "validate", "rejects"])
     parser.add_argument("--file", type=Path)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each phase; fastest kept")
     args = parser.parse_args()
