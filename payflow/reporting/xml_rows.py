@@ -119,12 +119,10 @@ class XmlRowsSheet(WriteOnlyWorksheet):
         for index, value in enumerate(values):
             if value is None:
                 continue
+            start = f'<c r="{letters[index]}{number}"'
             style = styles[index] if styles else 0
-            start = (
-                f'<c r="{letters[index]}{number}" s="{style}"'
-                if style
-                else (f'<c r="{letters[index]}{number}"')
-            )
+            if style:
+                start += f' s="{style}"'
             if isinstance(value, str):
                 parts.append(_text_cell(start, value))
             else:
