@@ -1,56 +1,121 @@
 """Set-up done in the test process: a batch file run against a standalone sandbox (an API), as
-`payflow run FILE --yes` leaves it in the ledger, for tests whose subject is a later command.
+`payflow run FILE --yes` leaves it in the ledger, and a refund file refunded as `payflow refund
+FILE --yes` leaves it, for tests whose subject is a later command.
 
 A `payflow run` subprocess costs 4-6 s of CPU (Prefect, pandas and pandera imported, the flow
 engine) to reach a state these steps reach in a fraction of one: the same reading, look-ups,
 validation and registration of the file (so a later `payflow run` of it finds its rows), the
 maker's submission, the binding of the ledger to the API, then the payouts sent and followed to
 a final status by the engine's own submit and track. Tests about what `payflow run` prints, its exit
-code or its signals keep running the command.
+code or its signals keep running the command. `refunded_here` does the same for `payflow refund`
+with the refund steps its flow's tasks call (read, check and register, the maker's terms, the
+balance, submit, track). Given no sandbox, either runs on an embedded sandbox started for it and
+ended with it, as a past run's, by the command's own maker (PAYFLOW_USER without a sign-in).
+Neither writes the run's report file.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
-from support.operators import actor, ledger_url_of
+from support.operators import ledger_url_of
 from support.tracking import send_and_follow
 
 from payflow.acts import submit
+from payflow.acts.actor import Actor
 from payflow.api import AsyncPayoutsClient
+from payflow.cli.signin import acting
 from payflow.intake import read_batch_file
 from payflow.intake.kept import keep_fetched
-from payflow.intake.lookups import BankInfo, ServiceInfo, fetch_banks, fetch_services, prefetched
+from payflow.intake.lookups import fetch_banks, fetch_services, prefetched
 from payflow.intake.to_ledger import register_report
 from payflow.ledger import Ledger
-from payflow.ledger.service_binding import API, bind_merchant, bind_service
-from payflow.sandbox import SandboxServer
+from payflow.ledger.service_binding import API, SANDBOX, bind_merchant, bind_service
+from payflow.refunds.steps import check_refund_balance, prepare_refunds
+from payflow.refunds.submit import submit_refunds
+from payflow.refunds.track import track_refunds
+from payflow.sandbox import SandboxConfig, SandboxServer
 from payflow.schemas.lookups import sbp_phones
 from payflow.schemas.validation import validate_rows
+from payflow.settings import Settings
 
 
-def run_paid_here(path: Path, env: dict[str, str], sandbox: SandboxServer) -> str:
+def run_paid_here(path: Path, env: dict[str, str], sandbox: SandboxServer | None = None) -> str:
     """`payflow run PATH --yes` by the maker signed in under `env` (`cli_support.payflow_env`
-    against `sandbox`), done here; the batch id. Rows the sandbox leaves PROCESSING are left so."""
+    against `sandbox`; none: on the embedded sandbox), done here; the batch id. Rows the
+    sandbox leaves PROCESSING are left so."""
 
-    async def pay(ledger: Ledger, batch_id: str) -> None:
-        async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
-            await send_and_follow(client, ledger, batch_id, "set-up")
+    async def pay(server: SandboxServer) -> str:
+        async with AsyncPayoutsClient(server.token, base_url=server.url) as client:
+            raw = read_batch_file(path)
+            phones = list(sbp_phones(raw))
+            services, banks = await fetch_services(client), await fetch_banks(client, phones)
+            report = validate_rows(raw, services=services, banks_for_phones=prefetched(banks))
+            with Ledger.open(ledger_url_of(env)) as ledger:
+                keep_fetched(ledger, services, banks)
+                register_report(ledger, report)
+                ledger.set_maker(report.batch_id, maker.name)
+                submit(ledger, report.batch_id, maker)
+                await send_and_follow(client, ledger, report.batch_id, "set-up")
+            return report.batch_id
 
-    async def lists(phones: list[str]) -> tuple[list[ServiceInfo], dict[str, list[BankInfo]]]:
-        async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
-            return await fetch_services(client), await fetch_banks(client, phones)
+    maker = _bound_with_maker(env, sandbox, "registers a batch")
+    return _on(sandbox, env, pay)
 
-    raw = read_batch_file(path)
-    services, banks = asyncio.run(lists(list(sbp_phones(raw))))
-    report = validate_rows(raw, services=services, banks_for_phones=prefetched(banks))
+
+def refunded_here(
+    path: Path, env: dict[str, str], sandbox: SandboxServer | None = None, *, deadline: float = 3
+) -> str:
+    """`payflow refund PATH --yes` under `env`, done here as `run_paid_here` pays; the refund
+    batch id. Refunds not final within `deadline` seconds are left so, as at the command's."""
+
+    async def refund(server: SandboxServer) -> str:
+        async with AsyncPayoutsClient(server.token, base_url=server.url) as client:
+            with Ledger.open(ledger_url_of(env)) as ledger:
+                prepared = await prepare_refunds(path, client, ledger, made_by=maker.name)
+                batch_id = prepared.batch_id
+                submit(ledger, batch_id, maker)
+                assert (await check_refund_balance(client, ledger, batch_id)).ok
+                await submit_refunds(
+                    client, ledger, batch_id, worker_id="set-up", callback_url=None
+                )
+                await track_refunds(client, ledger, batch_id, deadline=deadline, first_wait=0.05)
+            return batch_id
+
+    maker = _bound_with_maker(env, sandbox, "registers refunds")
+    return _on(sandbox, env, refund)
+
+
+def _bound_with_maker(env: dict[str, str], sandbox: SandboxServer | None, doing: str) -> Actor:
+    """The ledger bound as the run binds it (to the API and its merchant, or to the embedded
+    sandbox), and the run's maker, found by the command's own `acting`."""
     with Ledger.open(ledger_url_of(env)) as ledger:
-        bind_service(ledger, API)
-        bind_merchant(ledger, sandbox.merchant_id)
-        keep_fetched(ledger, services, banks)
-        register_report(ledger, report)
-        ledger.set_maker(report.batch_id, "maker")
-        submit(ledger, report.batch_id, actor(ledger, "maker"))
-        asyncio.run(pay(ledger, report.batch_id))
-    return report.batch_id
+        if sandbox is None:
+            bind_service(ledger, SANDBOX)
+        else:
+            bind_service(ledger, API)
+            bind_merchant(ledger, sandbox.merchant_id)
+        settings = Settings(
+            _env_file=None,  # type: ignore[call-arg]
+            **{
+                k.removeprefix("PAYFLOW_").lower(): v
+                for k, v in env.items()
+                if k.startswith("PAYFLOW_")
+            },
+        )
+        return acting(settings, ledger, "maker", doing, binds_sandbox=True)
+
+
+def _on(
+    sandbox: SandboxServer | None,
+    env: dict[str, str],
+    steps: Callable[[SandboxServer], Coroutine[Any, Any, str]],
+) -> str:
+    """`steps` run against `sandbox`, or against an embedded sandbox that ends with them."""
+    if sandbox is not None:
+        return asyncio.run(steps(sandbox))
+    with SandboxServer(SandboxConfig.from_env(env)) as embedded:
+        return asyncio.run(steps(embedded))

@@ -19,8 +19,11 @@ from cli_support import (
     start_payflow,
 )
 from openpyxl import load_workbook
+from paid_here import refunded_here
+from support.operators import ledger_url_of
 from support.stats import sandbox_stats
 
+from payflow.ledger import Ledger
 from payflow.settings import SANDBOX_TOKEN_DEFAULT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -233,21 +236,20 @@ def test_a_refund_left_pending_on_a_past_embedded_sandbox_is_not_followed_on_a_n
         encoding="utf-8",
     )
     env = payflow_env(tmp_path / "home", prefect_home, PAYFLOW_TRACK_DEADLINE="2")
-    first = run_payflow(["refund", str(refunds), "--yes", "--json"], env, tmp_path)
-    assert first.returncode == 1, first.stderr
-    summary = json.loads(first.stdout)
-    assert summary["statuses"] == {"COMPLETED": 1, "PENDING": 1}
+    batch_id = refunded_here(refunds, env, deadline=2)  # its embedded sandbox ends with it
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        assert ledger.refunds.summary(batch_id) == {"COMPLETED": 1, "PENDING": 1}
 
     again = run_payflow(["refund", str(refunds), "--yes", "--json"], env, tmp_path)
     assert again.returncode == 2, again.stdout + again.stderr
     assert again.stdout == ""
     assert again.stderr.strip().splitlines() == [
-        f"payflow: refund batch {summary['batch_id']}: 1 refund went to a past run's embedded "
+        f"payflow: refund batch {batch_id}: 1 refund went to a past run's embedded "
         "sandbox, which ended with that run, so nothing can follow it now; nothing was sent. "
         "To try the file again on the sandbox, use a fresh ledger (another PAYFLOW_HOME)"
     ]
     # `payflow status` said `payflow refund FILE` again would follow it.
-    status = run_payflow(["status", summary["batch_id"]], env, tmp_path)
+    status = run_payflow(["status", batch_id], env, tmp_path)
     assert status.returncode == 1
     assert "again follows them" not in status.stdout
     *_, heading, _refund, closing = status.stdout.splitlines()

@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 from cli_support import payflow_env, run_payflow, write_sim_batch
-from support.operators import as_person
+from paid_here import run_paid_here
+from support.operators import as_person, ledger_url_of
+
+from payflow.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = ["embedded", "api"]
@@ -61,12 +64,18 @@ def test_a_paid_batch_says_so_in_run_pay_status_and_rerun(tmp_path, env):
     sandbox = _sandbox(env)
     batch = tmp_path / "paid.csv"
     write_sim_batch(batch, 2, "honest")
-    assert _json(run_payflow(["validate", str(batch), "--json"], env, tmp_path))["sandbox"] is (
-        sandbox
-    )
-    paid = _json(run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path))
-    assert paid["statuses"] == {"COMPLETED": 2} and paid["sandbox"] is sandbox
-    batch_id = paid["batch_id"]
+    if sandbox:
+        # Set-up: validate's and run's --json say sandbox on the embedded sandbox in
+        # test_validate and test_run_cli; here the batch is paid as `payflow run` leaves it.
+        batch_id = run_paid_here(batch, env)
+        with Ledger.open(ledger_url_of(env)) as ledger:
+            assert ledger.batch_summary(batch_id) == {"COMPLETED": 2}
+    else:
+        validated = _json(run_payflow(["validate", str(batch), "--json"], env, tmp_path))
+        assert validated["sandbox"] is False
+        paid = _json(run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path))
+        assert paid["statuses"] == {"COMPLETED": 2} and paid["sandbox"] is False
+        batch_id = paid["batch_id"]
     again = _json(run_payflow(["pay", batch_id, "--json"], env, tmp_path))
     assert again["sandbox"] is sandbox
 
