@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import payflow_env, run_payflow, write_sim_batch
+from paid_here import run_paid_here
 from support.operators import ledger_url_of
 from support.servers import free_port
 from support.stats import sandbox_stats
@@ -29,14 +30,15 @@ def test_a_file_paid_on_the_embedded_sandbox_is_not_read_as_paid_by_the_api(
     batch = tmp_path / "tried-first.csv"
     write_sim_batch(batch, 2, "tried")
     home = tmp_path / "home"
-    tried = run_payflow(["run", str(batch), "--yes"], payflow_env(home, prefect_home), tmp_path)
-    assert tried.returncode == 0, tried.stderr
+    tried = payflow_env(home, prefect_home)
+    batch_id = run_paid_here(batch, tried)  # set-up: what `payflow run --yes` leaves
+    assert _summary(tried, batch_id) == {"COMPLETED": 2}
 
     api = make_sandbox()
     env = payflow_env(home, prefect_home, PAYFLOW_API_URL=api.url, PAYFLOW_API_TOKEN=api.token)
     for command in (
         ["run", str(batch), "--yes", "--json"],
-        ["pay", _batch_id(home, prefect_home, tmp_path)],
+        ["pay", batch_id],
     ):
         refused = run_payflow(command, env, tmp_path)
         assert refused.returncode == 2, refused.stdout + refused.stderr
@@ -45,16 +47,12 @@ def test_a_file_paid_on_the_embedded_sandbox_is_not_read_as_paid_by_the_api(
         (line,) = refused.stderr.strip().splitlines()
         assert "holds rows paid on the embedded sandbox" in line
         assert f"at {home}" in line and "nothing was sent" in line
-    refresh = run_payflow(
-        ["status", _batch_id(home, prefect_home, tmp_path), "--refresh"], env, tmp_path
-    )
+    refresh = run_payflow(["status", batch_id, "--refresh"], env, tmp_path)
     assert refresh.returncode == 2, refresh.stdout + refresh.stderr
     assert "holds rows paid on the embedded sandbox" in refresh.stderr.strip().splitlines()[-1]
     # It asked the API about the sandbox's payouts: each a "missing at the service" finding, in
     # a report with no word of the sandbox.
-    reconciled = run_payflow(
-        ["reconcile", _batch_id(home, prefect_home, tmp_path), "--json"], env, tmp_path
-    )
+    reconciled = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
     assert reconciled.returncode == 2, reconciled.stdout + reconciled.stderr
     assert reconciled.stdout == ""
     (line,) = reconciled.stderr.strip().splitlines()
@@ -77,7 +75,8 @@ def test_a_ledger_of_the_api_refuses_the_embedded_sandbox(tmp_path, prefect_home
     write_sim_batch(batch, 1, "real")
     home = tmp_path / "home"
     env = payflow_env(home, prefect_home, PAYFLOW_API_URL=api.url, PAYFLOW_API_TOKEN=api.token)
-    assert run_payflow(["run", str(batch), "--yes"], env, tmp_path).returncode == 0
+    batch_id = run_paid_here(batch, env, api)  # set-up: what `payflow run --yes` leaves
+    assert _summary(env, batch_id) == {"COMPLETED": 1}
 
     # PAYFLOW_API_URL forgotten: the embedded sandbox would write emulated outcomes beside the
     # API's, and report them with "no real money moved".
@@ -87,9 +86,7 @@ def test_a_ledger_of_the_api_refuses_the_embedded_sandbox(tmp_path, prefect_home
     assert "holds rows sent to a payments API" in line and "set PAYFLOW_API_URL" in line
     # pay read the API's payout as the sandbox's: its result from the ledger, "sandbox: no real
     # money moved", exit 0.
-    pay = run_payflow(
-        ["pay", _batch_id(home, prefect_home, tmp_path)], payflow_env(home, prefect_home), tmp_path
-    )
+    pay = run_payflow(["pay", batch_id], payflow_env(home, prefect_home), tmp_path)
     assert (pay.returncode, pay.stdout) == (2, ""), pay.stdout + pay.stderr
     (line,) = pay.stderr.strip().splitlines()
     assert "holds rows sent to a payments API" in line
@@ -107,12 +104,9 @@ def test_a_ledger_of_the_api_refuses_the_embedded_sandbox(tmp_path, prefect_home
     assert "holds rows sent to a payments API" in line
 
 
-def _batch_id(home: Path, prefect_home: Path, cwd: Path) -> str:
-    """The one batch the home's ledger holds, read in this process: a `payflow status --json`
-    paid 1-2 s of CPU for a set-up step (that command's own output is checked above)."""
-    with Ledger.open(ledger_url_of(payflow_env(home, prefect_home))) as ledger:
-        (batch,) = ledger.newest_batches(10)
-    return batch.batch_id
+def _summary(env: dict[str, str], batch_id: str) -> dict[str, int]:
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        return ledger.batch_summary(batch_id)
 
 
 MERCHANT_A = "6d1c3c0e-2f7a-4c55-9a51-0c8d7e3b1a01"
@@ -131,13 +125,13 @@ def test_a_ledger_of_one_merchant_refuses_another_merchants_token(
     env_a = payflow_env(
         home, prefect_home, PAYFLOW_API_URL=first.url, PAYFLOW_API_TOKEN=first.token
     )
-    assert run_payflow(["run", str(batch), "--yes"], env_a, tmp_path).returncode == 0
+    batch_id = run_paid_here(batch, env_a, first)  # set-up: what `payflow run --yes` leaves
+    assert _summary(env_a, batch_id) == {"COMPLETED": 2}
 
     second = make_sandbox(merchant_id=MERCHANT_B)
     env_b = payflow_env(
         home, prefect_home, PAYFLOW_API_URL=second.url, PAYFLOW_API_TOKEN=second.token
     )
-    batch_id = _batch_id(home, prefect_home, tmp_path)
     for command in (
         ["run", str(batch), "--yes", "--json"],
         ["pay", batch_id],
