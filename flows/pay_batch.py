@@ -105,7 +105,7 @@ def pay_batch(
     reports = out_dir or settings.reports_location()
     with (
         run_target(settings, api_url, sandbox, callback_url) as configured,
-        _beating(ledger_url or configured.ledger_url, batch_id),
+        _beating(ledger_url or configured.ledger_url, batch_id, settings.run_beat_seconds),
     ):
         target = replace(configured, ledger_url=ledger_url) if ledger_url else configured
         # A `payflow stop` recorded after this moment stops the run before its next chunk.
@@ -239,13 +239,13 @@ def pay_result(state: State[Any]) -> PayResult:
 
 
 @contextmanager
-def _beating(ledger_url: str, batch_id: str) -> Iterator[None]:
+def _beating(ledger_url: str, batch_id: str, every: float) -> Iterator[None]:
     """The run's heartbeat in the ledger while it lives: how a console knows it is alive."""
     from prefect.runtime import flow_run
 
     # The process's one ledger (migrated once), as the run's tasks use: not a second engine
     # that checks the migrations again at every run's start.
-    with beating(open_ledger(ledger_url), batch_id, f"flow run {flow_run.name}"):
+    with beating(open_ledger(ledger_url), batch_id, f"flow run {flow_run.name}", every):
         yield
 
 

@@ -6,6 +6,7 @@ Nothing reads the environment at import time; build `Settings()` where a command
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -17,6 +18,9 @@ SANDBOX_TOKEN_DEFAULT = "sandbox-secret-token"
 
 
 POSTGRES_DRIVER = "postgresql+psycopg"  # the PostgreSQL driver payflow installs (psycopg 3)
+# A beat every 10/6 s at the least: a ledger write a loaded machine or a slow database delays by
+# a second or two is still one of six, and the ledger is not written to many times a second.
+RUN_STALE_AFTER_FLOOR = 10.0
 
 
 class Settings(BaseSettings):
@@ -192,6 +196,23 @@ class Settings(BaseSettings):
         default="pay-batch/pay-batch",
         description="The deployment the watchdog starts a resuming pay run of (FLOW/DEPLOYMENT).",
     )
+    run_stale_after: float = Field(
+        default=60.0,
+        description="Seconds a pay run may go unheard before it counts as dead (the watchdog "
+        "resumes its batch, the daily run replaces it, a console offers to go on); a run beats "
+        f"every sixth of it. At least {RUN_STALE_AFTER_FLOOR:g}. Give every process on a ledger "
+        "the same value: one that waits less than the runs beat reads a live run dead.",
+    )
+
+    @field_validator("run_stale_after")
+    @classmethod
+    def _run_stale_after_has_room(cls, value: float) -> float:
+        if not value >= RUN_STALE_AFTER_FLOOR:  # also refuses nan
+            raise ValueError(
+                f"{value:g} s is too short: at least {RUN_STALE_AFTER_FLOOR:g} (a run beats every "
+                "sixth of it; a beat a loaded machine delays must not read a live run dead)"
+            )
+        return value
 
     @field_validator("notify", mode="before")
     @classmethod
@@ -204,6 +225,16 @@ class Settings(BaseSettings):
             for entry in value:
                 receiver(str(entry))  # a ValueError naming the audiences allowed
         return value
+
+    @property
+    def run_stale_window(self) -> timedelta:
+        """How long a pay run may go unheard before it counts as dead."""
+        return timedelta(seconds=self.run_stale_after)
+
+    @property
+    def run_beat_seconds(self) -> float:
+        """How often a live pay run beats: six beats in the window, so one late is no death."""
+        return self.run_stale_after / 6
 
     @property
     def uses_sandbox(self) -> bool:

@@ -9,7 +9,6 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import FlowRun
 
 from payflow.inbox import SCHEDULE_ACTOR, Settled, settle
-from payflow.ledger.run_beats import STALE_AFTER
 from payflow.paying.heartbeat import left_behind
 from payflow.paying.keyed_runs import keyed_pay_run
 from payflow.runtime import open_ledger
@@ -18,25 +17,28 @@ from payflow.storage import storage_at
 
 
 @task(name="start-pay-run", cache_policy=NO_CACHE)
-def start_pay_run(deployment: str, batch_id: str, stale_after: timedelta = STALE_AFTER) -> str:
+def start_pay_run(deployment: str, batch_id: str, stale_after: timedelta | None = None) -> str:
     """Create (or find, by idempotency key) the batch's pay run on `deployment`; its id. A run
-    found Running or Paused with no heartbeat for `stale_after` is crashed and replaced.
+    found Running or Paused with no heartbeat for `stale_after` (None: the settings'
+    `run_stale_window`) is crashed and replaced.
 
     The run is not a subflow: it waits for its own approval while the other batches go on. No
     retries here: if it cannot be made, the file stays in the inbox for the next daily run."""
+    window = stale_after or Settings().run_stale_window
     run = keyed_pay_run(
         deployment,
         batch_id,
         # The run records its end in the action log under who started it: the schedule.
         SCHEDULE_ACTOR,
-        nobody_behind=lambda found: _nobody_behind(found, batch_id, stale_after),
+        nobody_behind=lambda found: _nobody_behind(found, batch_id, window),
         left_behind_why=LEFT_BEHIND,
     )
     return str(run.id)
 
 
 LEFT_BEHIND = (
-    "no heartbeat of its batch in the ledger for over a minute: its process is gone (a worker "
+    "no heartbeat of its batch in the ledger for longer than PAYFLOW_RUN_STALE_AFTER (a "
+    "minute unless set): its process is gone (a worker "
     "killed or restarted); the daily run started another (an answer given after that in "
     "Prefect's form reached nobody and is asked again)"
 )

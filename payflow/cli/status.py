@@ -434,11 +434,12 @@ def _echo_conflicts(total: int, shown: list[RejectedLine]) -> None:
         typer.echo(f"  ... and {total - len(shown)} more in the report")
 
 
-def _run_alive(ledger: Ledger, batch_id: str) -> str | None:
+def _run_alive(settings: Settings, ledger: Ledger, batch_id: str) -> str | None:
     """The label of a pay run of the batch alive now (its heartbeat in the ledger): a deployed
     run paused for the batch's approval beats while it waits."""
     now = ledger.now()
-    return next((b.label for b in batch_beats(ledger, batch_id) if b.alive(now)), None)
+    window = settings.run_stale_window
+    return next((b.label for b in batch_beats(ledger, batch_id) if b.alive(now, window)), None)
 
 
 def _how_to_go_on(
@@ -547,7 +548,7 @@ def status(
         )
         own = _own_and_earlier(ledger, batch_id)
         history = batch_history(ledger, batch_id) if show_history else []
-        waiting_run = _run_alive(ledger, batch_id) if waiting else None
+        waiting_run = _run_alive(settings, ledger, batch_id) if waiting else None
         rejected = (
             ledger.rejected_rows(batch_id, SHOWN_REJECTS)
             if counts.get(RowState.REJECTED.value)

@@ -34,6 +34,6 @@ def stop_command(
         from payflow.acts.stop import stop
 
         # Prefect down: the stop still reaches a run that beats, through the ledger.
-        stopped = stop(ledger, batch_id, stopper)
+        stopped = stop(ledger, batch_id, stopper, settings.run_stale_window)
     typer.echo(stopped.line(batch_id))
     raise typer.Exit(0 if stopped.recorded else 1)

@@ -20,7 +20,8 @@ from payflow.paying.heartbeat import died_here, left_behind
 from payflow.paying.keyed_runs import keyed_pay_run
 
 LEFT_BEHIND = (
-    "no heartbeat of its batch in the ledger for over a minute: its process is gone (a worker "
+    "no heartbeat of its batch in the ledger for longer than PAYFLOW_RUN_STALE_AFTER (a "
+    "minute unless set): its process is gone (a worker "
     "killed or restarted); a checker's console started another"
 )
 
@@ -79,10 +80,13 @@ def start_through_prefect(
 
 
 def _nobody_behind(ctx: ConsoleContext, batch_id: str, run: FlowRun) -> bool:
-    """No process runs this pay run shown Running or Paused: silent for a minute, or (what
-    "Go on paying" sees at once) its process gone from this host."""
+    """No process runs this pay run shown Running or Paused: silent for the settings'
+    `run_stale_window`, or (what "Go on paying" sees at once) its process gone from this host."""
     started = run.start_time
-    return left_behind(ctx.ledger, batch_id, started) or died_here(ctx.ledger, batch_id, started)
+    window = ctx.settings.run_stale_window
+    return left_behind(ctx.ledger, batch_id, started, window) or died_here(
+        ctx.ledger, batch_id, started
+    )
 
 
 def _resumed(ctx: ConsoleContext, batch_id: str, actor: str, resumed: Resumed) -> str | None:

@@ -4,7 +4,7 @@ configured, otherwise `flows.pay_batch.pay_batch` in a thread of the console's o
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from payflow.acts.actor import Actor
 from payflow.acts.history import PAY_WAITS
@@ -16,7 +16,7 @@ from payflow.console.context import ConsoleContext
 from payflow.console.deployed import start_through_prefect
 from payflow.ledger import BatchCounts
 from payflow.ledger.actions import ActionView, last_action, record_action
-from payflow.ledger.run_beats import STALE_AFTER, RunBeat, batch_beats
+from payflow.ledger.run_beats import RunBeat, batch_beats
 from payflow.paying.heartbeat import beating
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.paying.workers import worker_is_dead
@@ -121,7 +121,7 @@ def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
     try:
         with (
             # Beats from the start: Prefect's engine takes seconds to reach the flow's own beat.
-            beating(ctx.ledger, batch_id, "the run in a console"),
+            beating(ctx.ledger, batch_id, "the run in a console", ctx.settings.run_beat_seconds),
             temporary_settings({PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect()}),
         ):
             # The flow records its own end (pay_finished / pay_failed) through `started_by`.
@@ -186,7 +186,10 @@ def run_alive(ctx: ConsoleContext, batch_id: str) -> bool:
     if is_paying(batch_id):
         return True
     now = ctx.ledger.now()
-    return any(_beats_alive(beat, now) for beat in batch_beats(ctx.ledger, batch_id))
+    return any(
+        _beats_alive(beat, now, ctx.settings.run_stale_window)
+        for beat in batch_beats(ctx.ledger, batch_id)
+    )
 
 
 def awaits_approval(ctx: ConsoleContext, batch_id: str, counts: BatchCounts) -> bool:
@@ -216,25 +219,30 @@ def _run_is_gone(ctx: ConsoleContext, batch_id: str, start: ActionView) -> bool:
     """True when the run `start` began is known dead from the ledger's heartbeats.
 
     A run that beat since its start is gone once no beat of it is alive; one that never did is
-    gone when started in a console (which beats as its thread starts) over `STALE_AFTER` ago. A
+    gone when started in a console (which beats as its thread starts) over the settings'
+    `run_stale_window` ago. A
     deployment's run that never beat waits for a worker, which only Prefect sees: not judged."""
     now = ctx.ledger.now()
     beats = [b for b in batch_beats(ctx.ledger, batch_id) if b.beat_at >= start.at]
     if beats:
-        return not any(_beats_alive(beat, now) for beat in beats)
-    return start.detail in BEATS_AT_ONCE and now - start.at >= STALE_AFTER
+        return not any(_beats_alive(beat, now, ctx.settings.run_stale_window) for beat in beats)
+    return start.detail in BEATS_AT_ONCE and now - start.at >= ctx.settings.run_stale_window
 
 
 def _beating_elsewhere(ctx: ConsoleContext, batch_id: str) -> RunBeat | None:
     """A pay run of the batch alive in another process (a worker, another console, a shell)."""
     now = ctx.ledger.now()
-    alive = [beat for beat in batch_beats(ctx.ledger, batch_id) if _beats_alive(beat, now)]
+    alive = [
+        beat
+        for beat in batch_beats(ctx.ledger, batch_id)
+        if _beats_alive(beat, now, ctx.settings.run_stale_window)
+    ]
     return alive[0] if alive else None
 
 
-def _beats_alive(beat: RunBeat, now: datetime) -> bool:
+def _beats_alive(beat: RunBeat, now: datetime, window: timedelta) -> bool:
     """Not ended, recent, and (on this host) its process still there: known at once."""
-    return beat.alive(now) and not worker_is_dead(beat.run_id)
+    return beat.alive(now, window) and not worker_is_dead(beat.run_id)
 
 
 def last_heard(ctx: ConsoleContext, batch_id: str) -> str:

@@ -1,5 +1,6 @@
-"""Pay runs' heartbeats: a live run writes its beat every few seconds; a stale beat is a run
-whose process died (a worker killed, a console restarted), which records no end of its own.
+"""Pay runs' heartbeats: a live run writes its beat every few seconds (a sixth of the settings'
+`run_stale_window`); a stale beat is a run whose process died (a worker killed, a console
+restarted), which records no end of its own.
 
 Every console and worker on the ledger reads the same beats, so whether a batch is being paid
 does not depend on which process asks.
@@ -16,10 +17,6 @@ from payflow.ledger.db import reader
 from payflow.ledger.ledger import Ledger
 from payflow.ledger.tables import PayRunBeat
 
-BEAT_SECONDS = 10.0
-# Six beats missed: a loaded machine or a slow database delays a beat by seconds, not a minute.
-STALE_AFTER = timedelta(seconds=60)
-
 
 @dataclass(frozen=True, slots=True)
 class RunBeat:
@@ -31,11 +28,12 @@ class RunBeat:
     beat_at: datetime
     ended_at: datetime | None
 
-    def alive(self, now: datetime) -> bool:
-        """True while the run has not ended and its beat is recent enough for it to live."""
-        return self.ended_at is None and self.recent(now)
+    def alive(self, now: datetime, within: timedelta) -> bool:
+        """True while the run has not ended and beat less than `within` (the settings'
+        `run_stale_window`) before `now`."""
+        return self.ended_at is None and self.recent(now, within)
 
-    def recent(self, now: datetime, within: timedelta = STALE_AFTER) -> bool:
+    def recent(self, now: datetime, within: timedelta) -> bool:
         """True when the run beat (or ended) less than `within` before `now`."""
         return now - self.beat_at < within
 

@@ -15,18 +15,17 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from payflow.ledger import Ledger
-from payflow.ledger.run_beats import BEAT_SECONDS, STALE_AFTER, batch_beats, beat, end_beats
+from payflow.ledger.run_beats import batch_beats, beat, end_beats
 from payflow.paying.workers import new_worker_id, worker_is_dead
 
 logger = logging.getLogger(__name__)
 
 
 @contextmanager
-def beating(
-    ledger: Ledger, batch_id: str, label: str, every: float = BEAT_SECONDS
-) -> Iterator[str]:
-    """Beat for the batch's run until the block ends; the run id. The first beat is written
-    before the block starts, so the run is seen alive from its first step."""
+def beating(ledger: Ledger, batch_id: str, label: str, every: float) -> Iterator[str]:
+    """Beat every `every` seconds (the settings' `run_beat_seconds`) for the batch's run until
+    the block ends; the run id. The first beat is written before the block starts, so the run is
+    seen alive from its first step."""
     run_id = new_worker_id()
     beat(ledger, run_id, batch_id, label)
     stop = threading.Event()
@@ -48,7 +47,7 @@ def beating(
         thread.join(timeout=every)
         try:
             end_beats(ledger, run_id)
-        except Exception as exc:  # not recorded: the beat goes stale instead, a minute later
+        except Exception as exc:  # not recorded: the beat goes stale instead, a window later
             logger.warning("pay run end of batch %s not written: %s", batch_id, _why(exc))
 
 
@@ -62,7 +61,7 @@ def left_behind(
     ledger: Ledger,
     batch_id: str,
     started_at: datetime | None,
-    stale_after: timedelta = STALE_AFTER,
+    stale_after: timedelta,
 ) -> bool:
     """True when a pay run of the batch, started at `started_at` by Prefect's account, has no
     process behind it: it started over `stale_after` ago and no run of the batch was heard since.

@@ -15,7 +15,7 @@ even when Prefect could not be reached to cancel it at all.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
@@ -90,7 +90,7 @@ def stop_since(ledger: Ledger, batch_id: str, since: datetime) -> ActionView | N
     return stop if stop is not None and stop.at >= since else None
 
 
-def stop_batch(ledger: Ledger, batch_id: str, actor: str) -> Stopped:
+def stop_batch(ledger: Ledger, batch_id: str, actor: str, stale_after: timedelta) -> Stopped:
     """Cancel every run tagged for the batch that is not over, and record the stop when any
     was, or when a pay run of it beats in the ledger (Prefect down: it reads the stop there)."""
 
@@ -113,7 +113,7 @@ def stop_batch(ledger: Ledger, batch_id: str, actor: str) -> Stopped:
     except Exception as exc:  # the server down: the ledger still reaches a run that beats
         stopped = Stopped(prefect_trouble=type(exc).__name__)
     now = ledger.now()
-    stopped.beating = sum(1 for b in batch_beats(ledger, batch_id) if b.alive(now))
+    stopped.beating = sum(1 for b in batch_beats(ledger, batch_id) if b.alive(now, stale_after))
     if stopped.recorded:
         detail = ", ".join(stopped.runs.values()) or "recorded in the ledger only"
         record_action(ledger, actor, STOPPED, batch_id, detail)

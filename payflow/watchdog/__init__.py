@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from payflow.ledger import Ledger
-from payflow.ledger.run_beats import STALE_AFTER
 from payflow.notify import send
 from payflow.paying.workers import new_worker_id
 from payflow.settings import Settings
@@ -21,11 +20,12 @@ def run_watchdog(settings: Settings, ledger: Ledger, *, with_prefect: bool) -> l
     if with_prefect:
         from payflow.watchdog.prefect_runs import PrefectRuns  # Prefect's client: only here
 
-        runs = PrefectRuns(ledger, settings.watchdog_deployment, STALE_AFTER)
+        runs = PrefectRuns(ledger, settings.watchdog_deployment, settings.run_stale_window)
     return watch_once(
         ledger,
         runs,
         holder=new_worker_id(),
         record_answer=record_form_answer,
         tell=lambda notice: send(settings, notice),
+        stale_after=settings.run_stale_window,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from payflow.ledger import Ledger
-from payflow.ledger.run_beats import STALE_AFTER, batch_beats
+from payflow.ledger.run_beats import batch_beats
 from payflow.notify import send
 from payflow.paying.workers import new_worker_id
 from payflow.settings import Settings
@@ -23,7 +23,8 @@ def going_on(settings: Settings, ledger: Ledger, batch_id: str) -> str | None:
     None when no pay run of it is on Prefect (then `payflow pay` pays it)."""
     from payflow.watchdog.prefect_runs import PrefectRuns, watchdog_on_schedule
 
-    runs = PrefectRuns(ledger, settings.watchdog_deployment, STALE_AFTER)
+    window = settings.run_stale_window
+    runs = PrefectRuns(ledger, settings.watchdog_deployment, window)
     try:
         watched = watch_batch(
             ledger,
@@ -32,6 +33,7 @@ def going_on(settings: Settings, ledger: Ledger, batch_id: str) -> str | None:
             new_worker_id(),
             record_form_answer,
             lambda notice: send(settings, notice),
+            window,
         )
     except Exception as exc:  # the approval is recorded: say so, and what still pays it
         return (
@@ -42,7 +44,7 @@ def going_on(settings: Settings, ledger: Ledger, batch_id: str) -> str | None:
         return _said(batch_id, watched)
     now = ledger.now()
     beats = batch_beats(ledger, batch_id)
-    if any(b.alive(now) for b in beats):
+    if any(b.alive(now, window) for b in beats):
         alive = _at(beats[0].beat_at)
         return (
             f"a pay run of batch {batch_id} is alive (it beat at {alive}): it pays by this approval"
@@ -50,9 +52,9 @@ def going_on(settings: Settings, ledger: Ledger, batch_id: str) -> str | None:
     latest = runs.latest(batch_id)
     if latest is None or not latest.shown_living:
         return None
-    # Shown Running (or Paused) and silent for less than a minute: too young to call dead.
+    # Shown Running (or Paused) and silent for less than the window: too young to call dead.
     heard = max([t for t in [latest.start_time, *(b.beat_at for b in beats)] if t is not None])
-    judged = heard + STALE_AFTER
+    judged = heard + window
     shown = f"its pay run {latest.name} shows {latest.state_name}, last heard at {_at(heard)}"
     watchdog = watchdog_on_schedule()
     if watchdog is None:

@@ -30,7 +30,7 @@ from payflow.approvals.status import (
 )
 from payflow.ledger import FindingKind, Ledger, RowState
 from payflow.ledger.leases import release_lease, take_lease
-from payflow.ledger.run_beats import STALE_AFTER, batch_beats
+from payflow.ledger.run_beats import batch_beats
 from payflow.ledger.unsent import UnsentReason
 from payflow.notices import approval_expiring
 from payflow.notify import Event, Notice, batch_notice
@@ -53,7 +53,8 @@ LOOKED_AT = [
     RowState.PROCESSING.value,
 ]
 LEFT_BEHIND = (
-    "no heartbeat of its batch in the ledger for over a minute: its process is gone (a worker "
+    "no heartbeat of its batch in the ledger for longer than PAYFLOW_RUN_STALE_AFTER (a "
+    "minute unless set): its process is gone (a worker "
     "killed or restarted); the watchdog recorded any answer given in its form and resumed the "
     "batch in a new run"
 )
@@ -155,7 +156,7 @@ def watch_once(
     holder: str,
     record_answer: RecordAnswer,
     tell: Callable[[Notice], object],
-    stale_after: timedelta = STALE_AFTER,
+    stale_after: timedelta,
 ) -> list[Watched]:
     """Look at every batch with unfinished rows once; what was done about each one that has no
     live run. `runs` None: no Prefect server (a dead run is then reported, for `payflow pay`)."""
@@ -179,14 +180,14 @@ def watch_batch(
     holder: str,
     record_answer: RecordAnswer,
     tell: Callable[[Notice], object],
-    stale_after: timedelta = STALE_AFTER,
+    stale_after: timedelta,
 ) -> Watched | None:
     """What the watchdog did about one batch; None when it had nothing to do (a run beats,
     one too young to judge, a batch waiting for a person). `payflow approve` calls it too."""
     now = ledger.now()
     beats = batch_beats(ledger, batch_id)
     rows = rows_of(ledger, batch_id)
-    if any(b.alive(now) for b in beats):
+    if any(b.alive(now, stale_after) for b in beats):
         # A run beats: it pays, or waits for its approval alive (then say so before it expires).
         if rows.not_sent_yet:
             _warn_expiring(ledger, batch_id, holder, tell)

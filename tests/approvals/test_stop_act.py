@@ -5,6 +5,7 @@ history names them, and a schedule's actor is nobody who may."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from paying_support import register, row
@@ -19,6 +20,8 @@ from payflow.acts.stop import stop
 from payflow.approvals.resume import batch_tag
 from payflow.ending import STOPPED
 from payflow.ledger.actions import actions_of
+
+A_MINUTE = timedelta(minutes=1)  # the default heartbeat window
 
 
 @flow(name="stop-act-target")
@@ -43,10 +46,10 @@ def test_a_checker_stops_a_batchs_run_and_the_history_names_her(prefect_api, led
     name = _scheduled_run(batch_id)
 
     with pytest.raises(NotAllowed, match="only an operator stops"):
-        stop(ledger, batch_id, system_actor("deployment daily-payouts"))
+        stop(ledger, batch_id, system_actor("deployment daily-payouts"), A_MINUTE)
     assert actions_of(ledger, batch_id) == []
 
-    stopped = stop(ledger, batch_id, actor(ledger, "bob"))
+    stopped = stop(ledger, batch_id, actor(ledger, "bob"), A_MINUTE)
     assert list(stopped.runs.values()) == [name]
     assert [(a.actor, a.action, a.detail) for a in actions_of(ledger, batch_id)] == [
         ("bob", STOPPED, name)

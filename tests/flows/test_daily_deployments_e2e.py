@@ -27,6 +27,7 @@ from support.deployments import (
     HEADER,
     PAYFLOW,
     REPO,
+    RUN_WINDOW,
     Stack,
     batch_file,
     deployed_stack,
@@ -46,7 +47,6 @@ from support.servers import answers, free_port, stop_group
 from payflow.inbox import SCHEDULE_ACTOR
 from payflow.intake import batch_id_of
 from payflow.ledger import Ledger
-from payflow.ledger.run_beats import STALE_AFTER
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(900)]
 
@@ -372,10 +372,10 @@ def test_a_file_dropped_again_pays_a_batch_whose_run_died_running_or_paused_and_
     for name in dict.fromkeys(killed):
         start_worker(stack, name, stack.root / f"{name}-after-kill.log")
 
-    # Past the window (a minute) from each run's start, with the live run still beating.
+    # Past the window (RUN_WINDOW) from each run's start, with the live run still beating.
     starts = [stack.api("GET", f"/flow_runs/{run_id}")["start_time"] for run_id in runs.values()]
     latest = max(datetime.fromisoformat(start) for start in starts)
-    time.sleep(max(0.0, (latest + STALE_AFTER - datetime.now(UTC)).total_seconds()) + 5)
+    time.sleep(max(0.0, (latest + RUN_WINDOW - datetime.now(UTC)).total_seconds()) + 5)
     for file in files.values():
         (stack.inbox / "processed" / file).rename(stack.inbox / file)
     daily = stack.deployment_run("daily-payouts/daily-payouts")

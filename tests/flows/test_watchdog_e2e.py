@@ -25,6 +25,7 @@ from support.deployments import (
     MAKER,
     PAYFLOW,
     REPO,
+    RUN_WINDOW,
     Stack,
     batch_file,
     deployed_stack,
@@ -38,8 +39,6 @@ from support.deployments import (
 )
 from support.receivers import JsonSink, SmtpSink, mail_text, receivers
 from support.waiting import wait_until
-
-from payflow.ledger.run_beats import STALE_AFTER
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(900)]
 
@@ -106,12 +105,12 @@ def watchdog_once(stack: Stack) -> tuple[int, list[dict[str, Any]]]:
 
 
 def past_the_window(stack: Stack, run_id: str, last_heard: datetime) -> None:
-    """Sleep until the run started, and was last heard (`last_heard`), over STALE_AFTER ago (the
+    """Sleep until the run started, and was last heard (`last_heard`), over RUN_WINDOW ago (the
     heartbeats' window), and a little. A killed run's process may linger as a zombie no one
     reaps: then only its beat's age tells the watchdog it is gone, not the run's start."""
     start = datetime.fromisoformat(stack.api("GET", f"/flow_runs/{run_id}")["start_time"])
     since = max(start, last_heard)
-    time.sleep(max(0.0, (since + STALE_AFTER - datetime.now(UTC)).total_seconds()) + 3)
+    time.sleep(max(0.0, (since + RUN_WINDOW - datetime.now(UTC)).total_seconds()) + 3)
 
 
 def test_c_an_approval_nobody_gives_in_time_ends_in_one_line_and_tells_the_maker(
@@ -178,9 +177,9 @@ def test_a_a_worker_killed_mid_batch_is_resumed_once_by_the_watchdog_and_said(
     set_latency(stack, 0.0)
     start_worker(stack, killed, stack.root / f"{killed}-after-a.log")
 
-    # Until its heartbeat is a minute old the watchdog leaves the run alone; then it resumes it.
+    # Until its heartbeat is RUN_WINDOW old the watchdog leaves the run alone; then it resumes it.
     # Asked only past that window, and then every few seconds: each `payflow watchdog` is a
-    # process of its own (seconds of CPU), asked every half second for a minute before.
+    # process of its own (seconds of CPU), asked every half second before.
     def resumed() -> dict[str, Any] | None:
         _, lines = watchdog_once(stack)
         return next((x for x in lines if x["batch_id"] == batch_id), None)

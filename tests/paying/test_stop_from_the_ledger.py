@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
 
 from paying_support import pay_state, register, rows, states
 from prefect.settings import PREFECT_API_URL, PREFECT_CLIENT_MAX_RETRIES, temporary_settings
@@ -64,7 +65,7 @@ def test_with_prefect_down_payflow_stop_records_the_stop_for_a_run_that_beats(le
     down = f"http://127.0.0.1:{free_port()}/api"  # nobody listens there
 
     with temporary_settings(updates={PREFECT_API_URL: down, PREFECT_CLIENT_MAX_RETRIES: 0}):
-        stopped = stop_batch(ledger, batch_id, "mia")
+        stopped = stop_batch(ledger, batch_id, "mia", timedelta(minutes=1))
 
     assert stopped.recorded and stopped.prefect_trouble is not None
     assert stopped.line(batch_id).startswith(f"batch {batch_id}: Prefect could not be reached (")

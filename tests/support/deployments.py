@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,9 @@ POLICY = 'currencies:\n  "*":\n    bands:\n      - {steps: 1}\n    expiry_hours:
 NO_STEPS = 'currencies:\n  "*":\n    bands:\n      - {steps: 0}\n    expiry_hours: 24\n'
 MAKER, APPROVER = "maker-e2e", "checker-e2e"
 SANDBOX_OUTCOME_SUFFIXES = {"1111", "2222", "3333", "4444", "5555", "6666"}
+# The heartbeats' window of every process of the stack (PAYFLOW_RUN_STALE_AFTER): a killed run
+# reads dead after it, not after the minute of the default, and live runs beat every 2.5 s.
+RUN_WINDOW = timedelta(seconds=15)
 
 
 # Server services these tests do not use, off: each one loops on the server's CPU (and its
@@ -195,6 +199,7 @@ def deployed_stack(root: Path, **more_env: str) -> Iterator[Stack]:
             "PAYFLOW_POLL_INTERVAL": "0.5",
             "PAYFLOW_POLL_MAX_INTERVAL": "2",
             "PAYFLOW_TRACK_QUIET_PERIOD": TRACK_QUIET_PERIOD,  # why: support.tracking
+            "PAYFLOW_RUN_STALE_AFTER": str(RUN_WINDOW.total_seconds()),
             **more_env,
         }
         reports = root / "home" / "reports"

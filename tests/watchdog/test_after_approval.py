@@ -33,7 +33,7 @@ from payflow.acts import submit
 from payflow.approvals.resume import batch_tag, pay_run_key
 from payflow.ledger import Ledger
 from payflow.ledger.leases import take_lease
-from payflow.ledger.run_beats import STALE_AFTER, beat
+from payflow.ledger.run_beats import beat
 from payflow.watchdog.answers import record_form_answer
 from payflow.watchdog.prefect_runs import PrefectRuns, watchdog_on_schedule
 from payflow.watchdog.watch import Verdict, watch_batch
@@ -216,10 +216,11 @@ def test_a_one_batch_runs_dead_parent_is_marked_crashed_with_its_pay_batch_subfl
     parent, child = asyncio.run(one_batch_run())
     backdate_run(prefect_api, child, 300)
     beat(at_past(ledger, 120), dead_run_id(), batch_id, "flow run paying")
-    runs = PrefectRuns(ledger, "pay-batch/pay-batch", STALE_AFTER)
+    window = timedelta(minutes=1)
+    runs = PrefectRuns(ledger, "pay-batch/pay-batch", window)
     asyncio.run(_pay_run_deployment())
 
-    watched = watch_batch(ledger, runs, batch_id, "w1", record_form_answer, lambda _: None)
+    watched = watch_batch(ledger, runs, batch_id, "w1", record_form_answer, lambda _: None, window)
 
     assert watched is not None and watched.verdict is Verdict.RESUMED
     parent_name = asyncio.run(_name_of(parent))

@@ -77,7 +77,12 @@ def look(
     holder: str = "w1",
 ):
     return watch_once(
-        ledger, runs, holder=holder, record_answer=record_form_answer, tell=told.append
+        ledger,
+        runs,
+        holder=holder,
+        record_answer=record_form_answer,
+        tell=told.append,
+        stale_after=timedelta(minutes=1),
     )
 
 
