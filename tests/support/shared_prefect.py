@@ -16,12 +16,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from payflow.quiet import prefect_environment
 from support.prefect_database import fresh_prefect_database
-from support.servers import free_port
+from support.servers import answers, free_port
 
 # Set by `shared_prefect_server`: the address of this test process's Prefect server.
 SHARED_PREFECT_VARIABLE = "CLI_TESTS_PREFECT_API_URL"
@@ -46,11 +45,8 @@ def shared_prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     try:
         deadline = time.monotonic() + 240
         while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
+            if answers(f"{url}/health"):
+                break
             if server.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the shared Prefect server did not start; see {home / 'server.log'}")
             time.sleep(0.3)

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from payflow.sandbox import SandboxServer
+from support.servers import kept_client
 
 
 def _url(server: SandboxServer | str) -> str:
@@ -19,7 +18,7 @@ def _url(server: SandboxServer | str) -> str:
 def sandbox_stats(server: SandboxServer | str) -> dict[str, Any]:
     """Everything the sandbox recorded: `payouts`, `createAttempts`, `payoutsByExternalId`,
     `payoutReadsById`, `bankLookups`, balances, orders, refunds, webhook counters, faults."""
-    response = httpx.get(f"{_url(server)}/_sandbox/stats", timeout=10)
+    response = kept_client().get(f"{_url(server)}/_sandbox/stats")
     response.raise_for_status()
     stats: dict[str, Any] = response.json()
     return stats
@@ -27,7 +26,7 @@ def sandbox_stats(server: SandboxServer | str) -> dict[str, Any]:
 
 def set_faults(server: SandboxServer | str, **faults: object) -> dict[str, Any]:
     """Change the sandbox's fault settings at run time; the settings now in force."""
-    response = httpx.post(f"{_url(server)}/_sandbox/faults", json=faults, timeout=10)
+    response = kept_client().post(f"{_url(server)}/_sandbox/faults", json=faults)
     response.raise_for_status()
     settings: dict[str, Any] = response.json()
     return settings
