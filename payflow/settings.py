@@ -23,6 +23,10 @@ POSTGRES_DRIVER = "postgresql+psycopg"  # the PostgreSQL driver payflow installs
 RUN_STALE_AFTER_FLOOR = 10.0
 
 
+# A pay run beats this many times in its window: a beat or two late is no death.
+BEATS_PER_WINDOW = 6
+
+
 class Settings(BaseSettings):
     """Everything payflow can be configured with; docs/reference/settings.md lists each field
     with its description (generated: give a new field a `Field(description=...)`)."""
@@ -234,7 +238,7 @@ class Settings(BaseSettings):
     @property
     def run_beat_seconds(self) -> float:
         """How often a live pay run beats: six beats in the window, so one late is no death."""
-        return self.run_stale_after / 6
+        return self.run_stale_after / BEATS_PER_WINDOW
 
     @property
     def uses_sandbox(self) -> bool:

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -552,6 +553,9 @@ class PayRunBeat(Base):
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     beat_at: Mapped[datetime] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # None: alive, or died
+    # The silence after which its own process counts it dead (its PAYFLOW_RUN_STALE_AFTER);
+    # None: written before runs recorded theirs, when it was always 60 s.
+    stale_after_s: Mapped[float | None] = mapped_column(Float)
 
 
 class ServiceBinding(Base):

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from payflow.ledger import Ledger
 from payflow.ledger.run_beats import batch_beats, beat, end_beats
 from payflow.paying.workers import new_worker_id, worker_is_dead
+from payflow.settings import BEATS_PER_WINDOW
 
 logger = logging.getLogger(__name__)
 
@@ -25,15 +26,16 @@ logger = logging.getLogger(__name__)
 def beating(ledger: Ledger, batch_id: str, label: str, every: float) -> Iterator[str]:
     """Beat every `every` seconds (the settings' `run_beat_seconds`) for the batch's run until
     the block ends; the run id. The first beat is written before the block starts, so the run is
-    seen alive from its first step."""
+    seen alive from its first step; it records the window those beats keep."""
     run_id = new_worker_id()
-    beat(ledger, run_id, batch_id, label)
+    window = timedelta(seconds=every * BEATS_PER_WINDOW)
+    beat(ledger, run_id, batch_id, label, window)
     stop = threading.Event()
 
     def keep_beating() -> None:
         while not stop.wait(every):
             try:
-                beat(ledger, run_id, batch_id, label)
+                beat(ledger, run_id, batch_id, label, window)
             except Exception as exc:  # a database blip must not end the run; the next may pass
                 # One line each: a ledger down for a minute wrote six tracebacks per run.
                 logger.warning("pay run heartbeat of batch %s not written: %s", batch_id, _why(exc))
