@@ -204,8 +204,8 @@ class Settings(BaseSettings):
         default=60.0,
         description="Seconds a pay run may go unheard before it counts as dead (the watchdog "
         "resumes its batch, the daily run replaces it, a console offers to go on); a run beats "
-        f"every sixth of it. At least {RUN_STALE_AFTER_FLOOR:g}. Give every process on a ledger "
-        "the same value: one that waits less than the runs beat reads a live run dead.",
+        f"every sixth of it. At least {RUN_STALE_AFTER_FLOOR:g}. Each run's beat records its "
+        "window, and a reader waits the longer of that and its own.",
     )
 
     @field_validator("run_stale_after")
