@@ -140,3 +140,39 @@ def test_ctrl_c_while_a_command_loads_is_one_line_not_a_traceback(tmp_path):
         timeout=120,
     )
     assert (shown.returncode, shown.stderr) == (130, "payflow: interrupted\n")
+
+
+VALIDATE_ON_THE_SANDBOX = """
+import sys
+from pathlib import Path
+from payflow.cli.validate import validate_file
+from payflow.settings import Settings
+report, sandbox = validate_file(Path(sys.argv[1]), settings=Settings())
+assert sandbox and report.valid == 2, (sandbox, report.as_json())
+print(sorted({m.split('.')[0] for m in sys.modules} & {"sqlalchemy", "alembic"}))
+print(sorted(m for m in sys.modules if m.startswith(("payflow.ledger", "payflow.reconcile"))))
+"""
+
+
+def test_validating_on_the_embedded_sandbox_loads_no_ledger(tmp_path):
+    # The embedded sandbox's validation opens no ledger: the ledger's modules and SQLAlchemy
+    # (about 0.5 s of CPU) came in through the kept lists and the reports package's init.
+    batch = tmp_path / "batch.csv"
+    batch.write_text(
+        "externalId,amount,currency,paymentType,requisites,bankName,name,userId\n"
+        "v-1,1000,XOF,SIM,2250700000001,,Kouadio Yao,u1\n"
+        "v-2,100.50,RUB,SBP,79000000002,100000000111,Иван,u2\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
+    env["PAYFLOW_HOME"] = str(tmp_path)
+    shown = subprocess.run(
+        [sys.executable, "-c", VALIDATE_ON_THE_SANDBOX, str(batch)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[-2:] == ["[]", "[]"], shown.stdout

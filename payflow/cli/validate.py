@@ -17,7 +17,6 @@ from payflow.cli.setup import prepare, writable_folder
 from payflow.intake import BatchFileError, RawBatch, ValidationReport, read_batch_file
 from payflow.intake.kept import fetches_lists, validate_with_kept
 from payflow.intake.lookups import Lookups, fetch_lookups, prefetched
-from payflow.intake.report_files import summary_lines, write_rejects_report
 from payflow.opening import why_not_written
 from payflow.redact import printable
 from payflow.runtime import (
@@ -102,6 +101,10 @@ def validate_command(
     except PaymentsApiError as exc:
         then = "the file is checked against its banks and services lists; nothing was checked"
         fail(api_trouble(exc, then=then, sandbox=settings.uses_sandbox))
+    # Here, not at the top: the rejects report's writer loads the reconciliation report's
+    # modules (the ledger, SQLAlchemy), which reading and validating a file do without.
+    from payflow.intake.report_files import summary_lines, write_rejects_report
+
     out_dir = out if out is not None else settings.reports_location()
     not_written = ""
     try:

@@ -13,17 +13,22 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from payflow.intake.lookups import BankInfo, BanksForPhones, ServiceInfo
 from payflow.intake.problems import ValidationReport
 from payflow.intake.reading import RawBatch
-from payflow.ledger import Ledger, utc_now
-from payflow.ledger.kept_lists import BANKS_PREFIX, SERVICES_KEY, keep_lists, kept_lists
 from payflow.runtime import holds_api_token
 from payflow.schemas.lookups import NO_SERVICES_LIST, sbp_phones
 from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
 from payflow.wording import counted
+
+if TYPE_CHECKING:
+    from payflow.ledger import Ledger
+
+# The ledger's modules (SQLAlchemy, 0.3-0.5 s) are imported where a ledger is used: `payflow
+# validate` on the sandbox or with a token imports this module and opens no ledger.
 
 # Who is speaking in the notes: a command line's or flow's process, and the console.
 THIS_PROCESS = "this process holds no PAYFLOW_API_TOKEN"
@@ -67,6 +72,8 @@ def keep_fetched(
     banks: Mapping[str, Sequence[BankInfo]],
 ) -> None:
     """Keep the lists this process just fetched with its token, for processes without one."""
+    from payflow.ledger.kept_lists import BANKS_PREFIX, SERVICES_KEY, keep_lists
+
     lists = {BANKS_PREFIX + phone: _banks_json(listed) for phone, listed in banks.items()}
     if services is not None:
         lists[SERVICES_KEY] = _services_json(services)
@@ -97,6 +104,8 @@ class KeptLookups:
         """What the operator is told: whose lists these are and how old, and what waits."""
         said = f"{speaker}: "
         if self.oldest is not None:
+            from payflow.ledger import utc_now
+
             age = age_text((now or utc_now()) - self.oldest)
             said += f"checked with the lists a paying process fetched, the oldest {age} ago"
         else:
@@ -128,6 +137,8 @@ def kept_banks(kept: KeptLookups) -> BanksForPhones:
 
 def kept_lookups(ledger: Ledger, phones: Sequence[str]) -> KeptLookups:
     """The kept services list and the kept banks of each of `phones` that was looked up."""
+    from payflow.ledger.kept_lists import BANKS_PREFIX, SERVICES_KEY, kept_lists
+
     keys = [SERVICES_KEY, *(BANKS_PREFIX + phone for phone in phones)]
     kept = kept_lists(ledger, keys)
     services = None

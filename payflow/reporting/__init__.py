@@ -1,19 +1,45 @@
-"""Reconciliation reports: the batch's rows, summary, findings and balance as XLSX and CSV."""
+"""Reconciliation reports: the batch's rows, summary, findings and balance as XLSX and CSV.
 
-from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS
-from payflow.reporting.markdown import (
-    failures_table,
-    findings_table,
-    settlement_lines,
-    summary_markdown,
-)
-from payflow.reporting.reconciliation import (
-    BatchReport,
-    ReportPaths,
-    report_paths,
-    write_batch_report,
-)
-from payflow.reporting.summary import Summary, build_summary
+The names below load on first use: the intake's rejects report imports this package's small
+modules (cell styles, printing), and `payflow validate` would otherwise import the ledger,
+SQLAlchemy and the reconciliation (about 0.5 s) through `layout` to write it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS
+    from payflow.reporting.markdown import (
+        failures_table,
+        findings_table,
+        settlement_lines,
+        summary_markdown,
+    )
+    from payflow.reporting.reconciliation import (
+        BatchReport,
+        ReportPaths,
+        report_paths,
+        write_batch_report,
+    )
+    from payflow.reporting.summary import Summary, build_summary
+
+_HOMES = {
+    "LAYOUT_VERSION": "layout",
+    "ROW_COLUMNS": "layout",
+    "BatchReport": "reconciliation",
+    "ReportPaths": "reconciliation",
+    "Summary": "summary",
+    "build_summary": "summary",
+    "failures_table": "markdown",
+    "findings_table": "markdown",
+    "report_paths": "reconciliation",
+    "settlement_lines": "markdown",
+    "summary_markdown": "markdown",
+    "write_batch_report": "reconciliation",
+}
 
 __all__ = [
     "LAYOUT_VERSION",
@@ -29,3 +55,10 @@ __all__ = [
     "summary_markdown",
     "write_batch_report",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
