@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Literal
 
 from payflow.intake.problems import BatchFileError
-from payflow.intake.xml_shape import PartShape, part_shape
+from payflow.intake.xml_shape import PartScan, PartShape, part_shape
 
 CHUNK_BYTES = 1 << 20
+# A part read as it is checked is held in several copies at once (measured, cut before a tag,
+# the reader's piece): a quarter of a chunk each keeps a bomb's refusal within 8 MB.
+READ_CHECKED_BYTES = 1 << 18
 # Spreadsheet programs zip their XML 4 to 25 times smaller (21 for 100,000 identical rows);
 # a bomb, 1,000 times. Below the floor any ratio passes: a small file with a bloated styles part.
 MAX_UNPACK_RATIO = 100
@@ -47,10 +51,10 @@ NOT_WRITTEN = (
 )
 
 
-def member_chunks(archive: zipfile.ZipFile, path: str) -> Iterator[bytes]:
-    """The unpacked bytes of one part, a megabyte at a time."""
+def member_chunks(archive: zipfile.ZipFile, path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The unpacked bytes of one part, `size` bytes (a megabyte) at a time."""
     with archive.open(path) as member:
-        while chunk := member.read(CHUNK_BYTES):
+        while chunk := member.read(size):
             yield chunk
 
 
@@ -58,40 +62,145 @@ def refuse_bombs(archive: zipfile.ZipFile, name: str, size: int, max_cell_chars:
     """Refuse an archive that unpacks past MAX_UNPACK_RATIO times its `size` (in bytes, or past
     MAX_ELEMENTS_PER_BYTE in elements), or any XML part holding a text longer than a cell may
     be, or more elements at once than a row: before openpyxl reads any of them into memory."""
-    members = [info for info in archive.infolist() if not info.is_dir()]
-    # Declared sizes bind: zipfile stops a part at its declared size (and fails its CRC).
-    unpacked = sum(info.file_size for info in members)
-    if unpacked > max(UNPACK_FLOOR_BYTES, MAX_UNPACK_RATIO * size):
-        raise BatchFileError(
-            f"{name} unpacks to {unpacked / 2**20:,.0f} MB from {size / 2**20:,.1f} MB, more than "
-            f"{MAX_UNPACK_RATIO} times its size, {NOT_WRITTEN}"
-        )
-    bound = max_cell_chars * XML_BYTES_PER_CHAR
-    elements, most_elements = 0, max(ELEMENTS_FLOOR, MAX_ELEMENTS_PER_BYTE * size)
-    for info in members:
+    BombCheck(archive, name, size, max_cell_chars).check_rest()
+
+
+class BombCheck:
+    """`refuse_bombs` a part at a time. A sheet's part may be left for `read_checked`, which
+    scans it once for the bombs and for its reader together; `check_rest` then checks what is
+    left, and must run before anything else parses the archive's parts (`CheckedArchive` checks
+    a part openpyxl opens before it reads it)."""
+
+    def __init__(self, archive: zipfile.ZipFile, name: str, size: int, max_cell_chars: int):
+        self.archive, self.name, self.size = archive, name, size
+        self.max_cell_chars = max_cell_chars
+        members = [info for info in archive.infolist() if not info.is_dir()]
+        # Declared sizes bind: zipfile stops a part at its declared size (and fails its CRC).
+        unpacked = sum(info.file_size for info in members)
+        if unpacked > max(UNPACK_FLOOR_BYTES, MAX_UNPACK_RATIO * size):
+            raise BatchFileError(
+                f"{name} unpacks to {unpacked / 2**20:,.0f} MB from {size / 2**20:,.1f} MB, more "
+                f"than {MAX_UNPACK_RATIO} times its size, {NOT_WRITTEN}"
+            )
+        self.unchecked = {info.filename: info for info in members}
+        self.elements, self.most_elements = 0, max(ELEMENTS_FLOOR, MAX_ELEMENTS_PER_BYTE * size)
+
+    def check_rest(self, *, leaving: Callable[[str], bool] = lambda part: False) -> None:
+        """Check every part not checked yet, in the archive's order, but those `leaving` names."""
+        for part in list(self.unchecked):
+            if not leaving(part):
+                self.check(part)
+
+    def check(self, part: str) -> None:
+        """Check one part (nothing when it was checked, or is being read by `read_checked`)."""
+        limits = self._claim(part)
+        if limits is None:
+            return
+        try:
+            shape = part_shape(member_chunks(self.archive, part), stop_past=limits)
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
+            raise self._corrupt(exc) from None
+        self._judge(part, shape, limits)
+
+    def read_checked(self, part: str, take: Callable[[bytes], None]) -> None:
+        """Give `take` the part's bytes in pieces, each ending before a tag (a cell's, where one
+        starts in the piece): only bytes checked for bombs, and the part refused as `check`
+        refuses it. A part checked already is only read. Should `take` fail, the part is left
+        unchecked for `check_rest`."""
+        limits = self._claim(part)
+        if limits is None:
+            for piece in whole_cells(member_chunks(self.archive, part)):
+                take(piece)
+            return
+        scan = PartScan(limits)
+        judged: list[bool] = []
+
+        def checked() -> Iterator[bytes]:
+            for chunk in member_chunks(self.archive, part, READ_CHECKED_BYTES):
+                yield scan.feed(chunk)
+                if scan.stopped:
+                    break
+            yield scan.close()
+            self._judge(part, scan.shape(), limits)  # before the last piece is given
+            judged.append(True)
+
+        try:
+            for piece in whole_cells(checked()):
+                take(piece)
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
+            raise self._corrupt(exc) from None
+        finally:
+            if not judged:
+                self.unchecked[part] = self.archive.getinfo(part)
+
+    def _claim(self, part: str) -> PartShape | None:
+        """The bounds of a part not checked yet, now taken off the unchecked (so that reading
+        it does not check it again); None for one checked or being read."""
+        info = self.unchecked.pop(part, None)
+        if info is None:
+            return None
+        bound = self.max_cell_chars * XML_BYTES_PER_CHAR
         parsed = not info.filename.startswith(NEVER_PARSED)
-        limits = PartShape(
+        return PartShape(
             longest_run=bound,
             most_text=bound,
-            most_held=MAX_HELD_ELEMENTS if parsed else most_elements,
-            elements=most_elements - elements,
+            most_held=MAX_HELD_ELEMENTS if parsed else self.most_elements,
+            elements=self.most_elements - self.elements,
             outside_text=MAX_OUTSIDE_TEXT_BYTES if parsed else UNPACK_FLOOR_BYTES,
-            tail_held=MAX_TAIL_ELEMENTS if parsed else most_elements,
+            tail_held=MAX_TAIL_ELEMENTS if parsed else self.most_elements,
         )
-        try:
-            shape = part_shape(member_chunks(archive, info.filename), stop_past=limits)
-        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
-            raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
+
+    def _judge(self, part: str, shape: PartShape | None, limits: PartShape) -> None:
         if shape is None:
-            continue
-        _refuse_part(name, info.filename, shape, limits, max_cell_chars)
-        elements += shape.elements
-        if elements > most_elements:
+            return
+        _refuse_part(self.name, part, shape, limits, self.max_cell_chars)
+        self.elements += shape.elements
+        if self.elements > self.most_elements:
             raise BatchFileError(
-                f"{name} unpacks to more than {most_elements:,} XML elements from "
-                f"{size / 2**20:,.1f} MB, more than {MAX_ELEMENTS_PER_BYTE} per byte, "
+                f"{self.name} unpacks to more than {self.most_elements:,} XML elements from "
+                f"{self.size / 2**20:,.1f} MB, more than {MAX_ELEMENTS_PER_BYTE} per byte, "
                 f"{NOT_WRITTEN}"
             )
+
+    def _corrupt(self, exc: Exception) -> BatchFileError:
+        return BatchFileError(f"{self.name} is a corrupt or unsupported workbook ({exc})")
+
+
+class CheckedArchive(zipfile.ZipFile):
+    """An archive whose parts are checked for bombs (`checks`) before any is opened: openpyxl
+    then never parses a part left for `BombCheck.read_checked`, wherever the workbook puts it."""
+
+    checks: BombCheck | None = None
+
+    def open(
+        self,
+        name: str | zipfile.ZipInfo,
+        mode: Literal["r", "w"] = "r",
+        pwd: bytes | None = None,
+        *,
+        force_zip64: bool = False,
+    ) -> IO[bytes]:
+        if self.checks is not None and mode == "r":
+            self.checks.check(name.filename if isinstance(name, zipfile.ZipInfo) else name)
+        return super().open(name, mode, pwd, force_zip64=force_zip64)
+
+
+def whole_cells(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The bytes of `chunks` in pieces that each end before a '<', before a cell's when one
+    starts in the piece: no tag, and no cell, is cut between two."""
+    tail = b""
+    for chunk in chunks:
+        text = tail + chunk
+        cut = text.rfind(b"<c")
+        if cut <= 0:
+            cut = text.rfind(b"<")
+        if cut <= 0:
+            tail = text
+            continue
+        tail = text[cut:]
+        yield text[:cut]
+    if tail:
+        yield tail
 
 
 def _refuse_part(

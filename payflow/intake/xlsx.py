@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 from itertools import islice
@@ -20,9 +21,9 @@ from payflow.intake.columns import PAYOUT_COLUMNS, ReadColumns
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_error
 from payflow.intake.limits import ReadLimits
 from payflow.intake.problems import BatchFileError, Problem, SheetToChoose, shown_value
-from payflow.intake.unpacking import refuse_bombs
+from payflow.intake.unpacking import BombCheck, CheckedArchive
 from payflow.intake.xlsx_fast import CALAMINE_READS, Special, calamine_rows, plain_sheet
-from payflow.intake.xlsx_scan import sheet_problems
+from payflow.intake.xlsx_scan import SheetScan, sheet_problems
 
 _CORRUPT = (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError)
 
@@ -37,18 +38,29 @@ class _Opened:
     sheet_paths: dict[str, str]
 
 
-def _reader(data: bytes, name: str, limits: ReadLimits) -> ExcelReader:
-    """An openpyxl reader over an archive checked for bombs before any part is parsed."""
+def _reader(data: bytes, name: str, limits: ReadLimits) -> tuple[ExcelReader, BombCheck]:
+    """An openpyxl reader over an archive checked for bombs before any part is parsed, and its
+    check: a sheet's part is left to be checked as it is read (`BombCheck.read_checked`); any
+    part openpyxl opens is checked before (`CheckedArchive`)."""
     try:
         # What load_workbook does, keeping the reader: its archive and its workbook parser say
         # where each sheet's XML is, which the read-only workbook keeps only in private fields.
         # data_only: a formula cell gives the value Excel cached when it last saved the file.
         # keep_links off: a linked workbook's cached cells are never read (nor unpacked whole).
         reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
-        refuse_bombs(reader.archive, name, len(data), limits.max_cell_chars)
+        archive = CheckedArchive(io.BytesIO(data))
+        reader.archive = archive
+        checks = BombCheck(archive, name, len(data), limits.max_cell_chars)
+        checks.check_rest(leaving=lambda part: _SHEET_PART.fullmatch(part) is not None)
+        archive.checks = checks
     except _CORRUPT as exc:
         raise BatchFileError(f"{name} is a corrupt or unsupported workbook ({exc})") from None
-    return reader
+    return reader, checks
+
+
+# Where spreadsheet programs put a sheet's part: left to be checked as it is read. A workbook
+# that puts another part there has it checked when openpyxl opens it.
+_SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml")
 
 
 def _open(reader: ExcelReader, name: str) -> _Opened:
@@ -83,10 +95,11 @@ def read_xlsx_cells(
     `missing_columns` (a payout batch's), a header that lacks required columns is refused at
     once, naming a title row or another sheet that seems to hold them. `columns` are those
     the caller reads: hidden and merged cells, dates and formula errors count only there."""
-    reader = _reader(data, name, limits)
-    fast = _read_plain(reader, data, name, sheet, limits, missing_columns, columns)
+    reader, checks = _reader(data, name, limits)
+    fast = _read_plain(reader, checks, data, name, sheet, limits, missing_columns, columns)
     if fast is not None:
         return fast
+    checks.check_rest()  # the sheets' parts not read yet, before openpyxl reads any of them
     opened = _open(reader, name)
     workbook = opened.workbook
     try:
@@ -136,6 +149,7 @@ def read_xlsx_cells(
 
 def _read_plain(
     reader: ExcelReader,
+    checks: BombCheck,
     data: bytes,
     name: str,
     sheet: str | None,
@@ -146,11 +160,12 @@ def _read_plain(
     """The sheet read by calamine when `payflow.intake.xlsx_fast` vouches for it and it reads
     as openpyxl would read it; None for openpyxl's reader to read it."""
     try:
-        plain = plain_sheet(reader, sheet, limits, fixes_decimals)
+        plain = plain_sheet(reader, sheet, limits, fixes_decimals, checks)
     except _CORRUPT:
         return None  # openpyxl's reader names the fault
     if plain is None:
         return None
+    checks.check_rest()  # calamine reads the archive itself: every part is checked before
     rows = calamine_rows(data, plain.title)
     if not rows:
         return None
@@ -172,7 +187,7 @@ def _read_plain(
             limits.check_cell(name, number, table.column_name(index), len(texts[index]))
         table.add(number, texts)
     read = SheetRead(plain.title, plain.first)
-    return table.finish(reader.archive, plain.path), table.problems, read
+    return table.finish(reader.archive, plain.path, plain.scan), table.problems, read
 
 
 _TEXT = {str}
@@ -294,14 +309,16 @@ class _Table:
             self.limits.check_blank_run(self.name, row - self.blank_run, self.blank_run)
         self.rows.append(texts)
 
-    def finish(self, archive: zipfile.ZipFile, path: str) -> list[list[str]]:
+    def finish(
+        self, archive: zipfile.ZipFile, path: str, scan: SheetScan | None = None
+    ) -> list[list[str]]:
         """The rows, with the sheet's XML problems added: a header widened to the last column
         holding a value (a column under no header is named, as in a CSV, not dropped) and the
         trailing empty rows dropped."""
         rows, header = self.rows, self.header
         width = max((_filled_width(texts) for texts in rows[1:]), default=0)
         header.extend([""] * (width - len(header)))
-        self.problems += sheet_problems(archive, path, header, rows, self.columns)
+        self.problems += sheet_problems(archive, path, header, rows, self.columns, scan)
         # A row a read problem emptied is kept, to be rejected with its reason, not dropped:
         # past the last value calamine read too (a formula with no saved result holds none).
         emptied = {problem.row for problem in self.problems}

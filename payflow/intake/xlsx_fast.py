@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from xml.parsers import expat
@@ -31,7 +31,8 @@ from openpyxl.utils.datetime import from_excel
 from openpyxl.xml.constants import SHARED_STRINGS
 
 from payflow.intake.limits import ReadLimits
-from payflow.intake.unpacking import member_chunks
+from payflow.intake.unpacking import BombCheck, member_chunks
+from payflow.intake.xlsx_scan import SheetScan
 
 # The grid calamine may be asked for: 200,000 rows of 64 columns is at most 13 million cells
 # (about 400 MB); a sheet reaching past either is read by openpyxl, a row at a time.
@@ -66,6 +67,7 @@ class PlainSheet:
     path: str
     first: bool
     specials: dict[tuple[int, int], Special]
+    scan: SheetScan
 
 
 class Styles:
@@ -97,8 +99,11 @@ def plain_sheet(
     sheet: str | None,
     limits: ReadLimits,
     shows_another: Callable[[str], bool],
+    checks: BombCheck,
 ) -> PlainSheet | None:
-    """The sheet to read, if calamine may read it (see the module's doc); None otherwise."""
+    """The sheet to read, if calamine may read it (see the module's doc); None otherwise. The
+    sheet's part is read once, by `checks` (its bomb scan), for the survey and for the scan of
+    what its cells do not show (`SheetScan`)."""
     reader.read_manifest()
     reader.read_workbook()
     found = list(reader.parser.find_sheets())
@@ -122,10 +127,17 @@ def plain_sheet(
     strings = reader.package.find(SHARED_STRINGS)  # type: ignore[no-untyped-call]
     if strings is not None and not _well_formed(reader.archive, strings.PartName[1:]):
         return None  # a string calamine skipped would shift every later one to another cell
-    specials = _survey(reader.archive, rel.target, styles, special, columns)
+    survey, scan = _Survey(styles, special, columns), SheetScan()
+
+    def take(piece: bytes) -> None:
+        survey.take(piece)
+        scan.take(piece)
+
+    checks.read_checked(rel.target, take)
+    specials = survey.finish()
     if specials is None:
         return None
-    return PlainSheet(chosen.name, rel.target, chosen.name == names[0], specials)
+    return PlainSheet(chosen.name, rel.target, chosen.name == names[0], specials, scan)
 
 
 def _well_formed(archive: zipfile.ZipFile, path: str) -> bool:
@@ -154,59 +166,61 @@ def _greater(limit: str, alphabet: str) -> bytes:
     return "|".join(options).encode()
 
 
-def _whole_tags(archive: zipfile.ZipFile, path: str) -> Iterator[bytes]:
-    """The part's bytes in pieces that each end before a '<': no tag is cut between two."""
-    tail = b""
-    for chunk in member_chunks(archive, path):
-        text = tail + chunk
-        cut = text.rfind(b"<")
-        if cut <= 0:
-            tail = text
-            continue
-        tail = text[cut:]
-        yield text[:cut]
-    if tail:
-        yield tail
+class _Survey:
+    """The special cells of a sheet calamine may read, from its XML given a piece at a time,
+    each ending before a tag and no cell cut (`BombCheck.read_checked`); or the verdict that
+    calamine may not read it."""
 
+    def __init__(self, styles: Styles, special: set[int], columns: int) -> None:
+        self.styles, self.special = styles, special
+        self.past = re.compile(
+            rb'<c r="(?:(?:'
+            + _greater(get_column_letter(columns), "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            + rb")[0-9]|[A-Z]{1,3}(?:"
+            + _greater(str(FAST_ROWS), "0123456789")
+            + rb')")'
+        )
+        ids = b"|".join(str(i).encode() for i in sorted(special, reverse=True))
+        self.styled = re.compile(
+            rb'<c r="([A-Z]{1,3})([0-9]+)"(?=[^>]*?\ss="(?:'
+            + ids
+            + rb')")([^>]*?)(?:/>|>(.*?)</c>)',
+            re.S,
+        )
+        self.specials: dict[tuple[int, int], Special] | None = {}
+        self.parser = expat.ParserCreate()  # well-formed, as openpyxl's parser needs it
 
-def _survey(
-    archive: zipfile.ZipFile, path: str, styles: Styles, special: set[int], columns: int
-) -> dict[tuple[int, int], Special] | None:
-    """The special cells of a sheet calamine may read, or None when it may not."""
-    past = re.compile(
-        rb'<c r="(?:(?:'
-        + _greater(get_column_letter(columns), "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        + rb")[0-9]|[A-Z]{1,3}(?:"
-        + _greater(str(FAST_ROWS), "0123456789")
-        + rb')")'
-    )
-    ids = b"|".join(str(i).encode() for i in sorted(special, reverse=True))
-    styled = re.compile(
-        rb'<c r="([A-Z]{1,3})([0-9]+)"(?=[^>]*?\ss="(?:' + ids + rb')")([^>]*?)(?:/>|>(.*?)</c>)',
-        re.S,
-    )
-    specials: dict[tuple[int, int], Special] = {}
-    parser = expat.ParserCreate()  # well-formed, as openpyxl's parser needs it (above)
-    for piece in _whole_tags(archive, path):
+    def take(self, piece: bytes) -> None:
+        if self.specials is None:
+            return  # refused: the rest of the sheet is read for the bomb scan and SheetScan
         try:
-            parser.Parse(piece, False)
+            self.parser.Parse(piece, False)
         except expat.ExpatError:
-            return None
+            self.specials = None
+            return
         if any(mark in piece for mark in _UNVOUCHED) or _UNPLACED.search(piece):
-            return None
-        if past.search(piece):
-            return None  # a cell past the grid calamine may be asked for
-        for match in styled.finditer(piece) if special else ():
-            found = _decoded(match, styles)
+            self.specials = None
+            return
+        if self.past.search(piece):
+            self.specials = None  # a cell past the grid calamine may be asked for
+            return
+        specials = self.specials
+        for match in self.styled.finditer(piece) if self.special else ():
+            found = _decoded(match, self.styles)
             if found is None:
-                return None
+                self.specials = None
+                return
             place, cell = found
             specials[place] = cell
-    try:
-        parser.Parse(b"", True)
-    except expat.ExpatError:
-        return None
-    return specials
+
+    def finish(self) -> dict[tuple[int, int], Special] | None:
+        """The special cells by (row, column), or None when calamine may not read the sheet."""
+        if self.specials is not None:
+            try:
+                self.parser.Parse(b"", True)
+            except expat.ExpatError:
+                return None
+        return self.specials
 
 
 def _decoded(match: re.Match[bytes], styles: Styles) -> tuple[tuple[int, int], Special] | None:

@@ -53,11 +53,13 @@ def sheet_problems(
     header: list[str],
     rows: list[list[str]],
     columns: ReadColumns,
+    scan: SheetScan | None = None,
 ) -> list[Problem]:
-    """What the cells alone do not show, from one streamed scan of the sheet's XML: hidden rows,
-    and formulas saved without a result, hidden or merged cells of the `columns` read. A hidden
-    row is a row's problem, not a column's: it is named whatever columns it fills."""
-    scan = _scan(archive, path)
+    """What the cells alone do not show, from one streamed scan of the sheet's XML (`scan`, when
+    the sheet's one pass took it): hidden rows, and formulas saved without a result, hidden or
+    merged cells of the `columns` read. A hidden row is a row's problem, not a column's: it is
+    named whatever columns it fills."""
+    scan = scan or _scan(archive, path)
     hidden = HIDDEN_ROW.format(fate=columns.fate, remedy=columns.remedy)
     problems = [
         Problem(row, "", "hidden_row", hidden) for row in sorted(scan.hidden_rows) if row > 1
@@ -149,35 +151,42 @@ def _under_merged_cells(
 
 
 @dataclass
-class _Scan:
+class SheetScan:
+    """What `sheet_problems` reads of a sheet's XML, taken a piece at a time: pieces that end
+    anywhere and overlap (`_scan`), or that end before a tag (`BombCheck.read_checked`)."""
+
     has_formula: bool = False
     hidden_rows: set[int] = field(default_factory=set)
     hidden_columns: set[int] = field(default_factory=set)
-    merged: set[bytes] = field(default_factory=set)  # a range in two chunks' overlap, once
+    merged: set[bytes] = field(default_factory=set)  # a range in two pieces' overlap, once
 
-
-def _scan(archive: zipfile.ZipFile, path: str) -> _Scan:
-    """Whether the sheet's XML holds a formula, its hidden rows and columns and its merged cell
-    ranges, read a megabyte at a time."""
-    scan = _Scan()
-    tail = b""
-    for chunk in member_chunks(archive, path):
-        text = tail + chunk
-        scan.has_formula = scan.has_formula or _FORMULA.search(text) is not None
-        # Rows and columns are parsed only in a chunk that hides something: most hide nothing.
+    def take(self, text: bytes) -> None:
+        """Whether `text` holds a formula, its hidden rows and columns and merged cell ranges."""
+        # `<f` or `<x:f` holds one of these: two scans for bytes instead of a regex at each '<'.
+        if not self.has_formula and (b"<f" in text or b":f" in text):
+            self.has_formula = _FORMULA.search(text) is not None
+        # Rows and columns are parsed only in a piece that hides something: most hide nothing.
         if b"hidden=" in text:
             for row in _ROW.finditer(text):
                 if _HIDDEN.search(row.group(1)) and (number := _ROW_NUMBER.search(row.group(1))):
-                    scan.hidden_rows.add(int(number.group(1)))
-            # <cols> comes before the rows: one chunk or two hold it, and LibreOffice writes
-            # hidden="false" on every row, so the cheap test spares a search of each chunk.
+                    self.hidden_rows.add(int(number.group(1)))
+            # <cols> comes before the rows: one piece or two hold it, and LibreOffice writes
+            # hidden="false" on every row, so the cheap test spares a search of each piece.
             columns = _COLUMNS.finditer(text) if b"col " in text else ()
             for column in columns:
                 attributes = column.group(1)
                 span = [pattern.search(attributes) for pattern in _SPAN]
                 if _HIDDEN.search(attributes) and span[0] and span[1]:
                     first, last = (int(found.group(1)) for found in span if found)
-                    scan.hidden_columns.update(range(first, min(last, _MAX_COLUMN) + 1))
-        scan.merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
+                    self.hidden_columns.update(range(first, min(last, _MAX_COLUMN) + 1))
+        self.merged.update(_MERGED.findall(text) if b"mergeCell" in text else ())
+
+
+def _scan(archive: zipfile.ZipFile, path: str) -> SheetScan:
+    """The sheet's `SheetScan`, read a megabyte at a time."""
+    scan = SheetScan()
+    tail = b""
+    for chunk in member_chunks(archive, path):
+        scan.take(tail + chunk)
         tail = chunk[-_TAG_TAIL:]  # a tag cut between two chunks is whole in the next text
     return scan

@@ -32,7 +32,8 @@ _PIECE_BYTES = 1 << 18
 _UNIT = re.compile(rb"<(/?)(?:[A-Za-z_][\w.-]*:)?(c|si|row|sheetData)(?=[\s/>])")
 _TAIL = b"sheetData"
 _PREFIXED = re.compile(rb"<[A-Za-z_][\w.-]*:")
-_NAME_ENDS = np.frombuffer(b" \t\r\n/>", np.uint8)
+_NAME_ENDS = np.zeros(256, bool)  # by byte: whether it ends a tag's name
+_NAME_ENDS[np.frombuffer(b" \t\r\n/>", np.uint8)] = True
 _SECTIONS = ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>"))
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
@@ -53,22 +54,60 @@ class PartShape:
 def part_shape(chunks: Iterator[bytes], *, stop_past: PartShape) -> PartShape | None:
     """The shape of one part given as chunks; None for a part that is no XML (an image). Stops
     reading once any figure passes the same figure of `stop_past` (a bomb is not unpacked)."""
-    scan: _Scan | None = None
-    pending = b""
+    scan = PartScan(stop_past)
     for chunk in chunks:
-        if scan is None:
+        scan.feed(chunk)
+        if scan.stopped:
+            break
+    scan.close()
+    return scan.shape()
+
+
+class PartScan:
+    """`part_shape` a chunk at a time, for a reader of the part's bytes: each call gives back the
+    bytes measured and found within `stop_past` so far, and nothing once past it."""
+
+    def __init__(self, stop_past: PartShape) -> None:
+        self.stop_past = stop_past
+        self.stopped = False  # past a bound, or no XML: nothing more is measured or given
+        self._scan: _Scan | None = None
+        self._xml = True
+        self._pending = b""  # kept back, so that a '<' near a chunk's end sees what follows it
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Measure `chunk`; the bytes measured and within bounds (ending anywhere)."""
+        if self.stopped:
+            return b""
+        if self._scan is None:
             if not _is_xml(chunk):
-                return None  # never parsed as XML; the unpacking ratio bounds it
-            scan = _Scan()
-        text = pending + chunk
-        consumed = scan.feed(text, len(text) - _LOOKAHEAD)
-        pending = text[consumed:]
-        if scan.past(stop_past):
-            return scan.finish()
-    if scan is None:
-        return PartShape()
-    scan.feed(pending, len(pending))
-    return scan.finish()
+                self._xml, self.stopped = False, True
+                return b""  # never parsed as XML; the unpacking ratio bounds it
+            self._scan = _Scan()
+        text = self._pending + chunk
+        consumed = self._scan.feed(text, len(text) - _LOOKAHEAD)
+        self._pending = text[consumed:]
+        return self._within(text[:consumed])
+
+    def close(self) -> bytes:
+        """Measure what was kept back, at the part's end; the last bytes within bounds."""
+        if self.stopped or self._scan is None:
+            return b""
+        rest, self._pending = self._pending, b""
+        self._scan.feed(rest, len(rest))
+        return self._within(rest)
+
+    def _within(self, measured: bytes) -> bytes:
+        assert self._scan is not None
+        if self._scan.past(self.stop_past):
+            self.stopped = True
+            return b""
+        return measured
+
+    def shape(self) -> PartShape | None:
+        """The part's shape (as far as it was read); None for a part that is no XML."""
+        if not self._xml:
+            return None
+        return PartShape() if self._scan is None else self._scan.finish()
 
 
 class _Scan:
@@ -90,12 +129,16 @@ class _Scan:
         """Scan `text` up to `limit` (a section's end may run past it); return where it
         stopped, from which the next text is fed."""
         at = 0
+        found = [-2, -2]  # the next `<!` and `<?` at or after `at` (-1: none; -2: not sought)
         while at < limit and not self.shape.declaration:
             if self.ending is not None:
                 at = self._in_section(text, at, limit)
                 continue
-            # A section's opener may start on the last byte before `limit`.
-            found = [text.find(mark, at, limit + 1) for mark in (b"<!", b"<?")]
+            # A section's opener may start on the last byte before `limit`. Each is sought
+            # again only once `at` passed it: a megabyte with none is read once, not per piece.
+            for index, mark in enumerate((b"<!", b"<?")):
+                if -1 != found[index] < at:
+                    found[index] = text.find(mark, at, limit + 1)
             opener = min((position for position in found if position >= 0), default=limit)
             stop = min(opener, limit, at + _PIECE_BYTES)
             self._plain(text, at, stop)
@@ -260,7 +303,7 @@ def _units(
     # The names after each '<', a byte at a time (the text runs _LOOKAHEAD past `end`).
     data = np.frombuffer(text, np.uint8)
     after = [data[np.minimum(lts + k, len(text) - 1)] for k in (1, 2, 3, 4)]
-    ends = [np.isin(byte, _NAME_ENDS) for byte in after]
+    ends = [_NAME_ENDS[byte] for byte in after]
     cell = (after[0] == ord("c")) & ends[1]
     shared = (after[0] == ord("s")) & (after[1] == ord("i")) & ends[2]
     row = (after[0] == ord("r")) & (after[1] == ord("o")) & (after[2] == ord("w")) & ends[3]

@@ -150,3 +150,28 @@ def test_defined_names_links_and_formats_of_a_real_workbook_are_read(tmp_path: P
     # The bounds alone: openpyxl then reads it (5 s and 340 MB, by hand), too slow for a test.
     with zipfile.ZipFile(path) as archive:
         refuse_bombs(archive, "links.xlsx", path.stat().st_size, LIMITS.max_cell_chars)
+
+
+def test_a_part_where_the_sheets_lie_is_checked_before_openpyxl_reads_it(tmp_path: Path) -> None:
+    # A sheet's part is checked as it is read, in one pass with what reads it; a workbook
+    # that puts its main part where the sheets lie (the manifest says where) must not have
+    # it parsed unchecked: openpyxl holds all of its text (here 20 MB).
+    path = xlsx_with_repeated(tmp_path / "b.xlsx", SHEET, "<t>Yao</t>", "", 0)
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info) for info in archive.infolist()}
+    book = parts.pop("xl/workbook.xml").replace(
+        b"</workbook>", b"<x>" + b"A" * (20 << 20) + b"</x></workbook>"
+    )
+    parts["xl/worksheets/book.xml"] = book
+    rels = parts.pop("xl/_rels/workbook.xml.rels")
+    parts["xl/worksheets/_rels/book.xml.rels"] = rels.replace(
+        b"worksheets/sheet1.xml", b"sheet1.xml"
+    ).replace(b'"sharedStrings.xml"', b'"../sharedStrings.xml"')
+    manifest = parts.pop("[Content_Types].xml")
+    parts["[Content_Types].xml"] = manifest.replace(b"/xl/workbook.xml", b"/xl/worksheets/book.xml")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for part, data in parts.items():
+            archive.writestr(part, data)
+    message, peak = _refusal_and_peak(path)
+    assert message.startswith("b.xlsx: its part xl/worksheets/book.xml") and TOO_LONG in message
+    assert peak < 8 << 20
