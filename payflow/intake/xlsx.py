@@ -179,7 +179,9 @@ def _read_plain(
     for number, values in enumerate(rows[1:], start=2):
         texts: list[str] | None = values
         if number in special_rows or not set(map(type, values)) <= _TEXT:
-            texts = _plain_texts(table, number, values, specials, numbers)
+            # A row without special cells (nearly all) looks none up, cell by cell.
+            in_row = specials if number in special_rows else _NO_SPECIALS
+            texts = _plain_texts(table, number, values, in_row, numbers)
         if texts is None:
             return None  # a date by calamine's reading of a style, not by openpyxl's
         if texts and max(map(len, texts)) > longest:
@@ -191,6 +193,7 @@ def _read_plain(
 
 
 _TEXT = {str}
+_NO_SPECIALS: dict[tuple[int, int], Special] = {}
 _PADDING = {id(EMPTY_CELL)}
 _NUMBERS = (float, int, bool)
 
@@ -207,7 +210,7 @@ def _plain_texts(
     texts: list[str] = []
     for index, value in enumerate(values):
         kind = type(value)
-        special = specials.get((number, index + 1))
+        special = specials.get((number, index + 1)) if specials else None
         if special is None and kind is str:
             text = value
         elif special is None and kind is float and value in numbers:
