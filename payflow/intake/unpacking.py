@@ -14,11 +14,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Literal
 
 from payflow.intake.problems import BatchFileError
-from payflow.intake.xml_shape import PartScan, PartShape, part_shape
+from payflow.intake.xml_shape import PartShape, part_shape
 
 CHUNK_BYTES = 1 << 20
-# A part read as it is checked is held in several copies at once (measured, cut before a tag,
-# the reader's piece): a quarter of a chunk each keeps a bomb's refusal within 8 MB.
+# A sheet's part is read by its survey in pieces cut before a tag: held in a few copies at once.
 READ_CHECKED_BYTES = 1 << 18
 # Spreadsheet programs zip their XML 4 to 25 times smaller (21 for 100,000 identical rows);
 # a bomb, 1,000 times. Below the floor any ratio passes: a small file with a bloated styles part.
@@ -67,9 +66,9 @@ def refuse_bombs(archive: zipfile.ZipFile, name: str, size: int, max_cell_chars:
 
 class BombCheck:
     """`refuse_bombs` a part at a time. A sheet's part may be left for `read_checked`, which
-    scans it once for the bombs and for its reader together; `check_rest` then checks what is
-    left, and must run before anything else parses the archive's parts (`CheckedArchive` checks
-    a part openpyxl opens before it reads it)."""
+    checks it and then reads it once for the survey and the hidden-row and formula scan;
+    `check_rest` then checks what is left, and must run before anything else parses the
+    archive's parts (`CheckedArchive` checks a part openpyxl opens before it reads it)."""
 
     def __init__(self, archive: zipfile.ZipFile, name: str, size: int, max_cell_chars: int):
         self.archive, self.name, self.size = archive, name, size
@@ -103,35 +102,16 @@ class BombCheck:
         self._judge(part, shape, limits)
 
     def read_checked(self, part: str, take: Callable[[bytes], None]) -> None:
-        """Give `take` the part's bytes in pieces, each ending before a tag (a cell's, where one
-        starts in the piece): only bytes checked for bombs, and the part refused as `check`
-        refuses it. A part checked already is only read. Should `take` fail, the part is left
-        unchecked for `check_rest`."""
-        limits = self._claim(part)
-        if limits is None:
-            for piece in whole_cells(member_chunks(self.archive, part)):
-                take(piece)
-            return
-        scan = PartScan(limits)
-        judged: list[bool] = []
-
-        def checked() -> Iterator[bytes]:
-            for chunk in member_chunks(self.archive, part, READ_CHECKED_BYTES):
-                yield scan.feed(chunk)
-                if scan.stopped:
-                    break
-            yield scan.close()
-            self._judge(part, scan.shape(), limits)  # before the last piece is given
-            judged.append(True)
-
+        """Check the part (unless checked), then give `take` its bytes in pieces, each ending
+        before a tag (a cell's, where one starts in the piece). The verdict comes first: the
+        bounds are the whole part's, and bytes within them so far are no verdict (a sheet of
+        nested tags, refused at its 262,145th, took expat 40 MB before it)."""
+        self.check(part)
         try:
-            for piece in whole_cells(checked()):
+            for piece in whole_cells(member_chunks(self.archive, part, READ_CHECKED_BYTES)):
                 take(piece)
         except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
             raise self._corrupt(exc) from None
-        finally:
-            if not judged:
-                self.unchecked[part] = self.archive.getinfo(part)
 
     def _claim(self, part: str) -> PartShape | None:
         """The bounds of a part not checked yet, now taken off the unchecked (so that reading
