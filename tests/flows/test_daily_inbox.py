@@ -322,8 +322,9 @@ def test_a_pay_run_left_running_with_no_heartbeat_is_crashed_and_paid_by_one_new
     start = partial(start_pay_run.fn, stale_after=WINDOW)
     with _ledger_of_the_test(tmp_path, monkeypatch) as ledger:
         [(first, pause)] = _left_past_the_window("silent-1")
-        # Its last beat, 10 s ago: stale. A fresh beat whose process is gone is no one either.
-        beat(at_past(ledger, 10), elsewhere_run_id(), "silent-1", "flow run calm-owl")
+        # Its last beat, 10 s ago, of a run that keeps the test's window: stale. A fresh beat
+        # whose process is gone is no one either.
+        beat(at_past(ledger, 10), elsewhere_run_id(), "silent-1", "flow run calm-owl", WINDOW)
         beat(ledger, dead_run_id(), "silent-1", "flow run calm-owl")
         second = start(PAY, "silent-1")
     assert second != first
