@@ -113,7 +113,8 @@ def test_a_passing_fault_is_retried_before_the_recipient_sees_a_page(
     urls = _claim_urls(store, tmp_path, claims.url, 40)
     # Four failures in a row at the first open: beyond the client's usual three retries.
     httpx.post(f"{faulty.url}/_sandbox/faults", json={"fail_first": 4}).raise_for_status()
-    opened = [httpx.get(url) for url in urls.values()]
+    # The claims server waits out four retries before it answers: the client waits longer.
+    opened = [httpx.get(url, timeout=60) for url in urls.values()]
     unavailable = [a for a in opened if "временно недоступен" in a.text]
     assert not unavailable, f"{len(unavailable)} of {len(opened)} opens showed the fault page"
     assert {a.status_code for a in opened} == {303}

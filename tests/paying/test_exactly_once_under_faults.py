@@ -1,4 +1,9 @@
-"""Must show: 2,000 rows through a faulty sandbox end final, with one payout per externalId."""
+"""Must show: 2,000 rows through a faulty sandbox end final, with one payout per externalId.
+
+A row whose POST and every lookup after it failed is left SUBMITTING (nobody knows whether the
+payout exists). The next run looks it up before anything else, so the test runs next runs, as
+the flow does, until no row is left.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,9 @@ from payflow.webhooks import WebhookReceiver
 
 ROWS = 2_000
 MAX_ATTEMPTS = 4
+# Each row's lookups fail together about once in a few thousand: a handful at most per run.
+MOST_LEFT_FOR_NEXT_RUN = 5
+NEXT_RUNS = 3
 
 
 @pytest.mark.slow
@@ -40,10 +48,33 @@ async def test_two_thousand_rows_under_faults_are_paid_exactly_once(
                 callback_url=receiver.url,
                 max_attempts=MAX_ATTEMPTS,
             )
+            assert len(set(stats.left_for_next_run)) <= MOST_LEFT_FOR_NEXT_RUN, stats
+            left = stats.left_for_next_run
+            runs = 1
+            for run in range(NEXT_RUNS):
+                if not left:
+                    break
+                # What the next run does first: the earlier worker is gone, its leases end.
+                ledger.release_stale_leases(batch_id, f"w{run + 1}")
+                again = await submit_batch(
+                    client,
+                    ledger,
+                    batch_id,
+                    worker_id=f"w{run + 2}",
+                    chunk_size=500,
+                    callback_url=receiver.url,
+                    max_attempts=MAX_ATTEMPTS,
+                )
+                stats.merge(again)
+                left = again.left_for_next_run
+                runs += 1
             result = await track_batch(
                 client, ledger, batch_id, deadline=120, poll_interval=0.5, quiet_period=1.0
             )
-    assert stats.submitted == ROWS, stats
+    # A row left SUBMITTING may learn its payout from the service's webhook before the next
+    # run looks it up: the ledger, not the runs' counts, says every row has its payout.
+    assert stats.submitted <= ROWS, stats
+    assert all(view.payout_id for view in ledger.batch_rows(batch_id))
     assert stats.adopted > 0, "lost responses must have been adopted by lookup"
     assert result.all_final, result.pending_external_ids[:5]
 
@@ -51,7 +82,7 @@ async def test_two_thousand_rows_under_faults_are_paid_exactly_once(
     ids = [r.external_id for r in batch]
     assert {sandbox_view["payoutsByExternalId"].get(e) for e in ids} == {1}
     attempts = [sandbox_view["createAttempts"][e] for e in ids]
-    assert max(attempts) <= MAX_ATTEMPTS
+    assert max(attempts) <= MAX_ATTEMPTS * runs  # each run sends a row at most that often
     assert sum(attempts) < ROWS * 1.2  # faults cost retries, not a resend of every row
 
     service_status = {p["id"]: p["status"] for p in sandbox_view["payouts"]}
