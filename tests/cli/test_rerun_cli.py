@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from cli_support import payflow_env, run_payflow
-from paid_here import run_paid_here
+from paid_here import rerun_here, run_paid_here
 from support.operators import ledger_url_of
 
 from payflow.ledger import Ledger
@@ -27,6 +27,11 @@ def _api_env(tmp_path: Path, sandbox) -> dict[str, str]:
 def _summary(env: dict[str, str], batch_id: str) -> dict[str, int]:
     with Ledger.open(ledger_url_of(env)) as ledger:
         return ledger.batch_summary(batch_id)
+
+
+def _latest(env: dict[str, str], batch_id: str) -> dict[str, int]:
+    with Ledger.open(ledger_url_of(env)) as ledger:
+        return ledger.latest_summary(batch_id)
 
 
 def _failed_batch(tmp_path: Path, sandbox) -> tuple[dict[str, str], str, Path]:
@@ -109,17 +114,18 @@ def test_a_reviewed_rerun_s_json_says_what_it_sent_and_nothing_else_on_stdout(
 def test_status_of_another_batch_sharing_a_rerun_row_counts_it_by_its_latest_attempt(
     tmp_path: Path, make_sandbox
 ) -> None:
-    env, batch_id, fix = _failed_batch(tmp_path, make_sandbox())
-    rerun = ["rerun", batch_id, "--rows", "3", "--corrections", str(fix), "--reviewed"]
-    assert run_payflow(rerun, env, tmp_path).returncode == 1  # jun-1 is still unpaid
+    sandbox = make_sandbox()
+    env, batch_id, fix = _failed_batch(tmp_path, sandbox)
+    # Set-up, as `payflow rerun ... --reviewed` leaves it: jun-2 paid, jun-1 still unpaid.
+    assert rerun_here(batch_id, "3", fix, env, sandbox)
+    assert _latest(env, batch_id) == {"COMPLETED": 1, "FAILED": 1}
     # The file run again with a row added: a new batch holding jun-1 and jun-2 as they were.
     edited = tmp_path / "june-2.csv"
     lines = (tmp_path / "june.csv").read_text(encoding="utf-8").splitlines()
     lines.append("jun-3,3000,XOF,SIM,2250700033003,Moussa Diallo,u-3")
     edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    second = run_payflow(["run", str(edited), "--yes", "--json"], env, tmp_path)
-    assert second.returncode == 1, second.stderr
-    second_id = json.loads(second.stdout)["batch_id"]
+    second_id = run_paid_here(edited, env, sandbox)  # set-up: what `payflow run` leaves
+    assert _summary(env, second_id) == {"FAILED": 2, "COMPLETED": 1}
 
     status = run_payflow(["status", second_id, "--no-refresh"], env, tmp_path)
 
@@ -148,8 +154,9 @@ def test_a_file_run_again_after_a_rerun_paid_its_failed_row_reads_paid(
     assert _summary(env, batch_id) == {"FAILED": 1}
     fix = tmp_path / "fix.csv"
     fix.write_text("externalId,requisites\njul-1,2250700020042\n", encoding="utf-8")
-    rerun = ["rerun", batch_id, "--rows", "2", "--corrections", str(fix), "--reviewed"]
-    assert run_payflow(rerun, env, tmp_path).returncode == 0
+    # Set-up, as `payflow rerun ... --reviewed` leaves it: the row paid by its second attempt.
+    assert rerun_here(batch_id, "2", fix, env, sandbox)
+    assert _latest(env, batch_id) == {"COMPLETED": 1}
 
     again = run_payflow(["run", str(batch), "--yes"], env, tmp_path)
 
@@ -173,9 +180,8 @@ def test_a_rerun_on_a_new_embedded_sandbox_says_why_it_sends_nothing(tmp_path: P
         encoding="utf-8",
     )
     env = payflow_env(tmp_path / "home", tmp_path / "prefect", PAYFLOW_USER="olga")
-    first = run_payflow(["run", str(batch), "--yes", "--json"], env, tmp_path)
-    assert first.returncode == 1, first.stderr
-    batch_id = json.loads(first.stdout)["batch_id"]
+    batch_id = run_paid_here(batch, env)  # set-up: a past run's, on its own embedded sandbox
+    assert _summary(env, batch_id) == {"FAILED": 1}
     fix = tmp_path / "fix.csv"
     fix.write_text("externalId,requisites\nemb-1,2250700010042\n", encoding="utf-8")
 
