@@ -53,7 +53,23 @@ TIMEOUT_SETTING = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 
 
 class PrefectServerNotStarted(Exception):
-    """The temporary Prefect server did not answer in time; nothing was sent."""
+    """Prefect's server (the temporary one, or PREFECT_API_URL's) does not answer; nothing was
+    sent."""
+
+
+def _check_answers(api_url: str) -> None:
+    """Raise PrefectServerNotStarted when nothing answers at `api_url`. Any HTTP answer counts:
+    a server that answers otherwise is Prefect's to report. Without this an operator whose
+    server was down read "unexpected error (RuntimeError)"."""
+    try:
+        with httpx.Client(timeout=10) as client:
+            client.get(f"{api_url.rstrip('/')}/health")
+    except httpx.TransportError as exc:
+        raise PrefectServerNotStarted(
+            f"Prefect's API at {api_url} (PREFECT_API_URL) does not answer "
+            f"({type(exc).__name__}); nothing was sent: start that server, or unset "
+            "PREFECT_API_URL for a temporary one"
+        ) from None
 
 
 def startup_timeout() -> float:
@@ -87,7 +103,8 @@ class TemporaryPrefect:
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._port = 0
-        self._ready = "PREFECT_API_URL" in os.environ
+        self._given = os.environ.get("PREFECT_API_URL")  # an operator's server, asked once
+        self._ready = self._given is not None
         if not self._ready:
             self._launch()
             # Prefect reads its settings from the environment when first imported: after this.
@@ -100,7 +117,11 @@ class TemporaryPrefect:
         return f"http://127.0.0.1:{self._port}/api"
 
     def ready(self) -> None:
-        """Wait until the server answers its health check; at once when it already has."""
+        """Wait until the server answers its health check; at once when it already has. A
+        server of PREFECT_API_URL that does not answer at all ends the command in one line."""
+        if self._given is not None:
+            given, self._given = self._given, None
+            _check_answers(given)
         if self._ready:
             return
         deadline = time.monotonic() + startup_timeout()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.servers import free_port
 from support.waiting import wait_until
 
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
@@ -27,12 +28,27 @@ def no_prefect_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def test_an_operators_server_is_used_and_nothing_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared_prefect_server: str
+) -> None:
+    monkeypatch.setenv("PREFECT_API_URL", shared_prefect_server)
+    prefect = TemporaryPrefect(tmp_path)
+    prefect.ready()  # one health check: nothing to wait for
+    assert os.environ["PREFECT_API_URL"] == shared_prefect_server
+    assert not (tmp_path / "logs" / "prefect-server.log").exists()
+
+
+def test_an_operators_server_that_does_not_answer_is_one_line(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    down = f"http://127.0.0.1:{free_port()}/api"
+    monkeypatch.setenv("PREFECT_API_URL", down)
     prefect = TemporaryPrefect(tmp_path)
-    prefect.ready()  # returns at once: nothing to wait for
-    assert os.environ["PREFECT_API_URL"] == "http://127.0.0.1:9/api"
+    with pytest.raises(PrefectServerNotStarted) as refused:
+        prefect.ready()
+    assert str(refused.value) == (
+        f"Prefect's API at {down} (PREFECT_API_URL) does not answer (ConnectError); nothing was "
+        "sent: start that server, or unset PREFECT_API_URL for a temporary one"
+    )
     assert not (tmp_path / "logs" / "prefect-server.log").exists()
 
 
