@@ -24,14 +24,13 @@ from pydantic import Field
 from payflow.approvals import Approved, Declined, Expired
 from payflow.approvals.form import with_refused_answer
 from payflow.approvals.resume import PAUSE_POLL_SECONDS, batch_tag
+from payflow.approvals.stops import ApprovalNeeded, BatchStopped, NotApproved
 from payflow.connections import open_ledger
 from payflow.ending import batch_end
-from payflow.expected import ExpectedFailure
 from payflow.notices import approval_expired, approval_needed
 from payflow.notify import Notice, tell
 from payflow.settings import Settings
 from payflow.tasks.approve_batch import ApprovalView, read_approval, record_answer
-from payflow.wording import counted
 
 APPROVAL_TIMEOUT_SECONDS = 24 * 3600
 DECLINE_REASON_LENGTH = 1000
@@ -68,32 +67,6 @@ class BatchApprovalWithWarnings(BatchApproval):
     """The answer when the batch has warnings: approving must acknowledge them explicitly."""
 
     acknowledge_warnings: bool
-
-
-class BatchStopped(ExpectedFailure):
-    """The batch stopped before its first payout (balance, approval); nothing was paid."""
-
-
-class ApprovalNeeded(BatchStopped):
-    """The batch needs approvals it does not have (Pending or Void), and this run may not wait
-    for them."""
-
-    def __init__(self, batch_id: str, steps_left: int, status_name: str) -> None:
-        super().__init__(
-            f"batch {batch_id} is waiting for approval by {counted(steps_left, 'person')}: "
-            f"payflow approve {batch_id}"
-        )
-        self.batch_id = batch_id
-        self.steps_left = steps_left
-        self.status_name = status_name
-
-
-class NotApproved(BatchStopped):
-    """The batch was declined, or its approval expired: it will not be paid."""
-
-    def __init__(self, message: str, status_name: str) -> None:
-        super().__init__(message)
-        self.status_name = status_name
 
 
 @flow(name="await-approval", persist_result=False)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from payflow.acts.actor import Actor
 from payflow.acts.register import ensure_terms
-from payflow.approvals import Approved, approval_status
+from payflow.approvals import Approved, Pending, Void, approval_status
+from payflow.approvals.stops import ApprovalNeeded
 from payflow.ledger import Ledger
 from payflow.ledger.actions import record_action
 
@@ -26,3 +27,16 @@ def start_paying(ledger: Ledger, batch_id: str, payer: Actor, *, where: str) -> 
         return False
     record_action(ledger, payer.name, PAY_STARTED, batch_id, detail=where)
     return True
+
+
+def approval_needed(ledger: Ledger, batch_id: str) -> ApprovalNeeded | None:
+    """The stop a pay run of the batch, not waiting for approvals, would meet at its gate now
+    (rows to send, approvals missing); None when the run would go past it or end otherwise
+    (declined, expired: the run says so). Lets a command refuse before it loads Prefect."""
+    if not ledger.batch_counts(batch_id).to_send:
+        return None  # the gate is asked only before sending (flows/pay_batch.py)
+    ensure_terms(ledger, batch_id)
+    status = approval_status(ledger, batch_id)
+    if isinstance(status, Pending | Void):
+        return ApprovalNeeded(batch_id, status.steps_left, type(status).__name__)
+    return None

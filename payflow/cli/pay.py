@@ -10,7 +10,9 @@ from typing import Annotated
 
 import typer
 
+from payflow.acts.pay import approval_needed
 from payflow.acts.repeats import allow_repeats
+from payflow.approvals.stops import ApprovalNeeded, BatchStopped
 from payflow.cli.app import app, fail
 from payflow.cli.batch_kinds import require_payout_batch
 from payflow.cli.past_sandbox import as_the_ledger_holds_it
@@ -46,9 +48,7 @@ def pay_command(
     (nothing sent) while it still waits for approval."""
     settings = prepare()
     writable_folder(out)
-    prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
     from payflow.connections import binding_checked_here  # the API client's imports: here
-    from payflow.flows.approval import ApprovalNeeded, BatchStopped
 
     try:
         with ExitStack() as checked:
@@ -66,6 +66,13 @@ def pay_command(
                 rows = ledger.batch_counts(batch_id).rows
             if settings.uses_sandbox and (held := as_the_ledger_holds_it(settings, batch_id, out)):
                 finish(settings, held, as_json=as_json)
+            # A batch still waiting for approval is refused here, before Prefect is loaded and
+            # its temporary server started: seconds of CPU for a one-line answer.
+            with open_ledger(settings) as ledger:
+                needed = approval_needed(ledger, batch_id)
+            if needed is not None:
+                raise needed
+            prefect = TemporaryPrefect(settings.home)
             with paying_endpoint(settings) as (endpoint, callback_url):
                 say_sandbox(endpoint)
                 prefect.ready()

@@ -59,10 +59,14 @@ from payflow.schemas.validation import validate_rows
 from payflow.settings import Settings
 
 
-def run_paid_here(path: Path, env: dict[str, str], sandbox: SandboxServer | None = None) -> str:
+def run_paid_here(
+    path: Path, env: dict[str, str], sandbox: SandboxServer | None = None, *, send: bool = True
+) -> str:
     """`payflow run PATH --yes` by the maker signed in under `env` (`cli_support.payflow_env`
     against `sandbox`; none: on the embedded sandbox), done here; the batch id. Rows the
-    sandbox leaves PROCESSING are left so."""
+    sandbox leaves PROCESSING are left so. Without `send`, the batch is registered and
+    submitted by its maker and nothing is sent, as the run leaves a batch that waits for
+    approval."""
 
     async def pay(server: SandboxServer) -> str:
         async with AsyncPayoutsClient(server.token, base_url=server.url) as client:
@@ -75,7 +79,8 @@ def run_paid_here(path: Path, env: dict[str, str], sandbox: SandboxServer | None
                 register_report(ledger, report)
                 ledger.set_maker(report.batch_id, maker.name)
                 submit(ledger, report.batch_id, maker)
-                await send_and_follow(client, ledger, report.batch_id, "set-up")
+                if send:
+                    await send_and_follow(client, ledger, report.batch_id, "set-up")
             return report.batch_id
 
     maker = _bound_with_maker(env, sandbox, "registers a batch")
