@@ -11,6 +11,7 @@ own (the shared ones cannot be stopped under other tests)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -98,6 +99,9 @@ def test_a_prefect_outage_under_a_paying_run_costs_one_line_and_every_row_is_pai
         run = threading.Thread(target=pay, daemon=True)
         run.start()
         wait_until(lambda: sent() >= 3 or not run.is_alive(), what="the first payouts", timeout=120)
+        # Run alone, this test's flow run is the process's first: Prefect's logging set-up then
+        # replaced the root logger's handlers, caplog's among them. Listen again (at most once).
+        logging.getLogger().addHandler(caplog.handler)
         # Slow payouts while Prefect is down: the run must not end (and report its end to a
         # server that is not there) before the server is back, however long its start takes.
         set_faults(sandbox, latency=2.0)
