@@ -101,7 +101,7 @@ def _settled(view: ApprovalView, batch_id: str, wait: bool) -> Approved | None:
             "Expired",
         )
     if not wait:
-        raise ApprovalNeeded(batch_id, status.steps_left, type(status).__name__)
+        raise ApprovalNeeded.of(batch_id, status)
     return None
 
 

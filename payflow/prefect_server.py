@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -66,10 +67,20 @@ def _check_answers(api_url: str) -> None:
             client.get(f"{api_url.rstrip('/')}/health")
     except httpx.TransportError as exc:
         raise PrefectServerNotStarted(
-            f"Prefect's API at {api_url} (PREFECT_API_URL) does not answer "
+            f"Prefect's API at {_shown(api_url)} (PREFECT_API_URL) does not answer "
             f"({type(exc).__name__}); nothing was sent: start that server, or unset "
             "PREFECT_API_URL for a temporary one"
         ) from None
+
+
+def _shown(url: str) -> str:
+    """`url` without a user name or password it may carry (the line reaches a terminal)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def startup_timeout() -> float:

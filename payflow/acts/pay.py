@@ -38,5 +38,5 @@ def approval_needed(ledger: Ledger, batch_id: str) -> ApprovalNeeded | None:
     ensure_terms(ledger, batch_id)
     status = approval_status(ledger, batch_id)
     if isinstance(status, Pending | Void):
-        return ApprovalNeeded(batch_id, status.steps_left, type(status).__name__)
+        return ApprovalNeeded.of(batch_id, status)
     return None

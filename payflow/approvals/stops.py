@@ -5,8 +5,13 @@ waits for approval before it loads Prefect."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from payflow.expected import ExpectedFailure
 from payflow.wording import counted
+
+if TYPE_CHECKING:
+    from payflow.approvals.status import Pending, Void
 
 
 class BatchStopped(ExpectedFailure):
@@ -25,6 +30,11 @@ class ApprovalNeeded(BatchStopped):
         self.batch_id = batch_id
         self.steps_left = steps_left
         self.status_name = status_name
+
+    @classmethod
+    def of(cls, batch_id: str, status: Pending | Void) -> ApprovalNeeded:
+        """The stop for a batch whose approval `status` is still missing people."""
+        return cls(batch_id, status.steps_left, type(status).__name__)
 
 
 class NotApproved(BatchStopped):

@@ -64,12 +64,11 @@ def pay_command(
                 if allow_repeat:
                     allow_repeats(ledger, batch_id, payer)
                 rows = ledger.batch_counts(batch_id).rows
+                needed = approval_needed(ledger, batch_id)
             if settings.uses_sandbox and (held := as_the_ledger_holds_it(settings, batch_id, out)):
                 finish(settings, held, as_json=as_json)
             # A batch still waiting for approval is refused here, before Prefect is loaded and
             # its temporary server started: seconds of CPU for a one-line answer.
-            with open_ledger(settings) as ledger:
-                needed = approval_needed(ledger, batch_id)
             if needed is not None:
                 raise needed
             prefect = TemporaryPrefect(settings.home)

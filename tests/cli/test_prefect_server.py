@@ -122,3 +122,14 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+def test_a_password_in_the_operators_prefect_url_is_not_shown(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("PREFECT_API_URL", f"http://ops:s3cret-word@127.0.0.1:{port}/api")
+    with pytest.raises(PrefectServerNotStarted) as refused:
+        TemporaryPrefect(tmp_path).ready()
+    assert "s3cret-word" not in str(refused.value) and "ops" not in str(refused.value)
+    assert f"Prefect's API at http://127.0.0.1:{port}/api (PREFECT_API_URL)" in str(refused.value)
