@@ -149,6 +149,8 @@ from payflow.cli.validate import validate_file
 from payflow.settings import Settings
 report, sandbox = validate_file(Path(sys.argv[1]), settings=Settings())
 assert sandbox and report.valid == 2, (sandbox, report.as_json())
+from payflow.intake.report_files import write_rejects_report
+write_rejects_report(report, Path(sys.argv[2]))
 print(sorted({m.split('.')[0] for m in sys.modules} & {"sqlalchemy", "alembic"}))
 print(sorted(m for m in sys.modules if m.startswith(("payflow.ledger", "payflow.reconcile"))))
 """
@@ -156,7 +158,8 @@ print(sorted(m for m in sys.modules if m.startswith(("payflow.ledger", "payflow.
 
 def test_validating_on_the_embedded_sandbox_loads_no_ledger(tmp_path):
     # The embedded sandbox's validation opens no ledger: the ledger's modules and SQLAlchemy
-    # (about 0.5 s of CPU) came in through the kept lists and the reports package's init.
+    # (about 0.5 s of CPU) came in through the kept lists, the reports package's init and the
+    # rejects report's heading row (it lived in the reconciliation workbook's module).
     batch = tmp_path / "batch.csv"
     batch.write_text(
         "externalId,amount,currency,paymentType,requisites,bankName,name,userId\n"
@@ -167,7 +170,7 @@ def test_validating_on_the_embedded_sandbox_loads_no_ledger(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYFLOW_", "PREFECT_"))}
     env["PAYFLOW_HOME"] = str(tmp_path)
     shown = subprocess.run(
-        [sys.executable, "-c", VALIDATE_ON_THE_SANDBOX, str(batch)],
+        [sys.executable, "-c", VALIDATE_ON_THE_SANDBOX, str(batch), str(tmp_path)],
         env=env,
         capture_output=True,
         text=True,

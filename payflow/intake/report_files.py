@@ -12,8 +12,8 @@ from payflow.inert import inert_row
 from payflow.intake.problems import Problem, ValidationReport
 from payflow.redact import printable
 from payflow.reporting.cell_styles import CellStyles
+from payflow.reporting.headings import header_row
 from payflow.reporting.printing import lines_needed
-from payflow.reporting.workbook import header_row
 from payflow.reporting.xml_rows import XmlRowsSheet
 from payflow.storage import Place, Storage, storage_at
 from payflow.wording import counted

@@ -20,9 +20,10 @@ from payflow.intake import Problem
 from payflow.intake.reading import FIRST_DATA_ROW
 from payflow.ledger.states import NOT_PAID_STATES, RowState
 from payflow.links.records import CURRENCY, ClaimState, LinkView, status_label
+from payflow.reporting.headings import column_widths, header_row
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.printing import lines_needed, print_one_page_wide
-from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, append_tall, column_widths, header_row
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, append_tall
 from payflow.storage import Place, Storage, storage_at
 
 HEADER = (

@@ -21,15 +21,11 @@ from payflow.atomic import save_workbook
 from payflow.inert import inert_row, text_cell, text_cells
 from payflow.ledger import Disposition, RefundRowView
 from payflow.ledger.states import NOT_PAID_STATES
+from payflow.reporting.headings import column_widths, header_row
 from payflow.reporting.money import money_cell, money_text
 from payflow.reporting.printing import lines_needed, print_one_page_wide
 from payflow.reporting.reconciliation import ReportPaths
-from payflow.reporting.workbook import (
-    NO_REAL_MONEY_NOTE,
-    append_tall,
-    column_widths,
-    header_row,
-)
+from payflow.reporting.workbook import NO_REAL_MONEY_NOTE, append_tall
 from payflow.storage import Storage, storage_at
 
 HEADER = [

@@ -17,7 +17,7 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import Cell as SheetCell
 from openpyxl.chart import BarChart, Reference
-from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.styles import Alignment, PatternFill
 from openpyxl.utils import get_column_letter
 
 from payflow.atomic import abandon_workbook, save_workbook
@@ -25,6 +25,7 @@ from payflow.inert import text_cell
 from payflow.ledger import UNSENT_WORDS, RowOutcome
 from payflow.reconcile import DRIFT_CAVEAT, RollForward
 from payflow.reporting.cell_styles import CellStyles
+from payflow.reporting.headings import bold, header_row, heading
 from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS, Cell, Kind
 from payflow.reporting.money import money_cell, number_format, shown_width
 from payflow.reporting.printing import (
@@ -40,12 +41,8 @@ from payflow.reporting.xml_rows import XmlRowsSheet
 NO_REAL_MONEY_NOTE = "Embedded sandbox: no real money moved."
 TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 RATE_FORMAT = "0.00%"
-BOLD = Font(bold=True)
 INDENT = Alignment(indent=1)
 INDENTED_WRAP = Alignment(wrap_text=True, vertical="top", indent=1)
-# Right, a character in from the edge: flush right, "source_row" touched the next column's
-# heading ("source_rowexternal_id") in LibreOffice and on paper.
-HEADING_RIGHT = Alignment(horizontal="right", indent=1)
 CHART_LINES = 20  # lines of the sheet one 9 cm chart covers, with a gap below it
 # openpyxl types its write-only sheets and cells loosely; they are handled as Any here.
 Sheet = Any
@@ -94,23 +91,6 @@ FINDING_HEADER = (
 FINDING_WIDTHS = (12.0, 12.0, 24.0, 26.0, 13.0, 60.0, 20.0, 20.0, 16.0, 20.0, 40.0)
 README_WIDTHS = (38.0, 12.0, 90.0)
 ROWS_PAGES_WIDE = 3
-
-
-def header_row(
-    sheet: Sheet, names: Sequence[str], widths: Sequence[float], numbers: Sequence[str] = ()
-) -> None:
-    """Bold names over columns `widths` wide, kept in view while scrolling; the names in
-    `numbers` right-aligned over their figures. Call it before any other row."""
-    column_widths(sheet, widths)
-    sheet.freeze_panes = "A2"
-    print_one_page_wide(sheet)
-    sheet.append([_heading(sheet, n) if n in numbers else _bold(sheet, n) for n in names])
-
-
-def column_widths(sheet: Sheet, widths: Sequence[float]) -> None:
-    """Set the first columns' widths (in characters): a spreadsheet's default cut ids short."""
-    for index, width in enumerate(widths, start=1):
-        sheet.column_dimensions[get_column_letter(index)].width = width
 
 
 def _filter(sheet: Sheet, columns: int, rows: int) -> None:
@@ -248,7 +228,7 @@ class WorkbookWriter:
         print_one_page_wide(sheet, header_rows=0)
         generated = datetime.now(UTC).isoformat(timespec="seconds")
         head: list[list[Any]] = [
-            [_bold(sheet, "payflow reconciliation report")],
+            [bold(sheet, "payflow reconciliation report")],
             ["batch_id", text_cell(sheet, self.batch_id)],
             ["layout_version", LAYOUT_VERSION],
             ["generated_at_utc", generated],
@@ -256,7 +236,7 @@ class WorkbookWriter:
             ["amounts", "Numbers with the currency's decimals (XOF 0, RUB 2, KWD 3)."],
             ["times", "UTC, without a zone."],
             [],
-            [_bold(sheet, "column"), _bold(sheet, "kind"), _bold(sheet, "meaning")],
+            [bold(sheet, "column"), bold(sheet, "kind"), bold(sheet, "meaning")],
         ]
         for line in head:
             sheet.append(line)
@@ -265,7 +245,7 @@ class WorkbookWriter:
             line = [column.name, column.kind.value, column.meaning]
             append_tall(sheet, number, line, lines)
         sheet.append([])
-        sheet.append([_bold(sheet, "outcome"), _bold(sheet, "colour")])
+        sheet.append([bold(sheet, "outcome"), bold(sheet, "colour")])
         for outcome in RowOutcome:
             cell = WriteOnlyCell(sheet, value=outcome.value)
             cell.fill = FILLS[outcome]
@@ -315,21 +295,6 @@ def _append_sized(sheet: Sheet, number: int, cells: Sequence[Any], lines: int) -
     sheet.append(cells)
     if lines > 1:
         del sheet.row_dimensions[number]
-
-
-def _bold(sheet: Sheet, text: str) -> Any:
-    cell = WriteOnlyCell(sheet, value=text)
-    cell.font = BOLD
-    return cell
-
-
-def _heading(sheet: Sheet, name: str) -> Any:
-    # Over a column of numbers, which a spreadsheet aligns right: on the left, "rows" read as
-    # the heading of the text column before it, and a long name ran into the next one.
-    cell = text_cell(sheet, name)
-    cell.font = BOLD
-    cell.alignment = HEADING_RIGHT
-    return cell
 
 
 def _wrapped(sheet: Sheet, text: str) -> Any:
@@ -493,7 +458,7 @@ class _SummarySheet:
 
     def write(self) -> None:
         summary, sheet = self.summary, self.sheet
-        self.append([_bold(sheet, f"Batch {summary.batch_id}")])
+        self.append([bold(sheet, f"Batch {summary.batch_id}")])
         if summary.sandbox:
             self.append([NO_REAL_MONEY_NOTE])
         if rechecked := summary.not_rechecked_line():
@@ -501,8 +466,8 @@ class _SummarySheet:
         self.append([])
         self.append(
             [
-                _bold(sheet, CURRENCY_HEADER[0]),
-                *(_heading(sheet, c.currency) for c in summary.currencies),
+                bold(sheet, CURRENCY_HEADER[0]),
+                *(heading(sheet, c.currency) for c in summary.currencies),
             ]
         )
         columns: list[list[Any]] = []
@@ -545,14 +510,14 @@ class _SummarySheet:
         self._chart()
 
     def _balance(self) -> None:
-        self.append([_bold(self.sheet, "Balance roll-forward")])
+        self.append([bold(self.sheet, "Balance roll-forward")])
         self.append([DRIFT_CAVEAT])
         if not self.summary.balance:
             self.append(["No balance was read when the batch started paying."])
             return
         self.append(
-            [_bold(self.sheet, BALANCE_HEADER[0])]
-            + [_heading(self.sheet, r.currency) for r in self.summary.balance]
+            [bold(self.sheet, BALANCE_HEADER[0])]
+            + [heading(self.sheet, r.currency) for r in self.summary.balance]
         )
         columns: list[list[Any]] = []
         for r in self.summary.balance:
@@ -565,7 +530,7 @@ class _SummarySheet:
                 self.append([f"{r.currency}: other batches of this ledger meanwhile: {named}"])
 
     def _unsent(self) -> None:
-        self.append([_bold(self.sheet, "Rows never sent, by reason")])
+        self.append([bold(self.sheet, "Rows never sent, by reason")])
         self.append(self._block_header(UNSENT_HEADER))
         for t in self.summary.unsent:
             why = UNSENT_WORDS[t.reason]
@@ -574,7 +539,7 @@ class _SummarySheet:
             self.append(_at_top(self.sheet, line))
 
     def _failures(self) -> None:
-        self.append([_bold(self.sheet, "Failed rows by statusMessage")])
+        self.append([bold(self.sheet, "Failed rows by statusMessage")])
         self.append(self._block_header(FAILURE_HEADER))
         for group in self.summary.failures:
             t = group.total
@@ -599,9 +564,9 @@ class _SummarySheet:
         cells = []
         for before, name in zip(("", *names), names, strict=False):
             if name in NUMBER_HEADINGS:
-                cells.append(_heading(self.sheet, name))
+                cells.append(heading(self.sheet, name))
                 continue
-            cell = _bold(self.sheet, name)
+            cell = bold(self.sheet, name)
             if before in NUMBER_HEADINGS:
                 cell.alignment = INDENT
             cells.append(cell)
@@ -609,9 +574,9 @@ class _SummarySheet:
 
     def _chart(self) -> None:
         currencies = [c for c in self.summary.currencies if c.currency != NO_CURRENCY]
-        self.append([_bold(self.sheet, "Amounts by outcome")])
+        self.append([bold(self.sheet, "Amounts by outcome")])
         first = self.line + 1
-        self.append(["outcome", *(_heading(self.sheet, c.currency) for c in currencies)])
+        self.append(["outcome", *(heading(self.sheet, c.currency) for c in currencies)])
         for outcome in CHART_OUTCOMES:
             self.append(
                 [
