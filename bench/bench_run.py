@@ -513,11 +513,13 @@ def pay(
     webhooks: bool,
     again: bool = False,
     reconcile: bool = False,
+    name: str = "",
 ) -> RunFigures:
-    """Pay a fresh batch of `rows` (or the same one `again`) with its own PAYFLOW_HOME."""
-    home = work / f"home-{rows}"
+    """Pay a fresh batch of `rows` (or the same one `again`) with its own PAYFLOW_HOME (named
+    `name`, else by its size)."""
+    home = work / f"home-{name or rows}"
     run_env = dict(env, PAYFLOW_HOME=str(home))
-    file = work / f"batch-{rows}.csv"
+    file = work / f"batch-{name or rows}.csv"
     if not again:
         write_batch(file, rows, f"b{rows}-{time.time_ns()}")
         sign_in(run_env)
@@ -527,7 +529,7 @@ def pay(
             home.mkdir(parents=True, exist_ok=True)
             receiver = [*PAYFLOW, "webhooks", "--port", str(port)]
             ready = f"http://127.0.0.1:{port}/health"
-            log = work / f"webhooks-{rows}.log"
+            log = work / f"webhooks-{name or rows}.log"
             stack.enter_context(serve(receiver, run_env, ready, log, "webhook receiver"))
             run_env["PAYFLOW_WEBHOOK_URL"] = f"http://127.0.0.1:{port}/webhooks"
         figures = run_once(file, run_env, home)
@@ -629,13 +631,14 @@ def main() -> None:
         env.setdefault("PREFECT_HOME", str(work / "prefect-home"))
         # A 10-row batch first (a warm-up, shown), paid again at the end with nothing to pay.
         print("  a 10-row batch (the first run: Prefect's database is created):")
-        print_run(pay(work, env, 10, webhooks=not args.no_webhooks), None)
+        print_run(pay(work, env, 10, webhooks=not args.no_webhooks, name="first"), None)
         for rows in sizes:
             bound = rows / (args.in_flight / args.latency) + processing + final
             figures = pay(work, env, rows, webhooks=not args.no_webhooks, reconcile=args.reconcile)
             print_run(figures, bound)
         print("  the same 10-row file again (nothing to pay: the fixed cost of a run):")
-        print_run(pay(work, env, 10, webhooks=not args.no_webhooks, again=True), None)
+        again = pay(work, env, 10, webhooks=not args.no_webhooks, again=True, name="first")
+        print_run(again, None)
     if args.keep:
         print(f"work folder: {work}")
     else:
