@@ -337,7 +337,7 @@ class DescendantsCpu(threading.Thread):
 
     def run(self) -> None:
         while not self._done.wait(0.2):
-            for pid in _descendants(self._pid):
+            for pid in descendants(self._pid):
                 # One may end between the listing and the read.
                 with suppress(OSError, IndexError, ValueError):
                     self._seen[pid] = cpu_seconds(pid)
@@ -350,7 +350,7 @@ class DescendantsCpu(threading.Thread):
         return sum(self._seen.values())
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid` (Linux /proc/PID/task/TID/children)."""
     found: list[int] = []
     queue = [pid]

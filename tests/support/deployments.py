@@ -11,7 +11,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -166,9 +166,11 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 
 @contextmanager
-def deployed_stack(root: Path, **more_env: str) -> Iterator[Stack]:
+def deployed_stack(
+    root: Path, workers: Sequence[str] = ("worker-a", "worker-b"), **more_env: str
+) -> Iterator[Stack]:
     """A Prefect server on PostgreSQL with every deployment of prefect.yaml, a `payflow sandbox`
-    process, a PostgreSQL ledger and two process workers (worker-a, worker-b); `more_env` joins
+    process, a PostgreSQL ledger and a process worker by each name of `workers`; `more_env` joins
     the environment of the workers and of `Stack.cli` (PAYFLOW_NOTIFY, say)."""
     (root / "approvals.yaml").write_text(NO_STEPS, encoding="utf-8")
     with ExitStack() as running:  # left in reverse: workers, sandbox, ledger, Prefect server
@@ -211,7 +213,7 @@ def deployed_stack(root: Path, **more_env: str) -> Iterator[Stack]:
         wait_for("the sandbox", lambda: answers(f"{sandbox_url}/_sandbox/stats"), timeout=60)
         stack.cli(*PREFECT, "work-pool", "create", "payflow", "--type", "process")
         stack.cli(*PREFECT, "--no-prompt", "deploy", "--all")
-        for name in ("worker-a", "worker-b"):
+        for name in workers:
             start_worker(stack, name, root / f"{name}.log")
         yield stack
 
