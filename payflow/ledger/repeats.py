@@ -30,6 +30,7 @@ from sqlalchemy import (
     String,
     and_,
     exists,
+    func,
     insert,
     literal,
     or_,
@@ -305,37 +306,40 @@ class TwinRow:
 
 
 def twin_rows(engine: Engine, batch_id: str) -> list[TwinRow]:
-    """Rows of the batch whose `repeat_key` an earlier row of the same batch has under another
-    externalId (one per row, naming the first). Two such rows of one file were both paid with
-    nobody asked, while the same pair across two batches is held. Fixed at registration: the
-    states that leave it out (REJECTED, CONFLICT) are set then and never change."""
-    first = aliased(Payout, name="first")
+    """Rows of the batch whose `repeat_key` an earlier row of the same batch has (one per row,
+    naming the first). Two such rows of one file were both paid with nobody asked, while the
+    same pair across two batches is held. Fixed at registration: the states that leave it out
+    (REJECTED, CONFLICT) are set then and never change."""
+    # One pass over the batch's rows, sorted by key: the self-join this replaces compared every
+    # row with every other on PostgreSQL before the table's first ANALYZE (a 4,000-row batch
+    # took 6.4 s; 100,000 rows, hours), and one key on many rows gave their square in pairs.
     left_out = [RowState.REJECTED.value, RowState.CONFLICT.value]
-    condition = and_(
-        first.batch_id == Payout.batch_id,
-        first.repeat_key == Payout.repeat_key,
-        first.row_number < Payout.row_number,
-        first.external_id != Payout.external_id,
-        first.state.not_in(left_out),
-    )
-    query = (
+    key, order = Payout.repeat_key, Payout.row_number
+    rows = (
         select(
             Payout.row_number,
             Payout.external_id,
-            first.row_number.label("first_row_number"),
-            first.external_id.label("first_external_id"),
+            func.first_value(Payout.row_number)
+            .over(partition_by=key, order_by=order)
+            .label("first_row_number"),
+            func.first_value(Payout.external_id)
+            .over(partition_by=key, order_by=order)
+            .label("first_external_id"),
         )
-        .join(first, condition)
-        .where(Payout.batch_id == batch_id, Payout.state.not_in(left_out))
-        .order_by(Payout.row_number, first.row_number)
+        .where(
+            Payout.batch_id == batch_id,
+            Payout.state.not_in(left_out),
+            Payout.repeat_key.is_not(None),
+        )
+        .subquery()
     )
-    found: dict[str, TwinRow] = {}
+    query = (
+        select(rows)
+        .where(rows.c.row_number > rows.c.first_row_number)
+        .order_by(rows.c.row_number, rows.c.external_id)
+    )
     with engine.connect() as connection:
-        for row in connection.execute(query):
-            found.setdefault(
-                row.external_id,
-                TwinRow(
-                    row.row_number, row.external_id, row.first_row_number, row.first_external_id
-                ),
-            )
-    return list(found.values())
+        return [
+            TwinRow(row.row_number, row.external_id, row.first_row_number, row.first_external_id)
+            for row in connection.execute(query)
+        ]
