@@ -24,11 +24,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from payflow.redact import service_text
+
+if TYPE_CHECKING:
+    import httpx
 
 MESSAGE_LIMIT = 300
 _MESSAGE_KEYS = (
