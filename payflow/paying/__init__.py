@@ -3,21 +3,59 @@
 `submit_batch` / `submit_chunk` / `submit_claimed` run the submit protocol over the ledger's
 claims; `check_balance` stops a batch that would overdraw a currency; `track_batch` polls what
 webhooks did not settle. The platform's manual corrections are found by `payflow.reconcile`.
+
+The names below load on first use: `payflow status` of a batch with rows left reads
+`SubmitStats` alone, and this package's init would otherwise import the API client (httpx).
 """
 
-from payflow.paying.balance import (
-    BalanceCheck,
-    InsufficientBalanceError,
-    Shortfall,
-    check_balance,
-    compare_balance,
-)
-from payflow.paying.batch import ChunkLoop, ChunkResult, submit_batch, submit_chunk
-from payflow.paying.outcomes import Outcome, SubmitStats
-from payflow.paying.recheck import recheck_final
-from payflow.paying.requests import build_payout_request, payout_differences
-from payflow.paying.submit import submit_claimed
-from payflow.paying.track import Fetched, TrackResult, fetch_payout, refresh_batch, track_batch
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from payflow.paying.balance import (
+        BalanceCheck,
+        InsufficientBalanceError,
+        Shortfall,
+        check_balance,
+        compare_balance,
+    )
+    from payflow.paying.batch import ChunkLoop, ChunkResult, submit_batch, submit_chunk
+    from payflow.paying.outcomes import Outcome, SubmitStats
+    from payflow.paying.recheck import recheck_final
+    from payflow.paying.requests import build_payout_request, payout_differences
+    from payflow.paying.submit import submit_claimed
+    from payflow.paying.track import (
+        Fetched,
+        TrackResult,
+        fetch_payout,
+        refresh_batch,
+        track_batch,
+    )
+
+_HOMES = {
+    "BalanceCheck": "balance",
+    "ChunkLoop": "batch",
+    "ChunkResult": "batch",
+    "Fetched": "track",
+    "InsufficientBalanceError": "balance",
+    "Outcome": "outcomes",
+    "Shortfall": "balance",
+    "SubmitStats": "outcomes",
+    "TrackResult": "track",
+    "build_payout_request": "requests",
+    "check_balance": "balance",
+    "compare_balance": "balance",
+    "fetch_payout": "track",
+    "payout_differences": "requests",
+    "recheck_final": "recheck",
+    "refresh_batch": "track",
+    "submit_batch": "batch",
+    "submit_chunk": "batch",
+    "submit_claimed": "submit",
+    "track_batch": "track",
+}
 
 __all__ = [
     "BalanceCheck",
@@ -41,3 +79,10 @@ __all__ = [
     "submit_claimed",
     "track_batch",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
