@@ -16,12 +16,11 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from payflow.acts.history import batch_history, history_json, history_text
-from payflow.api import AsyncPayoutsClient
 from payflow.api.errors import PaymentsApiError
 from payflow.approvals import Expired, Pending, PolicyError, Void, approval_status
 from payflow.approvals.standing import Standing, standing
@@ -45,9 +44,7 @@ from payflow.ledger.service_binding import sandbox_served
 from payflow.ledger.states import UNFINISHED_STATES
 from payflow.ledger.totals import WordDifference
 from payflow.links.records import LinksBatchLine, status_label
-from payflow.paying import recheck_final, refresh_batch
 from payflow.redact import printable
-from payflow.refunds.track import refresh_refunds
 from payflow.runtime import (
     NO_REAL_MONEY_MOVED,
     ConfigurationError,
@@ -59,12 +56,16 @@ from payflow.settings import Settings
 from payflow.storage import storage_at
 from payflow.wording import NOT_REFRESHED, api_trouble, counted, state_words, unsent_words
 
+if TYPE_CHECKING:
+    from payflow.api import AsyncPayoutsClient
+
 STALE_AFTER = timedelta(minutes=1)
 SHOWN_PENDING = 50
 SHOWN_BATCHES = 10
 
 
-Poll = Callable[[AsyncPayoutsClient], Awaitable[object]]
+# The client's name as text: the API client (httpx) loads only when a refresh asks the service.
+Poll = Callable[["AsyncPayoutsClient"], Awaitable[object]]
 
 
 def _wants_refresh(
@@ -119,6 +120,8 @@ def _refund_status(
     try:
         following = bool(book.unfinished(batch_id) or book.awaiting_order_status(batch_id))
         if _wants_refresh(settings, book.last_change(batch_id), following, refresh):
+            from payflow.refunds.track import refresh_refunds  # the API client's imports: here
+
             _refresh(settings, lambda client: refresh_refunds(client, ledger, batch_id))
         counts = book.summary(batch_id)
         open_refunds = book.unfinished(batch_id)
@@ -666,6 +669,8 @@ def _all_paid(latest: dict[str, int], outcomes: dict[str, int]) -> bool:
 async def _refresh_batch(
     client: AsyncPayoutsClient, ledger: Ledger, batch_id: str, window: timedelta | None
 ) -> None:
+    from payflow.paying import recheck_final, refresh_batch  # the API client's imports: here
+
     await refresh_batch(client, ledger, batch_id)
     if window is not None:
         await recheck_final(client, ledger, batch_id, utc_now() - window)
