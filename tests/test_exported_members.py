@@ -102,3 +102,20 @@ def test_every_exported_name_is_importable(module_name):
     exec(f"from {module_name} import *", namespace)
     namespace.pop("__builtins__")
     assert sorted(namespace) == sorted(EXPORTED[module_name])
+
+
+LAZY_PACKAGES = ["payflow.api", "payflow.paying", "payflow.reconcile", "payflow.reporting"]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_a_lazy_package_names_no_name_after_one_of_its_modules(package: str) -> None:
+    # A package that loads its names on first use (`_HOMES`) hands out a submodule instead of
+    # the name once that submodule is imported, when both are spelled alike (acts' `decide`).
+    import pkgutil
+
+    module = importlib.import_module(package)
+    modules = {name for _, name, _ in pkgutil.iter_modules(module.__path__)}
+    assert set(module._HOMES) <= set(module.__all__)
+    assert not modules & set(module._HOMES)
+    for name, home in module._HOMES.items():
+        assert getattr(module, name) is getattr(importlib.import_module(f"{package}.{home}"), name)
