@@ -7,8 +7,9 @@ otherwise import the clients and httpx with them (about 0.1-0.2 s).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from payflow.lazy_names import names_loader
 
 if TYPE_CHECKING:
     from payflow.api.async_client import AsyncPayoutsClient
@@ -26,8 +27,4 @@ _HOMES = {
 __all__ = ["AsyncPayoutsClient", "PayoutsClient", "RetryPolicy", "Throttle"]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = names_loader(__name__, _HOMES)

@@ -10,8 +10,9 @@ The names below load on first use: `payflow status` of a batch with rows left re
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from payflow.lazy_names import names_loader
 
 if TYPE_CHECKING:
     from payflow.paying.balance import (
@@ -81,8 +82,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = names_loader(__name__, _HOMES)

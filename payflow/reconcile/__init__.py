@@ -11,8 +11,9 @@ package through `balance`, `detect` and `run` (about 0.25 s).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from payflow.lazy_names import names_loader
 
 if TYPE_CHECKING:
     from payflow.reconcile.balance import (
@@ -77,8 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = names_loader(__name__, _HOMES)

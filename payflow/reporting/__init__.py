@@ -7,8 +7,9 @@ SQLAlchemy and the reconciliation (about 0.5 s) through `layout` to write it.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from payflow.lazy_names import names_loader
 
 if TYPE_CHECKING:
     from payflow.reporting.layout import LAYOUT_VERSION, ROW_COLUMNS
@@ -57,8 +58,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = names_loader(__name__, _HOMES)
