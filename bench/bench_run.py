@@ -639,7 +639,12 @@ def main() -> None:
         print("  the same 10-row file again (nothing to pay: the fixed cost of a run):")
         again = pay(work, env, 10, webhooks=not args.no_webhooks, again=True, name="first")
         print_run(again, None)
-    if args.keep:
+    keep_or_remove(work, keep=args.keep)
+
+
+def keep_or_remove(work: Path, *, keep: bool) -> None:
+    """Print the work folder's path (`--keep`), or remove it."""
+    if keep:
         print(f"work folder: {work}")
     else:
         subprocess.run(["rm", "-rf", str(work)], check=False)

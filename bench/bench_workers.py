@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +44,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench_run import cpu_seconds, descendants, load, machine, write_batch
+from bench_run import cpu_seconds, descendants, keep_or_remove, load, machine, write_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the deployment tests' stack, reused as it is
@@ -328,10 +327,7 @@ def main() -> None:
                     f"(bound {workers * bound:.0f}/s: {rate / (workers * bound):.2f} of it; "
                     f"{fewest}: {paid[fewest] / (fewest * bound):.2f} of {fewest * bound:.0f}/s)"
                 )
-    if args.keep:
-        print(f"work folder: {work}")
-    else:
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+    keep_or_remove(work, keep=args.keep)
 
 
 if __name__ == "__main__":
