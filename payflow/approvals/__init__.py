@@ -27,6 +27,7 @@ from payflow.approvals.status import (
     approval_status,
     record_decision,
     status_for,
+    status_under,
 )
 
 __all__ = [
@@ -52,4 +53,5 @@ __all__ = [
     "person_key",
     "record_decision",
     "status_for",
+    "status_under",
 ]

@@ -101,8 +101,13 @@ def status_for(requirement: Requirement, records: list[ApprovalRecord]) -> Appro
 
 def approval_status(ledger: Ledger, batch_id: str) -> ApprovalStatus:
     """Approved, Pending(steps left), Declined, Void or Expired, from the ledger as it is now."""
-    requirement = approval_requirement(ledger, batch_id)
-    status = status_for(requirement, ledger.approvals_of(batch_id))
+    return status_under(ledger, approval_requirement(ledger, batch_id))
+
+
+def status_under(ledger: Ledger, requirement: Requirement) -> ApprovalStatus:
+    """`approval_status` for a requirement its caller has just read, with nothing written since
+    (a requirement reads the whole batch: about a second at 100,000 rows)."""
+    status = status_for(requirement, ledger.approvals_of(requirement.batch_id))
     if isinstance(status, Pending | Void) and ledger.now() >= requirement.expires_at:
         return Expired(requirement.expires_at.isoformat())
     return status
@@ -120,7 +125,7 @@ def record_decision(
 ) -> ApprovalStatus:
     """Append the approver's decision bound to the batch as it is now; the status after it."""
     requirement = approval_requirement(ledger, batch_id)
-    before = approval_status(ledger, batch_id)
+    before = status_under(ledger, requirement)
     if isinstance(before, Declined | Expired):
         state = type(before).__name__.lower()
         raise ApprovalRefused(f"batch {batch_id} is {state}; nothing will be paid")

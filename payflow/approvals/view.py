@@ -14,6 +14,7 @@ from payflow.approvals.status import (
     Declined,
     Expired,
     approval_status,
+    status_under,
 )
 from payflow.ledger import Ledger
 
@@ -31,7 +32,7 @@ class ApprovalView:
 def approval_view(ledger: Ledger, batch_id: str) -> ApprovalView:
     """Status, form (totals, warnings, the rule that applies) and seconds until expiry."""
     requirement = approval_requirement(ledger, batch_id)
-    status = approval_status(ledger, batch_id)
+    status = status_under(ledger, requirement)
     left = int((requirement.expires_at - ledger.now()).total_seconds())
     return ApprovalView(
         status,

@@ -39,7 +39,7 @@ from payflow.approvals import (
     Approved,
     PolicyError,
     approval_requirement,
-    approval_status,
+    status_under,
 )
 from payflow.approvals.standing import standing
 from payflow.console import pages
@@ -480,7 +480,7 @@ def create_app(ctx: ConsoleContext) -> Starlette:
             batch_id=batch_id,
             requirement=requirement,
             earlier_groups=pages.earlier_groups(requirement.earlier),
-            approval=approval_status(ctx.ledger, batch_id),
+            approval=status_under(ctx.ledger, requirement),
             totals=ctx.ledger.batch_totals(batch_id),
             state=state,
             approved_by=pages.approved_elsewhere(ctx, batch_id, state),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Engine, and_, exists, func, insert, select, update
+from sqlalchemy import Engine, Float, and_, cast, exists, func, insert, or_, select, update
 from sqlalchemy.orm import aliased
 
 from payflow.ledger.claims import in_batch
@@ -91,17 +91,31 @@ def rows_above(
     already, by this batch or another, is not approved again) above their currency's limit."""
     if not limits:
         return []
+    # Amounts are exact text: a double in SQL only narrows the rows read, with a margin wider
+    # than any rounding (amount > limit gives float(amount) >= float(limit)); Decimal decides.
+    near = or_(
+        *(
+            and_(Payout.currency == currency, cast(Payout.amount, Float) > _below(limit))
+            for currency, limit in limits.items()
+        )
+    )
     with engine.connect() as connection:
         rows = connection.execute(
             select(Payout.external_id, Payout.currency, Payout.amount)
             .where(
                 in_batch(batch_id),
-                Payout.currency.in_(list(limits)),
+                near,
                 Payout.state.in_([s.value for s in MAY_SEND_STATES]),
             )
             .order_by(Payout.external_id)
         ).all()
     return [(r.external_id, r.currency, r.amount) for r in rows if r.amount > limits[r.currency]]
+
+
+def _below(limit: Decimal) -> float:
+    """A float under `limit` by more than a double's rounding of it or of an amount near it."""
+    bound = float(limit)
+    return bound - abs(bound) * 1e-9 - 1
 
 
 def similar_batches(

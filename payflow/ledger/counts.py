@@ -155,15 +155,17 @@ def currency_totals(
 ) -> tuple[CurrencyTotal, ...]:
     """Rows and sums per currency and destination of the batch's payouts in `states` (every
     payout it is responsible for when None: its figures whatever it went through)."""
-    query = select(Payout.currency, Payout.payment_type, Payout.amount).where(in_batch(batch_id))
+    group = (Payout.currency, Payout.payment_type, Payout.amount)
+    query = select(*group, func.count()).where(in_batch(batch_id)).group_by(*group)
     if states is not None:
         query = query.where(Payout.state.in_([s.value for s in states]))
-    # Amounts are exact text in the ledger: SQL sums them as floats, so Decimal adds them here.
+    # Amounts are exact text in the ledger: SQL sums them as floats, so Decimal adds them here,
+    # each distinct amount once with its count (amounts repeat: a payroll pays many the same).
     sums: dict[tuple[str, str], tuple[int, Decimal]] = {}
     with engine.connect() as connection:
-        for currency, payment_type, amount in connection.execute(query):
+        for currency, payment_type, amount, count in connection.execute(query):
             rows, total = sums.get((currency, payment_type), (0, Decimal(0)))
-            sums[(currency, payment_type)] = (rows + 1, total + amount)
+            sums[(currency, payment_type)] = (rows + count, total + amount * count)
     return tuple(
         CurrencyTotal(currency, payment_type, rows, amount)
         for (currency, payment_type), (rows, amount) in sorted(sums.items())

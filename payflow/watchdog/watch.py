@@ -27,6 +27,7 @@ from payflow.approvals.status import (
     Pending,
     Void,
     approval_status,
+    status_under,
 )
 from payflow.ledger import FindingKind, Ledger, RowState
 from payflow.ledger.leases import release_lease, take_lease
@@ -293,10 +294,10 @@ def _warn_expiring(
 ) -> None:
     """Tell the checkers once when a batch still waiting for approval expires within
     `EXPIRING_WITHIN` (the lease `notify:expiring:<batch>` makes it once)."""
-    status = approval_status(ledger, batch_id)
-    if not isinstance(status, Pending | Void):
+    requirement = approval_requirement(ledger, batch_id)
+    if not isinstance(status_under(ledger, requirement), Pending | Void):
         return
-    left = approval_requirement(ledger, batch_id).expires_at - ledger.now()
+    left = requirement.expires_at - ledger.now()
     if left > EXPIRING_WITHIN or left <= timedelta(0):
         return
     if take_lease(ledger, f"notify:expiring:{batch_id}", holder, left + EXPIRING_WITHIN):

@@ -53,3 +53,61 @@ def test_the_content_hash_names_the_batch_and_its_rows(sqlite_url):
         one, two = ledger.batch_counts(f"{prefix}-1"), ledger.batch_counts(f"{prefix}-2")
         assert one.content_hash != two.content_hash
         assert len(one.content_hash) == 64
+
+
+def test_totals_add_every_row_exactly_when_amounts_repeat(ledger_url):
+    # Summed a distinct amount at a time, with its count: the same figures as row by row.
+    prefix = unique("rep")
+    amounts = ["0.10", "0.10", "0.20", "1000000.01", "0.10", "7", "7.00", "0.20"]
+    rows = [
+        instruction(
+            f"{prefix}-{n}",
+            n + 2,
+            amount,
+            currency="RUB",
+            payment_type="SBP",
+            requisites=f"7916{n:07d}",
+        )
+        for n, amount in enumerate(amounts)
+    ]
+    with Ledger.open(ledger_url) as ledger:
+        ledger.register_batch(f"{prefix}-batch", "f.csv", rows, [])
+        totals = ledger.batch_counts(f"{prefix}-batch").to_pay
+    assert totals == (CurrencyTotal("RUB", "SBP", 8, sum(map(Decimal, amounts))),)
+    assert totals[0].amount == Decimal("1000014.71")
+
+
+def test_rows_above_the_limit_are_exact_at_the_boundary(ledger_url):
+    # SQL narrows the rows by a double; whether a row is above its limit is Decimal's answer.
+    prefix = unique("above")
+    big = Decimal(10) ** 17
+    cases = {
+        "at": ("XOF", "500000"),
+        "cent-over": ("XOF", "500000.01"),
+        "cent-under": ("XOF", "499999.99"),
+        "big-at": ("RUB", str(big)),
+        "big-over": ("RUB", str(big + Decimal("0.01"))),
+    }
+    rows = [
+        instruction(
+            f"{prefix}-{name}",
+            n + 2,
+            amount,
+            currency=currency,
+            payment_type="SIM" if currency == "XOF" else "SBP",
+        )
+        for n, (name, (currency, amount)) in enumerate(cases.items())
+    ]
+    with Ledger.open(ledger_url) as ledger:
+        ledger.register_batch(f"{prefix}-batch", "f.csv", rows, [])
+        above = ledger.rows_above(f"{prefix}-batch", {"XOF": Decimal(500000), "RUB": big})
+        only_xof = ledger.rows_above(f"{prefix}-batch", {"XOF": Decimal("499999.98")})
+    assert above == [
+        (f"{prefix}-big-over", "RUB", big + Decimal("0.01")),
+        (f"{prefix}-cent-over", "XOF", Decimal("500000.01")),
+    ]
+    assert [ext for ext, _, _ in only_xof] == [
+        f"{prefix}-at",
+        f"{prefix}-cent-over",
+        f"{prefix}-cent-under",
+    ]
