@@ -31,6 +31,7 @@ from payflow.cli.setup import prepare
 from payflow.ending import BatchEnd, batch_end
 from payflow.ledger import (
     PAID_OUTCOMES,
+    RERUNNABLE_STATES,
     Disposition,
     FindingState,
     Ledger,
@@ -389,13 +390,9 @@ class OwnAndEarlier:
 
 
 def _own_and_earlier(ledger: Ledger, batch_id: str) -> OwnAndEarlier:
-    earlier = [
-        row.state
-        for row in ledger.batch_rows(batch_id)
-        if row.disposition is Disposition.ALREADY_KNOWN
-    ]
-    paid = sum(1 for state in earlier if state is RowState.COMPLETED)
-    return OwnAndEarlier(ledger.batch_counts(batch_id).own_sent, len(earlier), paid)
+    earlier = ledger.states_of(batch_id, Disposition.ALREADY_KNOWN)
+    paid = earlier.get(RowState.COMPLETED, 0)
+    return OwnAndEarlier(ledger.batch_counts(batch_id).own_sent, sum(earlier.values()), paid)
 
 
 def _echo_rejected(
@@ -520,7 +517,7 @@ def status(
     if LinkStore(ledger.engine).batch_exists(batch_id):
         _links_status(ledger, batch_id, as_json=as_json)
     # HELD rows wait for an operator's --allow-repeat: not final either.
-    unfinished = {state.value for state in UNFINISHED_STATES} | {RowState.HELD.value}
+    waits = UNFINISHED_STATES | {RowState.HELD}
     try:
         require_payout_batch(settings, ledger, batch_id)
         unfinished_now = bool(ledger.unfinished(batch_id))
@@ -539,9 +536,8 @@ def status(
         # such a batch read FAILED for a row a rerun had paid.
         latest = ledger.latest_summary(batch_id)
         pending = [
-            {"row": ref.row_number, "externalId": ref.external_id, "state": str(ref.state)}
-            for ref in ledger.batch_rows(batch_id)
-            if str(ref.state) in unfinished
+            {"row": row, "externalId": external_id, "state": str(state)}
+            for row, external_id, state in ledger.rows_in_states(batch_id, waits)
         ]
         decline = next((r for r in ledger.approvals_of(batch_id) if r.decision == "decline"), None)
         end = _end_of(settings, ledger, batch_id)
@@ -640,7 +636,7 @@ def status(
                     if said
                     else _how_to_go_on(settings, batch_id, waiting, waiting_run)
                 )
-            if set(latest) - unfinished - {RowState.COMPLETED.value}:
+            if set(latest) & {state.value for state in RERUNNABLE_STATES}:
                 # The run listed its unpaid rows with their statusMessage; the operator back
                 # the next day read "FAILED 1", exit 1, with no why and no next step.
                 for line in not_paid_lines(settings, batch_id):

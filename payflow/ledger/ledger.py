@@ -426,6 +426,16 @@ class Ledger:
         """Every source row of the batch in order, requisites unmasked (the caller masks)."""
         return reading.batch_rows(self._reader, batch_id)
 
+    def rows_in_states(
+        self, batch_id: str, states: frozenset[RowState]
+    ) -> list[tuple[int, str | None, RowState]]:
+        """(row, externalId, state) of the batch's source rows in `states`, in row order."""
+        return reading.rows_in_states(self._reader, batch_id, states)
+
+    def states_of(self, batch_id: str, disposition: Disposition) -> dict[RowState, int]:
+        """Rows of the batch with `disposition`, counted by state."""
+        return reading.states_of(self._reader, batch_id, disposition)
+
     def batch_exists(self, batch_id: str) -> bool:
         """True when the batch was registered."""
         return reading.batch_exists(self._reader, batch_id)

@@ -144,6 +144,37 @@ def batch_summary(engine: Engine, batch_id: str) -> dict[str, int]:
         return {str(name): int(count) for name, count in connection.execute(query)}
 
 
+def rows_in_states(
+    engine: Engine, batch_id: str, states: frozenset[RowState]
+) -> list[tuple[int, str | None, RowState]]:
+    """(row, externalId, state) of the batch's source rows in `states`, in row order: the
+    states `batch_rows` reads, without reading every row of a large batch to find a few."""
+    state = _row_state()
+    query = (
+        select(BatchRow.row_number, BatchRow.external_id, state)
+        .select_from(BatchRow)
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .where(BatchRow.batch_id == batch_id, state.in_([s.value for s in states]))
+        .order_by(BatchRow.row_number)
+    )
+    with engine.connect() as connection:
+        return [(int(n), ext, RowState(name)) for n, ext, name in connection.execute(query)]
+
+
+def states_of(engine: Engine, batch_id: str, disposition: Disposition) -> dict[RowState, int]:
+    """Rows of the batch with `disposition`, counted by the state `batch_rows` reads."""
+    state = _row_state()
+    query = (
+        select(state, func.count())
+        .select_from(BatchRow)
+        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
+        .where(BatchRow.batch_id == batch_id, BatchRow.disposition == disposition.value)
+        .group_by(state)
+    )
+    with engine.connect() as connection:
+        return {RowState(name): int(count) for name, count in connection.execute(query)}
+
+
 def _view(row: Row[Any]) -> RowView:
     disposition = Disposition(row.disposition)
     paid = disposition in (Disposition.NEW, Disposition.ALREADY_KNOWN)

@@ -111,3 +111,42 @@ def test_rows_above_the_limit_are_exact_at_the_boundary(ledger_url):
         f"{prefix}-cent-over",
         f"{prefix}-cent-under",
     ]
+
+
+def test_rows_in_states_and_states_of_read_the_states_batch_rows_reads(ledger_url):
+    # `payflow status` of a large batch asks for a few rows by state and counts rows by
+    # disposition in SQL; each must agree with reading every row.
+    from collections import Counter
+
+    from payflow.ledger import Disposition, RowState
+
+    prefix = unique("st")
+    first = instructions(prefix, 3)
+    with Ledger.open(ledger_url) as ledger:
+        ledger.register_batch(f"{prefix}-one", "one.csv", first, [])
+        (claimed,) = ledger.claim_for_submit(f"{prefix}-one", "w", limit=1)
+        ledger.mark_created(claimed.external_id, unique("p-"), "COMPLETED")
+        again = [
+            first[0]._replace(row_number=2),  # known, same content: ALREADY_KNOWN, COMPLETED
+            first[1]._replace(row_number=3),  # known, same content: ALREADY_KNOWN, VALIDATED
+            first[2]._replace(row_number=4, amount=Decimal("999")),  # other content: CONFLICT
+            instruction(f"{prefix}-new", 5),
+        ]
+        batch = f"{prefix}-two"
+        ledger.register_batch(batch, "two.csv", again, [RejectedRow(6, None, ["amount: bad"])])
+        rows = list(ledger.batch_rows(batch))
+        for states in (
+            frozenset({RowState.VALIDATED}),
+            frozenset({RowState.COMPLETED, RowState.REJECTED}),
+            frozenset({RowState.CONFLICT, RowState.HELD, RowState.SUBMITTING}),
+            frozenset(RowState),
+        ):
+            expected = [(r.row_number, r.external_id, r.state) for r in rows if r.state in states]
+            assert ledger.rows_in_states(batch, states) == expected
+        for disposition in Disposition:
+            by_reading = Counter(r.state for r in rows if r.disposition is disposition)
+            assert ledger.states_of(batch, disposition) == dict(by_reading)
+        assert ledger.states_of(batch, Disposition.ALREADY_KNOWN) == {
+            RowState.COMPLETED: 1,
+            RowState.VALIDATED: 1,
+        }
