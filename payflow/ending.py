@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from payflow.approvals.status import Approved, Declined, Expired, approval_status
+from payflow.approvals.status import ApprovalStatus, Approved, Declined, Expired, approval_status
 from payflow.ledger import Ledger
 from payflow.ledger.actions import last_action
 from payflow.wording import counted
@@ -38,13 +38,16 @@ class BatchEnd:
         return f"{self.said}: {self.next_step}"
 
 
-def batch_end(ledger: Ledger, batch_id: str) -> BatchEnd | None:
-    """The batch's end state while it has rows not sent; None when it has none, or no end."""
+def batch_end(
+    ledger: Ledger, batch_id: str, approval: ApprovalStatus | None = None
+) -> BatchEnd | None:
+    """The batch's end state while it has rows not sent; None when it has none, or no end.
+    `approval`: its approval status as the caller has just read it (None: read here)."""
     unsent = ledger.batch_counts(batch_id).to_send
     if not unsent:
         return None
     rows = counted(unsent, "row")
-    status = approval_status(ledger, batch_id)
+    status = approval if approval is not None else approval_status(ledger, batch_id)
     if isinstance(status, Declined):
         note = f" ({status.note})" if status.note else ""
         return BatchEnd(

@@ -374,6 +374,10 @@ class Ledger:
         """Payouts of the batch not final yet (VALIDATED, SUBMITTING, CREATED, PROCESSING)."""
         return reading.unfinished(self._reader, batch_id)
 
+    def has_unfinished(self, batch_id: str) -> bool:
+        """Whether a payout of the batch is not final yet."""
+        return reading.has_unfinished(self._reader, batch_id)
+
     def record_report_version(self, version: ReportVersionView) -> int:
         """Keep one version of a batch's reconciliation report; its id."""
         return report_versions.record_version(self._engine, version)

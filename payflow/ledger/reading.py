@@ -94,6 +94,15 @@ def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:
         return [_ref(row) for row in connection.execute(query)]
 
 
+def has_unfinished(engine: Engine, batch_id: str) -> bool:
+    """Whether a payout of the batch is not final yet (`unfinished` without reading them)."""
+    query = select(
+        exists().where(in_batch(batch_id), Payout.state.in_([s.value for s in UNFINISHED_STATES]))
+    )
+    with engine.connect() as connection:
+        return bool(connection.scalar(query))
+
+
 def final_since(engine: Engine, batch_id: str, since: datetime) -> list[PayoutRef]:
     """Final payouts of the batch whose last news came at or after `since`: inside the
     correction window, where the platform may still move them."""

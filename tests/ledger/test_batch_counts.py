@@ -146,6 +146,8 @@ def test_rows_in_states_and_states_of_read_the_states_batch_rows_reads(ledger_ur
         for disposition in Disposition:
             by_reading = Counter(r.state for r in rows if r.disposition is disposition)
             assert ledger.states_of(batch, disposition) == dict(by_reading)
+        assert ledger.has_unfinished(batch) == bool(ledger.unfinished(batch))
+        assert ledger.has_unfinished(batch) and not ledger.has_unfinished(unique("none-"))
         assert ledger.states_of(batch, Disposition.ALREADY_KNOWN) == {
             RowState.COMPLETED: 1,
             RowState.VALIDATED: 1,
