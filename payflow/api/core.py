@@ -29,6 +29,9 @@ MASKED_QUERY_PARAMS = ("account",)  # the banks list takes the recipient phone i
 
 T = TypeVar("T")
 
+# Parsed URLs kept per path; the cache is emptied when full (one path per externalId lookup).
+URL_CACHE_SIZE = 256
+
 # No connection was made, so nothing reached the service.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)
 
@@ -81,6 +84,7 @@ class ClientCore:
         self._token = secret
         install_log_masking()
         self.base_url = base_url.rstrip("/")
+        self._urls: dict[str, httpx.URL] = {}
         self.timeout = httpx.Timeout(timeout)
         self.retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
 
@@ -96,12 +100,23 @@ class ClientCore:
             headers["Content-Type"] = "application/json"
         return http.build_request(
             call.method,
-            self.base_url + call.path,
+            self._url(call.path),
             params=call.params,
             content=content,
             headers=headers,
             timeout=self.timeout,
         )
+
+    def _url(self, path: str) -> httpx.URL:
+        """`base_url + path` parsed once: httpx parses a str URL on every request (its host
+        through `ipaddress` each time), and a payout run POSTs to one path. The URL holds no
+        query (httpx adds `params` to a copy) and never the token, which goes in a header."""
+        url = self._urls.get(path)
+        if url is None:
+            if len(self._urls) >= URL_CACHE_SIZE:
+                self._urls.clear()
+            url = self._urls[path] = httpx.URL(self.base_url + path)
+        return url
 
     def read(self, call: ApiCall[T], response: httpx.Response) -> T | PaymentsApiError:
         """The parsed answer, or the error it stands for (returned, so no context is chained)."""

@@ -92,6 +92,39 @@ def test_path_segments_are_escaped():
     assert recorder.requests[1].url.params["account"] == "+79001234567"
 
 
+def test_a_path_requested_again_gets_its_own_query_and_the_same_url():
+    # The client parses each path's URL once (core.URL_CACHE_SIZE); queries stay per request.
+    recorder = Recorder(httpx.Response(200, json=[]))
+    http = httpx.Client(transport=httpx.MockTransport(recorder))
+    with PayoutsClient(TOKEN, base_url="http://api.test/v2/", http_client=http) as client:
+        client.list_banks("79001234567")
+        client.list_banks("79007654321")
+        client.list_services()
+        client.list_banks("79001234567")
+        cached = [str(url) for url in client._core._urls.values()]
+    assert [str(r.url) for r in recorder.requests] == [
+        "http://api.test/v2/v1/payouts/banks?account=79001234567",
+        "http://api.test/v2/v1/payouts/banks?account=79007654321",
+        "http://api.test/v2/v1/payouts/services",
+        "http://api.test/v2/v1/payouts/banks?account=79001234567",
+    ]
+    assert cached == [
+        "http://api.test/v2/v1/payouts/banks",
+        "http://api.test/v2/v1/payouts/services",
+    ]
+    assert all(TOKEN not in url for url in cached)
+
+
+def test_parsed_urls_kept_stay_bounded(monkeypatch):
+    monkeypatch.setattr("payflow.api.core.URL_CACHE_SIZE", 3)
+    recorder = Recorder(httpx.Response(200, json=PAYOUT_JSON))
+    with sync_client(recorder) as client:
+        for n in range(10):
+            client.get_payout(f"p-{n}")
+        assert len(client._core._urls) <= 3
+    assert [r.url.path for r in recorder.requests] == [f"/v1/payouts/p-{n}" for n in range(10)]
+
+
 @pytest.mark.parametrize("bad", ["", "..", "."])
 def test_empty_or_dot_identifiers_are_refused_before_sending(bad):
     recorder = Recorder(httpx.Response(200, json=PAYOUT_JSON))
