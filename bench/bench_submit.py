@@ -29,7 +29,6 @@ from pathlib import Path
 import httpx
 
 from payflow.api import AsyncPayoutsClient
-from payflow.http_pools import pooled_http_client
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
 from payflow.paying import build_payout_request, submit_batch
@@ -79,14 +78,14 @@ def _sandbox_process(latency: float) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def _client(url: str, in_flight: int, http: httpx.AsyncClient) -> AsyncPayoutsClient:
-    return AsyncPayoutsClient(
-        SANDBOX_TOKEN_DEFAULT, base_url=url, max_in_flight=in_flight, http_client=http
-    )
+def _client(url: str, in_flight: int) -> AsyncPayoutsClient:
+    # Built as `runtime.client_for` builds the run's: its own small pools (http_pools.py), which
+    # it sends to directly (`AsyncPayoutsClient._exchange`); a client handed in is not.
+    return AsyncPayoutsClient(SANDBOX_TOKEN_DEFAULT, base_url=url, max_in_flight=in_flight)
 
 
 async def _submit(url: str, ledger: Ledger, batch_id: str, in_flight: int) -> int:
-    async with pooled_http_client(in_flight) as http, _client(url, in_flight, http) as client:
+    async with _client(url, in_flight) as client:
         stats = await submit_batch(
             client, ledger, batch_id, worker_id="bench", chunk_size=500, callback_url=None
         )
@@ -94,7 +93,7 @@ async def _submit(url: str, ledger: Ledger, batch_id: str, in_flight: int) -> in
 
 
 async def _raw(url: str, rows: list[PayoutInstruction], in_flight: int) -> int:
-    async with pooled_http_client(in_flight) as http, _client(url, in_flight, http) as client:
+    async with _client(url, in_flight) as client:
         await asyncio.gather(
             *(client.create_payout(build_payout_request(r, callback_url=None)) for r in rows)
         )
