@@ -33,7 +33,15 @@ from payflow.ledger.db import dialect_insert
 from payflow.ledger.records import OWN_PAYOUT, Disposition
 from payflow.ledger.repeats import hold_repeats
 from payflow.ledger.states import RowState
-from payflow.ledger.tables import INSTRUCTION_FIELDS, Batch, BatchRow, Payout, ServiceCheck
+from payflow.ledger.tables import (
+    INSTRUCTION_COLUMNS,
+    INSTRUCTION_FIELDS,
+    Batch,
+    BatchRow,
+    Payout,
+    ServiceCheck,
+    instruction_from_row,
+)
 from payflow.model import PayoutInstruction
 
 RERUNNABLE_STATES = frozenset(
@@ -316,12 +324,10 @@ def rerun_parents(engine: Engine, batch_id: str) -> list[ParentView]:
 
 def payout_instruction(engine: Engine, external_id: str) -> PayoutInstruction | None:
     """The stored instruction of one payout (what was sent), or None when unknown."""
-    columns = [getattr(Payout, name) for name in INSTRUCTION_FIELDS]
+    query = select(*INSTRUCTION_COLUMNS).where(Payout.external_id == external_id)
     with engine.connect() as connection:
-        row = connection.execute(select(*columns).where(Payout.external_id == external_id)).first()
-    if row is None:
-        return None
-    return PayoutInstruction(**{name: getattr(row, name) for name in INSTRUCTION_FIELDS})
+        row = connection.execute(query).first()
+    return None if row is None else instruction_from_row(row)
 
 
 def _insert_ignoring_conflicts(connection: Connection, table: Any, values: dict[str, Any]) -> int:

@@ -29,15 +29,16 @@ from sqlalchemy import (
 from payflow.ledger.records import ClaimedPayout, Disposition
 from payflow.ledger.states import EventSource, RowState, is_allowed
 from payflow.ledger.tables import (
-    INSTRUCTION_FIELDS,
+    INSTRUCTION_COLUMNS,
     BatchRow,
     Payout,
     StatusEvent,
     UncheckedRow,
+    instruction_from_row,
 )
-from payflow.model import PayoutInstruction
 
-_COLUMNS = [getattr(Payout, name) for name in INSTRUCTION_FIELDS] + [
+_COLUMNS = [
+    *INSTRUCTION_COLUMNS,
     Payout.id,
     Payout.batch_id,
     Payout.attempts,
@@ -95,7 +96,7 @@ def _lock_rows(
 def _claimed(
     row: Row[Any], attempts: int, lease_until: datetime, needs_resolution: bool
 ) -> ClaimedPayout:
-    instruction = PayoutInstruction(**{name: getattr(row, name) for name in INSTRUCTION_FIELDS})
+    instruction = instruction_from_row(row)
     return ClaimedPayout(instruction, row.batch_id, attempts, lease_until, needs_resolution)
 
 

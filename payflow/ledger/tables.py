@@ -6,6 +6,7 @@ fails CI.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -157,6 +158,19 @@ class Payout(Base):
     # model.person_key: the same person (by userId, or by name) paid the same amount and currency.
     user_key: Mapped[str | None] = mapped_column(String(64))
     name_key: Mapped[str | None] = mapped_column(String(64))
+
+
+INSTRUCTION_COLUMNS = tuple(getattr(Payout, name) for name in INSTRUCTION_FIELDS)
+"""The Payout columns of INSTRUCTION_FIELDS, in their order: a query that selects them first
+reads each row's instruction with `instruction_from_row`."""
+
+
+def instruction_from_row(row: Sequence[Any]) -> PayoutInstruction:
+    """The instruction in the leading values of a row selected as `INSTRUCTION_COLUMNS, ...`.
+
+    By position, not by name: reading 15 fields by name off a SQLAlchemy Row cost about 8 us a
+    row, and a claim reads one per row it sends."""
+    return PayoutInstruction._make(row[: len(INSTRUCTION_FIELDS)])
 
 
 class BatchRow(Base):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
-from ledger_support import FakeClock, instructions, unique
+from ledger_support import FakeClock, instruction, instructions, unique
 
 from payflow.ledger import LeaseLost, Ledger, RowState
 
@@ -32,6 +33,27 @@ def test_claim_moves_validated_rows_to_submitting_once(ledger: Ledger, clock: Fa
         RowState.SUBMITTING,
         "submit",
     )
+
+
+def test_a_claimed_row_carries_its_instruction_as_registered(ledger: Ledger) -> None:
+    # Every field set, none equal to another: a field read from the wrong column shows.
+    batch, p = unique("b"), unique()
+    sent = instruction(f"{p}-2", 2)._replace(
+        amount=Decimal("1234.50"),
+        service_id=7,
+        bank_name="bank-x",
+        note="a note",
+        user_email="x@example.com",
+        user_phone="79001112233",
+        user_ip="10.0.0.1",
+        callback_url="https://cb.example/p",
+    )
+    assert all(value is not None for value in sent)
+    ledger.register_batch(batch, "a.csv", [sent], [])
+    [claimed] = ledger.claim_for_submit(batch, "w1", 5)
+    assert claimed.instruction == sent
+    assert ledger.payout_instruction(sent.external_id) == sent
+    assert ledger.payout_instruction(f"{p}-none") is None
 
 
 def test_an_expired_lease_is_taken_over_and_needs_resolution(
