@@ -7,7 +7,7 @@ moves, reading) and passes the clock, so tests can set time without sleeping.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from types import TracebackType
 
@@ -349,6 +349,13 @@ class Ledger:
     def payouts_to_poll(self, batch_id: str, now: datetime, limit: int) -> list[PayoutRef]:
         """CREATED/PROCESSING payouts of the batch whose next poll is due at `now`."""
         return reading.payouts_to_poll(self._reader, batch_id, now, limit)
+
+    def take_polls_due(
+        self, batch_id: str, now: datetime, limit: int, hold: timedelta
+    ) -> list[PayoutRef]:
+        """`payouts_to_poll`, each taken for `hold`: not due for another tracker of the batch
+        until the taker records its poll (and its next one) or `hold` passes."""
+        return moves.take_polls_due(self._engine, batch_id, now, limit, now + hold)
 
     def last_webhook_move(self, batch_id: str, since: datetime) -> datetime | None:
         """When a webhook last moved a payout of the batch (None: not since `since`)."""

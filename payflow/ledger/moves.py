@@ -32,7 +32,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import OperationalError
 
 from payflow.ledger.claims import in_batch
-from payflow.ledger.records import LeaseLost, LedgerError, UnknownPayout
+from payflow.ledger.reading import due_for_poll, payout_ref
+from payflow.ledger.records import LeaseLost, LedgerError, PayoutRef, UnknownPayout
 from payflow.ledger.service_word import ServiceWord, WordSource, write_words
 from payflow.ledger.states import (
     CORRECTIONS,
@@ -515,3 +516,25 @@ def make_polls_due(engine: Engine, batch_id: str, at: datetime) -> int:
             .execution_options(synchronize_session=False)
         )
     return int(result.rowcount)
+
+
+@retry_rolled_back
+def take_polls_due(
+    engine: Engine, batch_id: str, now: datetime, limit: int, until: datetime
+) -> list[PayoutRef]:
+    """The payouts `payouts_to_poll` gives, each made due only at `until` in the same
+    transaction: another tracker of the batch (a second pay run) takes the next ones instead of
+    polling these too. Rows another transaction holds are skipped (PostgreSQL `SKIP LOCKED`;
+    SQLite's IMMEDIATE transactions take turns), so a take never waits and never deadlocks.
+    The taker writes each payout's real next poll when it records the poll (`schedule_polls`);
+    `until` only matters if it dies first."""
+    with engine.begin() as connection:
+        query = due_for_poll(batch_id, now, limit).with_for_update(skip_locked=True)
+        refs = [payout_ref(row) for row in connection.execute(query)]
+        if refs:
+            connection.execute(
+                update(Payout)
+                .where(Payout.external_id.in_([ref.external_id for ref in refs]))
+                .values(next_poll_at=until)
+            )
+    return refs

@@ -46,15 +46,16 @@ _REF = (
 )
 
 
-def _ref(row: Row[Any]) -> PayoutRef:
+def payout_ref(row: Row[Any]) -> PayoutRef:
+    """A row read with the columns of `due_for_poll` (or `unfinished`) as a PayoutRef."""
     return PayoutRef(
         row.external_id, row.payout_id, RowState(row.state), row.last_status_at, row.next_poll_at
     )
 
 
-def payouts_to_poll(engine: Engine, batch_id: str, now: datetime, limit: int) -> list[PayoutRef]:
-    """Non-final payouts of the batch with a payout id whose next poll is due."""
-    query = (
+def due_for_poll(batch_id: str, now: datetime, limit: int) -> Select[Any]:
+    """Non-final payouts of the batch with a payout id whose next poll is due, oldest first."""
+    return (
         select(*_REF)
         .where(
             in_batch(batch_id),
@@ -65,8 +66,12 @@ def payouts_to_poll(engine: Engine, batch_id: str, now: datetime, limit: int) ->
         .order_by(Payout.next_poll_at)
         .limit(limit)
     )
+
+
+def payouts_to_poll(engine: Engine, batch_id: str, now: datetime, limit: int) -> list[PayoutRef]:
+    """Non-final payouts of the batch with a payout id whose next poll is due."""
     with engine.connect() as connection:
-        return [_ref(row) for row in connection.execute(query)]
+        return [payout_ref(row) for row in connection.execute(due_for_poll(batch_id, now, limit))]
 
 
 def last_webhook_move(engine: Engine, batch_id: str, since: datetime) -> datetime | None:
@@ -91,7 +96,7 @@ def unfinished(engine: Engine, batch_id: str) -> list[PayoutRef]:
         in_batch(batch_id), Payout.state.in_([s.value for s in UNFINISHED_STATES])
     )
     with engine.connect() as connection:
-        return [_ref(row) for row in connection.execute(query)]
+        return [payout_ref(row) for row in connection.execute(query)]
 
 
 def has_unfinished(engine: Engine, batch_id: str) -> bool:
@@ -113,7 +118,7 @@ def final_since(engine: Engine, batch_id: str, since: datetime) -> list[PayoutRe
         last >= since,
     )
     with engine.connect() as connection:
-        return [_ref(row) for row in connection.execute(query)]
+        return [payout_ref(row) for row in connection.execute(query)]
 
 
 def lease_holders(engine: Engine, batch_id: str) -> set[str]:

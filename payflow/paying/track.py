@@ -6,7 +6,8 @@ wait grows to `busy_quiet_period`: a payout not heard from is then most likely s
 the webhook channel, and polling it would only load the service (and a shared machine) further.
 The others are fetched by id with exponential backoff per payout (kept in the ledger, so several
 trackers agree) until every row is final or the deadline passes; the rows still open are then
-reported as pending.
+reported as pending. Each page of due payouts is taken (`Ledger.take_polls_due`), so several
+trackers of one batch (one per pay run) poll different payouts instead of each GETting all.
 """
 
 from __future__ import annotations
@@ -99,9 +100,12 @@ async def track_batch(
     backoff = _Backoff(poll_interval, poll_max_interval)
     quiet = timedelta(seconds=quiet_period)
     busy_quiet = timedelta(seconds=max(quiet_period, busy_quiet_period))
+    # A page is taken, not just read: a second tracker of the batch (one per pay run) takes the
+    # next page instead of GETting the same payouts. Held past any schedule written below.
+    hold = max(busy_quiet, timedelta(seconds=poll_max_interval))
     while True:
         now = datetime.now(UTC)
-        due = await asyncio.to_thread(ledger.payouts_to_poll, batch_id, now, POLL_BATCH)
+        due = await asyncio.to_thread(ledger.take_polls_due, batch_id, now, POLL_BATCH, hold)
         busy = bool(due) and await asyncio.to_thread(_webhooks_coming, ledger, batch_id, quiet)
         wait = busy_quiet if busy else quiet
         # News (creation, a webhook, an earlier poll) within the wait: look later.

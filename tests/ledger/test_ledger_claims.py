@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from ledger_support import FakeClock, instruction, instructions, unique
+from sqlalchemy import create_engine, text
 
 from payflow.ledger import LeaseLost, Ledger, RowState
 
@@ -121,6 +123,54 @@ def test_polling_schedule_and_unfinished(ledger: Ledger, clock: FakeClock) -> No
         f"{p}-3": RowState.PROCESSING,
         f"{p}-5": RowState.VALIDATED,
     }
+
+
+def test_due_polls_are_taken_page_by_page(ledger: Ledger, clock: FakeClock) -> None:
+    # Two trackers of one batch (two pay runs): each takes its own page of due payouts, which
+    # is due again after the hold, or when the taker writes the next poll it decided on.
+    batch, p = _batch(ledger, 5)
+    ledger.claim_for_submit(batch, "w", 5)
+    for row in range(2, 6):
+        ledger.mark_created(f"{p}-{row}", unique("pay"), "CREATED")
+    ledger.mark_created(f"{p}-6", unique("pay"), "COMPLETED")
+    hold = timedelta(seconds=60)
+    first = ledger.take_polls_due(batch, clock.now, 2, hold)
+    second = ledger.take_polls_due(batch, clock.now, 2, hold)
+    assert ledger.take_polls_due(batch, clock.now, 2, hold) == []
+    taken = [r.external_id for r in first + second]
+    assert sorted(taken) == [f"{p}-{row}" for row in range(2, 6)]
+    assert all(r.last_status_at == clock.now and r.next_poll_at == clock.now for r in first)
+    assert ledger.payouts_to_poll(batch, clock.now + hold - timedelta(seconds=1), 10) == []
+    ledger.schedule_polls([(first[0].external_id, clock.now + timedelta(seconds=2))])
+    soon = ledger.payouts_to_poll(batch, clock.now + timedelta(seconds=2), 10)
+    assert [r.external_id for r in soon] == [first[0].external_id]
+    assert len(ledger.payouts_to_poll(batch, clock.now + hold, 10)) == 4
+
+
+@pytest.mark.postgres
+def test_a_take_of_due_polls_skips_rows_another_transaction_holds(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    with Ledger.open(postgres_url, clock=clock) as ledger:
+        batch, p = _batch(ledger, 3)
+        ledger.claim_for_submit(batch, "w", 3)
+        for row in range(2, 5):
+            ledger.mark_created(f"{p}-{row}", unique("pay"), "CREATED")
+        engine = create_engine(postgres_url)
+        try:
+            with engine.begin() as holder:  # the receiver recording a webhook of p-2, say
+                holder.execute(
+                    text("SELECT id FROM payouts WHERE external_id = :e FOR UPDATE"),
+                    {"e": f"{p}-2"},
+                )
+                with ThreadPoolExecutor(1) as pool:  # a take that waited would time out here
+                    taking = pool.submit(
+                        ledger.take_polls_due, batch, clock.now, 10, timedelta(seconds=60)
+                    )
+                    taken = taking.result(timeout=10)
+        finally:
+            engine.dispose()
+    assert sorted(r.external_id for r in taken) == [f"{p}-3", f"{p}-4"]
 
 
 def test_lease_holders_names_the_workers_with_submitting_rows(tmp_path):
