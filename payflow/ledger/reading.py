@@ -144,18 +144,24 @@ def _row_state() -> ColumnElement[Any]:
     )
 
 
-def batch_summary(engine: Engine, batch_id: str) -> dict[str, int]:
-    """Rows of the batch per state; REJECTED and CONFLICT rows count as such."""
+def _counted_by_state(batch_id: str, *where: ColumnElement[bool]) -> Select[Any]:
+    """(state, rows) of the batch's source rows matching `where`, by the state `batch_rows`
+    reads (REJECTED and CONFLICT rows count as such)."""
     state = _row_state()
-    query = (
+    return (
         select(state, func.count())
         .select_from(BatchRow)
         .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
-        .where(BatchRow.batch_id == batch_id)
+        .where(BatchRow.batch_id == batch_id, *where)
         .group_by(state)
     )
+
+
+def batch_summary(engine: Engine, batch_id: str) -> dict[str, int]:
+    """Rows of the batch per state; REJECTED and CONFLICT rows count as such."""
     with engine.connect() as connection:
-        return {str(name): int(count) for name, count in connection.execute(query)}
+        rows = connection.execute(_counted_by_state(batch_id))
+        return {str(name): int(count) for name, count in rows}
 
 
 def rows_in_states(
@@ -177,14 +183,7 @@ def rows_in_states(
 
 def states_of(engine: Engine, batch_id: str, disposition: Disposition) -> dict[RowState, int]:
     """Rows of the batch with `disposition`, counted by the state `batch_rows` reads."""
-    state = _row_state()
-    query = (
-        select(state, func.count())
-        .select_from(BatchRow)
-        .outerjoin(Payout, Payout.external_id == BatchRow.external_id)
-        .where(BatchRow.batch_id == batch_id, BatchRow.disposition == disposition.value)
-        .group_by(state)
-    )
+    query = _counted_by_state(batch_id, BatchRow.disposition == disposition.value)
     with engine.connect() as connection:
         return {RowState(name): int(count) for name, count in connection.execute(query)}
 
