@@ -32,6 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import OperationalError
 
 from payflow.ledger.claims import in_batch
+from payflow.ledger.db import reader
 from payflow.ledger.reading import due_for_poll, payout_ref
 from payflow.ledger.records import LeaseLost, LedgerError, PayoutRef, UnknownPayout
 from payflow.ledger.service_word import ServiceWord, WordSource, write_words
@@ -528,6 +529,11 @@ def take_polls_due(
     SQLite's IMMEDIATE transactions take turns), so a take never waits and never deadlocks.
     The taker writes each payout's real next poll when it records the poll (`schedule_polls`);
     `until` only matters if it dies first."""
+    # Most ticks find nothing due (webhooks bring the news): those read, and take no write
+    # lock (on SQLite the whole file's, which the receiver and the submit lanes wait for).
+    with reader(engine).connect() as connection:
+        if connection.execute(due_for_poll(batch_id, now, 1)).first() is None:
+            return []
     with engine.begin() as connection:
         query = due_for_poll(batch_id, now, limit).with_for_update(skip_locked=True)
         refs = [payout_ref(row) for row in connection.execute(query)]

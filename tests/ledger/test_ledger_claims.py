@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from decimal import Decimal
@@ -145,6 +146,29 @@ def test_due_polls_are_taken_page_by_page(ledger: Ledger, clock: FakeClock) -> N
     soon = ledger.payouts_to_poll(batch, clock.now + timedelta(seconds=2), 10)
     assert [r.external_id for r in soon] == [first[0].external_id]
     assert len(ledger.payouts_to_poll(batch, clock.now + hold, 10)) == 4
+
+
+def test_a_take_with_nothing_due_takes_no_write_lock(tmp_path, clock: FakeClock) -> None:
+    # A tracker looks every half second; with webhooks bringing the news nothing is due, and a
+    # write transaction each time would queue behind (and hold up) the receiver's commits.
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    with Ledger.open(url, clock=clock) as ledger:
+        batch, p = _batch(ledger, 2)
+        ledger.claim_for_submit(batch, "w", 2)
+        for row in range(2, 4):
+            ledger.mark_created(f"{p}-{row}", unique("pay"), "CREATED")
+        ledger.schedule_polls([(f"{p}-{row}", clock.now + timedelta(hours=1)) for row in (2, 3)])
+        writer = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+        try:
+            writer.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+            with ThreadPoolExecutor(1) as pool:  # a take that waited for it would time out
+                taking = pool.submit(
+                    ledger.take_polls_due, batch, clock.now, 10, timedelta(seconds=60)
+                )
+                assert taking.result(timeout=10) == []
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
 
 
 @pytest.mark.postgres
