@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+
 # A handler registered before `skip_exit_collections` runs after its handler (atexit is last
 # in, first out) and prints whether the objects alive were frozen.
 SAYS_FROZEN = (
@@ -52,5 +54,8 @@ def test_garbage_is_finalised_at_exit_and_what_is_alive_is_frozen(tmp_path: Path
 
 def test_a_command_and_a_flow_run_process_end_that_way() -> None:
     assert _run(HELP)[-1] == "frozen"
-    assert _run("import payflow.flows.pay_batch\n") == ["frozen"]
-    assert _run("import payflow.intake\n") == ["not frozen"]  # nothing else asks for it
+    # A worker's flow-run process loads its entrypoint by path, as Prefect does; this one
+    # imports no payflow.flows module.
+    watchdog = "from prefect.flows import load_flow_from_entrypoint\n"
+    watchdog += f"load_flow_from_entrypoint({str(REPO / 'flows/watchdog.py:watchdog')!r})\n"
+    assert _run(watchdog) == ["frozen"]

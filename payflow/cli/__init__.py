@@ -21,7 +21,6 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from payflow.cli.app import CommandError, app
-from payflow.exiting import skip_exit_collections
 
 if TYPE_CHECKING:
     from payflow.file_access import FileAccess
@@ -169,7 +168,6 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     wanted = _requested_command(args)
     loaded: set[str] = set()
-    skip_exit_collections()
     try:
         # Inside the try: Ctrl-C during the seconds a command's module imports (pandas,
         # Prefect) printed a KeyboardInterrupt traceback.
