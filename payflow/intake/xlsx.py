@@ -6,6 +6,7 @@ import datetime as dt
 import io
 import re
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -172,63 +173,121 @@ def _read_plain(
     table = _Table(name, limits, columns)
     if table.start(rows[0], missing_columns):
         return None  # refused with the hints openpyxl's workbook gives (other sheets' headers)
-    specials = plain.specials
-    special_rows = {row for row, _ in specials}
-    numbers: dict[Any, str] = {}  # each distinct number's text, once (amounts repeat)
-    longest = limits.max_cell_chars
-    for number, values in enumerate(rows[1:], start=2):
-        texts: list[str] | None = values
-        if number in special_rows or not set(map(type, values)) <= _TEXT:
-            # A row without special cells (nearly all) looks none up, cell by cell.
-            in_row = specials if number in special_rows else _NO_SPECIALS
-            texts = _plain_texts(table, number, values, in_row, numbers)
-        if texts is None:
-            return None  # a date by calamine's reading of a style, not by openpyxl's
-        if texts and max(map(len, texts)) > longest:
-            index = next(i for i, text in enumerate(texts) if len(text) > longest)
-            limits.check_cell(name, number, table.column_name(index), len(texts[index]))
-        table.add(number, texts)
+    body = rows[1:]
+    by_column = _texts_by_column(table, body, plain.specials)
+    if by_column is not None:
+        table.add_all(by_column)
+    elif not _take_row_by_row(table, body, plain.specials):
+        return None  # a date by calamine's reading of a style, not by openpyxl's
     read = SheetRead(plain.title, plain.first)
     return table.finish(reader.archive, plain.path, plain.scan), table.problems, read
 
 
 _TEXT = {str}
-_NO_SPECIALS: dict[tuple[int, int], Special] = {}
 _PADDING = {id(EMPTY_CELL)}
 _NUMBERS = (float, int, bool)
 
 
-def _plain_texts(
+def _take_row_by_row(
+    table: _Table, body: list[list[Any]], specials: dict[tuple[int, int], Special]
+) -> bool:
+    """Take calamine's data rows into `table` a row at a time, in the sheet's order (its first
+    fault raised is the sheet's first); False when calamine read a date where openpyxl reads a
+    number."""
+    special_rows = {row for row, _ in specials}
+    numbers: dict[Any, str] = {}  # each distinct number's text, once (amounts repeat)
+    longest = table.limits.max_cell_chars
+    for number, values in enumerate(body, start=2):
+        texts: list[str] = values
+        if number in special_rows or not set(map(type, values)) <= _TEXT:
+            # A row without special cells (nearly all) looks none up, cell by cell.
+            texts = []
+            for index, value in enumerate(values):
+                special = specials.get((number, index + 1)) if number in special_rows else None
+                text = _plain_text(table, number, index, value, special, numbers)
+                if text is None:
+                    return False
+                texts.append(text)
+        if texts and max(map(len, texts)) > longest:
+            index = next(i for i, text in enumerate(texts) if len(text) > longest)
+            table.limits.check_cell(table.name, number, table.column_name(index), len(texts[index]))
+        table.add(number, texts)
+    return True
+
+
+def _texts_by_column(
+    table: _Table, body: list[list[Any]], specials: dict[tuple[int, int], Special]
+) -> list[list[str]] | None:
+    """The data rows' texts read a column at a time: the same texts and problems as
+    `_take_row_by_row`, but a column of text only is taken whole, never a cell at a time. None
+    (and no problem kept) wherever the order of reading could matter: rows of unequal widths, a
+    fault to raise, a cell too long, a value openpyxl would read otherwise; then the rows are
+    read one by one, in the sheet's order."""
+    if len({len(values) for values in body}) > 1:
+        return None
+    kept = len(table.problems)
+    in_columns: dict[int, dict[int, Special]] = {}
+    for (row, place), special in specials.items():
+        in_columns.setdefault(place - 1, {})[row] = special
+    numbers: dict[Any, str] = {}
+    # calamine's grid: every row as wide, so no column is cut short.
+    columns: list[Sequence[Any]] = list(zip(*body, strict=True))
+    try:
+        for index, column in enumerate(columns):
+            in_column = in_columns.get(index, {})
+            if not in_column and set(map(type, column)) <= _TEXT:
+                continue
+            texts = [
+                _plain_text(table, number, index, value, in_column.get(number), numbers)
+                for number, value in enumerate(column, start=2)
+            ]
+            if None in texts:
+                raise _RowByRow
+            columns[index] = texts
+        if any(
+            max(map(len, column), default=0) > table.limits.max_cell_chars for column in columns
+        ):
+            raise _RowByRow
+    except (_RowByRow, BatchFileError):
+        del table.problems[kept:]
+        return None
+    # Taken a column at a time, the problems are put back in the sheet's order: by row, then
+    # (a stable sort) by column, as a row at a time would have found them.
+    table.problems[kept:] = sorted(table.problems[kept:], key=lambda problem: problem.row)
+    return list(map(list, zip(*columns, strict=True))) if columns else [[] for _ in body]
+
+
+class _RowByRow(Exception):
+    """A column at a time cannot say what a row at a time would: the rows are read one by one."""
+
+
+def _plain_text(
     table: _Table,
     number: int,
-    values: list[Any],
-    specials: dict[tuple[int, int], Special],
+    index: int,
+    value: Any,
+    special: Special | None,
     numbers: dict[Any, str],
-) -> list[str] | None:
-    """A row's texts from calamine's values, its special cells decoded as openpyxl reads them;
-    None when calamine read a date where openpyxl reads a number."""
-    texts: list[str] = []
-    for index, value in enumerate(values):
-        kind = type(value)
-        special = specials.get((number, index + 1)) if specials else None
-        if special is None and kind is str:
-            text = value
-        elif special is None and kind is float and value in numbers:
-            text = numbers[value]
-        elif special is None and kind in _NUMBERS:
-            text = table.cell(number, index, value, "General", error=False)
-            # Kept for the next cell of the same value only from a column that is read: an
-            # unread one keeps a long number's digits unjudged, and a read cell must not
-            # take that text without its problem.
-            if kind is float and text and table.reads_column(index):
-                numbers[value] = text
-        elif special is None:
-            return None
-        else:
-            held = value if special.value is CALAMINE_READS else special.value
-            text = table.cell(number, index, held, special.number_format, error=False)
-        texts.append(text)
-    return texts
+) -> str | None:
+    """One cell's text from calamine's value, a special cell decoded as openpyxl reads it; None
+    when calamine read a date where openpyxl reads a number."""
+    kind = type(value)
+    if special is None and kind is str:
+        return value  # type: ignore[no-any-return]
+    if special is None and kind is float and value in numbers:
+        return numbers[value]
+    if special is None and kind in _NUMBERS:
+        text = table.cell(number, index, value, "General", error=False)
+        # Kept for the next cell of the same value only from a column that is read: an unread
+        # one keeps a long number's digits unjudged, and a read cell must not take that text
+        # without its problem.
+        if kind is float and text and table.reads_column(index):
+            numbers[value] = text
+        return text
+    if special is None:
+        return None
+    held = value if special.value is CALAMINE_READS else special.value
+    return table.cell(number, index, held, special.number_format, error=False)
 
 
 class _Table:
@@ -301,6 +360,16 @@ class _Table:
         if len(text) > self.limits.max_cell_chars:
             self.limits.check_cell(self.name, row, column, len(text))
         return text
+
+    def add_all(self, body: list[list[str]]) -> None:
+        """Every data row, under the row limits: at once when all are filled and within them."""
+        first = len(self.rows) + 1
+        if all(map(any, body)) and first - 2 + len(body) <= self.limits.max_rows:
+            self.blank_run = 0 if body else self.blank_run
+            self.rows.extend(body)
+            return
+        for row, texts in enumerate(body, start=first):
+            self.add(row, texts)
 
     def add(self, row: int, texts: list[str]) -> None:
         """One data row (`row`: its number in the sheet), under the row limits."""
