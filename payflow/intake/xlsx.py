@@ -17,6 +17,7 @@ from openpyxl.reader.excel import ExcelReader
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.workbook.workbook import Workbook
 
+from payflow import collecting
 from payflow.intake.cells import LostDigitsError, cell_text, fixes_decimals, shown_text
 from payflow.intake.columns import PAYOUT_COLUMNS, ReadColumns
 from payflow.intake.headers import SCANNED_ROWS, MissingColumns, missing_columns_error
@@ -81,6 +82,8 @@ class SheetRead:
     first: bool
 
 
+# A row's list and its texts all live on: no collection during the read finds garbage.
+@collecting.paused()
 def read_xlsx_cells(
     data: bytes,
     name: str,

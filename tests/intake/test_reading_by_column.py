@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import datetime
 from pathlib import Path
 from typing import NoReturn
@@ -75,3 +76,20 @@ def test_a_cell_too_long_is_named_by_the_sheets_order_not_the_columns(tmp_path: 
 
     with pytest.raises(BatchFileError, match=r"row 3, column 'externalId'"):
         read_batch_file(tmp_path / "long.xlsx", limits=limits)
+
+
+def test_a_sheet_is_read_with_the_collector_paused_and_resumed_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    original = xlsx.calamine_rows
+
+    def recorded(data: bytes, title: str) -> object:
+        seen.append(gc.isenabled())
+        return original(data, title)
+
+    monkeypatch.setattr(xlsx, "calamine_rows", recorded)
+    assert gc.isenabled()
+    read_batch_file(_mixed(tmp_path / "mixed.xlsx"))
+    assert seen == [False]
+    assert gc.isenabled()
