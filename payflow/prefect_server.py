@@ -33,8 +33,13 @@ DEFAULT_TIMEOUT_SECONDS = 90.0
 # parent already gone before that was set is caught by the getppid check. Set in the child, not
 # in a preexec_fn, which is unsafe in a process with threads. Elsewhere prctl is missing and the
 # server is stopped at exit only, as before.
+#
+# Prefect's server package is imported and its app built first with the cyclic collector off,
+# then what is alive is frozen (as payflow.collecting does; this child loads no payflow module):
+# the collections its start set off found little garbage, and the passes at exit skip it.
 _LAUNCHER = """\
-import os, runpy, signal, sys
+import gc, os, runpy, signal, sys
+gc.disable()
 parent = int(sys.argv.pop(1))
 try:
     import ctypes
@@ -43,6 +48,10 @@ except (AttributeError, OSError):
     pass
 if os.getppid() != parent:
     sys.exit(0)
+import prefect.server.api.server
+gc.collect()
+gc.freeze()
+gc.enable()
 sys.argv[0] = "uvicorn"
 runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
 """

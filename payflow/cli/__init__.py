@@ -20,6 +20,7 @@ import typer
 # typer 0.29 carries its own click and exports none of its usage errors by a public name.
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
+from payflow import collecting
 from payflow.cli.app import CommandError, app
 
 if TYPE_CHECKING:
@@ -157,6 +158,20 @@ def _home_and_access() -> tuple[Path, FileAccess]:
     return settings.home, FileAccess(shared_group_id(group) if group else None)
 
 
+def _start(wanted: str, loaded: set[str]) -> None:
+    """The command's settings and its module's imports (added to `loaded` once imported)."""
+    from payflow.file_access import use_umask
+    from payflow.quiet import quiet_prefect
+
+    home, access = _home_and_access()
+    # Files others create for this process (Prefect's, SQLite's) get no more than ours.
+    use_umask(access)
+    # Before any command module imports Prefect: its logging is configured once, at import.
+    quiet_prefect(home, access)
+    if _import_command(COMMAND_MODULES[wanted]):
+        loaded.add(wanted)
+
+
 def _usage_line(exc: UsageError) -> str:
     """A usage error in one line, with where the command's options are listed."""
     where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
@@ -172,17 +187,9 @@ def main(argv: list[str] | None = None) -> None:
         # Inside the try: Ctrl-C during the seconds a command's module imports (pandas,
         # Prefect) printed a KeyboardInterrupt traceback.
         if wanted is not None:
-            from payflow.file_access import use_umask
-            from payflow.quiet import quiet_prefect
-
-            home, access = _home_and_access()
-            # Files others create for this process (Prefect's, SQLite's) get no more than ours.
-            use_umask(access)
-            # Before any command module imports Prefect: its logging is configured once, at
-            # import.
-            quiet_prefect(home, access)
-            if _import_command(COMMAND_MODULES[wanted]):
-                loaded.add(wanted)
+            with collecting.paused():
+                _start(wanted, loaded)
+            collecting.settle()
         # Not standalone: click's own handling printed a usage error as four lines (usage, a
         # hint, a blank line, the error); each is one line here, as every other refusal is.
         code = _command_group(loaded).main(args=args, prog_name="payflow", standalone_mode=False)
