@@ -179,7 +179,8 @@ def _usage_line(exc: UsageError) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the `payflow` console script."""
+    """Entry point of the `payflow` console script. Called with `argv` (a test, a tool), it
+    freezes none of its caller's objects (`collecting.settle`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     wanted = _requested_command(args)
     loaded: set[str] = set()
@@ -189,7 +190,8 @@ def main(argv: list[str] | None = None) -> None:
         if wanted is not None:
             with collecting.paused():
                 _start(wanted, loaded)
-            collecting.settle()
+            if argv is None:  # the process's own command: not a test's or a tool's call
+                collecting.settle()
         # Not standalone: click's own handling printed a usage error as four lines (usage, a
         # hint, a blank line, the error); each is one line here, as every other refusal is.
         code = _command_group(loaded).main(args=args, prog_name="payflow", standalone_mode=False)
