@@ -34,9 +34,10 @@ DEFAULT_TIMEOUT_SECONDS = 90.0
 # in a preexec_fn, which is unsafe in a process with threads. Elsewhere prctl is missing and the
 # server is stopped at exit only, as before.
 #
-# Prefect's server package is imported and its app built first with the cyclic collector off,
-# then what is alive is frozen (as payflow.collecting does; this child loads no payflow module):
-# the collections its start set off found little garbage, and the passes at exit skip it.
+# Prefect's server package is imported first with the cyclic collector off, then what is alive
+# is frozen (as payflow.collecting does; this child loads no payflow module): the collections
+# its imports set off found little garbage, and the passes at exit skip it. Building the app
+# under the pause too was measured slower: uvicorn builds it.
 _LAUNCHER = """\
 import gc, os, runpy, signal, sys
 gc.disable()
