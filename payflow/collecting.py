@@ -45,7 +45,7 @@ def paused() -> Iterator[None]:
 
 
 def settle() -> None:
-    """After a start-up's imports (made under a pause): one collection, then the objects alive
-    frozen, so that later full collections skip them."""
+    """After a start-up's imports (made under a pause), and at exit (`payflow.exiting`): one
+    collection, then the objects alive frozen, so that later full collections skip them."""
     gc.collect()
     gc.freeze()

@@ -12,7 +12,8 @@ event workers, logging's flush) run as before.
 from __future__ import annotations
 
 import atexit
-import gc
+
+from payflow import collecting
 
 _registered = False
 
@@ -24,9 +25,4 @@ def skip_exit_collections() -> None:
         _registered = True
         # atexit runs its handlers last in, first out: registered early, this runs after the
         # handlers registered later (Prefect's, the temporary server's stop).
-        atexit.register(_collect_then_freeze)
-
-
-def _collect_then_freeze() -> None:
-    gc.collect()
-    gc.freeze()
+        atexit.register(collecting.settle)
