@@ -73,14 +73,19 @@ class ThreadedServer:
         """Serve; returns the bound port once the socket accepts connections."""
         server = self._server = uvicorn.Server(self._config)
         self._thread = threading.Thread(target=server.run, name=self._name, daemon=True)
-        self._thread.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                where = f"{self._config.host}:{self._config.port}"
-                raise RuntimeError(f"{self._name} did not start on {where}")
-            time.sleep(0.01)
+        try:
+            self._thread.start()
+            while not server.started:
+                if not self._thread.is_alive() or time.monotonic() > deadline:
+                    where = f"{self._config.host}:{self._config.port}"
+                    raise RuntimeError(f"{self._name} did not start on {where}")
+                time.sleep(0.01)
+        except BaseException:
+            # A stop signal's SystemExit or Ctrl-C lands here too: a server left starting in
+            # its thread ran on into the interpreter's exit, which could end in a crash.
+            self.stop()
+            raise
         sockets = [s for srv in server.servers for s in srv.sockets]
         return int(sockets[0].getsockname()[1])
 
@@ -88,9 +93,9 @@ class ThreadedServer:
         """Ask uvicorn to exit and wait for the thread; safe to call twice."""
         if self._server is not None:
             self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=SHUTDOWN_TIMEOUT)
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None and thread.ident is not None:  # started
+            thread.join(timeout=SHUTDOWN_TIMEOUT)
         self._server = None
 
 
@@ -125,10 +130,10 @@ class BackgroundServer:
     def start(self) -> Self:
         """Serve; returns once the socket accepts connections."""
         self._opening()
-        self._runner = ThreadedServer(self._uvicorn_config(), name=self.thread_name)
         try:
+            self._runner = ThreadedServer(self._uvicorn_config(), name=self.thread_name)
             self._port = self._runner.start()
-        except RuntimeError:
+        except BaseException:  # a stop signal while starting, too: what was opened is closed
             self.stop()
             raise
         return self

@@ -60,6 +60,8 @@ def payflow_env(
         PAYFLOW_TRACK_DEADLINE="120",
         PAYFLOW_POLL_INTERVAL="0.5",
         PAYFLOW_TRACK_QUIET_PERIOD=TRACK_QUIET_PERIOD,  # why: support.tracking
+        # A command that crashes (a segmentation fault) prints where each thread was.
+        PYTHONFAULTHANDLER="1",
     )
     env.update(extra)
     if signed_in and "PAYFLOW_API_URL" in extra:
