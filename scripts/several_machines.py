@@ -21,6 +21,7 @@ machines that read the storage (workers, console). Nothing secret is printed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import csv
 import io
 import itertools
@@ -32,8 +33,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -148,13 +149,27 @@ def load_balancer(backends: list[str]) -> Starlette:
     turns = itertools.cycle(backends)
     forwarded: dict[str, int] = dict.fromkeys(backends, 0)
 
-    def check() -> None:
+    async def check(client: httpx.AsyncClient) -> None:
         while True:
             for backend in backends:
-                healthy[backend] = answers(f"{backend}/health")
-            time.sleep(1)
+                try:
+                    healthy[backend] = (await client.get(f"{backend}/health")).status_code == 200
+                except httpx.HTTPError:
+                    healthy[backend] = False
+            await asyncio.sleep(1)
 
-    threading.Thread(target=check, daemon=True, name="lb-health").start()
+    @asynccontextmanager
+    async def checking(_: Starlette) -> AsyncIterator[None]:
+        # The checks end with the server, not at the interpreter's exit: a thread still making
+        # a client there (OpenSSL loading its certificates) crashed the script as it exited.
+        async with httpx.AsyncClient(timeout=3) as client:
+            task = asyncio.create_task(check(client))
+            try:
+                yield
+            finally:
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
 
     async def health(_: Request) -> Response:
         up = [b for b, ok in healthy.items() if ok]
@@ -186,7 +201,7 @@ def load_balancer(backends: list[str]) -> Starlette:
         Route("/webhooks", forward, methods=["POST"]),
         Route("/_lb/forwarded", counts),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, lifespan=checking)
 
 
 @contextmanager
