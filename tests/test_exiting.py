@@ -59,3 +59,22 @@ def test_a_command_and_a_flow_run_process_end_that_way() -> None:
     watchdog = "from prefect.flows import load_flow_from_entrypoint\n"
     watchdog += f"load_flow_from_entrypoint({str(REPO / 'flows/watchdog.py:watchdog')!r})\n"
     assert _run(watchdog) == ["frozen"]
+
+
+# A command's start-up froze what it imported (`collecting.settle`); a thread of its own is
+# still at work when it exits.
+STILL_WORKING = """
+import threading
+from payflow import collecting
+from payflow.exiting import skip_exit_collections
+skip_exit_collections()
+collecting.settle()
+threading.Thread(target=threading.Event().wait, daemon=True, name="still-working").start()
+"""
+
+
+def test_a_process_exiting_with_a_thread_still_at_work_unfreezes_and_takes_its_full_exit() -> None:
+    # A shorter exit reached OpenSSL's teardown while such a thread was inside it (making an
+    # HTTP client): a segmentation fault after the work was done, about one exit in three.
+    assert _run(STILL_WORKING) == ["not frozen"]
+    assert _run(STILL_WORKING.replace("still-working", "GlobalEventLoopThread")) == ["frozen"]
