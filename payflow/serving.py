@@ -125,12 +125,13 @@ class BackgroundServer:
         """Before serving: open what the app needs (nothing by default)."""
 
     def _closed(self) -> None:
-        """After serving: close what `_opening` opened (nothing by default)."""
+        """After serving: close what `_opening` opened (nothing by default); also after a
+        start cut short, so it closes only what is open."""
 
     def start(self) -> Self:
         """Serve; returns once the socket accepts connections."""
-        self._opening()
         try:
+            self._opening()  # inside: a stop signal just after it closes what it opened
             self._runner = ThreadedServer(self._uvicorn_config(), name=self.thread_name)
             self._port = self._runner.start()
         except BaseException:  # a stop signal while starting, too: what was opened is closed
