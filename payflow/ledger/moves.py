@@ -355,9 +355,11 @@ def _plan_plain_moves(
     """The group's writes when every update is a plain one, else None (nothing written yet).
 
     Plain: its payout is among `rows` with no other payout id, its status is known, and the
-    move is allowed or stale. The decisions are `_record_in`'s, made without a query per update,
-    so a group of webhooks costs a few statements instead of three per update. The k-th move of
-    a payout goes into the k-th round, so rounds written in order keep each payout's order."""
+    move is allowed or stale. A payout id the ledger does not hold yet (a webhook that came
+    before the answer to its POST) is stored by the move. The decisions are `_record_in`'s,
+    made without a query per update, so a group of webhooks costs a few statements instead of
+    three per update. The k-th move of a payout goes into the k-th round, so rounds written in
+    order keep each payout's order."""
     by_external = {row.external_id: row for row in rows}
     by_payout_id = {row.payout_id: row for row in rows if row.payout_id is not None}
     current: dict[int, Row[Any] | _Moved] = {}
@@ -374,7 +376,10 @@ def _plan_plain_moves(
             return None  # UnknownPayout: the careful path raises it for this update alone
         row = current.get(found.id, found)
         if change.payout_id is not None and row.payout_id != change.payout_id:
-            return None  # a payout id to store first, or another one: a LedgerError
+            if row.payout_id is not None:
+                return None  # another payout id: a LedgerError
+            if by_payout_id.get(change.payout_id, found).id != found.id:
+                return None  # an id another payout holds: the careful path says what it is
         state = parse_api_status(change.status)
         if state is None:
             return None  # kept as the message by the careful path
@@ -383,6 +388,8 @@ def _plan_plain_moves(
         except IllegalTransition:
             return None  # maybe old news after a correction: the careful path looks it up
         if move is Move.STALE:
+            if change.payout_id is not None and row.payout_id is None:
+                return None  # a payout id to store with no move: the careful path stores it
             moved.append(False)
             if _is_word(change, False):
                 words.append(_word(found, change, state, now))
@@ -398,6 +405,8 @@ def _plan_plain_moves(
             payout_id=change.payout_id,
         )
         current[found.id] = _Moved.after(row, planned)
+        if change.payout_id is not None:
+            by_payout_id[change.payout_id] = found  # stored by this move, if it was not yet
         turn = moves_of[found.id]
         moves_of[found.id] += 1
         if turn == len(rounds):
