@@ -20,6 +20,7 @@ import httpx
 
 from payflow.http_pools import pooled_http_client
 from payflow.sandbox.config import FaultSettings, SandboxConfig
+from payflow.sandbox.posting import KeptAlivePoster, PostFailed, target_of
 
 
 def sign(body: bytes, token: str) -> str:
@@ -55,24 +56,22 @@ class WebhookSender:
         self._faults = faults
         self._rng = rng
         self._client: httpx.AsyncClient | None = None
+        self._poster = KeptAlivePoster(config.webhook_timeout, keep=config.webhook_concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._held_back: dict[str, Webhook] = {}
         self._slots = asyncio.Semaphore(config.webhook_concurrency)
         self.counts: Counter[str] = Counter()
 
     async def start(self) -> None:
-        """Open the HTTP client; called from the app's lifespan."""
-        # Small pools, as the API client: one httpx pool of 64 connections costs several times
-        # the CPU per webhook, and the sandbox shares the machine with the run it serves.
-        self._client = pooled_http_client(
-            self._config.webhook_concurrency, timeout=self._config.webhook_timeout
-        )
+        """Ready to send; called from the app's lifespan (the httpx client for an https address
+        is opened by the first such webhook: its TLS set-up costs every sandbox's start)."""
 
     async def close(self) -> None:
         """Cancel deliveries still in flight and close the client."""
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._poster.close()
         if self._client is not None:
             await self._client.aclose()
 
@@ -117,22 +116,34 @@ class WebhookSender:
             "X-Type": webhook.kind,
             "X-Signature": sign(webhook.body, key),
         }
-        assert self._client is not None, "WebhookSender.start() was not awaited"
         for attempt in range(self._config.webhook_max_attempts):
             if attempt:
                 await asyncio.sleep(self._config.webhook_backoff * 2 ** (attempt - 1))
             self.counts["attempts"] += 1
             async with self._slots:
                 try:
-                    response = await self._client.post(
-                        webhook.url, content=webhook.body, headers=headers
-                    )
-                except httpx.HTTPError:
+                    status = await self._post(webhook, headers)
+                except (httpx.HTTPError, PostFailed):
                     continue
-            if response.is_success:
+            if 200 <= status < 300:
                 self.counts["delivered"] += 1
                 return
         self.counts["failed"] += 1
+
+    async def _post(self, webhook: Webhook, headers: dict[str, str]) -> int:
+        """One attempt: the answer's status code."""
+        target = target_of(webhook.url)
+        if target is not None:
+            raw = [(name.encode(), value.encode()) for name, value in headers.items()]
+            return await self._poster.post(target, webhook.body, raw)
+        if self._client is None:
+            # Small pools, as the API client: one httpx pool of 64 connections costs several
+            # times the CPU per webhook, and the sandbox shares the machine with the run it serves.
+            self._client = pooled_http_client(
+                self._config.webhook_concurrency, timeout=self._config.webhook_timeout
+            )
+        response = await self._client.post(webhook.url, content=webhook.body, headers=headers)
+        return response.status_code
 
     def stats(self) -> dict[str, int]:
         """Counters: delivered, failed, attempts, dropped, duplicated, reordered, badSignature."""

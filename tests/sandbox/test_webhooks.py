@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 from sandbox_support import payout_body, wait_for
 from support.stats import sandbox_stats
 from support.waiting import sandbox_is_idle, wait_until
@@ -80,10 +81,13 @@ def test_delivery_gives_up_after_max_attempts(make_sandbox, receiver):
     assert len(receiver.refused) == 3
 
 
-def test_unreachable_address_is_retried_then_abandoned(make_sandbox):
+# https goes through httpx, plain http through the sandbox's kept-alive poster.
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_unreachable_address_is_retried_then_abandoned(make_sandbox, scheme):
     sandbox = make_sandbox(webhook_max_attempts=2, webhook_backoff=0.02)
+    address = f"{scheme}://127.0.0.1:9/x"  # nothing listens there
     with httpx.Client(base_url=sandbox.url, headers={"X-Api-Token": sandbox.token}) as api:
-        api.post("/v1/payouts", json=payout_body("5555", callbackUrl="http://127.0.0.1:9/x"))
+        api.post("/v1/payouts", json=payout_body("5555", callbackUrl=address))
         wait_for(api, f"{sandbox.url}/_sandbox/stats", lambda s: s["webhooks"]["failed"] == 1)
 
     assert sandbox_stats(sandbox)["webhooks"]["attempts"] == 2
