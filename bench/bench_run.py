@@ -400,6 +400,9 @@ def print_run(figures: RunFigures, bound: float | None) -> None:
         print(f"    {label:<42} {at - previous:7.2f} s   (at {at:6.2f})")
         previous = max(previous, at)
     print(f"    {'end of run (exit, servers stopped)':<42} {figures.wall - previous:7.2f} s")
+    first, last = figures.marks.get("submit_first"), figures.marks.get("submit_last")
+    if first is not None and last is not None:
+        print(f"    first claim to last POST recorded: {last - first:.2f} s (first at {first:.2f})")
     webhooks = int(figures.marks.get("webhooks", 0))
     polls = int(figures.marks.get("polls", 0))
     print(f"    status moves recorded: {webhooks} by webhook, {polls} by poll")
