@@ -17,8 +17,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -26,6 +28,8 @@ import httpx
 from payflow.file_access import ensure_file, make_folder
 
 DEFAULT_TIMEOUT_SECONDS = 90.0
+
+T = TypeVar("T")
 
 
 # Runs `python -m uvicorn ARGS` as a child that ends with this process, even a SIGKILLed one:
@@ -126,7 +130,8 @@ class TemporaryPrefect:
         self._port = 0
         self._given = os.environ.get("PREFECT_API_URL")  # an operator's server, asked once
         self._ready = self._given is not None
-        if not self._ready:
+        self._own = not self._ready
+        if self._own:
             self._launch()
             # Prefect reads its settings from the environment when first imported: after this.
             os.environ["PREFECT_API_URL"] = self.api_url
@@ -158,6 +163,31 @@ class TemporaryPrefect:
                     pass
                 time.sleep(0.1)
         raise PrefectServerNotStarted(not_started(f" (see {self._log_path})", "nothing was sent"))
+
+    @contextmanager
+    def flow_settings(self) -> Iterator[None]:
+        """Prefect's settings for the flows called in this block, in this thread: on a server
+        started here, no flow-run heartbeats. Each flow call's end waited up to a second for
+        the heartbeat thread's sleep, and nothing could read a missing heartbeat of a crashed
+        run from a server that ends with it (payflow's watchdog reads the ledger's heartbeats).
+        On an operator's server (PREFECT_API_URL), Prefect's settings as they are."""
+        if not self._own:
+            yield
+            return
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            yield
+
+    def calling(self, work: Callable[[], T]) -> Callable[[], T]:
+        """`work`, which calls flows, run within `flow_settings()` in whichever thread runs it
+        (`run_until_done`'s)."""
+
+        def called() -> T:
+            with self.flow_settings():
+                return work()
+
+        return called
 
     def stop(self) -> None:
         """Stop the server started here (called at exit too)."""

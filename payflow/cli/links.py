@@ -71,19 +71,20 @@ def _run_flow(
         # As every command that runs a flow: a slow start waits the setting's time, then says so
         # in one line (it ended "unexpected error (RuntimeError)" under load).
         prefect.ready()
-        if action == "issue":  # the API only for a serviceId: the flow asks it then
-            return payout_links(
-                source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
-            )
-        # Chosen once, before the flow, as `payflow run` does: the flow only uses it.
-        with api_endpoint(settings) as endpoint:
-            return payout_links(
-                source=source,
-                action=action,
-                out_dir=str(out) if out else None,
-                api_url=endpoint.base_url,
-                sandbox=endpoint.is_sandbox,
-            )
+        with prefect.flow_settings():
+            if action == "issue":  # the API only for a serviceId: the flow asks it then
+                return payout_links(
+                    source=source, action=action, out_dir=str(out) if out else None, sheet=sheet
+                )
+            # Chosen once, before the flow, as `payflow run` does: the flow only uses it.
+            with api_endpoint(settings) as endpoint:
+                return payout_links(
+                    source=source,
+                    action=action,
+                    out_dir=str(out) if out else None,
+                    api_url=endpoint.base_url,
+                    sandbox=endpoint.is_sandbox,
+                )
     except (BatchFileError, PrefectServerNotStarted) as exc:
         fail(str(exc))
     except PaymentsApiError as exc:

@@ -85,6 +85,7 @@ def pay_command(
                     out_dir=str(out) if out else None,
                     live=live,
                     payer=payer,
+                    prefect=prefect,
                 )
     except ApprovalNeeded as exc:
         waiting(settings, exc, as_json=as_json)

@@ -129,7 +129,7 @@ def refund_command(
                 receiver = WebhookReceiver(settings.ledger_url_or_default(), endpoint.token)
                 callback_url = stack.enter_context(receiver).url
             prefect.ready()
-            result = run_until_done(lambda: refund(callback_url, endpoint))
+            result = run_until_done(prefect.calling(lambda: refund(callback_url, endpoint)))
     except ApprovalNeeded as exc:
         _waiting(settings, exc, file, as_json=as_json)
     except RunInterrupted as exc:

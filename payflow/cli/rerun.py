@@ -138,6 +138,7 @@ def rerun_command(
             api_endpoint(settings) as endpoint,
             _stopped_is_one_line(BatchStopped),
             acting_as(maker),
+            prefect.flow_settings(),
         ):
             prefect.ready()
             if endpoint.is_sandbox:

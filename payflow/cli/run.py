@@ -264,6 +264,7 @@ def pay_in_process(
     out_dir: str | None,
     live: bool,
     payer: Actor,
+    prefect: TemporaryPrefect,
 ) -> PayResult:
     """Run the pay flow for a batch in the ledger, here and now, as `payer`'s act (recorded,
     with the run's end, when the batch may pay). It never waits for approval: a batch the
@@ -272,24 +273,26 @@ def pay_in_process(
 
     with open_ledger(settings) as ledger:
         started = start_paying(ledger, batch_id, payer, where=COMMAND_LINE)
-    progress = LedgerProgress(settings.ledger_url_or_default(), batch_id, rows, live=live)
-    with progress:
-        result: PayResult = run_until_done(
-            lambda: pay_result(
-                pay_batch(
-                    batch_id,
-                    out_dir=out_dir,
-                    api_url=endpoint.base_url,
-                    sandbox=endpoint.is_sandbox,
-                    callback_url=callback_url,
-                    wait_for_approval=False,
-                    # The embedded sandbox stops when this command's block ends.
-                    sandbox_ends_with_run=endpoint.is_sandbox,
-                    started_by=payer.name if started else None,
-                    return_state=True,
-                )
+
+    def pay() -> PayResult:
+        return pay_result(
+            pay_batch(
+                batch_id,
+                out_dir=out_dir,
+                api_url=endpoint.base_url,
+                sandbox=endpoint.is_sandbox,
+                callback_url=callback_url,
+                wait_for_approval=False,
+                # The embedded sandbox stops when this command's block ends.
+                sandbox_ends_with_run=endpoint.is_sandbox,
+                started_by=payer.name if started else None,
+                return_state=True,
             )
         )
+
+    progress = LedgerProgress(settings.ledger_url_or_default(), batch_id, rows, live=live)
+    with progress:
+        result = run_until_done(prefect.calling(pay))
     return result
 
 
@@ -429,14 +432,16 @@ def run_command(
         ):
             prefect.ready()
             intake: IntakeResult = run_until_done(
-                lambda: intake_batch(
-                    str(file),
-                    sheet=sheet,
-                    strict=strict,
-                    out_dir=out_dir,
-                    api_url=endpoint.base_url if endpoint else settings.api_url,
-                    sandbox=endpoint.is_sandbox if endpoint else False,
-                    made_by=maker.name,
+                prefect.calling(
+                    lambda: intake_batch(
+                        str(file),
+                        sheet=sheet,
+                        strict=strict,
+                        out_dir=out_dir,
+                        api_url=endpoint.base_url if endpoint else settings.api_url,
+                        sandbox=endpoint.is_sandbox if endpoint else False,
+                        made_by=maker.name,
+                    )
                 )
             )
             batch_id = intake.batch_id
@@ -475,6 +480,7 @@ def run_command(
                 out_dir=out_dir,
                 live=live,
                 payer=maker,
+                prefect=prefect,
             )
     except ApprovalNeeded as exc:
         waiting(settings, exc, as_json=as_json, shown=approval_shown)

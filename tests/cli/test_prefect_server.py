@@ -15,6 +15,7 @@ from support.waiting import wait_until
 
 from payflow.prefect_server import PrefectServerNotStarted, TemporaryPrefect
 from payflow.quiet import prefect_environment
+from payflow.stopping import run_until_done
 
 
 @pytest.fixture
@@ -35,6 +36,16 @@ def test_an_operators_server_is_used_and_nothing_starts(
     prefect.ready()  # one health check: nothing to wait for
     assert os.environ["PREFECT_API_URL"] == shared_prefect_server
     assert not (tmp_path / "logs" / "prefect-server.log").exists()
+    # Flows on an operator's server keep Prefect's heartbeats, which may watch for crashed runs.
+    assert run_until_done(prefect.calling(heartbeat_frequency)) == heartbeat_frequency()
+    assert heartbeat_frequency() is not None
+
+
+def heartbeat_frequency() -> int | None:
+    """The flow-run heartbeat interval a flow called here would use."""
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().flows.heartbeat_frequency
 
 
 def test_an_operators_server_that_does_not_answer_is_one_line(
@@ -60,6 +71,12 @@ def test_the_server_starts_answers_and_stops(no_prefect_url: Path) -> None:
         assert os.environ["PREFECT_API_URL"] == prefect.api_url
         prefect.ready()
         assert httpx.get(f"{prefect.api_url}/health", timeout=10).json() is True
+        # Flows called on it, in the thread that runs them, send no heartbeats: the server ends
+        # with the command, and each flow's end waited up to a second for the heartbeat thread.
+        assert run_until_done(prefect.calling(heartbeat_frequency)) is None
+        with prefect.flow_settings():
+            assert heartbeat_frequency() is None
+        assert heartbeat_frequency() is not None
     finally:
         prefect.stop()
     with pytest.raises(httpx.TransportError):
