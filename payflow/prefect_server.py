@@ -20,12 +20,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from payflow.file_access import ensure_file, make_folder
+
+if TYPE_CHECKING:
+    from payflow.settings import Settings
 
 DEFAULT_TIMEOUT_SECONDS = 90.0
 
@@ -123,7 +126,7 @@ def slow_start_line(exc: BaseException) -> str | None:
 class TemporaryPrefect:
     """A temporary Prefect server for this command (or none, when PREFECT_API_URL is set)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, heartbeats: bool = True) -> None:
         self._log_path = home / "logs" / "prefect-server.log"
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -131,11 +134,17 @@ class TemporaryPrefect:
         self._given = os.environ.get("PREFECT_API_URL")  # an operator's server, asked once
         self._ready = self._given is not None
         self._own = not self._ready
+        self._heartbeats = heartbeats and not self._own
         if self._own:
             self._launch()
             # Prefect reads its settings from the environment when first imported: after this.
             os.environ["PREFECT_API_URL"] = self.api_url
             atexit.register(self.stop)
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> TemporaryPrefect:
+        """The server of a command with these settings: its home, its heartbeats setting."""
+        return cls(settings.home, heartbeats=settings.prefect_heartbeats)
 
     @property
     def api_url(self) -> str:
@@ -170,8 +179,9 @@ class TemporaryPrefect:
         started here, no flow-run heartbeats. Each flow call's end waited up to a second for
         the heartbeat thread's sleep, and nothing could read a missing heartbeat of a crashed
         run from a server that ends with it (payflow's watchdog reads the ledger's heartbeats).
-        On an operator's server (PREFECT_API_URL), Prefect's settings as they are."""
-        if not self._own:
+        On an operator's server (PREFECT_API_URL), Prefect's settings as they are, unless
+        `heartbeats` was False (PAYFLOW_PREFECT_HEARTBEATS)."""
+        if self._heartbeats:
             yield
             return
         from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings

@@ -91,6 +91,13 @@ class Settings(BaseSettings):
         ge=0,
         description="Seconds after a payout's last news before tracking polls it.",
     )
+    prefect_heartbeats: bool = Field(
+        default=True,
+        description="Prefect's flow-run heartbeats from the flows a command runs in its own "
+        "process on an operator's Prefect server (PREFECT_API_URL); false: none, and each flow's "
+        "end no longer waits up to a second for Prefect's heartbeat thread. payflow's watchdog "
+        "reads the ledger's heartbeats; a command's own temporary server never gets Prefect's.",
+    )
     max_rows: int = Field(
         default=1_000_000, ge=1, description="Data rows a batch file may hold (checked on read)."
     )

@@ -89,7 +89,7 @@ def console_command(
     own_prefect = None
     if not prefect_api_configured():
         typer.echo("starting Prefect's local server for the console's pay runs", err=True)
-        own_prefect = TemporaryPrefect(settings.home)
+        own_prefect = TemporaryPrefect.for_settings(settings)
     try:
         with ExitStack() as stack:
             ledger = stack.enter_context(open_ledger(settings))

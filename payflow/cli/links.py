@@ -64,7 +64,7 @@ app.add_typer(links_app, name="links")
 def _run_flow(
     settings: Settings, source: str, action: Action, out: Path | None, sheet: str | None
 ) -> LinksResult:
-    prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
+    prefect = TemporaryPrefect.for_settings(settings)  # boots while Prefect is imported below
     from payflow.flows.links import payout_links  # Prefect loads only for the commands that need it
 
     try:

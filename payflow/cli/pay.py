@@ -71,7 +71,7 @@ def pay_command(
             # its temporary server started: seconds of CPU for a one-line answer.
             if needed is not None:
                 raise needed
-            prefect = TemporaryPrefect(settings.home)
+            prefect = TemporaryPrefect.for_settings(settings)
             with paying_endpoint(settings) as (endpoint, callback_url):
                 say_sandbox(endpoint)
                 prefect.ready()

@@ -95,7 +95,7 @@ def refund_command(
     refuse_refunds_left_behind(settings, refund_file.batch_id)
     maker = refund_maker(settings)  # before the question: one not signed in is told at once
     _confirm(yes, file, len(refund_file.frame))
-    prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
+    prefect = TemporaryPrefect.for_settings(settings)  # boots while Prefect is imported below
     # Imported here: Prefect and pandera cost seconds that the other commands need not pay.
     from payflow.acts.context import acting_as
     from payflow.cli.run import stopped

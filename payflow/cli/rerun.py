@@ -125,7 +125,7 @@ def rerun_command(
             raise typer.Exit(0)
         if selection.empty:
             fail(f"{CHOOSE_ROWS}; nothing was sent")
-        prefect = TemporaryPrefect(settings.home)  # boots while Prefect is imported below
+        prefect = TemporaryPrefect.for_settings(settings)  # boots while Prefect is imported below
         # Imported here: loading Prefect costs seconds a preview need not pay.
         from payflow.acts.context import acting_as
         from payflow.cli.signin import acting

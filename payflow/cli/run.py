@@ -407,7 +407,7 @@ def run_command(
     settings = prepare()
     readable_file(file)
     writable_folder(out)
-    prefect = TemporaryPrefect(settings.home)  # boots while the lines below import and open
+    prefect = TemporaryPrefect.for_settings(settings)  # boots while the lines below import and open
     # Imported here: loading Prefect costs seconds that the other commands need not pay.
     from payflow.connections import binding_checked_here
     from payflow.flows.approval import ApprovalNeeded, BatchStopped

@@ -60,6 +60,8 @@ def payflow_env(
         PAYFLOW_TRACK_DEADLINE="120",
         PAYFLOW_POLL_INTERVAL="0.5",
         PAYFLOW_TRACK_QUIET_PERIOD=TRACK_QUIET_PERIOD,  # why: support.tracking
+        # The session's Prefect server reads no heartbeat; each flow's end waited up to 1 s.
+        PAYFLOW_PREFECT_HEARTBEATS="false",
         # A command that crashes (a segmentation fault) prints where each thread was.
         PYTHONFAULTHANDLER="1",
     )

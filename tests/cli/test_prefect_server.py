@@ -36,9 +36,12 @@ def test_an_operators_server_is_used_and_nothing_starts(
     prefect.ready()  # one health check: nothing to wait for
     assert os.environ["PREFECT_API_URL"] == shared_prefect_server
     assert not (tmp_path / "logs" / "prefect-server.log").exists()
-    # Flows on an operator's server keep Prefect's heartbeats, which may watch for crashed runs.
+    # Flows on an operator's server keep Prefect's heartbeats, which may watch for crashed runs,
+    # unless its settings say none (PAYFLOW_PREFECT_HEARTBEATS=false).
     assert run_until_done(prefect.calling(heartbeat_frequency)) == heartbeat_frequency()
     assert heartbeat_frequency() is not None
+    quiet = TemporaryPrefect(tmp_path, heartbeats=False)
+    assert run_until_done(quiet.calling(heartbeat_frequency)) is None
 
 
 def heartbeat_frequency() -> int | None:
