@@ -82,6 +82,10 @@ def approve_command(
         if code:
             _print_code(ledger, batch_id, checker)
         try:
+            # What the checker reads and acknowledges, as the decision weighs it: read after it,
+            # a paused run the decision resumed had often paid the row above the per-row maximum
+            # already, and its acknowledged warning was missing from what the checker was told.
+            requirement = approval_requirement(ledger, batch_id)
             outcome = decide(
                 checker,
                 ledger,
@@ -100,7 +104,7 @@ def approve_command(
             )
             # With the notes of how the file was read, as the console's approve page and the
             # pause form show them: a checker reads them before acknowledging the warnings.
-            for line in note_lines(approval_requirement(ledger, batch_id)):
+            for line in note_lines(requirement):
                 print(printable(line), file=sys.stderr)
             raise typer.Exit(2) from None
         except (ApprovalRefused, PolicyError, UnknownBatch) as exc:
@@ -110,9 +114,6 @@ def approve_command(
         # A refund or links batch's rows are refunds and links, not payouts.
         totals = (*ledger.batch_totals(batch_id), *outflow_totals(ledger, batch_id))
         source = batch_source(ledger, batch_id)
-        # The checker approves in another process than the maker's upload: what the maker was
-        # warned of is said here again, from the ledger.
-        requirement = approval_requirement(ledger, batch_id)
         sandbox = sandbox_served(ledger)
     status = type(outcome.status).__name__
     if as_json:
