@@ -19,6 +19,7 @@ from prefect.exceptions import ObjectNotFound
 from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import (
     PREFECT_API_URL,
+    PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
     PREFECT_HOME,
     PREFECT_SERVER_ANALYTICS_ENABLED,
     PREFECT_SERVER_DATABASE_CONNECTION_URL,
@@ -77,10 +78,13 @@ def prefect_harness(api_url: str, more: Mapping[Setting, Any] | None = None) -> 
     Prefect keeps one events worker per process for any API URL. One started by an earlier test
     against another server kept sending there, and this server's task runs were never recorded:
     it is stopped first, so the next event starts one bound here, and stopped again at the end
-    so that the next module's flows do not send here. `more`: other settings for the block."""
+    so that the next module's flows do not send here. `more`: other settings for the block.
+    No flow-run heartbeats, as the tests' commands (`PAYFLOW_PREFECT_HEARTBEATS`): nothing
+    reads them, and each flow's end waited up to a second for Prefect's heartbeat thread."""
     EventsWorker.drain_all(timeout=30)
+    quiet = {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     with (
-        temporary_settings(updates={PREFECT_API_URL: api_url, **(more or {})}),
+        temporary_settings(updates={**quiet, **(more or {})}),
         # A thread started inside sees Prefect's global settings, not this context's.
         _temporary_global_settings_context(get_settings_context()),
     ):
