@@ -67,7 +67,6 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await state.webhooks.start()
         try:
             yield
         finally:

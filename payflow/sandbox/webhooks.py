@@ -62,10 +62,6 @@ class WebhookSender:
         self._slots = asyncio.Semaphore(config.webhook_concurrency)
         self.counts: Counter[str] = Counter()
 
-    async def start(self) -> None:
-        """Ready to send; called from the app's lifespan (the httpx client for an https address
-        is opened by the first such webhook: its TLS set-up costs every sandbox's start)."""
-
     async def close(self) -> None:
         """Cancel deliveries still in flight and close the client."""
         for task in list(self._tasks):
@@ -137,6 +133,7 @@ class WebhookSender:
             raw = [(name.encode(), value.encode()) for name, value in headers.items()]
             return await self._poster.post(target, webhook.body, raw)
         if self._client is None:
+            # Opened by the first https webhook: its TLS set-up cost every sandbox's start.
             # Small pools, as the API client: one httpx pool of 64 connections costs several
             # times the CPU per webhook, and the sandbox shares the machine with the run it serves.
             self._client = pooled_http_client(

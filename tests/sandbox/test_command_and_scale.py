@@ -59,7 +59,6 @@ def test_command_refuses_a_bad_setting_in_one_line():
 async def test_ten_thousand_payouts_all_reach_their_final_status():
     config = SandboxConfig(processing_delay=0.05, final_delay=0.05, correction_delay=0.05)
     state = SandboxState(config)
-    await state.webhooks.start()
     try:
         for n in range(10_000):
             request = {
