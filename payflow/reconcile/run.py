@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
@@ -237,19 +238,28 @@ Answered = tuple[list[ReportLine], list[Fetched]]  # the rows fetched, and what 
 async def _answered_pages(
     lines: Iterator[ReportLine], answers_for: Callable[[list[ReportLine]], Awaitable[Answered]]
 ) -> AsyncGenerator[tuple[list[ReportLine], Answered]]:
-    """Each page of rows with the service's answers. The next page is fetched while the caller
-    writes this one: the service answers while the ledger records, not each after the other."""
-    page = await asyncio.to_thread(_next_page, lines)
-    answering = asyncio.ensure_future(answers_for(page))
+    """Each page of rows with the service's answers. The next page is asked for while this one
+    is answered and written: its fetches queue behind this page's for the in-flight slots, so
+    the slots stay full across a page's end (its last fetches, then the next page's read, had
+    left them idle) and the service answers while the ledger records."""
+    asked: deque[tuple[list[ReportLine], asyncio.Future[Answered]]] = deque()
+
+    async def ask_next() -> bool:
+        page = await asyncio.to_thread(_next_page, lines)
+        if page:
+            asked.append((page, asyncio.ensure_future(answers_for(page))))
+        return bool(page)
+
     try:
-        while page:
-            answered = await answering
-            following = await asyncio.to_thread(_next_page, lines)
-            answering = asyncio.ensure_future(answers_for(following))
-            yield page, answered
-            page = following
+        more = await ask_next()
+        while asked:
+            if more:
+                more = await ask_next()  # one page queued behind the one awaited
+            page, answering = asked.popleft()
+            yield page, await answering
     finally:
-        answering.cancel()  # still fetching when the caller stopped: nobody waits for it now
+        for _, answering in asked:  # still fetching when the caller stopped: nobody waits now
+            answering.cancel()
 
 
 def _settle(

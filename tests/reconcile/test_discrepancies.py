@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import httpx
@@ -203,6 +204,34 @@ async def test_every_page_fetched_ahead_is_settled_once(
     assert (result.fetched, result.unanswered) == (5, 0)
     found = {(f.row_number, f.kind) for f in ledger.findings(batch) if f.state != "resolved"}
     assert found == {(3, "status_differs"), (4, "stuck"), (5, "amount_differs")}
+
+
+async def test_the_next_page_fills_the_slots_a_page_leaves_at_its_end(
+    client, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page's last fetches left slots idle until the next page was read and asked for: at
+    # 32 in flight and pages of 500, most of a 100,000-row reconciliation's time over its bound.
+    monkeypatch.setattr(reconcile_run, "PAGE_ROWS", 2)
+    batch = register(ledger, [instruction(new_id("f"), n, "0001") for n in range(2, 8)])
+    await pay(client, ledger, batch)
+    original = reconcile_run.fetch_payout
+    flying: list[int] = [0]
+    most: list[int] = [0]
+
+    async def slow(client_, external_id, payout_id_):  # type: ignore[no-untyped-def]
+        flying[0] += 1
+        most[0] = max(most[0], flying[0])
+        try:
+            await asyncio.sleep(0.05)
+            return await original(client_, external_id, payout_id_)
+        finally:
+            flying[0] -= 1
+
+    monkeypatch.setattr(reconcile_run, "fetch_payout", slow)
+    options = ReconcileOptions(stuck_after={"*": timedelta(hours=1)}, concurrency=4)
+    result = await reconcile_batch(client, ledger, batch, options)
+    assert (result.fetched, result.unanswered) == (6, 0)
+    assert most[0] == 4  # two pages of two in flight at once, never more than the slots
 
 
 async def test_a_status_message_echoing_requisites_reaches_the_ledger_and_report_masked(
