@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -28,6 +28,8 @@ import httpx
 from payflow.file_access import ensure_file, make_folder
 
 if TYPE_CHECKING:
+    from prefect.settings import Setting
+
     from payflow.settings import Settings
 
 DEFAULT_TIMEOUT_SECONDS = 90.0
@@ -123,6 +125,14 @@ def slow_start_line(exc: BaseException) -> str | None:
     return None
 
 
+def no_heartbeats() -> dict[Setting, Any]:
+    """Prefect's settings for flows that send no flow-run heartbeats: the flows called on a
+    Prefect server the command or console started (`TemporaryPrefect.flow_settings`)."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
+
+    return {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+
+
 class TemporaryPrefect:
     """A temporary Prefect server for this command (or none, when PREFECT_API_URL is set)."""
 
@@ -184,9 +194,9 @@ class TemporaryPrefect:
         if self._heartbeats:
             yield
             return
-        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+        from prefect.settings import temporary_settings
 
-        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        with temporary_settings(updates=no_heartbeats()):
             yield
 
     def calling(self, work: Callable[[], T]) -> Callable[[], T]:

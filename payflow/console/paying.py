@@ -20,6 +20,7 @@ from payflow.ledger.run_beats import RunBeat, batch_beats
 from payflow.paying.heartbeat import beating
 from payflow.paying.run_end import FAILED, FINISHED
 from payflow.paying.workers import worker_is_dead
+from payflow.prefect_server import no_heartbeats
 from payflow.runtime import holds_api_token
 from payflow.wording import counted
 
@@ -122,7 +123,11 @@ def _pay_here(ctx: ConsoleContext, batch_id: str, actor: str) -> None:
         with (
             # Beats from the start: Prefect's engine takes seconds to reach the flow's own beat.
             beating(ctx.ledger, batch_id, "the run in a console", ctx.settings.run_beat_seconds),
-            temporary_settings({PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect()}),
+            # The console's own server (`start_local_prefect`, or the one `payflow console`
+            # started): as a command's flows on its own server, no flow-run heartbeats.
+            temporary_settings(
+                {PREFECT_API_URL: ctx.prefect_api_url or start_local_prefect(), **no_heartbeats()}
+            ),
         ):
             # The flow records its own end (pay_finished / pay_failed) through `started_by`.
             pay_result(

@@ -183,3 +183,34 @@ def test_an_interrupted_batch_that_sent_nothing_offers_no_reconcile(console: Con
     assert refused.status_code == 409
     assert "no row of this batch was sent" in refused.text
     assert last_action(console.ctx.ledger, batch_id, "reconciled") is None
+
+
+def test_a_console_pay_run_sends_no_prefect_heartbeats_to_the_consoles_own_server(
+    console: Console, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its Prefect server is one the console started, as a command's own: each pay run's end
+    # waited up to a second for Prefect's heartbeat thread, whose beats nothing read (the
+    # console reads the ledger's heartbeats, above).
+    from prefect.settings import (
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        get_current_settings,
+        temporary_settings,
+    )
+
+    import payflow.flows.pay_batch as pay_batch_flow
+    from payflow.console.paying import _pay_here
+
+    seen: list[object] = []
+
+    def pay_batch(*args: object, **kwargs: object) -> None:
+        seen.append(get_current_settings().flows.heartbeat_frequency)
+        raise RuntimeError("stopped by the test before paying")
+
+    monkeypatch.setattr(pay_batch_flow, "pay_batch", pay_batch)
+    console.ctx.prefect_api_url = "http://127.0.0.1:9/api"  # never asked: the flow is the test's
+    batch_id = register_rows(console.ctx.ledger, "hb", "hb-1")
+    with temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: 30}):  # Prefect's default
+        _pay_here(console.ctx, batch_id, "carl")
+    assert seen == [None]
+    ended = last_action(console.ctx.ledger, batch_id, "pay_failed")
+    assert ended is not None and ended.detail == "RuntimeError: stopped by the test before paying"
