@@ -28,7 +28,7 @@ import httpx
 from payflow.file_access import ensure_file, make_folder
 
 if TYPE_CHECKING:
-    from prefect.settings import Setting
+    from prefect.settings.legacy import Setting
 
     from payflow.settings import Settings
 
