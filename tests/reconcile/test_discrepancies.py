@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 
 import httpx
@@ -217,12 +218,18 @@ async def test_the_next_page_fills_the_slots_a_page_leaves_at_its_end(
     original = reconcile_run.fetch_payout
     flying: list[int] = [0]
     most: list[int] = [0]
+    slots_full = asyncio.Event()
 
     async def slow(client_, external_id, payout_id_):  # type: ignore[no-untyped-def]
         flying[0] += 1
         most[0] = max(most[0], flying[0])
+        if flying[0] == 4:
+            slots_full.set()
         try:
-            await asyncio.sleep(0.05)
+            # Each fetch waits (a while at most) until the slots are full: however slow the
+            # next page's read, a page's fetches are still in flight when its fetches start.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(slots_full.wait(), 2)
             return await original(client_, external_id, payout_id_)
         finally:
             flying[0] -= 1
