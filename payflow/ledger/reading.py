@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
@@ -188,7 +189,7 @@ def states_of(engine: Engine, batch_id: str, disposition: Disposition) -> dict[R
         return {RowState(name): int(count) for name, count in connection.execute(query)}
 
 
-def _view(row: Row[Any]) -> RowView:
+def _view(row: Any) -> RowView:
     disposition = Disposition(row.disposition)
     paid = disposition in (Disposition.NEW, Disposition.ALREADY_KNOWN)
     if disposition is Disposition.REJECTED:
@@ -247,12 +248,17 @@ def by_row_number(
     engine: Engine, base: Select[Any], convert: Callable[[Any], T], page_rows: int
 ) -> Iterator[T]:
     """Stream `base` (ordered by BatchRow.row_number, limited to `page_rows`) page by page:
-    each page is one short read keyed on the last row number, so a caller may stop early."""
+    each page is one short read keyed on the last row number, so a caller may stop early.
+    `convert` gets each row as a named tuple of the select's columns: a SQLAlchemy Row's
+    attribute costs about 0.5 us, and a report reads some 27 of every row (1-2 s of CPU a
+    100,000-row report)."""
     after: int | None = None
     while True:
         query = base if after is None else base.where(BatchRow.row_number > after)
         with engine.connect() as connection:
-            rows = list(connection.execute(query))
+            result = connection.execute(query)
+            plain: Any = namedtuple("Columns", result.keys())  # type: ignore[misc]
+            rows: list[Any] = [plain._make(row) for row in result]
         yield from (convert(row) for row in rows)
         if len(rows) < page_rows:
             return
