@@ -71,7 +71,11 @@ class Settings(BaseSettings):
         default=7.0, gt=0, le=366, description="Days a claim URL stays valid."
     )
     max_in_flight: int = Field(
-        default=16, ge=1, le=512, description="Requests in flight to the payments API at once."
+        default=16,
+        ge=1,
+        le=512,
+        description="Requests in flight to the payments API at once (a reconciliation: "
+        "PAYFLOW_RECONCILE_CONCURRENCY).",
     )
     max_requests_per_second: float | None = Field(
         default=None, gt=0, description="Ceiling on requests per second to the API."

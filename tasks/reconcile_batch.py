@@ -75,9 +75,11 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str, by: Actor) -
     settings = Settings()
     ledger = open_ledger(target.ledger_url)
 
+    options = options_from(settings)
+
     async def run() -> tuple[int, int]:
-        async with open_client(target, settings) as client:
-            result = await reconcile(client, ledger, batch_id, by, options_from(settings))
+        async with open_client(target, settings, max_in_flight=options.concurrency) as client:
+            result = await reconcile(client, ledger, batch_id, by, options)
         return result.unanswered, result.findings.opened + result.findings.reopened
 
     unanswered, opened = asyncio.run(run())

@@ -80,11 +80,14 @@ def reconcile_command(
             if endpoint.is_sandbox:
                 print(NO_REAL_MONEY, file=sys.stderr)
 
+            options = options_from(settings)
+
             async def run() -> int:
-                async with client_for(endpoint, settings) as client:
-                    result = await reconcile(
-                        client, ledger, batch_id, operator, options_from(settings)
-                    )
+                # In flight: PAYFLOW_RECONCILE_CONCURRENCY's, not the pay run's bound.
+                async with client_for(
+                    endpoint, settings, max_in_flight=options.concurrency
+                ) as client:
+                    result = await reconcile(client, ledger, batch_id, operator, options)
                 return result.unanswered
 
             unanswered = asyncio.run(run())

@@ -54,6 +54,8 @@ class ReconcileOptions:
     """How far to look and how hard to push the service."""
 
     stuck_after: Mapping[str, timedelta]
+    # Payouts fetched at once; the client must allow as many (`max_in_flight=concurrency`), or
+    # its own bound is the one that holds.
     concurrency: int = 8
     snapshot_balance: bool = True
 

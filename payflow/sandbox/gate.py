@@ -21,7 +21,8 @@ UNCOMPLETED_RESPONSE_LOG = "ASGI callable returned without completing response."
 
 
 class ApiGate:
-    """ASGI middleware: latency, 500/503 and 429 faults, then the X-Api-Token check."""
+    """ASGI middleware: counts requests in flight (and their peak), then latency, 500/503 and 429
+    faults, then the X-Api-Token check."""
 
     def __init__(self, app: ASGIApp, state: SandboxState) -> None:
         self.app = app
@@ -31,6 +32,15 @@ class ApiGate:
         if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX):
             await self.app(scope, receive, send)
             return
+        state = self.state
+        state.requests_in_flight += 1
+        state.peak_in_flight = max(state.peak_in_flight, state.requests_in_flight)
+        try:
+            await self._answer(scope, receive, send)
+        finally:
+            state.requests_in_flight -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = await self._fault()
         if refusal is None and not self._authorised(Headers(scope=scope)):
             refusal = error_response(401, "UNAUTHORIZED", "missing or invalid X-Api-Token")

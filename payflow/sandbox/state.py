@@ -87,6 +87,8 @@ class SandboxState:
         self.bank_lookups: Counter[str] = Counter()  # phone -> GET /v1/payouts/banks
         self.payout_reads: Counter[str] = Counter()  # payout id -> GET /v1/payouts/{id}
         self.balance_reads = 0  # GET /v1/merchants/balance
+        self.requests_in_flight = 0  # /v1 requests received and not yet answered
+        self.peak_in_flight = 0  # the most at once: a client's concurrency as the service sees it
         self.orders: dict[str, dict[str, Any]] = {}
         self.order_ids_by_external: dict[str, str] = {}
         self.h2h: dict[str, dict[str, Any]] = {}
@@ -128,6 +130,7 @@ class SandboxState:
             "payoutReads": sum(self.payout_reads.values()),
             "payoutReadsById": dict(self.payout_reads),
             "balanceReads": self.balance_reads,
+            "peakRequestsInFlight": self.peak_in_flight,
             "balances": self.balances.as_json(),
             "orders": list(self.orders.values()),
             "refunds": list(self.refunds.values()),

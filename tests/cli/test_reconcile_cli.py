@@ -12,6 +12,7 @@ import httpx
 import pytest
 from cli_support import payflow_env, run_payflow
 from openpyxl import load_workbook
+from support.stats import sandbox_stats, set_faults
 
 from payflow.api import AsyncPayoutsClient
 from payflow.ledger import Ledger
@@ -19,14 +20,22 @@ from payflow.model import PayoutInstruction
 from payflow.paying import submit_batch, track_batch
 
 
-def _pay_one(ledger_url: str, sandbox) -> tuple[str, str]:
+def _pay_one(ledger_url: str, sandbox, *, rows: int = 1) -> tuple[str, str]:
+    """Pay a batch of `rows` rows, two requests in flight at most; its first payout's id."""
     batch_id = f"cli-{secrets.token_hex(3)}"
-    row = PayoutInstruction(2, f"{batch_id}-1", Decimal(10), "XOF", "SIM", "2250700001", "A", "u")
+    paid = [
+        PayoutInstruction(
+            n + 2, f"{batch_id}-{n}", Decimal(10), "XOF", "SIM", f"22507{n:05d}", "A", f"u{n}"
+        )
+        for n in range(rows)
+    ]
 
     async def pay() -> None:
         with Ledger.open(ledger_url) as ledger:
-            ledger.register_batch(batch_id, "cli.csv", [row], [])
-            async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
+            ledger.register_batch(batch_id, "cli.csv", paid, [])
+            async with AsyncPayoutsClient(
+                sandbox.token, base_url=sandbox.url, max_in_flight=2
+            ) as client:
                 await submit_batch(
                     client, ledger, batch_id, worker_id="w", chunk_size=5, callback_url=None
                 )
@@ -39,6 +48,34 @@ def _pay_one(ledger_url: str, sandbox) -> tuple[str, str]:
         payout_id = next(ledger.batch_rows(batch_id)).payout_id
     assert payout_id
     return batch_id, payout_id
+
+
+def test_reconcile_fetches_as_many_at_once_as_its_own_setting_says(tmp_path, make_sandbox) -> None:
+    # PAYFLOW_RECONCILE_CONCURRENCY above PAYFLOW_MAX_IN_FLIGHT did nothing: the client was
+    # built with the pay run's bound, and the reconciliation's slots waited behind it.
+    sandbox = make_sandbox()
+    home = tmp_path / "home"
+    ledger_url = f"sqlite:///{home / 'ledger.sqlite3'}"
+    batch_id, _ = _pay_one(ledger_url, sandbox, rows=12)
+    paid = sandbox_stats(sandbox)
+    assert paid["peakRequestsInFlight"] <= 2
+    set_faults(sandbox, latency=0.3)  # every fetch waits: the slots fill before one answers
+    env = payflow_env(
+        home,
+        tmp_path / "prefect",
+        PAYFLOW_API_URL=sandbox.url,
+        PAYFLOW_API_TOKEN=sandbox.token,
+        PAYFLOW_MAX_IN_FLIGHT="2",
+        PAYFLOW_RECONCILE_CONCURRENCY="6",
+    )
+
+    done = run_payflow(["reconcile", batch_id, "--json"], env, tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["open_findings"] == 0
+    stats = sandbox_stats(sandbox)
+    assert stats["payoutReads"] - paid["payoutReads"] == 12
+    assert stats["peakRequestsInFlight"] == 6
 
 
 def test_reconcile_reports_a_correction_and_findings_acknowledges_it(

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from reconcile_support import instruction, new_id, pay, payout_id, register
+from support.stats import sandbox_stats, set_faults
 
 from payflow.api import AsyncPayoutsClient
 from payflow.flows.reconcile import reconcile_outcomes, reconcile_pending, reconcile_recent
@@ -18,11 +19,16 @@ from payflow.ledger.actions import actions_of
 from payflow.tasks.reconcile_batch import artifact_key
 
 
-def _paid_batch(ledger_url: str, sandbox, last4: str) -> tuple[str, str]:
+def _paid_batch(ledger_url: str, sandbox, last4: str, rows: int = 1) -> tuple[str, str]:
+    """Pay `rows` rows (two requests in flight at most); the batch and its row 2's payout id."""
+
     async def run() -> str:
         with Ledger.open(ledger_url) as ledger:
-            batch_id = register(ledger, [instruction(new_id("flow"), 2, last4)])
-            async with AsyncPayoutsClient(sandbox.token, base_url=sandbox.url) as client:
+            paid = [instruction(new_id("flow"), n, last4) for n in range(2, rows + 2)]
+            batch_id = register(ledger, paid)
+            async with AsyncPayoutsClient(
+                sandbox.token, base_url=sandbox.url, max_in_flight=2
+            ) as client:
                 await pay(client, ledger, batch_id)
             return batch_id
 
@@ -95,6 +101,26 @@ def test_reconcile_pending_follows_an_open_payout(prefect_api, home) -> None:
     # The same history as the console's batch page and `payflow status --history`, in Prefect.
     history = _artifact(artifact_key("history", batch_id))
     assert "| deployment reconcile-pending | reconciled | 1 payout fetched, 1 row moved" in history
+
+
+def test_a_scheduled_run_fetches_as_many_at_once_as_its_own_setting_says(
+    prefect_api, home, monkeypatch
+) -> None:
+    sandbox, ledger_url, reports = home
+    batch_id, _ = _paid_batch(ledger_url, sandbox, "0001", rows=8)
+    paid = sandbox_stats(sandbox)
+    assert paid["peakRequestsInFlight"] <= 2
+    monkeypatch.setenv("PAYFLOW_MAX_IN_FLIGHT", "2")
+    monkeypatch.setenv("PAYFLOW_RECONCILE_CONCURRENCY", "4")
+    set_faults(sandbox, latency=0.3)  # every fetch waits: the slots fill before one answers
+
+    state = reconcile_pending(out_dir=str(reports), return_state=True)
+
+    assert state.is_completed()
+    assert [o.batch_id for o in reconcile_outcomes(state)] == [batch_id]
+    stats = sandbox_stats(sandbox)
+    assert stats["payoutReads"] - paid["payoutReads"] == 8
+    assert stats["peakRequestsInFlight"] == 4
 
 
 def _artifact(key: str) -> str:
