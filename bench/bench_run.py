@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_run.py [--rows 1000[,5000,20000]] [--prefect temporary|server]
         [--in-flight 32] [--latency 0.05] [--no-webhooks] [--quick-checks] [--reconcile]
+        [--reconcile-in-flight 32[,64,128]]
 
 Each size runs `payflow run FILE --yes --json` as an operator would, in its own process, with a
 fresh PAYFLOW_HOME (ledger, logs, reports) and the settings of a real deployment: the sandbox in
@@ -28,8 +29,11 @@ run process's own.
 `--quick-checks` also times `payflow --help` and `payflow validate` of 300 rows, and counts the
 modules `payflow --help` imports. `--reconcile` times, after each size, what the scheduled
 reconciliation does (`payflow reconcile BATCH`: every payout re-fetched); the run itself reads
-the ledger and re-fetches none. Asserts nothing: on a shared machine this is a measurement,
-not a test; print `uptime` beside every figure.
+the ledger and re-fetches none. `--reconcile-in-flight 32,64,128` reconciles the batch once at
+each of those PAYFLOW_RECONCILE_CONCURRENCY values, on the same sandbox, with the sandbox's CPU
+beside the reconciliation's: what more in flight buys, and where the cores run out. Asserts
+nothing: on a shared machine this is a measurement, not a test; print `uptime` beside every
+figure.
 
 `--py-spy FOLDER` runs each `payflow run` under `py-spy record` (py-spy on PATH: `pip install
 py-spy`, not a payflow dependency), every thread and child process (the temporary Prefect
@@ -515,7 +519,8 @@ def pay(
     *,
     webhooks: bool,
     again: bool = False,
-    reconcile: bool = False,
+    reconcile: tuple[int, ...] = (),
+    latency: float = 0.05,
     name: str = "",
 ) -> RunFigures:
     """Pay a fresh batch of `rows` (or the same one `again`) with its own PAYFLOW_HOME (named
@@ -536,8 +541,9 @@ def pay(
             stack.enter_context(serve(receiver, run_env, ready, log, "webhook receiver"))
             run_env["PAYFLOW_WEBHOOK_URL"] = f"http://127.0.0.1:{port}/webhooks"
         figures = run_once(file, run_env, home)
-        if reconcile and figures.summary.get("batch_id"):
-            reconcile_after(str(figures.summary["batch_id"]), run_env)
+        for in_flight in reconcile if figures.summary.get("batch_id") else ():
+            reconcile_env = dict(run_env, PAYFLOW_RECONCILE_CONCURRENCY=str(in_flight))
+            reconcile_after(str(figures.summary["batch_id"]), reconcile_env, latency)
         return figures
 
 
@@ -566,19 +572,24 @@ def sign_in(env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-c", no_approvals], env=env, check=True)
 
 
-def reconcile_after(batch_id: str, env: dict[str, str]) -> None:
+def reconcile_after(batch_id: str, env: dict[str, str], latency: float) -> None:
     """What the scheduled reconciliation does after the run: `payflow reconcile BATCH`, which
-    re-fetches every payout of the batch at PAYFLOW_MAX_IN_FLIGHT requests at once."""
+    re-fetches every payout of the batch at PAYFLOW_RECONCILE_CONCURRENCY requests at once."""
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
+    sandbox_before = cpu_seconds(SERVERS["sandbox"].pid)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done, wall, _ = payflow_json(["reconcile", batch_id], env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    sandbox = cpu_seconds(SERVERS["sandbox"].pid) - sandbox_before
     reads = payout_reads(env["PAYFLOW_API_URL"]) - reads_before
+    in_flight = int(env["PAYFLOW_RECONCILE_CONCURRENCY"])
+    bound = reads * latency / in_flight
     print(
         f"    then the scheduled reconciliation (payflow reconcile, exit {done.returncode}): "
-        f"{wall:.1f} s for {reads:.0f} payouts re-fetched at {env['PAYFLOW_MAX_IN_FLIGHT']} in "
-        f"flight (its CPU {cpu:.1f} s) ({load()})"
+        f"{wall:.1f} s for {reads:.0f} payouts re-fetched at {in_flight} in flight, bound "
+        f"{bound:.1f} s (CPU s: it {cpu:.1f}, sandbox {sandbox:.1f}; floor on 2 cores "
+        f"{(cpu + sandbox) / 2:.1f} s) ({load()})"
     )
 
 
@@ -594,12 +605,21 @@ def main() -> None:
     parser.add_argument(
         "--reconcile", action="store_true", help="time `payflow reconcile` after each size"
     )
+    parser.add_argument(
+        "--reconcile-in-flight",
+        help="reconcile after each size once at each of these concurrencies (32,64,128)",
+    )
     parser.add_argument("--py-spy", type=Path, help="profile each run into this folder")
     args = parser.parse_args()
     if args.py_spy:
         args.py_spy.mkdir(parents=True, exist_ok=True)
         PROFILE.append(args.py_spy.resolve())
     sizes = [int(size) for size in args.rows.split(",")]
+    reconcile: tuple[int, ...] = ()
+    if args.reconcile_in_flight:
+        reconcile = tuple(int(n) for n in args.reconcile_in_flight.split(","))
+    elif args.reconcile:
+        reconcile = (args.in_flight,)
     print(f"machine: {machine()}")
     print(
         f"{args.in_flight} in flight, {args.latency} s latency, Prefect {args.prefect} ({load()})"
@@ -637,7 +657,14 @@ def main() -> None:
         print_run(pay(work, env, 10, webhooks=not args.no_webhooks, name="first"), None)
         for rows in sizes:
             bound = rows / (args.in_flight / args.latency) + processing + final
-            figures = pay(work, env, rows, webhooks=not args.no_webhooks, reconcile=args.reconcile)
+            figures = pay(
+                work,
+                env,
+                rows,
+                webhooks=not args.no_webhooks,
+                reconcile=reconcile,
+                latency=args.latency,
+            )
             print_run(figures, bound)
         print("  the same 10-row file again (nothing to pay: the fixed cost of a run):")
         again = pay(work, env, 10, webhooks=not args.no_webhooks, again=True, name="first")
