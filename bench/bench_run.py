@@ -35,10 +35,11 @@ beside the reconciliation's: what more in flight buys, and where the cores run o
 nothing: on a shared machine this is a measurement, not a test; print `uptime` beside every
 figure.
 
-`--py-spy FOLDER` runs each `payflow run` under `py-spy record` (py-spy on PATH: `pip install
-py-spy`, not a payflow dependency), every thread and child process (the temporary Prefect
-server) sampled, and leaves each run's folded stacks (`--format raw`, one line per stack with
-its samples) in FOLDER; the CPU printed for the run then includes py-spy's own and its server's.
+`--py-spy FOLDER` runs each `payflow run` (and `payflow reconcile`) under `py-spy record`
+(py-spy on PATH: `pip install py-spy`, not a payflow dependency), every thread and child
+process (the temporary Prefect server) sampled, and leaves each run's folded stacks (`--format
+raw`, one line per stack with its samples) in FOLDER; the CPU printed for the run then includes
+py-spy's own and its server's.
 """
 
 from __future__ import annotations
@@ -282,7 +283,9 @@ def run_once(file: Path, env: dict[str, str], home: Path) -> RunFigures:
         if role in SERVERS:
             figures.cpu[role] = cpu_seconds(SERVERS[role].pid) - before
     try:
-        figures.summary = json.loads(done.stdout.strip().splitlines()[-1])
+        # The run's JSON line; under py-spy, py-spy's own lines come before and after it.
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        figures.summary = json.loads(lines[-1])
     except (IndexError, ValueError):
         print(f"  run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
     log = home / "logs" / "payflow.log"
@@ -322,7 +325,6 @@ def payflow_json(
     watcher.stop()
     done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     if profile is not None:
-        # py-spy prints its own lines on stdout before the run's JSON line, which stays last.
         print(f"    profile: {profile}.txt")
     # Under py-spy the run itself is py-spy's child: its CPU is not split off.
     return done, time.time() - started, 0.0 if profile else watcher.seconds()
@@ -578,12 +580,13 @@ def reconcile_after(batch_id: str, env: dict[str, str], latency: float) -> None:
     reads_before = payout_reads(env["PAYFLOW_API_URL"])
     sandbox_before = cpu_seconds(SERVERS["sandbox"].pid)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done, wall, _ = payflow_json(["reconcile", batch_id], env)
+    in_flight = int(env["PAYFLOW_RECONCILE_CONCURRENCY"])
+    profile = _profile_to(Path(f"reconcile-{in_flight}"))
+    done, wall, _ = payflow_json(["reconcile", batch_id], env, profile=profile)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     sandbox = cpu_seconds(SERVERS["sandbox"].pid) - sandbox_before
     reads = payout_reads(env["PAYFLOW_API_URL"]) - reads_before
-    in_flight = int(env["PAYFLOW_RECONCILE_CONCURRENCY"])
     bound = reads * latency / in_flight
     print(
         f"    then the scheduled reconciliation (payflow reconcile, exit {done.returncode}): "
