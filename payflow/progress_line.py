@@ -54,17 +54,37 @@ class Throttled:
         *,
         every: float = PROGRESS_EVERY_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        quiet_first: bool = False,
     ) -> None:
         self._emit = emit
         self._every = every
         self._clock = clock
-        self._last: float | None = None
+        # quiet_first: the first line only once `every` has passed (a short task prints none).
+        self._last: float | None = clock() if quiet_first else None
 
     def __call__(self, line: Callable[[], str]) -> None:
         now = self._clock()
         if self._last is None or now - self._last >= self._every:
             self._last = now
             self._emit(line())
+
+
+def reconcile_progress_text(batch_id: str, done: int, rows: int) -> str:
+    """`batch B: N of T rows reconciled with the service`."""
+    return f"batch {batch_id}: {done} of {max(rows, done)} rows reconciled with the service"
+
+
+def reconcile_progress(
+    batch_id: str, rows: int, emit: Callable[[str], None], *, every: float = PROGRESS_EVERY_SECONDS
+) -> Callable[[int], None]:
+    """A reconciliation's `progress`: a line on `emit` once per `every` seconds, none before
+    the first interval (a short reconciliation says nothing), so a long one never looks stuck."""
+    shown = Throttled(emit, every=every, quiet_first=True)
+
+    def progress(done: int) -> None:
+        shown(lambda: reconcile_progress_text(batch_id, done, rows))
+
+    return progress
 
 
 WAITING_SHOWN = 5  # pending payouts named one by one; past that, counted

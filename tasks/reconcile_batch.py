@@ -23,6 +23,7 @@ from payflow.ledger.totals import RowOutcome
 from payflow.notices import findings_opened
 from payflow.notify import tell
 from payflow.opening import why_not_written
+from payflow.progress_line import reconcile_progress
 from payflow.reconcile import PAYING, FailureClasses, options_from, take_snapshot
 from payflow.reconcile.attention import unfinished
 from payflow.reporting import failures_table, findings_table, summary_markdown, write_batch_report
@@ -76,10 +77,12 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str, by: Actor) -
     ledger = open_ledger(target.ledger_url)
 
     options = options_from(settings)
+    rows = sum(ledger.batch_counts(batch_id).by_state.values())
+    progress = reconcile_progress(batch_id, rows, get_run_logger().info)
 
     async def run() -> tuple[int, int]:
         async with open_client(target, settings, max_in_flight=options.concurrency) as client:
-            result = await reconcile(client, ledger, batch_id, by, options)
+            result = await reconcile(client, ledger, batch_id, by, options, progress)
         return result.unanswered, result.findings.opened + result.findings.reopened
 
     unanswered, opened = asyncio.run(run())

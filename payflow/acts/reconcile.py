@@ -9,6 +9,7 @@ from payflow.api import AsyncPayoutsClient
 from payflow.ledger import FindingState, Ledger
 from payflow.ledger.actions import record_action
 from payflow.reconcile import ReconcileOptions, ReconcileResult, reconcile_batch
+from payflow.reconcile.run import Progress
 from payflow.wording import counted
 
 RECONCILED = "reconciled"
@@ -38,11 +39,12 @@ async def reconcile(
     batch_id: str,
     by: Actor,
     options: ReconcileOptions,
+    progress: Progress | None = None,
 ) -> ReconcileResult:
     """Fetch every payout of the batch again, sync findings, and record who reconciled it (the
-    report the caller writes next is kept as `by.name`'s)."""
+    report the caller writes next is kept as `by.name`'s); `progress` hears rows done."""
     may_reconcile(by)
-    result = await reconcile_batch(client, ledger, batch_id, options)
+    result = await reconcile_batch(client, ledger, batch_id, options, progress)
     still_open = sum(1 for f in ledger.findings(batch_id) if f.state == FindingState.OPEN)
     detail = (
         f"{counted(result.fetched, 'payout')} fetched, {counted(result.moved, 'row')} moved, "

@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -62,6 +63,7 @@ def reconcile_command(
         # the reconciliation, openpyxl for the report).
         from payflow.acts.reconcile import reconcile
         from payflow.connections import check_service_binding
+        from payflow.progress_line import reconcile_progress
         from payflow.reconcile import options_from
         from payflow.reconcile.attention import unfinished
         from payflow.reporting import (
@@ -81,13 +83,16 @@ def reconcile_command(
                 print(NO_REAL_MONEY, file=sys.stderr)
 
             options = options_from(settings)
+            rows = sum(ledger.batch_counts(batch_id).by_state.values())
+            # On stderr: `--json` stays one line.
+            progress = reconcile_progress(batch_id, rows, partial(print, file=sys.stderr))
 
             async def run() -> int:
                 # In flight: PAYFLOW_RECONCILE_CONCURRENCY's, not the pay run's bound.
                 async with client_for(
                     endpoint, settings, max_in_flight=options.concurrency
                 ) as client:
-                    result = await reconcile(client, ledger, batch_id, operator, options)
+                    result = await reconcile(client, ledger, batch_id, operator, options, progress)
                 return result.unanswered
 
             unanswered = asyncio.run(run())

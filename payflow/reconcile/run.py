@@ -47,6 +47,7 @@ from payflow.settings import Settings
 logger = logging.getLogger(__name__)
 
 PAGE_ROWS = 500
+Progress = Callable[[int], None]  # told the rows reconciled so far, after each page
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +151,16 @@ def _word_of(external_id: str, fetched: Fetched) -> ServiceView:
 
 
 async def reconcile_batch(
-    client: AsyncPayoutsClient, ledger: Ledger, batch_id: str, options: ReconcileOptions
+    client: AsyncPayoutsClient,
+    ledger: Ledger,
+    batch_id: str,
+    options: ReconcileOptions,
+    progress: Progress | None = None,
 ) -> ReconcileResult:
-    """Three-way match of the batch's rows with the service; findings synced in the ledger."""
+    """Three-way match of the batch's rows with the service; findings synced in the ledger.
+    `progress` hears how many of the batch's rows are reconciled, after each page."""
     result = ReconcileResult(batch_id)
+    rows_done = 0
     chains = RerunChains(await asyncio.to_thread(ledger.rerun_links))
     slots = asyncio.Semaphore(options.concurrency)
     unchecked: set[int] = set()
@@ -196,6 +203,9 @@ async def reconcile_batch(
                 (c.line.external_id, _state_now(c)) for c in checks if c.line.external_id
             )
             states_now.update(await _refetch_earlier(client, ledger, batch_id, page, slots))
+            rows_done += len(page)
+            if progress is not None:
+                progress(rows_done)
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
         recorded = await asyncio.to_thread(ledger.payout_states, members)

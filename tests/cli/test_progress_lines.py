@@ -8,7 +8,7 @@ from decimal import Decimal
 from payflow.cli.progress import LedgerProgress
 from payflow.ledger import Ledger
 from payflow.model import PayoutInstruction
-from payflow.progress_line import Throttled, progress_text
+from payflow.progress_line import Throttled, progress_text, reconcile_progress
 
 
 def _row(n: int) -> PayoutInstruction:
@@ -87,3 +87,21 @@ def test_rows_refused_in_the_file_are_named_not_counted_final():
     assert progress_text("b", counts) == (
         "batch b: 2 rows sent, 2 final, 0 pending, 3 rejected, 1 refused as conflicts (of 6)"
     )
+
+
+def test_a_quiet_first_line_waits_one_interval():
+    # A reconciliation's progress: a short one prints no line at all.
+    now = [100.0]
+    out: list[str] = []
+    line = Throttled(out.append, every=10.0, clock=lambda: now[0], quiet_first=True)
+    for t in (100.0, 109.9, 110.0, 115.0, 120.5):
+        now[0] = t
+        line(lambda: f"at {now[0]}")
+    assert out == ["at 110.0", "at 120.5"]
+
+
+def test_a_reconciliation_says_how_many_of_the_batch_rows_are_done():
+    out: list[str] = []
+    progress = reconcile_progress("b1", 100_000, out.append, every=0.0)
+    progress(20_000)
+    assert out == ["batch b1: 20000 of 100000 rows reconciled with the service"]

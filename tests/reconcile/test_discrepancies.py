@@ -55,6 +55,19 @@ async def test_a_quiet_batch_has_no_findings(client, ledger: Ledger) -> None:
     assert await reconcile(client, ledger, batch) == set()
 
 
+async def test_progress_hears_the_rows_reconciled_after_each_page(
+    client, ledger: Ledger, monkeypatch
+) -> None:
+    batch = register(ledger, [instruction(new_id("pg"), n, "0001") for n in range(2, 7)])
+    await pay(client, ledger, batch)
+    monkeypatch.setattr(reconcile_run, "PAGE_ROWS", 2)
+    heard: list[int] = []
+
+    await reconcile_batch(client, ledger, batch, QUIET, heard.append)
+
+    assert heard == [2, 4, 5]
+
+
 async def test_status_amount_and_stuck_appear_and_resolve(
     client, ledger: Ledger, sandbox_server
 ) -> None:
