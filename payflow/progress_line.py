@@ -75,13 +75,13 @@ def reconcile_progress_text(batch_id: str, done: int, rows: int) -> str:
 
 
 def reconcile_progress(
-    batch_id: str, rows: int, emit: Callable[[str], None], *, every: float = PROGRESS_EVERY_SECONDS
-) -> Callable[[int], None]:
+    batch_id: str, emit: Callable[[str], None], *, every: float = PROGRESS_EVERY_SECONDS
+) -> Callable[[int, int], None]:
     """A reconciliation's `progress`: a line on `emit` once per `every` seconds, none before
     the first interval (a short reconciliation says nothing), so a long one never looks stuck."""
     shown = Throttled(emit, every=every, quiet_first=True)
 
-    def progress(done: int) -> None:
+    def progress(done: int, rows: int) -> None:
         shown(lambda: reconcile_progress_text(batch_id, done, rows))
 
     return progress

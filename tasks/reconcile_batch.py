@@ -77,8 +77,7 @@ def reconcile_batch(target: RunTarget, batch_id: str, out_dir: str, by: Actor) -
     ledger = open_ledger(target.ledger_url)
 
     options = options_from(settings)
-    rows = sum(ledger.batch_counts(batch_id).by_state.values())
-    progress = reconcile_progress(batch_id, rows, get_run_logger().info)
+    progress = reconcile_progress(batch_id, get_run_logger().info)
 
     async def run() -> tuple[int, int]:
         async with open_client(target, settings, max_in_flight=options.concurrency) as client:

@@ -83,9 +83,8 @@ def reconcile_command(
                 print(NO_REAL_MONEY, file=sys.stderr)
 
             options = options_from(settings)
-            rows = sum(ledger.batch_counts(batch_id).by_state.values())
             # On stderr: `--json` stays one line.
-            progress = reconcile_progress(batch_id, rows, partial(print, file=sys.stderr))
+            progress = reconcile_progress(batch_id, partial(print, file=sys.stderr))
 
             async def run() -> int:
                 # In flight: PAYFLOW_RECONCILE_CONCURRENCY's, not the pay run's bound.

@@ -47,7 +47,7 @@ from payflow.settings import Settings
 logger = logging.getLogger(__name__)
 
 PAGE_ROWS = 500
-Progress = Callable[[int], None]  # told the rows reconciled so far, after each page
+Progress = Callable[[int, int], None]  # told (rows reconciled so far, the batch's rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +161,9 @@ async def reconcile_batch(
     `progress` hears how many of the batch's rows are reconciled, after each page."""
     result = ReconcileResult(batch_id)
     rows_done = 0
+    rows = (
+        sum((await asyncio.to_thread(ledger.batch_summary, batch_id)).values()) if progress else 0
+    )
     chains = RerunChains(await asyncio.to_thread(ledger.rerun_links))
     slots = asyncio.Semaphore(options.concurrency)
     unchecked: set[int] = set()
@@ -205,7 +208,7 @@ async def reconcile_batch(
             states_now.update(await _refetch_earlier(client, ledger, batch_id, page, slots))
             rows_done += len(page)
             if progress is not None:
-                progress(rows_done)
+                progress(rows_done, rows)
     for row_number, external_id in in_chains:
         members = chains.members(external_id)
         recorded = await asyncio.to_thread(ledger.payout_states, members)

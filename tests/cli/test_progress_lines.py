@@ -102,6 +102,6 @@ def test_a_quiet_first_line_waits_one_interval():
 
 def test_a_reconciliation_says_how_many_of_the_batch_rows_are_done():
     out: list[str] = []
-    progress = reconcile_progress("b1", 100_000, out.append, every=0.0)
-    progress(20_000)
+    progress = reconcile_progress("b1", out.append, every=0.0)
+    progress(20_000, 100_000)
     assert out == ["batch b1: 20000 of 100000 rows reconciled with the service"]

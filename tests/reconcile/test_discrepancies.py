@@ -61,11 +61,13 @@ async def test_progress_hears_the_rows_reconciled_after_each_page(
     batch = register(ledger, [instruction(new_id("pg"), n, "0001") for n in range(2, 7)])
     await pay(client, ledger, batch)
     monkeypatch.setattr(reconcile_run, "PAGE_ROWS", 2)
-    heard: list[int] = []
+    heard: list[tuple[int, int]] = []
 
-    await reconcile_batch(client, ledger, batch, QUIET, heard.append)
+    await reconcile_batch(
+        client, ledger, batch, QUIET, lambda done, rows: heard.append((done, rows))
+    )
 
-    assert heard == [2, 4, 5]
+    assert heard == [(2, 5), (4, 5), (5, 5)]
 
 
 async def test_status_amount_and_stuck_appear_and_resolve(
