@@ -26,7 +26,7 @@ from payflow.api.orders import Card, H2HStatus, Order, OrderRequest
 from payflow.api.refunds import Refund, RefundRequest
 from payflow.api.retry import RetryPolicy
 from payflow.api.throttle import Throttle
-from payflow.http_pools import ShardedTransport
+from payflow.http_pools import AiohttpTransport
 
 T = TypeVar("T")
 
@@ -62,11 +62,11 @@ class AsyncPayoutsClient:
         self._throttle = throttle
         self._owns_http = http_client is None
         # The transport of a client built here, which `_exchange` sends to directly.
-        self._transport: ShardedTransport | None = None
+        self._transport: AiohttpTransport | None = None
         if http_client is None:
-            # Enough connections that the semaphore, not the pool, is what waits; split over
-            # small pools because one large httpcore pool costs CPU per request (http_pools.py).
-            self._transport = ShardedTransport(max_in_flight or DEFAULT_MAX_CONNECTIONS)
+            # Enough connections that the semaphore, not the pool, is what waits; aiohttp's
+            # pool under httpx's API costs less CPU a request than httpcore's (http_pools.py).
+            self._transport = AiohttpTransport(max_in_flight or DEFAULT_MAX_CONNECTIONS)
             http_client = httpx.AsyncClient(transport=self._transport)
         self._http = http_client
 

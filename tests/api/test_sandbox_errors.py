@@ -28,7 +28,7 @@ RETRY = PinnedRetry(max_retries=2, base_delay=0.01, max_delay=0.05, max_retry_af
 
 
 @pytest.fixture(params=["sync", "async"])
-def connect(request):
+async def connect(request):
     """`connect(server, **options)` -> an EitherClient of the parametrised kind."""
     clients: list[EitherClient] = []
     kind = PayoutsClient if request.param == "sync" else AsyncPayoutsClient
@@ -42,8 +42,7 @@ def connect(request):
 
     yield make
     for client in clients:
-        if isinstance(client.client, PayoutsClient):
-            client.client.close()
+        await client.close()
 
 
 async def sbp(api, external_id: str):
