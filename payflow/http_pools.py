@@ -25,6 +25,7 @@ import aiohttp
 import httpx
 import yarl
 
+KEEPALIVE_SECONDS = 5.0
 # aiohttp adds these when a request lacks them; httpx's request always carries its own.
 _HTTPX_SETS = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 
@@ -71,7 +72,14 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections, ssl=_tls_context()),
+                connector=aiohttp.TCPConnector(
+                    limit=self._max_connections,
+                    ssl=_tls_context(),
+                    # httpx's default: a connection idle longer is not reused. Servers close
+                    # idle ones too (uvicorn after 5 s), and a POST sent on one the server had
+                    # just closed is an ambiguous outcome to look up, not an error to retry.
+                    keepalive_timeout=KEEPALIVE_SECONDS,
+                ),
                 # httpx decodes what it asked for (its Accept-Encoding), as it does over httpcore.
                 auto_decompress=False,
                 skip_auto_headers=_HTTPX_SETS,
@@ -151,7 +159,8 @@ def _os_reason(error: OSError) -> str:
         return f"[Errno {error.errno}] {error.strerror}"
     if error.errno:
         return f"[Errno {error.errno}] {os.strerror(error.errno)}"
-    return type(error).__name__
+    # asyncio's "Multiple exceptions: ..." when each of the host's addresses failed
+    return "no address of the host took the connection"
 
 
 @cache
