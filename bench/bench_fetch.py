@@ -6,10 +6,10 @@
 A reconciliation fetches every payout of a batch once (the API has no list endpoint); from
 about 100 in flight it is bound by its own process's CPU (docs/performance.md). This bench
 creates `--payouts` payouts in a sandbox process, then fetches them `--fetches` times in all,
-alternating: through `AsyncPayoutsClient.get_payout` (httpx and httpcore, as `payflow
-reconcile` builds it) and through a bare aiohttp session (installed here with aiobotocore),
-each answer read into the same `Payout` model. The aiohttp line is a ceiling for a lighter
-client, not a client: it has no retries, error mapping or logging. It prints the wall time,
+alternating: through `AsyncPayoutsClient.get_payout` (httpx over aiohttp's pool, as `payflow
+reconcile` builds it) and through a bare aiohttp session, each answer read into the same
+`Payout` model. The bare line is a ceiling for a lighter client, not a client: it has no
+retries, error mapping or logging. It prints the wall time,
 this process's CPU and the CPU per fetch; it asserts nothing.
 """
 

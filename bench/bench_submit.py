@@ -79,7 +79,7 @@ def _sandbox_process(latency: float) -> Iterator[str]:
 
 
 def _client(url: str, in_flight: int) -> AsyncPayoutsClient:
-    # Built as `runtime.client_for` builds the run's: its own small pools (http_pools.py), which
+    # Built as `runtime.client_for` builds the run's: its own aiohttp pool (http_pools.py), which
     # it sends to directly (`AsyncPayoutsClient._exchange`); a client handed in is not.
     return AsyncPayoutsClient(SANDBOX_TOKEN_DEFAULT, base_url=url, max_in_flight=in_flight)
 

@@ -134,8 +134,8 @@ class WebhookSender:
             return await self._poster.post(target, webhook.body, raw)
         if self._client is None:
             # Opened by the first https webhook: its TLS set-up cost every sandbox's start.
-            # Small pools, as the API client: one httpx pool of 64 connections costs several
-            # times the CPU per webhook, and the sandbox shares the machine with the run it serves.
+            # The API client's transport: httpcore's pool costs several times the CPU per
+            # webhook, and the sandbox shares the machine with the run it serves.
             self._client = pooled_http_client(
                 self._config.webhook_concurrency, timeout=self._config.webhook_timeout
             )
